@@ -1,0 +1,142 @@
+// Package schema opens the warehouse, applies the embedded migrations and
+// names the tables and views the rest of tracehouse uses.
+package schema
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/tracehouse/tracehouse/migrations"
+)
+
+// Memory is the path of a throw-away in-memory warehouse.
+const Memory = ":memory:"
+
+// LockedError reports a warehouse another process holds open for writing.
+type LockedError struct {
+	Path  string
+	Owner string // "PID 1234" when DuckDB said so
+}
+
+func (e *LockedError) Error() string {
+	msg := fmt.Sprintf("warehouse %s is locked by another tracehouse process", e.Path)
+	if e.Owner != "" {
+		msg += " (" + e.Owner + ")"
+	}
+	return msg + ": wait for it to finish"
+}
+
+// Options tune Open.
+type Options struct {
+	// ReadOnly opens the file so other readers can share it; pending
+	// migrations are still applied first (briefly opening it for writing).
+	ReadOnly bool
+	// Migrations replaces the embedded migrations (tests).
+	Migrations fs.FS
+}
+
+// Warehouse is an open warehouse.
+type Warehouse struct {
+	DB       *sql.DB
+	Path     string
+	ReadOnly bool
+}
+
+// Close closes the database.
+func (w *Warehouse) Close() error { return w.DB.Close() }
+
+// Open opens (creating if needed) the warehouse at path and brings its schema
+// up to date.
+func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
+	src := opt.Migrations
+	if src == nil {
+		src = migrations.FS
+	}
+	ms, err := LoadMigrations(src)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		path = Memory
+	}
+	readOnly := opt.ReadOnly && path != Memory
+	if readOnly {
+		// A file that does not exist yet, or needs migrating, is opened for
+		// writing once first.
+		w, err := open(path, true)
+		if err == nil {
+			pending, perr := Pending(ctx, w.DB, ms)
+			if perr == nil && len(pending) == 0 {
+				return w, nil
+			}
+			w.Close()
+			if perr != nil {
+				var ne *NewerError
+				if errors.As(perr, &ne) {
+					return nil, perr
+				}
+			}
+		}
+		rw, err := open(path, false)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := Migrate(ctx, rw.DB, ms); err != nil {
+			rw.Close()
+			return nil, err
+		}
+		if err := rw.Close(); err != nil {
+			return nil, fmt.Errorf("close %s: %w", path, err)
+		}
+		return open(path, true)
+	}
+	w, err := open(path, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Migrate(ctx, w.DB, ms); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+var lockOwner = regexp.MustCompile(`PID \d+`)
+
+func open(path string, readOnly bool) (*Warehouse, error) {
+	dsn := path
+	if path == Memory {
+		dsn = ""
+	} else if readOnly {
+		dsn += "?access_mode=READ_ONLY"
+	}
+	c, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, classifyOpenError(path, err)
+	}
+	db := sql.OpenDB(c)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, classifyOpenError(path, err)
+	}
+	if path == Memory {
+		// Every connection of :memory: would otherwise be its own database.
+		db.SetMaxOpenConns(1)
+	}
+	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly}, nil
+}
+
+func classifyOpenError(path string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "Could not set lock") || strings.Contains(msg, "Conflicting lock") {
+		return &LockedError{Path: path, Owner: lockOwner.FindString(msg)}
+	}
+	return fmt.Errorf("open warehouse %s: %w", path, err)
+}
