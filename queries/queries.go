@@ -1,0 +1,70 @@
+// Package queries holds every SQL query a report shows, one query per .sql
+// file (embedded), each with a thin typed Go wrapper named after it.
+//
+// Each .sql file starts with a comment header: the query's name, what one
+// row means, and its named parameters ($run, $stage, ...), bound with
+// sql.Named. Wrappers take a Querier so they run on a *sql.DB, a *sql.Conn
+// or inside a *sql.Tx.
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// Querier is what a wrapper needs from a database handle.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Text returns the SQL of the named query file (without .sql).
+func Text(name string) (string, error) {
+	b, err := files.ReadFile(name + ".sql")
+	if err != nil {
+		return "", fmt.Errorf("query %s: %w", name, err)
+	}
+	return string(b), nil
+}
+
+// Names lists every embedded query, for the meta-test that prepares them all.
+func Names() []string {
+	entries, _ := files.ReadDir(".")
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		if len(n) > 4 && n[len(n)-4:] == ".sql" {
+			out = append(out, n[:len(n)-4])
+		}
+	}
+	return out
+}
+
+// collect runs a query and scans every row with scan.
+func collect[T any](ctx context.Context, q Querier, name string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	text, err := Text(name)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", name, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: scan: %w", name, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query %s: %w", name, err)
+	}
+	return out, nil
+}
