@@ -191,6 +191,8 @@ CREATE TABLE cpu_ops (
 -- One row per `python_function` event; names live in `sites` (see the py_frames view).
 CREATE TABLE py_frame_events (
     trace_id  INTEGER NOT NULL,
+    -- the event's index in its trace file (with trace_id, the row's key)
+    ordinal   BIGINT NOT NULL,
     -- `Python id` and `Python parent id`
     frame_id  BIGINT,
     parent_id BIGINT,

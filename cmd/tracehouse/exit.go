@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes, mapped from errors in one place.
+const (
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitRegression = 3
+)
+
+// usageError is a mistake in the command line.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// silentError carries an exit code for a failure already reported (for
+// example, per-file ingest errors printed as they happened).
+type silentError struct{ code int }
+
+func (e *silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var s *silentError
+	if errors.As(err, &s) {
+		return s.code
+	}
+	var u *usageError
+	if errors.As(err, &u) {
+		return exitUsage
+	}
+	return exitError
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+)
+
+// RunsOptions are the parsed flags of `tracehouse runs`.
+type RunsOptions struct{}
+
+func newCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
+	opts := &RunsOptions{}
+	return &cobra.Command{
+		Use:   "runs",
+		Short: "List the runs in the warehouse",
+		Long:  "List runs that hold traces, newest first, with their traces, ranks, stages and GPU event counts.",
+		Example: `  tracehouse runs
+  tracehouse runs --format json | jq '.[].label'`,
+		Args: maxArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runsRun(cmd, f)
+		},
+	}
+}
+
+// runJSON is the JSON shape of one run; a test pins these names.
+type runJSON struct {
+	RunID      int64    `json:"run_id"`
+	Label      string   `json:"label"`
+	Framework  string   `json:"framework"`
+	Model      string   `json:"model"`
+	Traces     int64    `json:"traces"`
+	Ranks      []int64  `json:"ranks"`
+	Stages     []string `json:"stages"`
+	GPUEvents  int64    `json:"gpu_events"`
+	IngestedAt string   `json:"ingested_at"`
+}
+
+func runsRun(cmd *cobra.Command, f *Factory) error {
+	format, err := f.OutputFormat()
+	if err != nil {
+		return err
+	}
+	w, err := f.Open(cmd.Context(), true)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	rows, err := queries.Runs(cmd.Context(), w.DB)
+	if err != nil {
+		return err
+	}
+	t := &report.Table{Name: "runs", Empty: "no runs: ingest traces with 'tracehouse ingest PATH'",
+		Columns: []report.Column{{Name: "Run"}, {Name: "Framework"}, {Name: "Model"}, {Name: "Traces", Right: true},
+			{Name: "Ranks"}, {Name: "Stages"}, {Name: "GPU events", Right: true}, {Name: "Ingested"}}}
+	js := []runJSON{}
+	for _, r := range rows {
+		ranks := make([]string, len(r.Ranks))
+		for i, n := range r.Ranks {
+			ranks[i] = strconv.FormatInt(n, 10)
+		}
+		at := r.IngestedAt.Format("2006-01-02 15:04:05")
+		t.Rows = append(t.Rows, []string{r.Label, r.Framework, r.Model, strconv.FormatInt(r.Traces, 10),
+			strings.Join(ranks, ","), strings.Join(displayStages(r.Stages), ","), strconv.FormatInt(r.GPUEvents, 10), at})
+		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at})
+	}
+	return report.Render(f.IO.Out, format, report.Doc{Blocks: []any{t}, JSON: js})
+}
+
+// displayStages shows prefill the way SGLang users know it.
+func displayStages(stages []string) []string {
+	out := make([]string, len(stages))
+	for i, s := range stages {
+		if s == "prefill" {
+			s = "extend/prefill"
+		}
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,146 @@
+package ingest
+
+import (
+	"math/big"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestMicrosToNanos(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"1712345678901.123", 1712345678901123, true},
+		{"1712345678901.1239", 1712345678901123, true},
+		{"0", 0, true},
+		{"12", 12000, true},
+		{"12.5", 12500, true},
+		{"0.001", 1, true},
+		{"0.0009", 0, true},
+		{"-3.25", -3250, true},
+		{"1.5e3", 1500000, true},
+		{"15E-1", 1500, true},
+		{"1e-9", 0, true},
+		{"9223372036854775.807", 9223372036854775807, true},
+		{"9223372036854775.808", 0, false},
+		{"1e300", 0, false},
+		{"", 0, false},
+		{"-", 0, false},
+		{"01", 0, false},
+		{"1.", 0, false},
+		{".5", 0, false},
+		{"1e", 0, false},
+		{"NaN", 0, false},
+		{"12a", 0, false},
+		{"1712345678901.123456789012345", 1712345678901123, true},
+	}
+	for _, c := range cases {
+		got, ok := microsToNanos([]byte(c.in))
+		if got != c.want || ok != c.ok {
+			t.Errorf("microsToNanos(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	if v, isInt, ok := parseInt([]byte("10159970886766084423")); !isInt || ok {
+		t.Errorf("uint64-sized value: %d %v %v", v, isInt, ok)
+	}
+	if v, isInt, ok := parseInt([]byte("-42")); v != -42 || !isInt || !ok {
+		t.Errorf("-42: %d %v %v", v, isInt, ok)
+	}
+	if _, isInt, _ := parseInt([]byte("4.0")); isInt {
+		t.Error("4.0 is not an integer")
+	}
+}
+
+// FuzzMicrosToNanos checks the parser against math/big on every input that
+// strconv accepts as a float literal in JSON form.
+func FuzzMicrosToNanos(f *testing.F) {
+	for _, s := range []string{"1712345678901.123", "0.5", "-1e3", "123456789012345678901"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := microsToNanos([]byte(s))
+		if !jsonNumber(s) {
+			if ok {
+				t.Fatalf("accepted non-JSON %q", s)
+			}
+			return
+		}
+		if strings.ContainsAny(s, "eE") && len(s) > 12 {
+			return
+		}
+		r, okr := new(big.Rat).SetString(s)
+		if !okr {
+			return
+		}
+		r.Mul(r, big.NewRat(1000, 1))
+		q := new(big.Int).Quo(r.Num(), r.Denom()) // truncates toward zero
+		if !q.IsInt64() {
+			if ok {
+				t.Fatalf("%q: accepted %d but true value %s overflows", s, got, q)
+			}
+			return
+		}
+		if !ok || got != q.Int64() {
+			// Extremely long mantissas are truncated to 19 digits by design.
+			if len(s) > 19 {
+				return
+			}
+			t.Fatalf("%q: got %d,%v want %d", s, got, ok, q.Int64())
+		}
+	})
+}
+
+func jsonNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	i := 0
+	if s[0] == '-' {
+		i++
+	}
+	if i >= len(s) {
+		return false
+	}
+	if s[i] == '0' {
+		i++
+	} else if s[i] >= '1' && s[i] <= '9' {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+		if e, err := strconv.Atoi(s[j:i]); err != nil || e > 400 {
+			return i == len(s) // valid JSON, but too big for big.Rat to be quick
+		}
+	}
+	return i == len(s)
+}

@@ -1,0 +1,278 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// candidate is a file that may be a trace, with the run it belongs to.
+type candidate struct {
+	path   string // as found (relative to the working directory when given so)
+	root   string // the command-line argument it was found under
+	size   int64
+	named  bool   // the name claims a trace (*.trace.json[.gz])
+	runDir string // directory whose name labels the run ("" with --run)
+}
+
+// sidecars are JSON files that sit next to traces and are never traces.
+var sidecars = map[string]bool{
+	"server_args.json": true, "config.json": true, "metadata.json": true,
+	"execution_details.json": true, "MANIFEST.json": true,
+}
+
+// timestampDir matches directories named by a capture time, which group the
+// files of one run rather than name it.
+var timestampDir = regexp.MustCompile(`^(\d{8,}([._-]\d+)*|\d{4}-\d{2}-\d{2}([T_ -].*)?)$`)
+
+func isTraceName(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")
+}
+
+func claimsTrace(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".trace.json") || strings.HasSuffix(n, ".trace.json.gz")
+}
+
+// discover expands the command-line paths into trace candidates. Notices
+// describe what was skipped on purpose.
+func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
+	var out []candidate
+	var notices []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", p, unwrapPathError(err))
+		}
+		if !info.IsDir() {
+			abs, _ := filepath.Abs(p)
+			if seen[abs] {
+				continue
+			}
+			seen[abs] = true
+			c := candidate{path: p, root: filepath.Dir(p), size: info.Size(), named: claimsTrace(info.Name())}
+			if !fixedRun {
+				c.runDir = runDirOf(c.path, c.root, false)
+			}
+			out = append(out, c)
+			continue
+		}
+		found := 0
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, unwrapPathError(err))
+			}
+			name := d.Name()
+			if d.IsDir() {
+				if path != p && strings.HasPrefix(name, ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !isTraceName(name) || sidecars[name] {
+				return nil
+			}
+			if filepath.Base(filepath.Dir(path)) == "capture_traces" {
+				notices = append(notices, path+": CUDA-graph capture trace, skipped (name the file to ingest it)")
+				return nil
+			}
+			abs, _ := filepath.Abs(path)
+			if seen[abs] {
+				return nil
+			}
+			seen[abs] = true
+			info, err := d.Info()
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, unwrapPathError(err))
+			}
+			c := candidate{path: path, root: p, size: info.Size(), named: claimsTrace(name)}
+			if !fixedRun {
+				c.runDir = runDirOf(path, p, true)
+			}
+			out = append(out, c)
+			found++
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if found == 0 {
+			return nil, nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) found", p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, notices, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// runDirOf picks the directory that names a file's run: the nearest
+// ancestor up to root holding a server_args.json (its parent when it is a
+// timestamp directory), else the first directory below root on the way to the
+// file, else root itself.
+func runDirOf(path, root string, rootIsDir bool) string {
+	dir := filepath.Dir(path)
+	cleanRoot := filepath.Clean(root)
+	for {
+		if fileExists(filepath.Join(dir, "server_args.json")) {
+			if timestampDir.MatchString(filepath.Base(dir)) && filepath.Clean(dir) != cleanRoot {
+				return filepath.Dir(dir)
+			}
+			return dir
+		}
+		if filepath.Clean(dir) == cleanRoot {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	if rootIsDir {
+		rel, err := filepath.Rel(cleanRoot, filepath.Dir(path))
+		if err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			first := strings.Split(rel, string(filepath.Separator))[0]
+			if !timestampDir.MatchString(first) {
+				return filepath.Join(cleanRoot, first)
+			}
+		}
+	}
+	return cleanRoot
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// findServerArgs returns the server_args.json for a trace: searched from its
+// directory up to root, then in the run directory's timestamp
+// sub-directories.
+func findServerArgs(path, root, runDir string) string {
+	dir := filepath.Dir(path)
+	cleanRoot := filepath.Clean(root)
+	for {
+		if p := filepath.Join(dir, "server_args.json"); fileExists(p) {
+			return p
+		}
+		if filepath.Clean(dir) == cleanRoot {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	if runDir == "" {
+		return ""
+	}
+	entries, err := os.ReadDir(runDir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if e.IsDir() && timestampDir.MatchString(e.Name()) {
+			if p := filepath.Join(runDir, e.Name(), "server_args.json"); fileExists(p) {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// serverArgs is what tracehouse reads from a server_args.json.
+type serverArgs struct {
+	raw                          json.RawMessage
+	model                        string
+	tp, dp, ep, pp               int
+	cudaGraph                    *bool
+	framework, frameworkEvidence string
+}
+
+func readServerArgs(path string) (*serverArgs, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)
+	}
+	// /server_info responses nest the arguments; flatten one level.
+	for _, k := range []string{"server_args", "args"} {
+		if inner, ok := m[k].(map[string]any); ok {
+			for kk, v := range inner {
+				if _, dup := m[kk]; !dup {
+					m[kk] = v
+				}
+			}
+		}
+	}
+	sa := &serverArgs{raw: json.RawMessage(b), tp: -1, dp: -1, ep: -1, pp: -1}
+	str := func(keys ...string) string {
+		for _, k := range keys {
+			if s, ok := m[k].(string); ok && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	num := func(keys ...string) int {
+		for _, k := range keys {
+			if f, ok := m[k].(float64); ok {
+				return int(f)
+			}
+		}
+		return -1
+	}
+	boolean := func(keys ...string) *bool {
+		for _, k := range keys {
+			if v, ok := m[k].(bool); ok {
+				return &v
+			}
+		}
+		return nil
+	}
+	sa.model = str("model_path", "model", "served_model_name")
+	sa.tp = num("tp_size", "tensor_parallel_size")
+	sa.dp = num("dp_size", "data_parallel_size")
+	sa.ep = num("ep_size", "expert_parallel_size", "moe_ep_size")
+	sa.pp = num("pp_size", "pipeline_parallel_size")
+	if off := boolean("disable_cuda_graph", "enforce_eager"); off != nil {
+		on := !*off
+		sa.cudaGraph = &on
+	} else if on := boolean("use_cuda_graph", "cuda_graph"); on != nil {
+		sa.cudaGraph = on
+	}
+	lower := strings.ToLower(string(b))
+	_, hasModelPath := m["model_path"]
+	switch {
+	case strings.Contains(lower, "tokenspeed"):
+		sa.framework, sa.frameworkEvidence = "tokenspeed", "server_args.json mentions tokenspeed"
+	case hasModelPath && (has(m, "disable_radix_cache") || has(m, "mem_fraction_static") || has(m, "chunked_prefill_size") || has(m, "disable_cuda_graph")):
+		sa.framework, sa.frameworkEvidence = "sglang", "server_args.json has SGLang keys (model_path, mem_fraction_static, ...)"
+	case strings.Contains(lower, "tensorrt_llm") || strings.Contains(lower, "trtllm"):
+		sa.framework, sa.frameworkEvidence = "trtllm", "server_args.json mentions TensorRT-LLM"
+	case has(m, "tensor_parallel_size") && (has(m, "enforce_eager") || has(m, "gpu_memory_utilization")):
+		sa.framework, sa.frameworkEvidence = "vllm", "server_args.json has vLLM keys (gpu_memory_utilization, enforce_eager)"
+	}
+	return sa, nil
+}
+
+func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }

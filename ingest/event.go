@@ -1,0 +1,704 @@
+package ingest
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fastjson"
+)
+
+// null marks an absent integer in a decoded row.
+const null = math.MinInt64
+
+// maxNameBytes bounds one name; longer is damage, not a kernel.
+const maxNameBytes = 1 << 20
+
+// GPU event kinds.
+const (
+	kindKernel uint8 = iota
+	kindMemcpy
+	kindMemset
+)
+
+var kindNames = [...]string{"kernel", "memcpy", "memset"}
+
+type kernelRow struct {
+	ordinal     int64
+	nameID      int32
+	kind        uint8
+	ts, dur     int64
+	device      int64
+	stream      int64
+	correlation int64
+	externalID  int64
+	grid, block string
+	bytes       int64
+}
+
+type launchRow struct {
+	ordinal     int64
+	name        string
+	ts, dur     int64
+	pid, tid    int64
+	correlation int64
+	externalID  int64
+	graph       bool
+}
+
+type opRow struct {
+	ordinal    int64
+	name       string
+	ts, dur    int64
+	pid, tid   int64
+	externalID int64
+	seq        int64
+	dims       string
+	types      string
+}
+
+type frameRow struct {
+	ordinal  int64
+	pyID     int64
+	parentID int64
+	site     siteRef
+	ts, dur  int64
+	pid, tid int64
+}
+
+type annotationRow struct {
+	name     string
+	cat      string
+	ts, dur  int64
+	pid, tid int64
+	stage    string
+}
+
+// counts are per-kind event counts of one trace.
+type counts struct {
+	events, kernels, memcpy, memset, launches, graphLaunches, cpuOps, pyFrames int64
+	annotations, flows, counters, instants, metadata, other                      int64
+}
+
+func (c *counts) add(o counts) {
+	c.events += o.events
+	c.kernels += o.kernels
+	c.memcpy += o.memcpy
+	c.memset += o.memset
+	c.launches += o.launches
+	c.graphLaunches += o.graphLaunches
+	c.cpuOps += o.cpuOps
+	c.pyFrames += o.pyFrames
+	c.annotations += o.annotations
+	c.flows += o.flows
+	c.counters += o.counters
+	c.instants += o.instants
+	c.metadata += o.metadata
+	c.other += o.other
+}
+
+// decoded is one batch of events, decoded.
+type decoded struct {
+	seq         int
+	raw         []byte // the batch's buffer, recycled after decoding
+	kernels     []kernelRow
+	launches    []launchRow
+	ops         []opRow
+	frames      []frameRow
+	annotations []annotationRow
+	counts      counts
+	warnings    map[string]int64
+	minTS       int64
+	maxEnd      int64
+	// frames per serving framework (index into frameworks): framework evidence
+	fwFrames [4]int64
+	// vLLM-style step annotations seen: framework evidence
+	vllmSteps int64
+	// distinct TensorRT-LLM kernel names (weak framework evidence)
+	trtNames int64
+	// GPU processes (pids of GPU events), for merged multi-rank files
+	gpuPids map[int64]bool
+}
+
+// decoder decodes raw events; one per goroutine.
+type decoder struct {
+	file    string
+	p       fastjson.Parser
+	names   *interner
+	kernels map[string]int32
+	sites   map[string]siteRef
+	strs    map[string]string
+	num     []byte
+
+	// per event
+	cur   int64 // event index
+	off   int64 // event start offset
+	ferr  error
+	field string
+}
+
+func newDecoder(file string, names *interner) *decoder {
+	return &decoder{file: file, names: names, kernels: map[string]int32{}, sites: map[string]siteRef{}, strs: map[string]string{}}
+}
+
+func (d *decoder) fail(field string, cause error, format string, args ...any) error {
+	return &ParseError{File: d.file, Event: d.cur, Offset: d.off, Field: field, Err: errorf(cause, format, args...)}
+}
+
+// intern returns b as a string, reusing one copy per distinct value.
+func (d *decoder) intern(b []byte) string {
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.strs) < 1<<16 {
+		d.strs[s] = s
+	}
+	return s
+}
+
+func (d *decoder) kernelID(b []byte, out *decoded) int32 {
+	if id, ok := d.kernels[string(b)]; ok {
+		return id
+	}
+	if bytes.Contains(b, []byte("tensorrt_llm")) || bytes.Contains(b, []byte("trtllm")) {
+		out.trtNames++
+	}
+	id := d.names.kernel(b)
+	d.kernels[string(b)] = id
+	return id
+}
+
+func (d *decoder) siteRef(b []byte) siteRef {
+	if r, ok := d.sites[string(b)]; ok {
+		return r
+	}
+	r := d.names.site(b)
+	d.sites[string(b)] = r
+	return r
+}
+
+// Bits for the event fields read; a second sighting is a duplicate key.
+const (
+	fPh = 1 << iota
+	fCat
+	fName
+	fPid
+	fTid
+	fTs
+	fDur
+	fArgs
+)
+
+type eventFields struct {
+	seen                    uint
+	ph, cat, name           *fastjson.Value
+	pid, tid, ts, dur, args *fastjson.Value
+}
+
+func (d *decoder) decode(b *rawBatch) (*decoded, error) {
+	out := &decoded{seq: b.seq, raw: b.data, minTS: math.MaxInt64, maxEnd: math.MinInt64}
+	for i, sp := range b.spans {
+		d.cur = b.first + int64(i)
+		d.off = b.base + int64(sp.start)
+		if err := d.event(b.data[sp.start:sp.end], out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (d *decoder) warn(out *decoded, msg string) {
+	if out.warnings == nil {
+		out.warnings = map[string]int64{}
+	}
+	out.warnings[msg]++
+}
+
+func (d *decoder) event(raw []byte, out *decoded) error {
+	v, err := d.p.ParseBytes(raw)
+	if err != nil {
+		return d.fail("", ErrSyntax, "%s", shorten(err.Error()))
+	}
+	o, err := v.Object()
+	if err != nil {
+		return d.fail("", ErrType, "event is not an object")
+	}
+	var f eventFields
+	d.ferr = nil
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if d.ferr != nil {
+			return
+		}
+		var bit uint
+		var dst **fastjson.Value
+		switch string(k) {
+		case "ph":
+			bit, dst = fPh, &f.ph
+		case "cat":
+			bit, dst = fCat, &f.cat
+		case "name":
+			bit, dst = fName, &f.name
+		case "pid":
+			bit, dst = fPid, &f.pid
+		case "tid":
+			bit, dst = fTid, &f.tid
+		case "ts":
+			bit, dst = fTs, &f.ts
+		case "dur":
+			bit, dst = fDur, &f.dur
+		case "args":
+			bit, dst = fArgs, &f.args
+		default:
+			return
+		}
+		if f.seen&bit != 0 {
+			d.ferr = d.fail(string(k), ErrDuplicate, "key appears twice in one event")
+			return
+		}
+		f.seen |= bit
+		*dst = v
+	})
+	if d.ferr != nil {
+		return d.ferr
+	}
+	out.counts.events++
+	if f.ph == nil {
+		d.warn(out, "event without ph skipped")
+		out.counts.other++
+		return nil
+	}
+	ph, err := f.ph.StringBytes()
+	if err != nil {
+		return d.fail("ph", ErrType, "want a string, got %s", f.ph.Type())
+	}
+	if len(ph) != 1 {
+		d.warn(out, "event with unknown ph skipped")
+		out.counts.other++
+		return nil
+	}
+	switch ph[0] {
+	case 'X':
+		return d.complete(&f, out)
+	case 'M':
+		out.counts.metadata++
+	case 's', 'f', 't':
+		out.counts.flows++
+	case 'C':
+		out.counts.counters++
+	case 'i', 'I':
+		out.counts.instants++
+	case 'B', 'E', 'b', 'e', 'n', 'P', 'O', 'N', 'D', 'R':
+		out.counts.other++
+	default:
+		d.warn(out, "event with unknown ph skipped")
+		out.counts.other++
+	}
+	return nil
+}
+
+func shorten(s string) string {
+	if len(s) > 160 {
+		return s[:157] + "..."
+	}
+	return s
+}
+
+// str reads a string field.
+func (d *decoder) str(v *fastjson.Value, field string) ([]byte, error) {
+	b, err := v.StringBytes()
+	if err != nil {
+		return nil, d.fail(field, ErrType, "want a string, got %s", v.Type())
+	}
+	if len(b) > maxNameBytes {
+		return nil, d.fail(field, ErrTooLarge, "string of %d bytes (limit %d)", len(b), maxNameBytes)
+	}
+	return b, nil
+}
+
+// micros reads a microsecond number as nanoseconds.
+func (d *decoder) micros(v *fastjson.Value, field string) (int64, error) {
+	if v.Type() != fastjson.TypeNumber {
+		return 0, d.fail(field, ErrType, "want a number, got %s", v.Type())
+	}
+	d.num = v.MarshalTo(d.num[:0])
+	ns, ok := microsToNanos(d.num)
+	if !ok {
+		if bytes.ContainsAny(d.num, "nNiI") {
+			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", d.num)
+		}
+		return 0, d.fail(field, ErrRange, "%s microseconds overflows int64 nanoseconds", shorten(string(d.num)))
+	}
+	return ns, nil
+}
+
+// integer reads an integer field; absent (nil) gives null.
+func (d *decoder) integer(v *fastjson.Value, field string) (int64, error) {
+	if v == nil {
+		return null, nil
+	}
+	switch v.Type() {
+	case fastjson.TypeNumber:
+	case fastjson.TypeNull:
+		return null, nil
+	default:
+		return 0, d.fail(field, ErrType, "want an integer, got %s", v.Type())
+	}
+	d.num = v.MarshalTo(d.num[:0])
+	n, isInt, ok := parseInt(d.num)
+	if !isInt {
+		return 0, d.fail(field, ErrType, "want an integer, got %s", shorten(string(d.num)))
+	}
+	if !ok {
+		if bytes.ContainsAny(d.num, "nNiI") {
+			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", d.num)
+		}
+		return 0, d.fail(field, ErrRange, "%s does not fit in 64 bits", shorten(string(d.num)))
+	}
+	return n, nil
+}
+
+// thread reads pid or tid: a number, a numeric string, or "stream 7".
+// Other strings ("Spans", "Traces") give null.
+func (d *decoder) thread(v *fastjson.Value, field string) (int64, error) {
+	if v == nil {
+		return null, nil
+	}
+	if v.Type() == fastjson.TypeString {
+		b, _ := v.StringBytes()
+		b = bytes.TrimPrefix(b, []byte("stream "))
+		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			return n, nil
+		}
+		return null, nil
+	}
+	return d.integer(v, field)
+}
+
+// complete handles a ph:"X" event.
+func (d *decoder) complete(f *eventFields, out *decoded) error {
+	if f.ts == nil {
+		return d.fail("ts", ErrMissing, "complete (X) event has no ts")
+	}
+	ts, err := d.micros(f.ts, "ts")
+	if err != nil {
+		return err
+	}
+	if f.dur == nil {
+		return d.fail("dur", ErrMissing, "complete (X) event has no dur")
+	}
+	dur, err := d.micros(f.dur, "dur")
+	if err != nil {
+		return err
+	}
+	if dur < 0 {
+		return d.fail("dur", ErrRange, "negative duration %s", d.num)
+	}
+	var cat []byte
+	if f.cat != nil {
+		if cat, err = d.str(f.cat, "cat"); err != nil {
+			return err
+		}
+	}
+	var name []byte
+	if f.name != nil {
+		if name, err = d.str(f.name, "name"); err != nil {
+			return err
+		}
+	}
+	var args *fastjson.Object
+	if f.args != nil && f.args.Type() != fastjson.TypeNull {
+		if args, err = f.args.Object(); err != nil {
+			return d.fail("args", ErrType, "want an object, got %s", f.args.Type())
+		}
+	}
+	kind := category(cat)
+	if kind == catOther {
+		out.counts.other++
+		return nil
+	}
+	if f.name == nil {
+		return d.fail("name", ErrMissing, "%s event has no name", cat)
+	}
+	out.minTS = min(out.minTS, ts)
+	out.maxEnd = max(out.maxEnd, ts+dur)
+	pid, err := d.thread(f.pid, "pid")
+	if err != nil {
+		return err
+	}
+	tid, err := d.thread(f.tid, "tid")
+	if err != nil {
+		return err
+	}
+	a := argFields{}
+	if args != nil {
+		if err := d.readArgs(args, &a); err != nil {
+			return err
+		}
+	}
+	switch kind {
+	case catKernel, catMemcpy, catMemset:
+		r := kernelRow{ordinal: d.cur, nameID: d.kernelID(name, out), ts: ts, dur: dur, bytes: null}
+		switch kind {
+		case catKernel:
+			r.kind = kindKernel
+			out.counts.kernels++
+		case catMemcpy:
+			r.kind = kindMemcpy
+			out.counts.memcpy++
+		default:
+			r.kind = kindMemset
+			out.counts.memset++
+		}
+		if r.device, err = d.integer(a.device, "args.device"); err != nil {
+			return err
+		}
+		if r.device == null {
+			r.device = pid
+		}
+		if pid != null {
+			if out.gpuPids == nil {
+				out.gpuPids = map[int64]bool{}
+			}
+			out.gpuPids[pid] = true
+		}
+		if r.stream, err = d.integer(a.stream, "args.stream"); err != nil {
+			return err
+		}
+		if r.stream == null {
+			r.stream = tid
+		}
+		if r.correlation, err = d.integer(a.correlation, "args.correlation"); err != nil {
+			return err
+		}
+		if r.externalID, err = d.integer(a.externalID, "args.External id"); err != nil {
+			return err
+		}
+		if r.bytes, err = d.integer(a.bytes, "args.bytes"); err != nil {
+			return err
+		}
+		r.grid = d.dims(a.grid)
+		r.block = d.dims(a.block)
+		out.kernels = append(out.kernels, r)
+	case catLaunch:
+		r := launchRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
+		if r.correlation, err = d.integer(a.correlation, "args.correlation"); err != nil {
+			return err
+		}
+		if r.externalID, err = d.integer(a.externalID, "args.External id"); err != nil {
+			return err
+		}
+		r.graph = bytes.Contains(name, []byte("GraphLaunch"))
+		out.counts.launches++
+		if r.graph {
+			out.counts.graphLaunches++
+		}
+		out.launches = append(out.launches, r)
+	case catCPUOp:
+		r := opRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
+		if r.externalID, err = d.integer(a.externalID, "args.External id"); err != nil {
+			return err
+		}
+		if r.seq, err = d.integer(a.seq, "args.Sequence number"); err != nil {
+			return err
+		}
+		if a.inputDims != nil {
+			r.dims = d.intern(a.inputDims.MarshalTo(d.num[:0]))
+		}
+		if a.inputTypes != nil {
+			r.types = d.intern(a.inputTypes.MarshalTo(d.num[:0]))
+		}
+		out.counts.cpuOps++
+		out.ops = append(out.ops, r)
+	case catPython:
+		r := frameRow{ordinal: d.cur, site: d.siteRef(name), ts: ts, dur: dur, pid: pid, tid: tid}
+		if r.pyID, err = d.integer(a.pyID, "args.Python id"); err != nil {
+			return err
+		}
+		if r.parentID, err = d.integer(a.pyParent, "args.Python parent id"); err != nil {
+			return err
+		}
+		if r.site.fw >= 0 {
+			out.fwFrames[r.site.fw]++
+		}
+		out.counts.pyFrames++
+		out.frames = append(out.frames, r)
+	case catUserAnnotation, catGPUAnnotation:
+		r := annotationRow{name: d.intern(name), cat: d.intern(cat), ts: ts, dur: dur, pid: pid, tid: tid}
+		if kind == catGPUAnnotation {
+			dev, err := d.integer(a.device, "args.device")
+			if err != nil {
+				return err
+			}
+			if dev != null {
+				r.pid = dev
+			}
+		}
+		var vllm bool
+		r.stage, vllm = annotationStage(name)
+		if vllm {
+			out.vllmSteps++
+		}
+		out.counts.annotations++
+		out.annotations = append(out.annotations, r)
+	}
+	return nil
+}
+
+// argFields are the args values read; unknown args are ignored.
+type argFields struct {
+	seen                                     uint
+	device, stream, correlation, externalID  *fastjson.Value
+	grid, block, bytes, seq, pyID, pyParent  *fastjson.Value
+	inputDims, inputTypes                    *fastjson.Value
+}
+
+func (d *decoder) readArgs(o *fastjson.Object, a *argFields) error {
+	d.ferr = nil
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if d.ferr != nil {
+			return
+		}
+		var bit uint
+		var dst **fastjson.Value
+		switch string(k) {
+		case "device":
+			bit, dst = 1<<0, &a.device
+		case "stream":
+			bit, dst = 1<<1, &a.stream
+		case "correlation":
+			bit, dst = 1<<2, &a.correlation
+		case "External id", "external id":
+			bit, dst = 1<<3, &a.externalID
+		case "grid":
+			bit, dst = 1<<4, &a.grid
+		case "block":
+			bit, dst = 1<<5, &a.block
+		case "bytes":
+			bit, dst = 1<<6, &a.bytes
+		case "Sequence number":
+			bit, dst = 1<<7, &a.seq
+		case "Python id":
+			bit, dst = 1<<8, &a.pyID
+		case "Python parent id":
+			bit, dst = 1<<9, &a.pyParent
+		case "Input Dims":
+			bit, dst = 1<<10, &a.inputDims
+		case "Input type":
+			bit, dst = 1<<11, &a.inputTypes
+		default:
+			return
+		}
+		if a.seen&bit != 0 {
+			d.ferr = d.fail("args."+string(k), ErrDuplicate, "key appears twice in one event")
+			return
+		}
+		a.seen |= bit
+		*dst = v
+	})
+	return d.ferr
+}
+
+// dims renders [x, y, z] compactly as "[x,y,z]"; "" when absent.
+func (d *decoder) dims(v *fastjson.Value) string {
+	if v == nil {
+		return ""
+	}
+	arr, err := v.Array()
+	if err != nil {
+		return d.intern(v.MarshalTo(d.num[:0]))
+	}
+	b := d.num[:0]
+	b = append(b, '[')
+	for i, e := range arr {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = e.MarshalTo(b)
+	}
+	b = append(b, ']')
+	d.num = b
+	return d.intern(b)
+}
+
+// Event categories tracehouse stores.
+const (
+	catOther = iota
+	catKernel
+	catMemcpy
+	catMemset
+	catLaunch
+	catCPUOp
+	catPython
+	catUserAnnotation
+	catGPUAnnotation
+)
+
+func category(cat []byte) int {
+	switch string(cat) {
+	case "kernel", "Kernel":
+		return catKernel
+	case "gpu_memcpy", "Memcpy":
+		return catMemcpy
+	case "gpu_memset", "Memset":
+		return catMemset
+	case "cuda_runtime", "cuda_driver", "Runtime", "hip_runtime", "hip_driver":
+		return catLaunch
+	case "cpu_op", "Operator":
+		return catCPUOp
+	case "python_function":
+		return catPython
+	case "user_annotation":
+		return catUserAnnotation
+	case "gpu_user_annotation":
+		return catGPUAnnotation
+	}
+	return catOther
+}
+
+// annotationStage reads a stage from an annotation name: SGLang
+// step[EXTEND ...] / [DECODE ...], vLLM execute_<n>_context_<c>(..)_generation_<g>(..),
+// or the words prefill / extend / decode. vllm reports the vLLM step form.
+func annotationStage(name []byte) (stage string, vllm bool) {
+	n := strings.ToLower(string(name))
+	if i := strings.Index(n, "_context_"); i >= 0 && strings.HasPrefix(n, "execute_") {
+		if j := strings.Index(n, "_generation_"); j > i {
+			c := leadingInt(n[i+len("_context_"):])
+			g := leadingInt(n[j+len("_generation_"):])
+			if c >= 0 && g >= 0 {
+				switch {
+				case c > 0 && g > 0:
+					return "mixed", true
+				case c > 0:
+					return "prefill", true
+				case g > 0:
+					return "decode", true
+				}
+				return "", true
+			}
+		}
+	}
+	hasPrefill := strings.Contains(n, "prefill") || strings.Contains(n, "extend")
+	hasDecode := strings.Contains(n, "decode")
+	switch {
+	case hasPrefill && hasDecode:
+		return "mixed", false
+	case hasPrefill:
+		return "prefill", false
+	case hasDecode:
+		return "decode", false
+	}
+	return "", false
+}
+
+func leadingInt(s string) int {
+	n, i := 0, 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && i < 9; i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	if i == 0 {
+		return -1
+	}
+	return n
+}

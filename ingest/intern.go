@@ -1,0 +1,180 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// interner gives kernel names and Python frame names their warehouse ids.
+// Names repeat millions of times, so events carry ids, and each distinct name
+// is stored once (kernel_names, sites). It is shared by every file of an
+// ingest; new names are written by flush before any trace using them commits.
+type interner struct {
+	mu         sync.Mutex
+	kernels    map[string]int32
+	nextKernel int32
+	newKernels []string
+	sites      map[string]siteRef
+	nextSite   int32
+	newSites   []Site
+}
+
+// siteRef is what decoding needs of a site.
+type siteRef struct {
+	id   int32
+	tier int8
+	fw   int8 // index into frameworks, -1 for non-framework code
+}
+
+// frameworks are the serving frameworks tracehouse knows, in report order.
+var frameworks = []string{"sglang", "vllm", "trtllm", "tokenspeed"}
+
+func frameworkIndex(name string) int8 {
+	for i, f := range frameworks {
+		if f == name {
+			return int8(i)
+		}
+	}
+	return -1
+}
+
+// loadInterner reads the names already in the warehouse.
+func loadInterner(ctx context.Context, db *sql.DB) (*interner, error) {
+	in := &interner{kernels: map[string]int32{}, sites: map[string]siteRef{}, nextKernel: 1, nextSite: 1}
+	rows, err := db.QueryContext(ctx, `SELECT name, name_id FROM kernel_names`)
+	if err != nil {
+		return nil, fmt.Errorf("read kernel names: %w", err)
+	}
+	for rows.Next() {
+		var n string
+		var id int32
+		if err := rows.Scan(&n, &id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read kernel names: %w", err)
+		}
+		in.kernels[n] = id
+		in.nextKernel = max(in.nextKernel, id+1)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read kernel names: %w", err)
+	}
+	rows, err = db.QueryContext(ctx, `SELECT name, site_id FROM sites`)
+	if err != nil {
+		return nil, fmt.Errorf("read sites: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		var id int32
+		if err := rows.Scan(&n, &id); err != nil {
+			return nil, fmt.Errorf("read sites: %w", err)
+		}
+		s := ParseSite(n)
+		in.sites[n] = siteRef{id: id, tier: s.Tier(), fw: frameworkIndex(s.Framework)}
+		in.nextSite = max(in.nextSite, id+1)
+	}
+	return in, rows.Err()
+}
+
+func (in *interner) kernel(name []byte) int32 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if id, ok := in.kernels[string(name)]; ok {
+		return id
+	}
+	n := string(name)
+	id := in.nextKernel
+	in.nextKernel++
+	in.kernels[n] = id
+	in.newKernels = append(in.newKernels, n)
+	return id
+}
+
+func (in *interner) site(name []byte) siteRef {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if r, ok := in.sites[string(name)]; ok {
+		return r
+	}
+	s := ParseSite(string(name))
+	r := siteRef{id: in.nextSite, tier: s.Tier(), fw: frameworkIndex(s.Framework)}
+	in.nextSite++
+	in.sites[s.Name] = r
+	in.newSites = append(in.newSites, s)
+	return r
+}
+
+// flush stores the names interned since the last flush, classifies new kernel
+// names, and commits, so that a trace committed afterwards never points at a
+// name that is not stored. Holding the lock keeps ids and rows in step.
+func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.newKernels) == 0 && len(in.newSites) == 0 {
+		return nil
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store names: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return fmt.Errorf("store names: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}()
+	specs := []schema.Spec{
+		{Table: schema.KernelNames, Columns: []string{"name_id", "name", "demangled", "short_name", "base_name"}},
+		{Table: schema.Sites, Columns: []string{"site_id", "name", "file", "line", "func", "display", "rel_path", "framework", "is_wrapper"}},
+	}
+	err = schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
+		for _, n := range in.newKernels {
+			f := NormalizeKernelName(n)
+			var dem any
+			if f.Mangled {
+				dem = f.Demangled
+			}
+			if err := apps[0].Append(in.kernels[n], n, dem, f.Short, f.Base); err != nil {
+				return err
+			}
+		}
+		for _, s := range in.newSites {
+			var file, line, rel any
+			if s.File != "" {
+				file, line, rel = s.File, int32(s.Line), s.RelPath
+			}
+			if err := apps[1].Append(in.sites[s.Name].id, s.Name, file, line, s.Func, s.Display, rel, s.Framework, s.Wrapper); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store names: %w", err)
+	}
+	if len(in.newKernels) > 0 {
+		if _, err := classifyNames(ctx, conn); err != nil {
+			return fmt.Errorf("classify new kernel names: %w", err)
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("store names: %w", err)
+	}
+	in.newKernels = in.newKernels[:0]
+	in.newSites = in.newSites[:0]
+	return nil
+}
+
+// classifyNames is a stand-in until schema.Classify lands. TEMPORARY.
+func classifyNames(ctx context.Context, conn *sql.Conn) (int64, error) { return 0, nil }

@@ -1,0 +1,661 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/zeebo/xxh3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+func newGzipReader(r io.Reader) (io.ReadCloser, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, &ParseError{Event: -1, Offset: 0, Err: errorf(ErrGzip, "bad gzip header: %v", err)}
+	}
+	return zr, nil
+}
+
+// loader loads one file at a time on its own connection.
+type loader struct {
+	db       *sql.DB
+	conn     *sql.Conn
+	names    *interner
+	opt      Options
+	decoders int
+}
+
+// tables a trace's rows go to, in the order of loader.specs.
+const (
+	appKernels = iota
+	appLaunches
+	appOps
+	appFrames
+	appAnnotations
+	appDerived
+)
+
+var specs = []schema.Spec{
+	{Table: schema.Kernels, Columns: []string{"kernel_id", "trace_id", "run_id", "rank", "stage", "name_id", "kind",
+		"ts_ns", "dur_ns", "device", "stream", "correlation", "external_id", "grid", "block", "bytes", "graph_launch"}},
+	{Table: schema.Launches, Columns: []string{"launch_id", "trace_id", "name", "ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id"}},
+	{Table: schema.CPUOps, Columns: []string{"op_id", "trace_id", "name", "ts_ns", "dur_ns", "pid", "tid", "external_id", "sequence_number", "input_dims", "input_types"}},
+	{Table: schema.PyFrameRows, Columns: []string{"trace_id", "ordinal", "frame_id", "parent_id", "site_id", "ts_ns", "dur_ns", "pid", "tid", "depth"}},
+	{Table: schema.Annotations, Columns: []string{"trace_id", "name", "cat", "ts_ns", "dur_ns", "pid", "tid", "stage"}},
+	{Table: "_derived", Columns: []string{"kind", "ordinal", "value"}},
+}
+
+// traceTables are every table holding a trace's rows, for --replace.
+var traceTables = []string{schema.Kernels, schema.Launches, schema.CPUOps, schema.PyFrameRows, schema.Annotations}
+
+// file ingests one candidate. Errors of the file are in the result; a
+// *dbError in it means the warehouse itself failed.
+func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult {
+	start := time.Now()
+	res := FileResult{Path: c.path, Run: run.label}
+	hash, err := hashFile(c.path)
+	if err != nil {
+		res.Status, res.Err = StatusFailed, fmt.Errorf("%s: %w", c.path, unwrapPathError(err))
+		return res
+	}
+	var old int64
+	err = l.conn.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE content_hash = ?`, hash).Scan(&old)
+	switch {
+	case err == nil && !l.opt.Replace:
+		res.Status, res.TraceID = StatusAlready, old
+		return res
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		res.Status, res.Err = StatusFailed, &dbError{fmt.Errorf("look up %s: %w", c.path, err)}
+		return res
+	case err != nil:
+		old = 0
+	}
+	t, err := l.load(ctx, c, run, hash, old)
+	res.Elapsed = time.Since(start)
+	if err != nil {
+		res.Status, res.Err = StatusFailed, err
+		var pe *ParseError
+		if errors.As(err, &pe) && errors.Is(err, errNotTrace) && !c.named {
+			res.Status, res.Err, res.Reason = StatusSkipped, nil, "not a trace ("+pe.Err.Error()+"), skipped"
+		}
+		return res
+	}
+	res.Status, res.TraceID, res.Events, res.GPUEvents, res.JSONBytes = StatusIngested, t.id, t.counts.events,
+		t.counts.kernels+t.counts.memcpy+t.counts.memset, t.jsonBytes
+	return res
+}
+
+// hashFile is the idempotency key: the same bytes under any path are one trace.
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := xxh3.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := h.Sum128().Bytes()
+	return fmt.Sprintf("xxh3-128:%x", sum[:]), nil
+}
+
+// traceState accumulates what one trace's batches say.
+type traceState struct {
+	id        int64
+	key       int64 // id << 32: event ids are key + ordinal
+	counts    counts
+	warnings  map[string]int64
+	minTS     int64
+	maxEnd    int64
+	fwFrames  [4]int64
+	vllmSteps int64
+	trtNames  int64
+	gpuPids   map[int64]bool
+	jsonBytes int64
+	threads   threads
+	frames    []sweepFrame
+	points    []sweepPoint
+	meta      map[string][]byte
+}
+
+// load reads, decodes and appends one file inside one transaction.
+func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash string, replace int64) (t *traceState, err error) {
+	conn := l.conn
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	id, err := nextTraceID(ctx, conn)
+	if err != nil {
+		return nil, &dbError{err}
+	}
+	t = &traceState{id: id, key: id << 32, warnings: map[string]int64{}, threads: threads{}, gpuPids: map[int64]bool{},
+		minTS: math.MaxInt64, maxEnd: math.MinInt64}
+	began := time.Now()
+	ident := identifyName(filepath.Base(c.path))
+	stage, stageSource := l.opt.Stage, "flag"
+	if stage == "" {
+		stage, stageSource = ident.stage, "filename"
+	}
+	if stage == "" {
+		stage, stageSource = dirStage(c.path), "directory"
+	}
+	stageKnown := stage != ""
+	if !stageKnown {
+		stage, stageSource = "unknown", "none"
+	}
+	fileRank := ident.rank
+
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return nil, &dbError{fmt.Errorf("begin: %w", err)}
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				err = errors.Join(err, &dbError{fmt.Errorf("rollback: %w", rerr)})
+			}
+		}
+	}()
+	if replace != 0 {
+		for _, tbl := range append(traceTables, schema.Traces) {
+			if _, err := conn.ExecContext(ctx, "DELETE FROM "+tbl+" WHERE trace_id = ?", replace); err != nil {
+				return nil, &dbError{fmt.Errorf("replace trace %d: %w", replace, err)}
+			}
+		}
+	}
+
+	compressed := false
+	err = schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
+		rc, gz, err := openTrace(c.path, l.opt.Progress)
+		if err != nil {
+			var pe *ParseError
+			if errors.As(err, &pe) {
+				pe.File = c.path
+				return pe
+			}
+			return fmt.Errorf("%s: %w", c.path, unwrapPathError(err))
+		}
+		defer rc.Close()
+		compressed = gz
+		if err := l.decode(ctx, c.path, rc, t, func(b *decoded) error {
+			return t.append(apps, b, run.id, fileRank, stage, ident.merged)
+		}); err != nil {
+			return err
+		}
+		return sweep(t.frames, t.points, func(r derivedRow) error {
+			return apps[appDerived].Append(int8(r.kind), r.ordinal, r.value)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The sweep's arrays are done with; let them go before the SQL runs.
+	t.frames, t.points = nil, nil
+
+	info := traceInfo(t.meta)
+	rank, rankAssumed := fileRank, false
+	if rank < 0 {
+		rank = info.rank
+	}
+	if rank < 0 {
+		rank, rankAssumed = 0, true
+	}
+	base := info.baseNS
+	exec := func(name string, args ...any) error {
+		if _, err := conn.ExecContext(ctx, stmt(name), args...); err != nil {
+			return &dbError{fmt.Errorf("%s: %s: %w", c.path, name, err)}
+		}
+		return nil
+	}
+	if err := exec("launch_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
+		return nil, err
+	}
+	if err := exec("op_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
+		return nil, err
+	}
+	if err := exec("frame_depths", sql.Named("trace", id)); err != nil {
+		return nil, err
+	}
+	if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", base), sql.Named("rank", rank),
+		sql.Named("merged", ident.merged), sql.Named("stage_known", stageKnown)); err != nil {
+		return nil, err
+	}
+	if base != 0 {
+		for _, tbl := range []string{"launches", "cpu_ops", "py_frame_events", "annotations"} {
+			if err := exec("shift_"+tbl, sql.Named("trace", id), sql.Named("base", base)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "DELETE FROM _derived"); err != nil {
+		return nil, &dbError{fmt.Errorf("clear derived rows: %w", err)}
+	}
+	if !stageKnown {
+		stage, stageSource, err = kernelStages(ctx, conn, id)
+		if err != nil {
+			return nil, err
+		}
+	}
+	fw, fwEvidence := l.framework(c, run, ident, t)
+	role, roleSource := l.opt.Role, "flag"
+	if role == "" {
+		role, roleSource = "formal", "default"
+		if sa := run.serverArgs; sa != nil && sa.cudaGraph != nil {
+			roleSource = "server_args.json"
+			if !*sa.cudaGraph {
+				role = "mapping"
+			}
+		}
+	}
+	var notes []string
+	var nwarn int64
+	for msg, n := range t.warnings {
+		nwarn += n
+		notes = append(notes, fmt.Sprintf("%d x %s", n, msg))
+	}
+	sort.Strings(notes)
+	startNS, endNS := any(nil), any(nil)
+	if t.minTS <= t.maxEnd {
+		startNS, endNS = t.minTS+base, t.maxEnd+base
+	}
+	var baseArg any
+	if info.hasBase {
+		baseArg = base
+	}
+	_, err = conn.ExecContext(ctx, stmt("insert_trace"),
+		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", c.path),
+		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", t.jsonBytes),
+		sql.Named("compressed", compressed), sql.Named("rank", rank),
+		sql.Named("tp_rank", nullInt(ident.tp)), sql.Named("dp_rank", nullInt(ident.dp)),
+		sql.Named("pp_rank", nullInt(ident.pp)), sql.Named("ep_rank", nullInt(ident.ep)),
+		sql.Named("rank_assumed", rankAssumed), sql.Named("stage", stage), sql.Named("stage_source", stageSource),
+		sql.Named("role", role), sql.Named("role_source", roleSource), sql.Named("merged", ident.merged),
+		sql.Named("framework", fw), sql.Named("framework_evidence", fwEvidence),
+		sql.Named("device_name", nullString(info.deviceName)),
+		sql.Named("device_properties", nullString(string(info.devices))),
+		sql.Named("distributed_info", nullString(string(t.meta["distributedInfo"]))),
+		sql.Named("schema_version", nullString(info.schemaVersion)), sql.Named("trace_name", nullString(info.traceName)),
+		sql.Named("base_time_ns", baseArg), sql.Named("start_ns", startNS), sql.Named("end_ns", endNS),
+		sql.Named("events", t.counts.events), sql.Named("kernel_events", t.counts.kernels),
+		sql.Named("memcpy_events", t.counts.memcpy), sql.Named("memset_events", t.counts.memset),
+		sql.Named("launch_events", t.counts.launches), sql.Named("graph_launches", t.counts.graphLaunches),
+		sql.Named("cpu_op_events", t.counts.cpuOps), sql.Named("py_frame_events", t.counts.pyFrames),
+		sql.Named("annotation_events", t.counts.annotations), sql.Named("flow_events", t.counts.flows),
+		sql.Named("counter_events", t.counts.counters), sql.Named("instant_events", t.counts.instants),
+		sql.Named("metadata_events", t.counts.metadata), sql.Named("other_events", t.counts.other),
+		sql.Named("warnings", nwarn), sql.Named("warning_notes", strings.Join(notes, "\n")),
+		sql.Named("ingest_ms", time.Since(began).Milliseconds()))
+	if err != nil {
+		return nil, &dbError{fmt.Errorf("%s: store trace row: %w", c.path, err)}
+	}
+	if err := l.names.flush(ctx, l.db); err != nil {
+		return nil, &dbError{err}
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return nil, &dbError{fmt.Errorf("%s: commit: %w", c.path, err)}
+	}
+	committed = true
+	return t, nil
+}
+
+func nextTraceID(ctx context.Context, conn *sql.Conn) (int64, error) {
+	var id int64
+	if err := conn.QueryRowContext(ctx, `SELECT nextval('trace_id_seq')`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("allocate trace id: %w", err)
+	}
+	return id, nil
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// kernelStages derives a trace's stage from its kernels' stages.
+func kernelStages(ctx context.Context, conn *sql.Conn, id int64) (string, string, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT DISTINCT stage FROM kernels WHERE trace_id = ?`, id)
+	if err != nil {
+		return "", "", &dbError{fmt.Errorf("read kernel stages: %w", err)}
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return "", "", &dbError{err}
+		}
+		seen[s] = true
+	}
+	if err := rows.Err(); err != nil {
+		return "", "", &dbError{err}
+	}
+	delete(seen, "unknown")
+	switch {
+	case len(seen) == 0:
+		return "unknown", "none", nil
+	case len(seen) == 1:
+		for s := range seen {
+			return s, "annotations", nil
+		}
+	}
+	return "mixed", "annotations", nil
+}
+
+// decode runs the split -> decode pipeline over one file and hands batches
+// to sink in stream order.
+func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceState, sink func(*decoded) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	raw := make(chan *rawBatch, 2*l.decoders)
+	out := make(chan *decoded, 2*l.decoders)
+	pool := make(chan []byte, 4*l.decoders+4)
+	sp := newSplitter(r, path, pool)
+	g.Go(func() error {
+		defer close(raw)
+		return sp.run(gctx, raw)
+	})
+	var live atomic.Int32
+	live.Store(int32(l.decoders))
+	for i := 0; i < l.decoders; i++ {
+		g.Go(func() error {
+			defer func() {
+				if live.Add(-1) == 0 {
+					close(out)
+				}
+			}()
+			d := newDecoder(path, l.names)
+			for b := range raw {
+				res, err := d.decode(b)
+				if err != nil {
+					return err
+				}
+				select {
+				case pool <- b.data:
+				default:
+				}
+				select {
+				case out <- res:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		pending := map[int]*decoded{}
+		next := 0
+		for b := range out {
+			pending[b.seq] = b
+			for {
+				nb, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				if err := sink(nb); err != nil {
+					return err
+				}
+			}
+		}
+		if gctx.Err() == nil && len(pending) > 0 {
+			return fmt.Errorf("%s: internal error: %d batches out of order", path, len(pending))
+		}
+		return nil
+	})
+	err := g.Wait()
+	t.meta = sp.meta
+	t.jsonBytes = sp.total
+	if err != nil {
+		// Report the file's own problem rather than the cancellation it caused.
+		return err
+	}
+	return nil
+}
+
+// append writes one decoded batch's rows and keeps what the sweep needs.
+func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, rank int, stage string, merged bool) error {
+	t.counts.add(b.counts)
+	for k, v := range b.warnings {
+		t.warnings[k] += v
+	}
+	t.minTS = min(t.minTS, b.minTS)
+	t.maxEnd = max(t.maxEnd, b.maxEnd)
+	for i, n := range b.fwFrames {
+		t.fwFrames[i] += n
+	}
+	t.vllmSteps += b.vllmSteps
+	t.trtNames += b.trtNames
+	for p := range b.gpuPids {
+		t.gpuPids[p] = true
+	}
+	if rank < 0 {
+		rank = 0 // corrected from distributedInfo by link_kernels
+	}
+	for i := range b.kernels {
+		k := &b.kernels[i]
+		r := rank
+		if merged && k.device != null {
+			r = int(k.device)
+		}
+		if err := apps[appKernels].Append(t.key+k.ordinal, int32(t.id), int32(runID), int32(r), stage, k.nameID,
+			kindNames[k.kind], k.ts, k.dur, nullable32(k.device), nullable(k.stream), nullable(k.correlation),
+			nullable(k.externalID), nullStr(k.grid), nullStr(k.block), nullable(k.bytes), false); err != nil {
+			return err
+		}
+	}
+	for i := range b.launches {
+		x := &b.launches[i]
+		if err := apps[appLaunches].Append(t.key+x.ordinal, int32(t.id), x.name, x.ts, x.dur, nullable(x.pid), nullable(x.tid),
+			nullable(x.correlation), nullable(x.externalID)); err != nil {
+			return err
+		}
+		if x.pid != null || x.tid != null {
+			t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: x.ordinal, thread: t.threads.id(x.pid, x.tid), kind: derivedLaunchSite})
+		}
+	}
+	for i := range b.ops {
+		x := &b.ops[i]
+		if err := apps[appOps].Append(t.key+x.ordinal, int32(t.id), x.name, x.ts, x.dur, nullable(x.pid), nullable(x.tid),
+			nullable(x.externalID), nullable(x.seq), nullStr(x.dims), nullStr(x.types)); err != nil {
+			return err
+		}
+		t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: x.ordinal, thread: t.threads.id(x.pid, x.tid), kind: derivedOpSite})
+	}
+	for i := range b.frames {
+		x := &b.frames[i]
+		if err := apps[appFrames].Append(int32(t.id), x.ordinal, nullable(x.pyID), nullable(x.parentID), x.site.id,
+			x.ts, x.dur, nullable(x.pid), nullable(x.tid), int32(0)); err != nil {
+			return err
+		}
+		t.frames = append(t.frames, sweepFrame{ts: x.ts, end: x.ts + x.dur, ordinal: x.ordinal,
+			thread: t.threads.id(x.pid, x.tid), site: x.site.id, tier: x.site.tier})
+	}
+	for i := range b.annotations {
+		x := &b.annotations[i]
+		if err := apps[appAnnotations].Append(int32(t.id), x.name, x.cat, x.ts, x.dur, nullable(x.pid), nullable(x.tid), nullStr(x.stage)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nullable(v int64) driver.Value {
+	if v == null {
+		return nil
+	}
+	return v
+}
+
+func nullable32(v int64) driver.Value {
+	if v == null {
+		return nil
+	}
+	return int32(v)
+}
+
+func nullStr(s string) driver.Value {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// metaInfo is what the top-level keys say.
+type metaInfo struct {
+	rank          int
+	baseNS        int64
+	hasBase       bool
+	deviceName    string
+	devices       []byte
+	schemaVersion string
+	traceName     string
+}
+
+func traceInfo(meta map[string][]byte) metaInfo {
+	mi := metaInfo{rank: -1}
+	if b, ok := meta["baseTimeNanoseconds"]; ok {
+		if v, isInt, ok := parseInt(b); isInt && ok {
+			mi.baseNS, mi.hasBase = v, true
+		}
+	}
+	var dist struct {
+		Rank *int `json:"rank"`
+	}
+	if b, ok := meta["distributedInfo"]; ok && json.Unmarshal(b, &dist) == nil && dist.Rank != nil && *dist.Rank >= 0 {
+		mi.rank = *dist.Rank
+	}
+	devs := meta["deviceProperties"]
+	if devs == nil {
+		devs = meta["computeProperties"]
+	}
+	mi.devices = devs
+	var dp []struct {
+		Name string `json:"name"`
+	}
+	if devs != nil && json.Unmarshal(devs, &dp) == nil && len(dp) > 0 {
+		mi.deviceName = dp[0].Name
+	}
+	if b, ok := meta["schemaVersion"]; ok {
+		var v any
+		if json.Unmarshal(b, &v) == nil {
+			switch x := v.(type) {
+			case string:
+				mi.schemaVersion = x
+			case float64:
+				mi.schemaVersion = strconv.FormatFloat(x, 'f', -1, 64)
+			}
+		}
+	}
+	if b, ok := meta["traceName"]; ok {
+		_ = json.Unmarshal(b, &mi.traceName)
+	}
+	return mi
+}
+
+// framework decides a trace's framework from its evidence, strongest first:
+// the flag; server_args.json; the file name; Python frame paths; annotation
+// vocabulary; and, only when nothing else speaks, TensorRT-LLM kernel names.
+// Conflicting evidence at the deciding level gives unknown, never a guess.
+func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *traceState) (string, string) {
+	if l.opt.Framework != "" {
+		return l.opt.Framework, "--framework flag"
+	}
+	if sa := run.serverArgs; sa != nil && sa.framework != "" {
+		return sa.framework, sa.frameworkEvidence + " (" + run.argsPath + ")"
+	}
+	// Frames: a fork's own code outranks the code it borrows (SGLang runs
+	// vLLM ops; TokenSpeed grew from SGLang).
+	var frames string
+	for _, i := range []int{3, 2, 0, 1} { // tokenspeed, trtllm, sglang, vllm
+		if t.fwFrames[i] > 0 {
+			frames = frameworks[i]
+			break
+		}
+	}
+	var name string
+	switch {
+	case ident.vllmName:
+		name = "vllm"
+	case ident.tpName:
+		name = "sglang|tokenspeed"
+	}
+	steps := ""
+	if t.vllmSteps > 0 {
+		steps = "vllm"
+	}
+	var ev []string
+	cands := map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "tokenspeed": true}
+	narrow := func(set, why string) bool {
+		if set == "" {
+			return true
+		}
+		next := map[string]bool{}
+		for _, f := range strings.Split(set, "|") {
+			if cands[f] {
+				next[f] = true
+			}
+		}
+		ev = append(ev, why)
+		if len(next) == 0 {
+			return false
+		}
+		cands = next
+		return true
+	}
+	framesWhy := ""
+	if frames != "" {
+		framesWhy = fmt.Sprintf("Python frames in %s code (%d)", frames, t.fwFrames[frameworkIndex(frames)])
+	}
+	ok := narrow(name, "file name "+filepath.Base(c.path)+" fits "+strings.ReplaceAll(name, "|", " or ")) &&
+		narrow(frames, framesWhy) &&
+		narrow(steps, fmt.Sprintf("vLLM step annotations (%d)", t.vllmSteps))
+	if ok && len(ev) == 0 && t.trtNames > 0 {
+		// Weak: kernel names, used only when nothing else speaks.
+		ok = narrow("trtllm", fmt.Sprintf("weak: %d TensorRT-LLM kernel names, no other evidence", t.trtNames))
+	}
+	if !ok {
+		return "unknown", "evidence conflicts: " + strings.Join(ev, "; ")
+	}
+	if len(ev) == 0 {
+		return "unknown", "no framework evidence (no server_args.json, no Python frames, no known file naming)"
+	}
+	if len(cands) == 1 {
+		for f := range cands {
+			return f, strings.Join(ev, "; ")
+		}
+	}
+	return "unknown", "ambiguous: " + strings.Join(ev, "; ")
+}
+
+// progressReader reports bytes read from disk to a progress bar.
+type progressReader struct {
+	r io.Reader
+	p Progress
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.p.Add(int64(n))
+	}
+	return n, err
+}

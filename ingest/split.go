@@ -1,0 +1,502 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// Limits that turn pathological input into a clear error instead of unbounded
+// memory.
+const (
+	maxEventBytes = 64 << 20 // one event object
+	maxMetaBytes  = 64 << 20 // all top-level keys other than traceEvents
+	batchBytes    = 1 << 20  // target size of a batch handed to decoders
+)
+
+// rawBatch is a run of complete event objects cut from the decompressed
+// stream. data is owned by the batch; spans index into it.
+type rawBatch struct {
+	seq   int
+	data  []byte
+	spans []span
+	first int64 // index of the first event in traceEvents
+	base  int64 // stream offset of data[0]
+}
+
+type span struct{ start, end int32 }
+
+// errNotTrace marks JSON that is not a Chrome trace (a sidecar, a config).
+var errNotTrace = errors.New("not a Chrome trace")
+
+// splitter finds event boundaries in a Chrome trace without decoding events:
+// the single pass over the bytes happens here, the decoding of each event in
+// parallel decoders. It accepts {"traceEvents": [...], ...} and a bare array
+// of events, and keeps the other top-level keys as raw JSON.
+type splitter struct {
+	r    io.Reader
+	file string
+	pool chan []byte // recycled batch buffers
+
+	buf   []byte // buf[:n] is data; buf[0] is at stream offset base
+	n     int
+	base  int64
+	eof   bool
+	rerr  error
+	total int64 // decompressed bytes read
+
+	// The batch under construction starts at buf[bstart].
+	bstart int
+	spans  []span
+	events int64
+	seq    int
+
+	meta      map[string][]byte
+	metaBytes int
+	sawEvents bool
+}
+
+func newSplitter(r io.Reader, file string, pool chan []byte) *splitter {
+	return &splitter{r: r, file: file, pool: pool, buf: getBuf(pool, batchBytes+batchBytes/4), meta: map[string][]byte{}}
+}
+
+func getBuf(pool chan []byte, size int) []byte {
+	select {
+	case b := <-pool:
+		if cap(b) >= size {
+			return b[:cap(b)]
+		}
+	default:
+	}
+	return make([]byte, size)
+}
+
+func (s *splitter) fail(cause error, off int64, format string, args ...any) error {
+	return &ParseError{File: s.file, Event: -1, Offset: off, Err: errorf(cause, format, args...)}
+}
+
+func (s *splitter) failEvent(cause error, off int64, format string, args ...any) error {
+	return &ParseError{File: s.file, Event: s.events, Offset: off, Err: errorf(cause, format, args...)}
+}
+
+func (s *splitter) off(pos int) int64 { return s.base + int64(pos) }
+
+// more reads input, first moving buf[keep:n] to the front (or growing buf when
+// nothing can be dropped). It returns how far positions moved, and false at
+// the end of input.
+func (s *splitter) more(keep int, limit int, what string) (int, bool, error) {
+	if s.eof {
+		return 0, false, nil
+	}
+	shift := 0
+	if s.n == len(s.buf) {
+		if keep > 0 {
+			copy(s.buf, s.buf[keep:s.n])
+			s.n -= keep
+			s.base += int64(keep)
+			shift = keep
+		} else {
+			if len(s.buf) >= limit {
+				return 0, false, s.failEvent(ErrTooLarge, s.off(0), "%s larger than %d MiB", what, limit>>20)
+			}
+			nb := make([]byte, 2*len(s.buf))
+			copy(nb, s.buf[:s.n])
+			s.buf = nb
+		}
+	}
+	for {
+		m, err := s.r.Read(s.buf[s.n:])
+		s.n += m
+		s.total += int64(m)
+		if err != nil {
+			s.eof = true
+			if err != io.EOF {
+				s.rerr = err
+			}
+			return shift, m > 0, nil
+		}
+		if m > 0 {
+			return shift, true, nil
+		}
+	}
+}
+
+// readErr turns a reader failure (gzip damage, I/O) into a positioned error.
+func (s *splitter) readErr() error {
+	if s.rerr == nil {
+		return nil
+	}
+	if errors.Is(s.rerr, io.ErrUnexpectedEOF) {
+		return s.fail(ErrGzip, s.total, "truncated gzip stream")
+	}
+	return s.fail(ErrGzip, s.total, "%v", s.rerr)
+}
+
+func (s *splitter) endErr(inEvent bool, what string) error {
+	if err := s.readErr(); err != nil {
+		return err
+	}
+	if inEvent {
+		return s.failEvent(ErrTruncated, s.total, "input ends inside %s", what)
+	}
+	return s.fail(ErrTruncated, s.total, "input ends inside %s", what)
+}
+
+// next returns the position of the next non-blank byte, reading as needed;
+// keep is the first byte that must survive a buffer move.
+func (s *splitter) next(pos, keep int, inEvent bool, what string) (int, int, error) {
+	for {
+		for ; pos < s.n; pos++ {
+			if c := s.buf[pos]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+				return pos, keep, nil
+			}
+		}
+		shift, ok, err := s.more(keep, maxEventBytes, what)
+		if err != nil {
+			return 0, 0, err
+		}
+		pos -= shift
+		keep -= shift
+		if !ok {
+			return 0, 0, s.endErr(inEvent, what)
+		}
+	}
+}
+
+// value returns the end of the JSON value starting at pos, reading as needed.
+func (s *splitter) value(pos int, limit int, inEvent bool, what string) (start, end int, err error) {
+	for {
+		end, err := matchEnd(s.buf[:s.n], pos, s.eof)
+		if err != nil {
+			if inEvent {
+				return 0, 0, s.failEvent(ErrSyntax, s.off(pos), "%s: %v", what, err)
+			}
+			return 0, 0, s.fail(ErrSyntax, s.off(pos), "%s: %v", what, err)
+		}
+		if end >= 0 {
+			return pos, end, nil
+		}
+		shift, ok, err := s.more(pos, limit, what)
+		if err != nil {
+			return 0, 0, err
+		}
+		pos -= shift
+		if !ok {
+			return 0, 0, s.endErr(inEvent, what)
+		}
+	}
+}
+
+// run splits the whole input, sending batches to out.
+func (s *splitter) run(ctx context.Context, out chan<- *rawBatch) error {
+	if _, ok, _ := s.more(0, maxEventBytes, "the file"); !ok && s.n == 0 {
+		if err := s.readErr(); err != nil {
+			return err
+		}
+		return s.fail(ErrTruncated, 0, "empty file")
+	}
+	pos, _, err := s.next(0, 0, false, "the file")
+	if err != nil {
+		return err
+	}
+	if bytes.HasPrefix(s.buf[pos:s.n], []byte("\xef\xbb\xbf")) {
+		if pos, _, err = s.next(pos+3, pos+3, false, "the file"); err != nil {
+			return err
+		}
+	}
+	switch s.buf[pos] {
+	case '[':
+		s.sawEvents = true
+		pos, err = s.eventArray(ctx, pos+1, out)
+	case '{':
+		pos, err = s.object(ctx, pos+1, out)
+	default:
+		return s.fail(errNotTrace, s.off(pos), "top level is not a JSON object or array")
+	}
+	if err != nil {
+		return err
+	}
+	// Only blanks may follow.
+	for {
+		for ; pos < s.n; pos++ {
+			if c := s.buf[pos]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+				return s.fail(ErrSyntax, s.off(pos), "unexpected %s after the end of the trace", quoteByte(c))
+			}
+		}
+		shift, ok, err := s.more(pos, maxEventBytes, "the file")
+		if err != nil {
+			return err
+		}
+		pos -= shift
+		if !ok {
+			return s.readErr()
+		}
+	}
+}
+
+// object walks the top-level object, pos just past its opening brace.
+func (s *splitter) object(ctx context.Context, pos int, out chan<- *rawBatch) (int, error) {
+	for first := true; ; first = false {
+		var err error
+		if pos, _, err = s.next(pos, pos, false, "the top-level object"); err != nil {
+			return 0, err
+		}
+		c := s.buf[pos]
+		if c == '}' {
+			if !s.sawEvents {
+				return 0, s.fail(errNotTrace, s.off(pos), "no traceEvents array")
+			}
+			return pos + 1, nil
+		}
+		if !first {
+			if c != ',' {
+				return 0, s.fail(ErrSyntax, s.off(pos), "expected , or } after a top-level value, found %s", quoteByte(c))
+			}
+			if pos, _, err = s.next(pos+1, pos+1, false, "the top-level object"); err != nil {
+				return 0, err
+			}
+			c = s.buf[pos]
+		}
+		if c != '"' {
+			if !s.sawEvents {
+				return 0, s.fail(errNotTrace, s.off(pos), "top level is not a JSON object of a trace")
+			}
+			return 0, s.fail(ErrSyntax, s.off(pos), "expected a key, found %s", quoteByte(c))
+		}
+		start, end, err := s.value(pos, maxMetaBytes, false, "a top-level key")
+		if err != nil {
+			return 0, err
+		}
+		key, uerr := strconv.Unquote(string(s.buf[start:end]))
+		if uerr != nil {
+			return 0, s.fail(ErrSyntax, s.off(start), "bad top-level key %s", s.buf[start:min(end, start+40)])
+		}
+		// The colon, then the value; the key must stay in the buffer only
+		// until here.
+		pos, _, err = s.next(end, end, false, "the top-level object")
+		if err != nil {
+			return 0, err
+		}
+		if s.buf[pos] != ':' {
+			return 0, s.fail(ErrSyntax, s.off(pos), "expected : after key %q, found %s", key, quoteByte(s.buf[pos]))
+		}
+		if pos, _, err = s.next(pos+1, pos+1, false, "the top-level object"); err != nil {
+			return 0, err
+		}
+		if key == "traceEvents" {
+			if s.sawEvents {
+				return 0, s.fail(ErrDuplicate, s.off(pos), "traceEvents appears twice")
+			}
+			if s.buf[pos] != '[' {
+				return 0, s.fail(ErrType, s.off(pos), "traceEvents is not an array")
+			}
+			s.sawEvents = true
+			if pos, err = s.eventArray(ctx, pos+1, out); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		vs, ve, err := s.value(pos, maxMetaBytes, false, "top-level key "+strconv.Quote(key))
+		if err != nil {
+			return 0, err
+		}
+		if _, dup := s.meta[key]; dup {
+			return 0, s.fail(ErrDuplicate, s.off(start), "top-level key %q appears twice", key)
+		}
+		s.metaBytes += ve - vs
+		if s.metaBytes > maxMetaBytes {
+			return 0, s.fail(ErrTooLarge, s.off(vs), "top-level keys other than traceEvents exceed %d MiB", maxMetaBytes>>20)
+		}
+		s.meta[key] = bytes.Clone(s.buf[vs:ve])
+		pos = ve
+	}
+}
+
+// eventArray splits the events of traceEvents, pos just past its '['.
+func (s *splitter) eventArray(ctx context.Context, pos int, out chan<- *rawBatch) (int, error) {
+	s.bstart = pos
+	s.spans = s.spans[:0]
+	for first := true; ; first = false {
+		var err error
+		if pos, s.bstart, err = s.next(pos, s.bstart, true, "traceEvents"); err != nil {
+			return 0, err
+		}
+		c := s.buf[pos]
+		if c == ']' {
+			if len(s.spans) > 0 {
+				if err := s.emit(ctx, pos, out); err != nil {
+					return 0, err
+				}
+				pos = s.bstart
+			}
+			return pos + 1, nil
+		}
+		if !first {
+			if c != ',' {
+				return 0, s.failEvent(ErrSyntax, s.off(pos), "expected , or ] between events, found %s", quoteByte(c))
+			}
+			if pos, s.bstart, err = s.next(pos+1, s.bstart, true, "traceEvents"); err != nil {
+				return 0, err
+			}
+			c = s.buf[pos]
+		}
+		if c != '{' {
+			if c == ']' {
+				return 0, s.failEvent(ErrSyntax, s.off(pos), "trailing comma before ]")
+			}
+			return 0, s.failEvent(ErrType, s.off(pos), "event is not a JSON object (starts with %s)", quoteByte(c))
+		}
+		// Find the event's end; on a short buffer either hand off the
+		// finished events and move the partial one to a fresh buffer, or
+		// grow the buffer for one very large event.
+		for {
+			end, merr := matchEnd(s.buf[:s.n], pos, s.eof)
+			if merr != nil {
+				return 0, s.failEvent(ErrSyntax, s.off(pos), "%v", merr)
+			}
+			if end >= 0 {
+				if end-s.bstart > 1<<31-1 {
+					return 0, s.failEvent(ErrTooLarge, s.off(pos), "event larger than %d MiB", maxEventBytes>>20)
+				}
+				s.spans = append(s.spans, span{int32(pos - s.bstart), int32(end - s.bstart)})
+				s.events++
+				pos = end
+				break
+			}
+			if s.eof {
+				return 0, s.endErr(true, "an event")
+			}
+			if len(s.spans) > 0 {
+				if err := s.emit(ctx, pos, out); err != nil {
+					return 0, err
+				}
+				pos = s.bstart
+			} else if s.n-pos >= maxEventBytes {
+				return 0, s.failEvent(ErrTooLarge, s.off(pos), "event larger than %d MiB", maxEventBytes>>20)
+			}
+			shift, _, err := s.more(s.bstart, maxEventBytes+batchBytes, "an event")
+			if err != nil {
+				return 0, err
+			}
+			pos -= shift
+			s.bstart -= shift
+		}
+		if pos-s.bstart >= batchBytes {
+			if err := s.emit(ctx, pos, out); err != nil {
+				return 0, err
+			}
+			pos = s.bstart
+		}
+	}
+}
+
+// emit hands buf[bstart:end] with its spans to the decoders and continues in
+// a fresh buffer holding buf[end:n].
+func (s *splitter) emit(ctx context.Context, end int, out chan<- *rawBatch) error {
+	if len(s.spans) == 0 {
+		return nil
+	}
+	b := &rawBatch{
+		seq:   s.seq,
+		data:  s.buf[s.bstart:end],
+		spans: s.spans,
+		first: s.events - int64(len(s.spans)),
+		base:  s.off(s.bstart),
+	}
+	size := len(s.buf)
+	if size < batchBytes+batchBytes/4 {
+		size = batchBytes + batchBytes/4
+	}
+	nb := getBuf(s.pool, size)
+	if len(nb) < s.n-end {
+		nb = make([]byte, 2*(s.n-end))
+	}
+	copy(nb, s.buf[end:s.n])
+	s.base += int64(end)
+	s.n -= end
+	s.buf = nb
+	s.bstart = 0
+	s.spans = make([]span, 0, cap(b.spans))
+	s.seq++
+	select {
+	case out <- b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func quoteByte(c byte) string { return strconv.QuoteRune(rune(c)) }
+
+// matchEnd returns the end of the JSON value starting at b[i], or -1 when b
+// ends first (eof says whether more can come: a number at the very end of the
+// input is complete). It checks bracket structure and strings only; the
+// decoders validate each event fully.
+func matchEnd(b []byte, i int, eof bool) (int, error) {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i+1)
+	case '{', '[':
+	default:
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\n', '\r', '\t':
+				return j, nil
+			}
+		}
+		if eof {
+			return len(b), nil
+		}
+		return -1, nil
+	}
+	var stack [64]byte
+	deep := stack[:0]
+	for j := i; j < len(b); j++ {
+		switch c := b[j]; c {
+		case '"':
+			e, err := stringEnd(b, j+1)
+			if e < 0 || err != nil {
+				return e, err
+			}
+			j = e - 1
+		case '{', '[':
+			deep = append(deep, c)
+		case '}', ']':
+			if len(deep) == 0 {
+				return 0, errors.New("unbalanced " + string(c))
+			}
+			open := deep[len(deep)-1]
+			if open == '{' && c != '}' || open == '[' && c != ']' {
+				return 0, errors.New("mismatched " + string(open) + " and " + string(c))
+			}
+			deep = deep[:len(deep)-1]
+			if len(deep) == 0 {
+				return j + 1, nil
+			}
+		}
+	}
+	return -1, nil
+}
+
+// stringEnd returns the index just past the closing quote of a string whose
+// body starts at b[i], or -1 when b ends first.
+func stringEnd(b []byte, i int) (int, error) {
+	for {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return -1, nil
+		}
+		q := i + k
+		// The quote is escaped when an odd number of backslashes precede it.
+		bs := 0
+		for p := q - 1; p >= i && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return q + 1, nil
+		}
+		i = q + 1
+	}
+}

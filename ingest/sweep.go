@@ -1,0 +1,132 @@
+package ingest
+
+import (
+	"cmp"
+	"slices"
+)
+
+// sweepFrame is the compact form of a python_function event the per-thread
+// sweep needs; a trace keeps one per frame until its events are all read.
+type sweepFrame struct {
+	ts, end int64
+	ordinal int64
+	thread  int32
+	site    int32
+	tier    int8
+}
+
+// sweepPoint is a launch or cpu_op: an instant on a thread whose Python
+// site is wanted.
+type sweepPoint struct {
+	ts      int64
+	ordinal int64
+	thread  int32
+	kind    int8 // derivedLaunchSite or derivedOpSite
+}
+
+// Kinds of rows in the _derived table.
+const (
+	derivedLaunchSite = 1
+	derivedOpSite     = 2
+	derivedDepth      = 3
+)
+
+type derivedRow struct {
+	kind    int8
+	ordinal int64
+	value   int32
+}
+
+// threads numbers (pid, tid) pairs compactly.
+type threads map[[2]int64]int32
+
+func (t threads) id(pid, tid int64) int32 {
+	k := [2]int64{pid, tid}
+	if id, ok := t[k]; ok {
+		return id
+	}
+	id := int32(len(t))
+	t[k] = id
+	return id
+}
+
+// sweep walks each thread's Python frames in time order with a stack and
+// emits, for every frame, its nesting depth, and for every launch and cpu_op,
+// the innermost frame of the best tier open at that instant (framework code
+// beats other user code; wrappers never count). emit is called in no
+// particular order.
+func sweep(frames []sweepFrame, points []sweepPoint, emit func(derivedRow) error) error {
+	// Outer frames first at equal start; ordinal keeps it deterministic.
+	slices.SortFunc(frames, func(a, b sweepFrame) int {
+		return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.ts, b.ts),
+			cmp.Compare(b.end, a.end), cmp.Compare(a.ordinal, b.ordinal))
+	})
+	slices.SortFunc(points, func(a, b sweepPoint) int {
+		return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.ts, b.ts), cmp.Compare(a.ordinal, b.ordinal))
+	})
+	type open struct {
+		end  int64
+		best [3]int32 // innermost site of each tier on the stack up to here, 0 = none
+	}
+	var stack []open
+	fi, pi := 0, 0
+	thread := int32(-1)
+	for fi < len(frames) || pi < len(points) {
+		// The next event: a frame starting at or before the next point opens
+		// first, so a launch at a frame's first instant belongs to it.
+		takeFrame := pi >= len(points) || fi < len(frames) &&
+			(frames[fi].thread < points[pi].thread ||
+				frames[fi].thread == points[pi].thread && frames[fi].ts <= points[pi].ts)
+		var t int64
+		var th int32
+		if takeFrame {
+			t, th = frames[fi].ts, frames[fi].thread
+		} else {
+			t, th = points[pi].ts, points[pi].thread
+		}
+		if th != thread {
+			stack = stack[:0]
+			thread = th
+		}
+		for len(stack) > 0 && stack[len(stack)-1].end <= t {
+			stack = stack[:len(stack)-1]
+		}
+		if takeFrame {
+			f := frames[fi]
+			fi++
+			if depth := len(stack); depth > 0 {
+				if err := emit(derivedRow{derivedDepth, f.ordinal, int32(depth)}); err != nil {
+					return err
+				}
+			}
+			o := open{end: f.end}
+			if len(stack) > 0 {
+				o.best = stack[len(stack)-1].best
+			}
+			if f.tier > 0 {
+				o.best[f.tier] = f.site
+			}
+			// A zero-length frame contains no instant; it still has a depth.
+			if f.end > f.ts {
+				stack = append(stack, o)
+			}
+			continue
+		}
+		p := points[pi]
+		pi++
+		if len(stack) == 0 {
+			continue
+		}
+		best := stack[len(stack)-1].best
+		site := best[2]
+		if site == 0 {
+			site = best[1]
+		}
+		if site != 0 {
+			if err := emit(derivedRow{p.kind, p.ordinal, site}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

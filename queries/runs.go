@@ -1,0 +1,40 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// RunsRow is one row of runs.sql.
+type RunsRow struct {
+	RunID      int64
+	Label      string
+	Framework  string
+	Model      string
+	Traces     int64
+	Ranks      []int64
+	Stages     []string
+	GPUEvents  int64
+	IngestedAt time.Time
+}
+
+// Runs lists runs with at least one trace, newest first.
+func Runs(ctx context.Context, q Querier) ([]RunsRow, error) {
+	return collect(ctx, q, "runs", nil, func(rows *sql.Rows) (RunsRow, error) {
+		var r RunsRow
+		var ranks, stages []any
+		err := rows.Scan(&r.RunID, &r.Label, &r.Framework, &r.Model, &r.Traces, &ranks, &stages, &r.GPUEvents, &r.IngestedAt)
+		for _, v := range ranks {
+			if n, ok := v.(int32); ok {
+				r.Ranks = append(r.Ranks, int64(n))
+			}
+		}
+		for _, v := range stages {
+			if s, ok := v.(string); ok {
+				r.Stages = append(r.Stages, s)
+			}
+		}
+		return r, err
+	})
+}

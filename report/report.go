@@ -1,0 +1,306 @@
+// Package report renders query results for people and programs: aligned
+// text tables for a terminal, markdown, JSON and CSV. A report is a Doc: a
+// list of blocks (headings, lines, tables) plus the typed value its JSON
+// form encodes.
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// Format is an output format.
+type Format string
+
+// Formats.
+const (
+	Text     Format = "table"
+	Markdown Format = "markdown"
+	JSON     Format = "json"
+	CSV      Format = "csv"
+)
+
+// Formats lists the accepted --format values (text is an alias of table).
+var Formats = []string{"table", "text", "markdown", "json", "csv"}
+
+// ParseFormat reads a --format value.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(s) {
+	case "table", "text", "":
+		return Text, nil
+	case "markdown", "md":
+		return Markdown, nil
+	case "json":
+		return JSON, nil
+	case "csv":
+		return CSV, nil
+	}
+	return "", fmt.Errorf("unknown format %q: want table, markdown, json or csv", s)
+}
+
+// Heading is a section title.
+type Heading struct {
+	Level int // 1 = document, 2 = section, 3 = table
+	Text  string
+}
+
+// Lines are plain text lines.
+type Lines []string
+
+// Column is a table column; Right aligns numbers right in markdown.
+type Column struct {
+	Name  string
+	Right bool
+}
+
+// Table is a named table of strings, already formatted.
+type Table struct {
+	Name    string // file name stem for CSV, e.g. "kernels"
+	Columns []Column
+	Rows    [][]string
+	// Empty is printed instead of an empty table (text and markdown).
+	Empty string
+}
+
+// Doc is a whole report.
+type Doc struct {
+	Blocks []any // *Heading, Lines, *Table
+	// JSON is the value the json format encodes; nil encodes the tables.
+	JSON any
+}
+
+// ErrCSVNeedsDir is returned for csv output of several tables without a directory.
+var ErrCSVNeedsDir = errors.New("--format csv writes one file per table: add --out DIR")
+
+// Render writes d to w in format f. CSV with more than one table needs
+// RenderCSVDir instead.
+func Render(w io.Writer, f Format, d Doc) error {
+	switch f {
+	case JSON:
+		v := d.JSON
+		if v == nil {
+			v = tablesJSON(d)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case CSV:
+		tables := d.tables()
+		if len(tables) != 1 {
+			return ErrCSVNeedsDir
+		}
+		return writeCSV(w, tables[0])
+	case Markdown:
+		return renderMarkdown(w, d)
+	default:
+		return renderText(w, d)
+	}
+}
+
+// RenderCSVDir writes one CSV file per table into dir and returns the paths.
+func RenderCSVDir(dir string, d Doc) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	used := map[string]int{}
+	for _, t := range d.tables() {
+		name := t.Name
+		if name == "" {
+			name = "table"
+		}
+		used[name]++
+		if used[name] > 1 {
+			name = fmt.Sprintf("%s-%d", name, used[name])
+		}
+		p := filepath.Join(dir, name+".csv")
+		f, err := os.Create(p)
+		if err != nil {
+			return paths, err
+		}
+		err = writeCSV(f, t)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return paths, fmt.Errorf("write %s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+func (d Doc) tables() []*Table {
+	var out []*Table
+	for _, b := range d.Blocks {
+		if t, ok := b.(*Table); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func tablesJSON(d Doc) any {
+	var out []map[string]string
+	for _, t := range d.tables() {
+		for _, r := range t.Rows {
+			m := map[string]string{}
+			for i, c := range t.Columns {
+				if i < len(r) {
+					m[c.Name] = r[i]
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	if out == nil {
+		out = []map[string]string{}
+	}
+	return out
+}
+
+func writeCSV(w io.Writer, t *Table) error {
+	cw := csv.NewWriter(w)
+	head := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		head[i] = c.Name
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(t.Rows); err != nil {
+		return err
+	}
+	return cw.Error()
+}
+
+func renderText(w io.Writer, d Doc) error {
+	ew := &errWriter{w: w}
+	for i, b := range d.Blocks {
+		switch b := b.(type) {
+		case *Heading:
+			if i > 0 && b.Level <= 2 {
+				ew.printf("\n")
+			}
+			ew.printf("%s\n", b.Text)
+			if b.Level == 1 {
+				ew.printf("%s\n", strings.Repeat("=", len([]rune(b.Text))))
+			}
+		case Lines:
+			for _, l := range b {
+				ew.printf("%s\n", l)
+			}
+		case *Table:
+			if len(b.Rows) == 0 && b.Empty != "" {
+				ew.printf("%s\n", b.Empty)
+				continue
+			}
+			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+			head := make([]string, len(b.Columns))
+			rule := make([]string, len(b.Columns))
+			for i, c := range b.Columns {
+				head[i] = c.Name
+				rule[i] = strings.Repeat("-", max(3, len([]rune(c.Name))))
+			}
+			fmt.Fprintln(tw, strings.Join(head, "\t"))
+			fmt.Fprintln(tw, strings.Join(rule, "\t"))
+			for _, r := range b.Rows {
+				fmt.Fprintln(tw, strings.Join(cleanCells(r), "\t"))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("report: unknown block %T", b)
+		}
+	}
+	return ew.err
+}
+
+// cleanCells keeps one cell on one line and free of the tab separator.
+func cleanCells(r []string) []string {
+	out := make([]string, len(r))
+	for i, c := range r {
+		out[i] = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(c)
+	}
+	return out
+}
+
+func renderMarkdown(w io.Writer, d Doc) error {
+	ew := &errWriter{w: w}
+	for i, b := range d.Blocks {
+		if i > 0 {
+			ew.printf("\n")
+		}
+		switch b := b.(type) {
+		case *Heading:
+			ew.printf("%s %s\n", strings.Repeat("#", max(1, b.Level)), b.Text)
+		case Lines:
+			for _, l := range b {
+				ew.printf("%s  \n", escapeMarkdownText(l))
+			}
+		case *Table:
+			if len(b.Rows) == 0 && b.Empty != "" {
+				ew.printf("_%s_\n", escapeMarkdownText(b.Empty))
+				continue
+			}
+			head := make([]string, len(b.Columns))
+			rule := make([]string, len(b.Columns))
+			for i, c := range b.Columns {
+				head[i] = escapeCell(c.Name)
+				rule[i] = "---"
+				if c.Right {
+					rule[i] = "---:"
+				}
+			}
+			ew.printf("| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
+			for _, r := range b.Rows {
+				cells := make([]string, len(r))
+				for i, c := range r {
+					cells[i] = escapeCell(c)
+				}
+				ew.printf("| %s |\n", strings.Join(cells, " | "))
+			}
+		default:
+			return fmt.Errorf("report: unknown block %T", b)
+		}
+	}
+	return ew.err
+}
+
+// escapeCell keeps a value inside its markdown table cell.
+func escapeCell(s string) string {
+	s = strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
+	return escapeMarkdownText(s)
+}
+
+// escapeMarkdownText stops kernel names' template brackets from turning into
+// HTML tags.
+func escapeMarkdownText(s string) string {
+	return strings.ReplaceAll(s, "<", "\\<")
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}

@@ -1,0 +1,89 @@
+package schema
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// Table and view names other packages use.
+const (
+	Runs         = "runs"
+	Traces       = "traces"
+	KernelNames  = "kernel_names"
+	Sites        = "sites"
+	Kernels      = "kernels"
+	Launches     = "launches"
+	CPUOps       = "cpu_ops"
+	PyFrameRows  = "py_frame_events"
+	PyFrames     = "py_frames"
+	Annotations  = "annotations"
+	KernelEvents = "kernel_events"
+)
+
+// Appender appends rows to one table within the connection's current
+// transaction. DuckDB's appender is its fastest load path for rows built in
+// Go (measured: about 1.5 M rows/s, as fast as Arrow batches here).
+type Appender struct {
+	table string
+	a     *duckdb.Appender
+}
+
+// Append appends one row; values are in the column order given to Appenders.
+func (a *Appender) Append(values ...driver.Value) error {
+	if err := a.a.AppendRow(values...); err != nil {
+		return fmt.Errorf("append to %s: %w", a.table, err)
+	}
+	return nil
+}
+
+// Spec names a table and the columns a caller fills (nil: all, in order).
+type Spec struct {
+	Table   string
+	Columns []string
+}
+
+// WithAppenders runs f with one appender per spec on conn, then flushes and
+// closes them. The caller owns the transaction: rows land or roll back with
+// it. f runs with the connection reserved, so it must not use conn itself.
+func WithAppenders(conn *sql.Conn, specs []Spec, f func(apps []*Appender) error) error {
+	return conn.Raw(func(dc any) (err error) {
+		drv, ok := dc.(driver.Conn)
+		if !ok {
+			return errors.New("not a database/sql driver connection")
+		}
+		apps := make([]*Appender, 0, len(specs))
+		defer func() {
+			for _, a := range apps {
+				if cerr := a.a.Close(); cerr != nil && err == nil {
+					err = fmt.Errorf("flush %s: %w", a.table, cerr)
+				}
+			}
+		}()
+		for _, s := range specs {
+			var a *duckdb.Appender
+			var err error
+			if s.Columns == nil {
+				a, err = duckdb.NewAppenderFromConn(drv, "", s.Table)
+			} else {
+				a, err = duckdb.NewAppenderWithColumns(drv, "", "", s.Table, s.Columns)
+			}
+			if err != nil {
+				return fmt.Errorf("appender for %s: %w", s.Table, err)
+			}
+			apps = append(apps, &Appender{table: s.Table, a: a})
+		}
+		return f(apps)
+	})
+}
+
+// Flush makes appended rows visible to SQL on the same connection.
+func (a *Appender) Flush() error {
+	if err := a.a.Flush(); err != nil {
+		return fmt.Errorf("flush %s: %w", a.table, err)
+	}
+	return nil
+}
