@@ -78,7 +78,7 @@ type annotationRow struct {
 // counts are per-kind event counts of one trace.
 type counts struct {
 	events, kernels, memcpy, memset, launches, graphLaunches, cpuOps, pyFrames int64
-	annotations, flows, counters, instants, metadata, other                      int64
+	annotations, flows, counters, instants, metadata, other                    int64
 }
 
 func (c *counts) add(o counts) {
@@ -548,10 +548,10 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 
 // argFields are the args values read; unknown args are ignored.
 type argFields struct {
-	seen                                     uint
-	device, stream, correlation, externalID  *fastjson.Value
-	grid, block, bytes, seq, pyID, pyParent  *fastjson.Value
-	inputDims, inputTypes                    *fastjson.Value
+	seen                                    uint
+	device, stream, correlation, externalID *fastjson.Value
+	grid, block, bytes, seq, pyID, pyParent *fastjson.Value
+	inputDims, inputTypes                   *fastjson.Value
 }
 
 func (d *decoder) readArgs(o *fastjson.Object, a *argFields) error {
