@@ -1,0 +1,293 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/tracehouse/tracehouse/migrations"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// catalogSQL is this package's migration on disk, used only when the
+// embedded set does not hold it yet.
+var catalogSQL = "0003_catalog.sql.draft"
+
+// migrationFS is the warehouse migrations plus the catalog one, numbered
+// consecutively. Other migrations are written in parallel, so the embedded
+// set may briefly have a gap; these tests are about the catalog tables (the
+// schema package's tests own the numbering rule).
+func migrationFS(t *testing.T) fs.FS {
+	t.Helper()
+	files := map[string][]byte{}
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := fs.ReadFile(migrations.FS, e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	if _, ok := files["0003_catalog.sql"]; !ok {
+		b, err := os.ReadFile(catalogSQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["0003_catalog.sql"] = b
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := fstest.MapFS{}
+	for i, n := range names {
+		out[fmt.Sprintf("%04d_%s", i+1, n[5:])] = &fstest.MapFile{Data: files[n]}
+	}
+	return out
+}
+
+func openWarehouse(t *testing.T) *sql.DB {
+	t.Helper()
+	w, err := schema.Open(context.Background(), schema.Memory, schema.Options{Migrations: migrationFS(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w.DB
+}
+
+func strs(t *testing.T, v any) []string {
+	t.Helper()
+	items, ok := v.([]any)
+	if !ok {
+		t.Fatalf("list column scanned as %T", v)
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.(string)
+	}
+	return out
+}
+
+// readBack rebuilds a catalog from the warehouse tables.
+func readBack(t *testing.T, db *sql.DB, wantHash string) *Catalog {
+	t.Helper()
+	ctx := context.Background()
+	c := &Catalog{}
+	steps := map[string][][]string{}
+	rows, err := db.QueryContext(ctx, `SELECT id, step_no, keywords FROM fusion_catalog_steps ORDER BY id, step_no`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var no int
+		var kw any
+		if err := rows.Scan(&id, &no, &kw); err != nil {
+			t.Fatal(err)
+		}
+		if no != len(steps[id])+1 {
+			t.Errorf("%s: step_no %d after %d steps", id, no, len(steps[id]))
+		}
+		steps[id] = append(steps[id], strs(t, kw))
+	}
+	rows.Close()
+
+	rows, err = db.QueryContext(ctx, `SELECT id, ordinal, name, framework, origin, fused, steps, ordered,
+		max_gap_ns, max_between, models_any, models_none, min_tp, min_share, likely_share,
+		priority, subsumes, sources, switch, rationale, catalog_version, catalog_hash
+		FROM fusion_catalog ORDER BY ordinal`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var f Fusion
+		var ordinal, nSteps, version int
+		var gapNS int64
+		var fused, modelsAny, modelsNone, subsumes, sources any
+		var sw sql.NullString
+		var hash string
+		if err := rows.Scan(&f.ID, &ordinal, &f.Name, &f.Framework, &f.Origin, &fused, &nSteps, &f.Ordered,
+			&gapNS, &f.MaxBetween, &modelsAny, &modelsNone, &f.MinTP, &f.MinShare, &f.LikelyShare,
+			&f.Priority, &subsumes, &sources, &sw, &f.Rationale, &version, &hash); err != nil {
+			t.Fatal(err)
+		}
+		if ordinal != len(c.Fusions) || hash != wantHash || nSteps != len(steps[f.ID]) {
+			t.Errorf("%s: ordinal %d, hash %s, steps %d/%d", f.ID, ordinal, hash, nSteps, len(steps[f.ID]))
+		}
+		c.Version = version
+		f.Fused, f.ModelsAny, f.ModelsNone = strs(t, fused), strs(t, modelsAny), strs(t, modelsNone)
+		f.Subsumes, f.Sources, f.Switch = strs(t, subsumes), strs(t, sources), sw.String
+		f.MaxGapUS = float64(gapNS) / 1000
+		f.Chain = steps[f.ID]
+		if f.Chain == nil {
+			f.Chain = [][]string{}
+		}
+		c.Fusions = append(c.Fusions, f)
+	}
+	rows.Close()
+
+	rows, err = db.QueryContext(ctx, `SELECT id, ordinal, name, framework, origin, keywords, sources, switch,
+		rationale, catalog_version, catalog_hash FROM overlap_catalog ORDER BY ordinal`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o Overlap
+		var ordinal, version int
+		var keywords, sources any
+		var sw sql.NullString
+		var hash string
+		if err := rows.Scan(&o.ID, &ordinal, &o.Name, &o.Framework, &o.Origin, &keywords, &sources, &sw,
+			&o.Rationale, &version, &hash); err != nil {
+			t.Fatal(err)
+		}
+		if ordinal != len(c.Overlaps) || hash != wantHash || version != c.Version && len(c.Fusions) > 0 {
+			t.Errorf("%s: ordinal %d, hash %s, version %d", o.ID, ordinal, hash, version)
+		}
+		c.Version = version
+		o.Keywords, o.Sources, o.Switch = strs(t, keywords), strs(t, sources), sw.String
+		c.Overlaps = append(c.Overlaps, o)
+	}
+	return c
+}
+
+// comparable strips what the tables do not hold (positions, file name) and
+// spells absent lists as empty, as the NOT NULL list columns do.
+func comparable(c *Catalog) *Catalog {
+	out := &Catalog{Version: c.Version}
+	empty := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	for _, f := range c.Fusions {
+		f.pos = position{}
+		f.Fused, f.ModelsAny, f.ModelsNone = empty(f.Fused), empty(f.ModelsAny), empty(f.ModelsNone)
+		f.Subsumes, f.Sources = empty(f.Subsumes), empty(f.Sources)
+		if f.Chain == nil {
+			f.Chain = [][]string{}
+		}
+		out.Fusions = append(out.Fusions, f)
+	}
+	for _, o := range c.Overlaps {
+		o.pos = position{}
+		o.Keywords, o.Sources = empty(o.Keywords), empty(o.Sources)
+		out.Overlaps = append(out.Overlaps, o)
+	}
+	return out
+}
+
+func assertInstalled(t *testing.T, db *sql.DB, want *Catalog) {
+	t.Helper()
+	got := readBack(t, db, want.Hash())
+	w := comparable(want)
+	if len(got.Fusions) != len(w.Fusions) || len(got.Overlaps) != len(w.Overlaps) {
+		t.Fatalf("tables hold %d fusions and %d overlaps, want %d and %d",
+			len(got.Fusions), len(got.Overlaps), len(w.Fusions), len(w.Overlaps))
+	}
+	for i := range w.Fusions {
+		if !reflect.DeepEqual(got.Fusions[i], w.Fusions[i]) {
+			t.Errorf("fusion %d read back as\n%+v\nwant\n%+v", i, got.Fusions[i], w.Fusions[i])
+		}
+	}
+	for i := range w.Overlaps {
+		if !reflect.DeepEqual(got.Overlaps[i], w.Overlaps[i]) {
+			t.Errorf("overlap %d read back as\n%+v\nwant\n%+v", i, got.Overlaps[i], w.Overlaps[i])
+		}
+	}
+	if got.Version != w.Version {
+		t.Errorf("catalog_version %d, want %d", got.Version, w.Version)
+	}
+}
+
+func TestInstallRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db := openWarehouse(t)
+	if h, err := InstalledHash(ctx, db); err != nil || h != "" {
+		t.Fatalf("fresh warehouse: hash %q, %v", h, err)
+	}
+	c := Default()
+	if err := Install(ctx, db, c); err != nil {
+		t.Fatal(err)
+	}
+	assertInstalled(t, db, c)
+	if h, err := InstalledHash(ctx, db); err != nil || h != c.Hash() {
+		t.Fatalf("installed hash %q, %v; want %s", h, err, c.Hash())
+	}
+}
+
+func TestInstallTwiceIsNoOp(t *testing.T) {
+	ctx := context.Background()
+	db := openWarehouse(t)
+	if changed, err := install(ctx, db, Default()); err != nil || !changed {
+		t.Fatalf("first install: changed=%v, %v", changed, err)
+	}
+	// Mark a row behind Install's back: a rewrite would erase the mark.
+	if _, err := db.ExecContext(ctx, `UPDATE fusion_catalog SET rationale = 'marked' WHERE ordinal = 0`); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := install(ctx, db, Default())
+	if err != nil || changed {
+		t.Fatalf("second install: changed=%v, %v", changed, err)
+	}
+	var r string
+	if err := db.QueryRowContext(ctx, `SELECT rationale FROM fusion_catalog WHERE ordinal = 0`).Scan(&r); err != nil {
+		t.Fatal(err)
+	}
+	if r != "marked" {
+		t.Errorf("second install rewrote the tables (rationale %q)", r)
+	}
+}
+
+// A user's --catalog FILE replaces the default, and dropping the flag puts
+// the default back.
+func TestInstallReplacesAndBack(t *testing.T) {
+	ctx := context.Background()
+	db := openWarehouse(t)
+	def := Default()
+	user, err := Parse([]byte(base), "user.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Catalog{def, user, def} {
+		changed, err := install(ctx, db, c)
+		if err != nil || !changed {
+			t.Fatalf("install %s: changed=%v, %v", c.File, changed, err)
+		}
+		assertInstalled(t, db, c)
+	}
+}
+
+func TestInstallRejectsInvalidCatalog(t *testing.T) {
+	ctx := context.Background()
+	db := openWarehouse(t)
+	def := Default()
+	if err := Install(ctx, db, def); err != nil {
+		t.Fatal(err)
+	}
+	bad := Default()
+	bad.Fusions[1].Subsumes = []string{"no-such-entry"}
+	err := Install(ctx, db, bad)
+	if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrReference) {
+		t.Fatalf("got %v; want an ErrReference", err)
+	}
+	assertInstalled(t, db, def)
+}
