@@ -291,3 +291,55 @@ func TestInstallRejectsInvalidCatalog(t *testing.T) {
 	}
 	assertInstalled(t, db, def)
 }
+
+// catalog_keywords holds every keyword once per place it is listed, in the
+// forms the contract matches on.
+func TestCatalogKeywordsView(t *testing.T) {
+	ctx := context.Background()
+	db := openWarehouse(t)
+	c := Default()
+	if err := Install(ctx, db, c); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, f := range c.Fusions {
+		want += len(f.Fused)
+		for _, st := range f.Chain {
+			want += len(st)
+		}
+	}
+	for _, o := range c.Overlaps {
+		want += len(o.Keywords)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM catalog_keywords`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Errorf("catalog_keywords has %d rows, catalog lists %d keywords", n, want)
+	}
+	var lower, compacted string
+	err := db.QueryRowContext(ctx, `SELECT keyword_lower, keyword_compact FROM catalog_keywords
+		WHERE kind = 'fused' AND id = 'trtllm-flashinfer-fused-add-rmsnorm' AND keyword = 'flashinfer::norm::FusedAddRMSNormKernel'`).Scan(&lower, &compacted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lower != "flashinfer::norm::fusedaddrmsnormkernel" || compacted != "flashinfernormfusedaddrmsnormkernel" {
+		t.Errorf("forms %q, %q", lower, compacted)
+	}
+	// The Go-side compaction Validate uses must agree with the view's.
+	rows, err := db.QueryContext(ctx, `SELECT keyword, keyword_compact FROM catalog_keywords`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, kc string
+		if err := rows.Scan(&k, &kc); err != nil {
+			t.Fatal(err)
+		}
+		if compact(k) != kc {
+			t.Errorf("%q: Go compacts to %q, SQL to %q", k, compact(k), kc)
+		}
+	}
+}
