@@ -341,6 +341,25 @@ func checkStructure(t *testing.T, opt Options, f File, d decoded) {
 			t.Errorf("graph trace: no cudaGraphLaunch correlates with several kernels")
 		}
 	}
+	// PDL: in graph replays the norm after the all-reduce starts before the
+	// all-reduce ends, on the same stream.
+	if opt.Graph && opt.Ranks > 1 && opt.Framework == SGLang && f.Stage == StageDecode {
+		var lastEnd int64
+		overlaps := 0
+		for _, k := range kernels { // emitted in stream order, main stream first
+			if fmt.Sprint(k["tid"]) != "7" {
+				continue
+			}
+			lo := nsOf(t, k["ts"])
+			if lo < lastEnd {
+				overlaps++
+			}
+			lastEnd = max(lastEnd, lo+nsOf(t, k["dur"]))
+		}
+		if overlaps == 0 {
+			t.Errorf("no same-stream (PDL) overlap in a graph decode trace")
+		}
+	}
 	// Overlap: with TP>1 in prefill a collective on the comm stream runs
 	// while the compute stream works.
 	if opt.Ranks > 1 && f.Stage == StagePrefill && opt.Framework == SGLang {

@@ -712,6 +712,11 @@ func (g *gen) schedule(k *kspec, ready int64) (start, dur int64) {
 	if k.join {
 		start = max(start, g.free[sComm], g.free[sAux])
 	}
+	if k.pdl && g.graphing {
+		// Inside a graph the dependent kernel is already queued when its
+		// predecessor runs, so PDL lets it start early.
+		ready = min(ready, g.free[s]-1)
+	}
 	if k.pdl && !k.join && !k.fork && g.free[s] > ready && g.lastDur[s] > 0 {
 		// Programmatic dependent launch: the prologue overlaps the
 		// predecessor's tail on the same stream.
