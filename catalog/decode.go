@@ -163,7 +163,7 @@ func label(list string, i int, n *yaml.Node) string {
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		k, v := n.Content[j], resolve(n.Content[j+1])
 		if k.Value == "id" && v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" && v.Value != "" {
-			return s + " (" + v.Value + ")"
+			return s + " (" + showID(v.Value) + ")"
 		}
 	}
 	return s
@@ -413,8 +413,7 @@ func (d *decoder) number(n *yaml.Node, where at) (float64, bool) {
 
 func (d *decoder) integer(n *yaml.Node, where at) (int, bool) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
-		want := "a whole number"
-		d.failf(n.Line, where, ErrType, "want %s, got %s", want, describe(n))
+		d.failf(n.Line, where, ErrType, "want a whole number, got %s", describe(n))
 		return 0, false
 	}
 	var x int

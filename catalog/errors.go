@@ -58,10 +58,13 @@ func (e *ParseError) Error() string {
 		b.WriteString(e.Field)
 		b.WriteString(": ")
 	}
-	// A newline would break the one-line promise (YAML messages rarely have one).
-	b.WriteString(strings.ReplaceAll(e.Err.Error(), "\n", " "))
-	return b.String()
+	b.WriteString(e.Err.Error())
+	// Keys and ids come from the file and may hold line breaks; escaping them
+	// keeps the one-line-per-problem promise.
+	return oneLine.Replace(b.String())
 }
+
+var oneLine = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`)
 
 // Unwrap returns the kind of problem.
 func (e *ParseError) Unwrap() error { return e.Err }

@@ -172,7 +172,7 @@ func TestParseErrors(t *testing.T) {
 			`t.yaml:10: fusions[0] (a-one): chain[1]: want a list of alternative keywords, got "step_b"`},
 
 		{"bad id", edit(t, "  - id: a-one", "  - id: A_one"), ErrValue,
-			`t.yaml:3: fusions[0] (A_one): id: want lower-case letters, digits and single dashes, got "A_one"`},
+			`t.yaml:3: fusions[0] ("A_one"): id: want lower-case letters, digits and single dashes, got "A_one"`},
 		// Renaming b-two also orphans a-one's subsumes: both are reported, in file order.
 		{"duplicate id", edit(t, "  - id: b-two", "  - id: a-one"), ErrDuplicate,
 			`t.yaml:20: fusions[0] (a-one): subsumes[0]: unknown fusion id "b-two"

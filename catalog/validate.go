@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -56,7 +57,16 @@ func entryLabel(list string, i int, id string) string {
 	if id == "" {
 		return fmt.Sprintf("%s[%d]", list, i)
 	}
-	return fmt.Sprintf("%s[%d] (%s)", list, i, id)
+	return fmt.Sprintf("%s[%d] (%s)", list, i, showID(id))
+}
+
+// showID prints a well-formed id as is and quotes anything else, so a
+// malformed id is visible (and cannot smuggle in spaces or line breaks).
+func showID(id string) string {
+	if slug.MatchString(id) {
+		return id
+	}
+	return strconv.Quote(id)
 }
 
 // common checks the fields fusions and overlaps share.
