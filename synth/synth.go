@@ -84,7 +84,11 @@ type File struct {
 	// Stage is the file-level stage: "prefill"/"decode" when the file name
 	// says so, "mixed" when only annotations tell, "unknown" when nothing does.
 	Stage string `json:"stage"`
-	Role  string `json:"role"` // "mapping" (eager) or "formal" (graph)
+	// Role is what warehouse identity rules derive: "mapping" when the
+	// run's server_args.json disables CUDA graphs, else "formal" (also for
+	// vLLM and TRT-LLM runs, which have no server_args.json).
+	Role  string `json:"role"`
+	Graph bool   `json:"graph"` // decode steps replayed through cudaGraphLaunch
 	Model string `json:"model"`
 
 	UncompressedBytes int64 `json:"uncompressed_bytes"`

@@ -164,12 +164,12 @@ func newGen(opt Options, j job, w io.Writer) *gen {
 	if opt.Framework == TRTLLM && j.fileStage == "" {
 		stage = StageUnknown // nothing in a TRT-LLM trace names the stage
 	}
-	role := "mapping"
-	if opt.Graph {
-		role = "formal"
+	role := "formal"
+	if !opt.Graph && (opt.Framework == SGLang || opt.Framework == TokenSpeed) {
+		role = "mapping" // server_args.json says disable_cuda_graph
 	}
 	g.f = &File{Path: j.path, Framework: opt.Framework, Rank: j.rank, WorldSize: opt.Ranks, Stage: stage,
-		Role: role, Model: opt.Model, BaseTimeNS: g.base, StageGPU: map[string]StageTotals{}, Sites: map[string]int64{}}
+		Role: role, Graph: opt.Graph, Model: opt.Model, BaseTimeNS: g.base, StageGPU: map[string]StageTotals{}, Sites: map[string]int64{}}
 	g.trees = map[string]*stepTree{}
 	for _, s := range []string{StagePrefill, StageDecode} {
 		if j.only == "" || j.only == s || (j.only == StageMixed && s == StagePrefill) {
