@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -17,22 +15,19 @@ import (
 	"github.com/tracehouse/tracehouse/schema"
 )
 
-// catalogSQL is this package's migration on disk, used only when the
-// embedded set does not hold it yet.
-var catalogSQL = "0003_catalog.sql.draft"
-
-// migrationFS is the warehouse migrations plus the catalog one, numbered
-// consecutively. Other migrations are written in parallel, so the embedded
-// set may briefly have a gap; these tests are about the catalog tables (the
-// schema package's tests own the numbering rule).
+// migrationFS is the embedded warehouse migrations, renumbered
+// consecutively. Migrations are written in parallel, so the embedded set may
+// briefly have a gap (0003 committed before 0002); these tests are about the
+// catalog tables, and the schema package's tests own the numbering rule.
 func migrationFS(t *testing.T) fs.FS {
 	t.Helper()
-	files := map[string][]byte{}
 	entries, err := fs.ReadDir(migrations.FS, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
+	out := fstest.MapFS{}
+	n, found := 0, false
+	for _, e := range entries { // ReadDir sorts by name, so by number
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
 			continue
 		}
@@ -40,23 +35,12 @@ func migrationFS(t *testing.T) fs.FS {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files[e.Name()] = b
+		n++
+		found = found || e.Name() == "0003_catalog.sql"
+		out[fmt.Sprintf("%04d_%s", n, e.Name()[5:])] = &fstest.MapFile{Data: b}
 	}
-	if _, ok := files["0003_catalog.sql"]; !ok {
-		b, err := os.ReadFile(catalogSQL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files["0003_catalog.sql"] = b
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := fstest.MapFS{}
-	for i, n := range names {
-		out[fmt.Sprintf("%04d_%s", i+1, n[5:])] = &fstest.MapFile{Data: files[n]}
+	if !found {
+		t.Fatal("migrations/0003_catalog.sql is not embedded")
 	}
 	return out
 }
