@@ -164,7 +164,7 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 		return fmt.Errorf("store names: %w", err)
 	}
 	if len(in.newKernels) > 0 {
-		if _, err := classifyNames(ctx, conn); err != nil {
+		if _, err := schema.Classify(ctx, conn, false); err != nil {
 			return fmt.Errorf("classify new kernel names: %w", err)
 		}
 	}
@@ -176,5 +176,3 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 	return nil
 }
 
-// classifyNames is a stand-in until schema.Classify lands. TEMPORARY.
-func classifyNames(ctx context.Context, conn *sql.Conn) (int64, error) { return 0, nil }

@@ -220,7 +220,7 @@ CREATE TABLE annotations (
 
 -- Python frames with their names, as users expect to query them.
 CREATE VIEW py_frames AS
-SELECT f.trace_id, f.frame_id, f.parent_id, s.name, s.file, s.line, s.func,
+SELECT f.trace_id, f.ordinal, f.frame_id, f.parent_id, s.name, s.file, s.line, s.func,
        f.ts_ns, f.dur_ns, f.pid, f.tid, f.depth, f.site_id
 FROM py_frame_events f
 JOIN sites s USING (site_id);

@@ -126,10 +126,6 @@ func open(path string, readOnly bool) (*Warehouse, error) {
 		db.Close()
 		return nil, classifyOpenError(path, err)
 	}
-	if path == Memory {
-		// Every connection of :memory: would otherwise be its own database.
-		db.SetMaxOpenConns(1)
-	}
 	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly}, nil
 }
 
