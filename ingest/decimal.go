@@ -108,3 +108,42 @@ func parseInt(b []byte) (v int64, isInt, ok bool) {
 	v, ok = decimalScaled(b, 0)
 	return v, true, ok
 }
+
+// validNumber reports whether b is a number by JSON's grammar. The event
+// parser is lenient about numbers (it takes 12..5 or NaN), so values that
+// fail to convert are checked here to say which problem they have.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i - j
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
+}

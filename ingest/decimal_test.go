@@ -144,3 +144,16 @@ func jsonNumber(s string) bool {
 	}
 	return i == len(s)
 }
+
+func TestValidNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "12", "12.5", "1e3", "1E+3", "-1.5e-3", "0.001"} {
+		if !validNumber([]byte(s)) || !jsonNumber(s) {
+			t.Errorf("%q should be valid", s)
+		}
+	}
+	for _, s := range []string{"", "-", "12..5", "NaN", "Infinity", "01", "1.", ".5", "1e", "+1", "0x10"} {
+		if validNumber([]byte(s)) {
+			t.Errorf("%q should be invalid", s)
+		}
+	}
+}

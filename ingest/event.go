@@ -325,8 +325,8 @@ func (d *decoder) micros(v *fastjson.Value, field string) (int64, error) {
 	d.num = v.MarshalTo(d.num[:0])
 	ns, ok := microsToNanos(d.num)
 	if !ok {
-		if bytes.ContainsAny(d.num, "nNiI") {
-			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", d.num)
+		if !validNumber(d.num) {
+			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shorten(string(d.num)))
 		}
 		return 0, d.fail(field, ErrRange, "%s microseconds overflows int64 nanoseconds", shorten(string(d.num)))
 	}
@@ -347,13 +347,13 @@ func (d *decoder) integer(v *fastjson.Value, field string) (int64, error) {
 	}
 	d.num = v.MarshalTo(d.num[:0])
 	n, isInt, ok := parseInt(d.num)
+	if !validNumber(d.num) {
+		return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shorten(string(d.num)))
+	}
 	if !isInt {
 		return 0, d.fail(field, ErrType, "want an integer, got %s", shorten(string(d.num)))
 	}
 	if !ok {
-		if bytes.ContainsAny(d.num, "nNiI") {
-			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", d.num)
-		}
 		return 0, d.fail(field, ErrRange, "%s does not fit in 64 bits", shorten(string(d.num)))
 	}
 	return n, nil

@@ -335,7 +335,9 @@ func (s *splitter) eventArray(ctx context.Context, pos int, out chan<- *rawBatch
 		}
 		if !first {
 			if c != ',' {
-				return 0, s.failEvent(ErrSyntax, s.off(pos), "expected , or ] between events, found %s", quoteByte(c))
+				// The damage follows the event just read; name that one.
+				s.events--
+				return 0, s.failEvent(ErrSyntax, s.off(pos), "unexpected %s after the event (want , or ])", quoteByte(c))
 			}
 			if pos, s.bstart, err = s.next(pos+1, s.bstart, true, "traceEvents"); err != nil {
 				return 0, err

@@ -122,7 +122,7 @@ func TestSplitterErrors(t *testing.T) {
 		{`{"traceEvents": [{"ph":"X"}] `, ErrTruncated, "the top-level object"},
 		{`{"traceEvents": [{"ph":"X"}]}}`, ErrSyntax, "after the end"},
 		{`{"traceEvents": [{"ph":"X"},]}`, ErrSyntax, "trailing comma"},
-		{`{"traceEvents": [{"ph":"X"} {"ph":"X"}]}`, ErrSyntax, "expected , or ]"},
+		{`{"traceEvents": [{"ph":"X"} {"ph":"X"}]}`, ErrSyntax, "after the event (want , or ]), at event 0"},
 		{`{"traceEvents": [1, 2]}`, ErrType, "not a JSON object"},
 		{`{"traceEvents": {"a": 1}}`, ErrType, "traceEvents is not an array"},
 		{`{"traceEvents": [{"ph":"X"]}]}`, ErrSyntax, "mismatched"},
