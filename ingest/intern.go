@@ -175,4 +175,3 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 	in.newSites = in.newSites[:0]
 	return nil
 }
-
