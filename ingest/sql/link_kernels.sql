@@ -1,12 +1,15 @@
 -- link_kernels: for every GPU event of one trace, finds the launch that
--- issued it (same correlation, latest launch at or before it), its cpu_op
--- (External id of the kernel, else of the launch; latest op at or before it),
--- its Python site (the launch's, else the op's; none for CUDA-graph replays,
--- whose one launch stands for every replayed kernel), and, when the file
--- name gave no stage, its stage from the GPU annotation window containing it,
--- else from the CPU annotation around its launch. Also applies the rank from
--- distributedInfo and moves times by baseTimeNanoseconds.
--- Runs before the launch and annotation times are moved.
+-- issued it (same correlation; with several, the latest at or before it),
+-- its cpu_op (External id of the kernel, else of the launch; with several,
+-- the latest op at or before it), its Python site (the launch's, else the
+-- op's; none for CUDA-graph replays, whose one launch stands for every
+-- replayed kernel), and, when the file gave no stage, its stage from the
+-- innermost GPU annotation window containing it, else from the CPU
+-- annotation around its launch. Also applies the rank from distributedInfo
+-- and moves times by baseTimeNanoseconds. Runs before launch and annotation
+-- times are moved.
+-- Hash joins with row_number() tie-breaks, not ASOF joins: on rows not yet
+-- committed DuckDB 1.5 ran the ASOF plan about 1000x slower.
 -- Parameters: $trace, $base (ns), $rank, $merged, $stage_known.
 UPDATE kernels SET
     launch_id    = m.launch_id,
@@ -17,35 +20,55 @@ UPDATE kernels SET
     rank         = CASE WHEN $merged THEN kernels.rank ELSE $rank END,
     ts_ns        = kernels.ts_ns + $base
 FROM (
-    SELECT k.kernel_id,
-           l.launch_id,
-           o.op_id,
-           coalesce(l.graph, false) AS graph,
-           CASE WHEN l.graph THEN NULL ELSE coalesce(l.site_id, o.site_id) END AS site_id,
-           CASE WHEN $stage_known THEN k.stage
-                ELSE coalesce(
-                    CASE WHEN k.ts_ns < g.end_ns THEN g.stage END,
-                    CASE WHEN l.ts_ns < c.end_ns THEN c.stage END,
-                    k.stage)
-           END AS stage
-    FROM (SELECT kernel_id, ts_ns, device, correlation, external_id, stage
-          FROM kernels WHERE trace_id = $trace) k
-    ASOF LEFT JOIN (SELECT launch_id, correlation, external_id, ts_ns, pid, tid, site_id,
-                           name LIKE '%GraphLaunch%' AS graph
-                    FROM launches
-                    WHERE trace_id = $trace AND correlation IS NOT NULL) l
-        ON k.correlation = l.correlation AND k.ts_ns >= l.ts_ns
-    ASOF LEFT JOIN (SELECT op_id, external_id, ts_ns, site_id
-                    FROM cpu_ops
-                    WHERE trace_id = $trace AND external_id IS NOT NULL) o
-        ON coalesce(k.external_id, l.external_id) = o.external_id AND k.ts_ns >= o.ts_ns
-    ASOF LEFT JOIN (SELECT pid AS device, ts_ns, ts_ns + dur_ns AS end_ns, stage
-                    FROM annotations
-                    WHERE trace_id = $trace AND cat = 'gpu_user_annotation' AND stage IS NOT NULL) g
-        ON k.device = g.device AND k.ts_ns >= g.ts_ns
-    ASOF LEFT JOIN (SELECT pid, tid, ts_ns, ts_ns + dur_ns AS end_ns, stage
-                    FROM annotations
-                    WHERE trace_id = $trace AND cat = 'user_annotation' AND stage IS NOT NULL) c
-        ON l.pid = c.pid AND l.tid = c.tid AND l.ts_ns >= c.ts_ns
+    WITH k AS (
+        SELECT kernel_id, ts_ns, device, correlation, external_id, stage
+        FROM kernels WHERE trace_id = $trace
+    ), kl AS (
+        SELECT k.*, l.launch_id, l.external_id AS launch_external_id, l.ts_ns AS launch_ts,
+               l.pid AS launch_pid, l.tid AS launch_tid, l.site_id AS launch_site, l.graph
+        FROM k
+        LEFT JOIN (SELECT launch_id, correlation, external_id, ts_ns, pid, tid, site_id,
+                          name LIKE '%GraphLaunch%' AS graph
+                   FROM launches WHERE trace_id = $trace AND correlation IS NOT NULL) l
+            ON k.correlation = l.correlation
+        QUALIFY row_number() OVER (PARTITION BY k.kernel_id
+                                   ORDER BY (l.ts_ns <= k.ts_ns) DESC NULLS LAST, l.ts_ns DESC) = 1
+    ), klo AS (
+        SELECT kl.*, o.op_id, o.site_id AS op_site
+        FROM kl
+        LEFT JOIN (SELECT op_id, external_id, ts_ns, site_id
+                   FROM cpu_ops WHERE trace_id = $trace AND external_id IS NOT NULL) o
+            ON coalesce(kl.external_id, kl.launch_external_id) = o.external_id
+        QUALIFY row_number() OVER (PARTITION BY kl.kernel_id
+                                   ORDER BY (o.ts_ns <= kl.ts_ns) DESC NULLS LAST, o.ts_ns DESC) = 1
+    ), gpu_window AS (
+        SELECT k.kernel_id, g.stage
+        FROM k
+        JOIN (SELECT pid AS device, ts_ns, ts_ns + dur_ns AS end_ns, stage
+              FROM annotations
+              WHERE trace_id = $trace AND cat = 'gpu_user_annotation' AND stage IS NOT NULL) g
+            ON k.device = g.device AND k.ts_ns >= g.ts_ns AND k.ts_ns < g.end_ns
+        WHERE NOT $stage_known
+        QUALIFY row_number() OVER (PARTITION BY k.kernel_id ORDER BY g.ts_ns DESC, g.end_ns) = 1
+    ), cpu_window AS (
+        SELECT kl.kernel_id, c.stage
+        FROM kl
+        JOIN (SELECT pid, tid, ts_ns, ts_ns + dur_ns AS end_ns, stage
+              FROM annotations
+              WHERE trace_id = $trace AND cat = 'user_annotation' AND stage IS NOT NULL) c
+            ON kl.launch_pid = c.pid AND kl.launch_tid = c.tid
+           AND kl.launch_ts >= c.ts_ns AND kl.launch_ts < c.end_ns
+        WHERE NOT $stage_known
+        QUALIFY row_number() OVER (PARTITION BY kl.kernel_id ORDER BY c.ts_ns DESC, c.end_ns) = 1
+    )
+    SELECT klo.kernel_id,
+           klo.launch_id,
+           klo.op_id,
+           coalesce(klo.graph, false) AS graph,
+           CASE WHEN klo.graph THEN NULL ELSE coalesce(klo.launch_site, klo.op_site) END AS site_id,
+           coalesce(gpu_window.stage, cpu_window.stage, klo.stage) AS stage
+    FROM klo
+    LEFT JOIN gpu_window USING (kernel_id)
+    LEFT JOIN cpu_window USING (kernel_id)
 ) m
 WHERE kernels.trace_id = $trace AND kernels.kernel_id = m.kernel_id

@@ -1,0 +1,140 @@
+// Command ingest measures ingest throughput and peak memory on synthetic
+// traces (performance.md): one large trace, or a directory of traces.
+//
+//	go run ./bench/ingest                       # one 300 MB trace
+//	go run ./bench/ingest -gzip                 # the same, gzip input
+//	go run ./bench/ingest -size 1000            # peak memory on 1 GB
+//	go run ./bench/ingest -files 40 -size 2000  # a directory of 40 traces, 2 GB in all
+//
+// Traces are generated once into -data (default bench/out) and reused. The
+// figure is printed on the last line of stdout; everything else goes to stderr.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/ingest:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	size := flag.Int64("size", 300, "total uncompressed JSON in MB")
+	files := flag.Int("files", 1, "number of trace files")
+	gz := flag.Bool("gzip", false, "gzip the traces")
+	jobs := flag.Int("jobs", 2, "ingest --jobs")
+	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the ingest to this file")
+	data := flag.String("data", filepath.Join("bench", "out"), "directory for generated traces and the warehouse")
+	flag.Parse()
+
+	dir := filepath.Join(*data, fmt.Sprintf("traces-%dMB-%dfiles-gz%v", *size, *files, *gz))
+	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {
+		fmt.Fprintf(os.Stderr, "generating %d MB in %d file(s) into %s\n", *size, *files, dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		for i := 0; i < *files; i++ {
+			_, err := synth.Generate(synth.Options{
+				Framework: "sglang", Dir: dir, Run: "run" + strconv.Itoa(i), Model: "meta-llama/Llama-3.1-70B-Instruct",
+				Ranks: 1, Layers: 80, Stage: "decode", Gzip: *gz,
+				TargetBytes: *size << 20 / int64(*files), TimeBase: "base_ns", Seed: int64(i + 1),
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
+			return err
+		}
+	}
+	db := filepath.Join(*data, "bench.duckdb")
+	os.Remove(db)
+	os.Remove(db + ".wal")
+	ctx := context.Background()
+	w, err := schema.Open(ctx, db, schema.Options{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	runtime.GC()
+	resetPeak()
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start := time.Now()
+	res, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{Jobs: *jobs})
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if res.Failed() > 0 {
+		for _, f := range res.Files {
+			if f.Err != nil {
+				return f.Err
+			}
+		}
+	}
+	var jsonBytes, events, gpu int64
+	for _, f := range res.Files {
+		jsonBytes += f.JSONBytes
+		events += f.Events
+		gpu += f.GPUEvents
+	}
+	peak := peakMiB()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	st, _ := os.Stat(db)
+	fmt.Fprintf(os.Stderr, "%d files, %.1f MB JSON, %d events (%d GPU) in %.2f s; warehouse %.1f MB (%.0f%% of JSON)\n",
+		len(res.Files), float64(jsonBytes)/1e6, events, gpu, elapsed.Seconds(), float64(st.Size())/1e6, 100*float64(st.Size())/float64(jsonBytes))
+	kind := "single trace"
+	if *files > 1 {
+		kind = fmt.Sprintf("%d traces", *files)
+	}
+	if *gz {
+		kind += ", gzip"
+	}
+	fmt.Printf("ingest (%s, %d MB JSON, jobs %d): %.1f MB/s, peak %d MiB\n", kind, jsonBytes>>20, *jobs, float64(jsonBytes)/1e6/elapsed.Seconds(), peak)
+	return nil
+}
+
+// resetPeak clears the kernel's peak-RSS mark so generation is not counted.
+func resetPeak() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func peakMiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb >> 10
+		}
+	}
+	return -1
+}
