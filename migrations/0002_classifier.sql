@@ -104,8 +104,10 @@ INSERT INTO classifier_rules VALUES
     (203, 'memcpy', 'htod', '(?:^|[^a-z])htod(?:[^a-z]|$)', 'HtoD copy', 'bounded: not pushToDevice'),
     (204, 'memcpy', 'dtoh', '(?:^|[^a-z])dtoh(?:[^a-z]|$)', 'DtoH copy', 'bounded'),
     (205, 'memcpy', 'copy', '^copy(?:host|device)to(?:host|device)', 'CopyDeviceToHost', 'ROCm (roctracer) copy activity names'),
+    (206, 'memcpy', 'amd_rocclr_copy', 'amd_rocclr_copy', '__amd_rocclr_copyBuffer', 'ROCm hipMemcpy done by the runtime''s copy kernels (copyBuffer, copyBufferAligned, copyBufferRect)'),
     (251, 'memset', 'memset', 'memset', 'Memset (Device)', 'Kineto memset activity'),
-    (252, 'memset', 'fillbuffer', '^fillbuffer', 'FillBuffer', 'ROCm (roctracer) memset activity name'),
+    (252, 'memset', 'fillbuffer', 'fillbuffer', '__amd_rocclr_fillBufferAligned', 'ROCm hipMemset: the runtime''s fill kernel, roctracer FillBuffer'),
+    (253, 'memset', 'amd_rocclr_fill', 'amd_rocclr_fill', '__amd_rocclr_fillImage', 'ROCm runtime fill kernels'),
     -- 3. attention
     (301, 'attention', 'flash_attn', 'flash_attn', 'flash_attn_fwd_kernel', 'flash-attention'),
     (302, 'attention', 'flashattn', 'flashattn', 'void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false, false, true, true, false, false, true, true, false, false>, flash::CollectiveEpilogueFwd<cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cutlass::bfloat16_t, cutlass::arch::Sm90, 256, true, true, false, false>, flash::VarlenDynamicPersistentTileScheduler<128, 256, 128, false, true, true> > > >(flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false, false, true, true, false, false, true, true, false, false>, flash::CollectiveEpilogueFwd<cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cutlass::bfloat16_t, cutlass::arch::Sm90, 256, true, true, false, false>, flash::VarlenDynamicPersistentTileScheduler<128, 256, 128, false, true, true> > >::Params)', 'FlashAttention-3 (FlashAttnFwdSm90), wrapped in cutlass::device_kernel: attention before gemm'),
@@ -132,7 +134,7 @@ INSERT INTO classifier_rules VALUES
     (323, 'attention', 'mha', '(?:^|[^a-z])mha(?:[^a-z]|$)', 'mha_fwd_kernel', 'multi-head attention as a token; not inside other words'),
     (324, 'attention', 'mmha', 'mmha', 'void tensorrt_llm::kernels::mmha::masked_multihead_attention_kernel<float>()', 'TensorRT-LLM masked MHA'),
     (325, 'attention', '_fwd_grouped_kernel_stage', '_fwd_grouped_kernel_stage', '_fwd_grouped_kernel_stage1', 'SGLang/vLLM Triton grouped (GQA/MLA) decode attention'),
-    (326, 'attention', '_fwd_kernel', '^_fwd_kernel(?:_|$)', '_fwd_kernel', 'Triton prefill/extend attention (SGLang extend_attention, vLLM prefix_prefill, lightllm flash decode)'),
+    (326, 'attention', '_fwd_kernel', '^_fwd_kernel(?:$|_alibi|_flash_decode)', '_fwd_kernel', 'Triton prefill/extend attention (SGLang extend_attention, vLLM prefix_prefill, lightllm flash decode); not SGLang''s MoE _fwd_kernel_ep_scatter_1'),
     (327, 'attention', 'attn_fwd', '(?:^|[^a-z])attn_fwd', '_attn_fwd', 'AMD Triton flash attention (attn_fwd, _attn_fwd_inner)'),
     (328, 'attention', 'sdpa', 'sdpa', 'cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0', 'cuDNN fused SDPA: attention before gemm (wgmma)'),
     -- 4. hybrid_linear: linear attention / state-space layers (Mamba, GDN).
@@ -166,6 +168,8 @@ INSERT INTO classifier_rules VALUES
     (508, 'moe', 'grouped_gemm', 'grouped_gemm', 'void deep_gemm::fp8_m_grouped_gemm_kernel<128u>()', 'grouped GEMM (DeepGEMM m-grouped, cutlass grouped_gemm)'),
     (509, 'moe', 'groupedgemm', 'groupedgemm', 'void cutlass::Kernel<GroupedGemmKernel<float>>()', 'grouped GEMM (camel case)'),
     (510, 'moe', 'expandinputrows', 'expandinputrows', 'void tensorrt_llm::kernels::cutlass_kernels::expandInputRowsKernel<__nv_bfloat16>()', 'TensorRT-LLM MoE permute: moe before gemm (cutlass namespace)'),
+    (511, 'moe', 'ep_scatter', '(?:^|_)ep_scatter', '_fwd_kernel_ep_scatter_1', 'SGLang expert-parallel MoE permute: moe before elementwise (scatter)'),
+    (512, 'moe', 'ep_gather', '(?:^|_)ep_gather', '_fwd_kernel_ep_gather', 'SGLang expert-parallel MoE un-permute: moe before elementwise (gather)'),
     -- 6. gemm
     (601, 'gemm', 'gemm', 'gemm(?:[^a]|$)', 'cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8', 'any *gemm*; not gemma (the model: gemma_fused_add_rmsnorm, GemmaRMSNorm are norm)'),
     (602, 'gemm', 'gemv', 'gemv', 'void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, 128, 16, 4, 4, false, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float> >(cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float>, float, float)', 'matrix-vector'),
@@ -191,6 +195,7 @@ INSERT INTO classifier_rules VALUES
     (622, 'gemm', 'scaled_mm', 'scaled_mm', 'void vllm::scaled_mm_kernel<float>()', 'scaled (fp8/int8) GEMMs'),
     (623, 'gemm', 'gmv', '(?:^|[^a-z])[bs]gmv', '_bgmv_expand_kernel', 'LoRA punica sgmv/bgmv'),
     (624, 'gemm', 'lora_', 'lora_(?:shrink|expand)', '_lora_shrink_kernel', 'LoRA shrink/expand GEMMs'),
+    (625, 'gemm', 'triton_tem_fused_', '^triton_tem_fused_[a-z0-9_]*mm', 'triton_tem_fused_addmm_0', 'Inductor GEMM templates (mm, addmm, bmm); other templates (flex attention) stay other'),
     -- 7. norm
     (701, 'norm', 'rmsnorm', 'rmsnorm', 'void flashinfer::norm::FusedAddRMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, unsigned int, unsigned int, unsigned int, float, float)', 'RMSNorm, fused add + RMSNorm (+ quant: AITER add_rmsnorm_quant_kernel)'),
     (702, 'norm', 'layernorm', 'layernorm', 'void cuApplyLayerNorm<float>()', 'LayerNorm'),
@@ -202,6 +207,7 @@ INSERT INTO classifier_rules VALUES
     (708, 'norm', 'l2norm', 'l2norm', 'l2norm_fwd_kernel', 'FLA L2 norm'),
     (709, 'norm', 'groupnorm', 'groupnorm', 'groupnorm_kernel', 'GroupNorm'),
     (710, 'norm', 'rsqrt', 'triton_(?:red|per)_fused_[a-z0-9_]*rsqrt', 'triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0', 'Inductor-fused RMSNorm (mean, pow, rsqrt): norm before elementwise (copy)'),
+    (711, 'norm', 'rowwisemoments', 'rowwisemoments', 'void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float, float>(long, float, float const*, float*, float*)', 'torch LayerNorm/GroupNorm statistics'),
     -- 8. rope
     (801, 'rope', 'rotary', 'rotary', 'void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*, c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, int, long, long, long, int, int, int)', 'rotary embedding (no attention keyword in it)'),
     (802, 'rope', 'rope', '(?:^|[^p])rope', 'void flashinfer::MLARopeQuantizeKernel<float>()', 'RoPE; not "property"'),
@@ -232,6 +238,7 @@ INSERT INTO classifier_rules VALUES
     (1207, 'sampling', 'topprenorm', 'topprenorm', 'TopPRenormProbKernel', 'FlashInfer camel case'),
     (1208, 'sampling', 'min_p', '(?:^|[^a-z])min_p(?:[^a-z]|$)', 'min_p_sampling_kernel', 'min-p'),
     (1209, 'sampling', 'masklogits', 'masklogits', 'void flashinfer::sampling::TopKMaskLogitsKernel<1024u>()', 'FlashInfer logits masking: sampling before topk'),
+    (1210, 'sampling', 'topkstage', 'topkstage', 'void tensorrt_llm::kernels::topKStage1<float, 128, 8>(float const*, float*, int*, float*, tensorrt_llm::kernels::FinishedState const*, int, int const*, int, int, int const*, int, bool const*)', 'TensorRT-LLM top-k sampling stages: sampling before topk'),
     -- 13. reduce_topk
     (1301, 'reduce_topk', 'topk', 'topk', 'void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>()', 'top-k: before elementwise (gather)'),
     (1302, 'reduce_topk', 'reduce', 'reduce(?:[^a-z]|kernel|op|singletile|$)', 'void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)', 'reductions (torch reduce_kernel, cub DeviceReduceKernel); not the ReduceAdd functor of scatter_add'),

@@ -175,6 +175,26 @@ var pinnedNames = []pinned{
 	{"_bmm_chunk_fwd_kernel", "hybrid_linear", "compute"},
 	{"_chunk_scan_fwd_kernel", "hybrid_linear", "compute"},
 
+	// Names of the synthetic demo traces (synth/), mangled ones included.
+	{"_ZN7cutlass7Kernel2I66cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8EEvNT_6ParamsE", "gemm", "compute"},
+	{"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_", "elementwise", "elementwise"},
+	{"_ZN5aiter24add_rmsnorm_quant_kernelIN3c108BFloat16ELi256ELi8EEEvPT_PKS3_S6_fi", "norm", "elementwise"},
+	{"xqa_kernel_dt_bf16_d_128_beam_1_kvt_bf16_pagedKV_32_nqpkv_8_m_8_sm_90", "attention", "compute"},
+	{"void flash::prepare_varlen_num_blocks_kernel<1, true>(int, int, int, int const*, int const*, int const*, int const*, int const*, int, int, int, int, int, cutlass::FastDivmod, cutlass::FastDivmod, int*, int*, bool)", "attention", "compute"},
+	{"void tensorrt_llm::kernels::applyBiasRopeUpdateKVCacheV2<__nv_bfloat16, __nv_bfloat16, 128, false, tensorrt_llm::kernels::KVBlockArray, true>(tensorrt_llm::kernels::QKVPreprocessingParams<__nv_bfloat16, tensorrt_llm::kernels::KVBlockArray>)", "rope", "elementwise"},
+	{"void (anonymous namespace)::store_kvcache<8, 128, c10::BFloat16>(c10::BFloat16*, c10::BFloat16*, c10::BFloat16 const*, c10::BFloat16 const*, long const*, long, long, long)", "kv_cache", "memory"},
+	{"void tensorrt_llm::kernels::topKStage1<float, 128, 8>(float const*, float*, int*, float*, tensorrt_llm::kernels::FinishedState const*, int, int const*, int, int, int const*, int, bool const*)", "sampling", "elementwise"},
+	{"void moe_fused_gate_kernel<float, 256, 8, 4, 8>(void*, void*, float*, int*, long, long, long, long, double)", "moe", "compute"},
+	{"void at::native::(anonymous namespace)::tensor_kernel_scan_innermost_dim<int, std::plus<int> >(int*, int const*, unsigned int, unsigned int, int, std::plus<int>)", "other", "other"},
+
+	// ROCm runtime copies and fills, SGLang EP MoE, Inductor templates
+	{"__amd_rocclr_copyBuffer", "memcpy", "memory"},
+	{"__amd_rocclr_fillBufferAligned", "memset", "memory"},
+	{"_fwd_kernel_ep_scatter_1", "moe", "compute"},
+	{"_fwd_kernel_ep_gather", "moe", "compute"},
+	{"triton_tem_fused_addmm_0", "gemm", "compute"},
+	{"void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float, float>(long, float, float const*, float*, float*)", "norm", "elementwise"},
+
 	// other, and the small/comma traps
 	{"void at_cuda_detail::cub::DeviceRadixSortOnesweepKernel<at_cuda_detail::cub::DeviceRadixSortPolicy<long, long, int>::Policy900, false, long, long, int, int, at_cuda_detail::cub::detail::identity_decomposer_t>(int*, int*, long*, long*, long*, long*, int, int, int, at_cuda_detail::cub::detail::identity_decomposer_t)", "other", "other"},
 	{"comma_separated_kernel", "other", "other"},
@@ -485,6 +505,9 @@ func TestLadderOrder(t *testing.T) {
 		"cutlass_80_tensorop_bf16_s16816gemm_relu":            "gemm",
 		"rotary_embedding_kernel":                             "rope",
 		"topk_softmax_kernel":                                 "softmax",
+		"small_kernel":                                        "other",
+		"comma_kernel":                                        "other",
+		"smallmla_comma_mma_kernel":                           "gemm",
 	} {
 		var fam string
 		if err := db.QueryRow(`SELECT kernel_family(?)`, name).Scan(&fam); err != nil {
