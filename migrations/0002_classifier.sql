@@ -2,11 +2,12 @@
 --
 -- Every table and query that shows a family or category reads
 -- kernel_names.family / kernel_names.category, set from the rules below:
--- the rules of the lowest rule_order whose pattern matches the lower-cased
+-- the rule of the lowest rule_order whose pattern matches the lower-cased
 -- name (the demangled form when the raw name is mangled) gives the family;
--- no match gives `other`. A later migration that changes the rules edits
--- these tables, bumps classifier_versions and ends with the same UPDATE as
--- this file, so existing warehouses are reclassified without re-ingest.
+-- no match gives `other`; the family gives the category. A later migration
+-- that changes the rules edits these tables, bumps classifier_versions and
+-- ends with the same UPDATE as this file, so existing warehouses are
+-- reclassified without re-ingest.
 --
 -- Patterns are RE2 (DuckDB's regexp_matches: a match anywhere in the name).
 -- They are bounded where a bare keyword would hit the wrong kernel; the note
@@ -19,9 +20,11 @@
 -- changed classifier_rules or family_categories; the current one is the
 -- highest version. `tracehouse reclassify` reports it.
 CREATE TABLE classifier_versions (
+    -- 1, 2, ...: bumped by every migration that changes the rules
     version     INTEGER PRIMARY KEY,
     -- the migration that installed this version, as NNNN_name
     migration   VARCHAR NOT NULL,
+    -- what changed, for the reclassify report
     description VARCHAR NOT NULL
 );
 
@@ -31,6 +34,7 @@ INSERT INTO classifier_versions VALUES
 -- The category of each family (triage.md section 3). A family without a row
 -- here is categorised `other`.
 CREATE TABLE family_categories (
+    -- a family of classifier_rules, or `other`
     family   VARCHAR PRIMARY KEY,
     -- compute | communication | memory | elementwise | other
     category VARCHAR NOT NULL
@@ -61,7 +65,9 @@ INSERT INTO family_categories VALUES
 -- insert a rule without renumbering. Inside a block come the keywords of the
 -- spec in its order, then the extra vocabulary (ROCm, FLA, TRT-LLM, Triton).
 CREATE TABLE classifier_rules (
+    -- the ladder position: lower wins
     rule_order INTEGER PRIMARY KEY,
+    -- the family a name matching this rule gets (see family_categories)
     family     VARCHAR NOT NULL,
     -- a lower-case literal every match of pattern contains: the pre-filter
     keyword    VARCHAR NOT NULL,
