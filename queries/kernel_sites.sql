@@ -1,0 +1,104 @@
+-- kernel_sites: the "Python location (site share)" and "CPU op" columns of
+-- the kernel table (triage.md sections 3 and 6).
+--
+-- For each (stage, kernel short_name) of run $run, its two best Python
+-- launch sites (most GPU time first), taken from kernel_scope($run,
+-- $mapping): the kernels' own launch sites in single-trace mode, the sites
+-- transferred from the mapping run in two-trace mode (exact short name in
+-- the same stage, else a unique template-stripped name, else unmapped).
+-- A short name without any site gets one row with site_rank and location
+-- NULL, so every (stage, short name) of the run appears.
+--
+-- Parameters:
+--   $run      the run whose kernels are listed (the formal run in two-trace mode)
+--   $mapping  the mapping run lending sites, NULL in single-trace mode
+--   $rank     one rank, NULL for every rank
+--   $stage    one stage, NULL for every stage
+--
+-- Columns:
+--   match           self (single-trace) | exact | base | unmapped: how the
+--                   name found its scope (one value per short name, since
+--                   matching depends only on the name)
+--   site_rank       1 or 2; NULL when the kernel has no site at all
+--   location        `path:line func`, path trimmed to the framework-relative
+--                   part (sites.rel_path); the raw frame name when the site
+--                   has no file and line. Sites with one location are one.
+--   site_ns         GPU time of the kernel's launches from that location
+--   kernel_ns       GPU time of the kernel (the site shares' denominator)
+--   site_share_pct  100 * site_ns / kernel_ns
+--   cpu_op          the most frequent cpu_op name among the kernel's launches
+--                   from that location (ties by name); NULL when none
+--   sites           number of distinct locations the kernel has
+--   sited_ns        GPU time of the kernel that has any location
+-- Sorted by stage (prefill, decode, mixed, unknown, others by name), short
+-- name, site_rank.
+WITH scoped AS (
+    SELECT k.stage, k.name_id, ks.match, ks.site_id, ks.op_name, k.dur_ns
+    FROM kernel_scope($run, $mapping) ks
+    JOIN kernels k USING (kernel_id)
+    WHERE ($rank IS NULL OR k.rank = $rank)
+      AND ($stage IS NULL OR k.stage = $stage)
+),
+per_site_op AS (
+    -- the big table shrinks here: one row per (stage, raw name, site, op)
+    SELECT stage, name_id, match, site_id, op_name,
+           sum(dur_ns) AS ns, count(*) AS launches
+    FROM scoped
+    GROUP BY ALL
+),
+located AS (
+    SELECT p.stage, n.short_name, p.match, p.op_name, p.ns, p.launches,
+           CASE WHEN p.site_id IS NULL THEN NULL
+                WHEN s.line IS NOT NULL AND coalesce(s.rel_path, s.file) IS NOT NULL
+                THEN coalesce(s.rel_path, s.file) || ':' || s.line || coalesce(' ' || s.func, '')
+                ELSE s.name END AS location
+    FROM per_site_op p
+    JOIN kernel_names n USING (name_id)
+    LEFT JOIN sites s USING (site_id)
+),
+per_name AS (
+    SELECT stage, short_name,
+           min(match) AS match,
+           sum(ns)::BIGINT AS kernel_ns,
+           coalesce(sum(ns) FILTER (WHERE location IS NOT NULL), 0)::BIGINT AS sited_ns,
+           count(DISTINCT location) AS sites
+    FROM located
+    GROUP BY stage, short_name
+),
+per_location AS (
+    SELECT stage, short_name, location, sum(ns)::BIGINT AS site_ns
+    FROM located
+    WHERE location IS NOT NULL
+    GROUP BY stage, short_name, location
+),
+ops AS (
+    SELECT stage, short_name, location,
+           first(op_name ORDER BY launches DESC, op_name) AS cpu_op
+    FROM (
+        SELECT stage, short_name, location, op_name, sum(launches) AS launches
+        FROM located
+        WHERE location IS NOT NULL AND op_name IS NOT NULL
+        GROUP BY stage, short_name, location, op_name
+    )
+    GROUP BY stage, short_name, location
+),
+best AS (
+    SELECT *,
+           row_number() OVER (PARTITION BY stage, short_name
+                              ORDER BY site_ns DESC, location) AS site_rank
+    FROM per_location
+    QUALIFY site_rank <= 2
+)
+SELECT n.stage, n.short_name, n.match, b.site_rank, b.location,
+       coalesce(b.site_ns, 0)::BIGINT AS site_ns, n.kernel_ns,
+       CASE WHEN n.kernel_ns > 0 AND b.site_ns IS NOT NULL
+            THEN b.site_ns::DOUBLE * 100 / n.kernel_ns::DOUBLE
+            ELSE 0 END AS site_share_pct,
+       o.cpu_op, n.sites, n.sited_ns
+FROM per_name n
+LEFT JOIN best b USING (stage, short_name)
+LEFT JOIN ops o
+       ON o.stage = b.stage AND o.short_name = b.short_name AND o.location = b.location
+ORDER BY CASE n.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
+                      WHEN 'unknown' THEN 3 ELSE 4 END,
+         n.stage, n.short_name, b.site_rank

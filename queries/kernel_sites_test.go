@@ -1,0 +1,204 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+)
+
+// siteView flattens a KernelSitesRow for comparison.
+type siteView struct {
+	stage, kernel, match string
+	rank                 int64 // 0 = no site
+	location             string
+	siteNS, kernelNS     int64
+	share                float64
+	op                   string
+	sites, sitedNS       int64
+}
+
+func viewSites(rows []KernelSitesRow) []siteView {
+	var out []siteView
+	for _, r := range rows {
+		out = append(out, siteView{r.Stage, r.Kernel, r.Match, r.SiteRank.Int64, r.Location.String,
+			r.SiteNS, r.KernelNS, r.SiteSharePct, r.CPUOp.String, r.Sites, r.SitedNS})
+	}
+	return out
+}
+
+func compareSites(t *testing.T, what string, got []KernelSitesRow, want []siteView) {
+	t.Helper()
+	g := viewSites(got)
+	if len(g) != len(want) {
+		t.Fatalf("%s: %d rows, want %d:\n%+v", what, len(g), len(want), g)
+	}
+	for i := range want {
+		gg, w := g[i], want[i]
+		if gg.share != w.share && !near(gg.share, w.share) {
+			t.Errorf("%s row %d: share %v, want %v", what, i, gg.share, w.share)
+		}
+		gg.share, w.share = 0, 0
+		if gg != w {
+			t.Errorf("%s row %d:\n got  %+v\n want %+v", what, i, gg, w)
+		}
+	}
+}
+
+// TestKernelSitesSingleTrace: the best two locations by GPU time with their
+// shares of the kernel's whole time (unresolved launches included), the
+// most frequent CPU op of each, sites with the same location merged, a
+// path without a framework-relative form kept whole, and a kernel with no
+// site at all.
+func TestKernelSitesSingleTrace(t *testing.T) {
+	f := newKTDB(t)
+	f.run(1, "r")
+	f.trace(1, 1, 0, "decode")
+	f.name(1, "gemm_k", "gemm_k", "", "gemm", "compute")
+	f.name(2, "lonely", "lonely", "", "other", "other")
+	f.site(1, "/ws/sglang/python/sglang/srt/layers/linear.py", 10, "forward", "python/sglang/srt/layers/linear.py")
+	f.site(2, "/ws/sglang/python/sglang/srt/layers/moe.py", 20, "apply", "python/sglang/srt/layers/moe.py")
+	// site 3 is the same location as site 2 under another install prefix
+	f.site(3, "/other/python/sglang/srt/layers/moe.py", 20, "apply", "python/sglang/srt/layers/moe.py")
+	f.site(4, "/home/me/script.py", 7, "main", "")
+	for i, op := range []string{"aten::mm", "aten::mm", "aten::addmm", "aten::bmm", "aten::bmm", "aten::zz"} {
+		f.cpuOp(int64(i+1), 1, op)
+	}
+	f.kernels(
+		// site 1: 400 ns, ops mm, mm, addmm -> mm is the most frequent
+		ktKernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 100, Site: 1, Op: 1},
+		ktKernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 100, Dur: 100, Site: 1, Op: 2},
+		ktKernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 200, Dur: 200, Site: 1, Op: 3},
+		// sites 2 and 3 = one location: 250 + 250 = 500 ns, ops bmm x2 vs zz
+		ktKernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 400, Dur: 250, Site: 2, Op: 4},
+		ktKernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 650, Dur: 250, Site: 3, Op: 5},
+		ktKernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 900, Dur: 0, Site: 3, Op: 6},
+		// site 4: 50 ns, no op -> third, not shown
+		ktKernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 900, Dur: 50, Site: 4},
+		// unresolved: 50 ns
+		ktKernel{ID: 8, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 950, Dur: 50},
+		// a kernel with no site at all
+		ktKernel{ID: 9, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 1000, Dur: 30},
+	)
+	rows, err := KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareSites(t, "single", rows, []siteView{
+		{"decode", "gemm_k", "self", 1, "python/sglang/srt/layers/moe.py:20 apply", 500, 1000, 50, "aten::bmm", 3, 950},
+		{"decode", "gemm_k", "self", 2, "python/sglang/srt/layers/linear.py:10 forward", 400, 1000, 40, "aten::mm", 3, 950},
+		{"decode", "lonely", "self", 0, "", 0, 30, 0, "", 0, 0},
+	})
+	// The site without a framework-relative path shows its file.
+	rows, err = KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Stage: "prefill"})
+	if err != nil || len(rows) != 0 {
+		t.Errorf("other stage: %v %v", rows, err)
+	}
+	f.name(3, "solo", "solo", "", "other", "other")
+	f.kernels(ktKernel{ID: 10, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 2000, Dur: 10, Site: 4})
+	rows, err = KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Rank: rankOf(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rows[len(rows)-1]
+	if last.Kernel != "solo" || last.Location.String != "/home/me/script.py:7 main" || last.Sites != 1 || last.CPUOp.Valid {
+		t.Errorf("solo: %+v", last)
+	}
+}
+
+// twoTraceDB is a formal run (1) and a mapping run (2) exercising every
+// matching rule of triage.md section 6.
+func twoTraceDB(t *testing.T) ktDB {
+	f := newKTDB(t)
+	f.run(1, "formal")
+	f.run(2, "mapping")
+	f.trace(1, 1, 0, "decode")
+	f.trace(2, 2, 0, "decode")
+	f.trace(3, 2, 0, "prefill")
+	f.site(1, "/s/python/sglang/srt/layers/linear.py", 10, "forward", "python/sglang/srt/layers/linear.py")
+	f.site(2, "/s/python/sglang/srt/layers/norm.py", 20, "forward", "python/sglang/srt/layers/norm.py")
+	f.site(3, "/s/python/sglang/srt/layers/act.py", 30, "forward", "python/sglang/srt/layers/act.py")
+	f.site(4, "/s/python/sglang/srt/layers/other.py", 40, "forward", "python/sglang/srt/layers/other.py")
+	f.cpuOp(1, 2, "aten::mm")
+	f.cpuOp(2, 2, "sgl::rmsnorm")
+	// names shared by both runs, and names of one run only
+	f.name(1, "gemm_k", "gemm_k", "gemm_k", "gemm", "compute")           // exact in both
+	f.name(2, "norm<1>", "norm<1>", "norm", "norm", "elementwise")       // mapping only
+	f.name(3, "norm<2>", "norm<2>", "norm", "norm", "elementwise")       // formal only: base unique -> norm<1>
+	f.name(4, "act<a>", "act<a>", "act", "activation", "elementwise")    // mapping
+	f.name(5, "act<b>", "act<b>", "act", "activation", "elementwise")    // mapping: base "act" ambiguous
+	f.name(6, "act<c>", "act<c>", "act", "activation", "elementwise")    // formal: ambiguous -> unmapped
+	f.name(7, "prefill_only", "prefill_only", "", "other", "other")      // mapping has it in prefill only
+	f.name(8, "gemm_k_variant", "gemm_k_variant", "", "gemm", "compute") // formal: no prefix matching
+	f.name(9, "graph_k", "graph_k", "", "other", "other")                // both, but no site in mapping
+	f.kernels(
+		// mapping run (eager): sites and ops; long durations that must never reach the formal table
+		ktKernel{ID: 101, Trace: 2, Run: 2, Stage: "decode", Name: 1, Dur: 9000, Site: 1, Op: 1},
+		ktKernel{ID: 102, Trace: 2, Run: 2, Stage: "decode", Name: 1, TS: 9000, Dur: 1000, Site: 4, Op: 1},
+		ktKernel{ID: 103, Trace: 2, Run: 2, Stage: "decode", Name: 2, TS: 10000, Dur: 9000, Site: 2, Op: 2},
+		ktKernel{ID: 104, Trace: 2, Run: 2, Stage: "decode", Name: 4, TS: 20000, Dur: 9000, Site: 3},
+		ktKernel{ID: 105, Trace: 2, Run: 2, Stage: "decode", Name: 5, TS: 30000, Dur: 9000, Site: 3},
+		ktKernel{ID: 106, Trace: 3, Run: 2, Stage: "prefill", Name: 7, TS: 40000, Dur: 9000, Site: 4},
+		ktKernel{ID: 107, Trace: 2, Run: 2, Stage: "decode", Name: 9, TS: 50000, Dur: 9000},
+		// formal run (graphs): no sites of its own
+		ktKernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, Dur: 400},
+		ktKernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 400, Dur: 100},
+		ktKernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 500, Dur: 200},
+		ktKernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 6, TS: 700, Dur: 100},
+		ktKernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 7, TS: 800, Dur: 50},
+		ktKernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 8, TS: 850, Dur: 50},
+		ktKernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 9, TS: 900, Dur: 100},
+	)
+	return f
+}
+
+// TestKernelSitesTwoTrace: exact short name, unique base name, ambiguous
+// base name (unmapped), a name present in another stage only (unmapped), no
+// prefix matching, a matched name whose mapping kernels have no site; the
+// timing is the formal run's.
+func TestKernelSitesTwoTrace(t *testing.T) {
+	f := twoTraceDB(t)
+	rows, err := KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Mapping: rankOf(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareSites(t, "two-trace", rows, []siteView{
+		{"decode", "act<c>", "unmapped", 0, "", 0, 100, 0, "", 0, 0},
+		// dominant site only (site 1 has 9000 of the mapping's 10000 ns)
+		{"decode", "gemm_k", "exact", 1, "python/sglang/srt/layers/linear.py:10 forward", 500, 500, 100, "aten::mm", 1, 500},
+		{"decode", "gemm_k_variant", "unmapped", 0, "", 0, 50, 0, "", 0, 0},
+		{"decode", "graph_k", "exact", 0, "", 0, 100, 0, "", 0, 0},
+		{"decode", "norm<2>", "base", 1, "python/sglang/srt/layers/norm.py:20 forward", 200, 200, 100, "sgl::rmsnorm", 1, 200},
+		{"decode", "prefill_only", "unmapped", 0, "", 0, 50, 0, "", 0, 0},
+	})
+}
+
+// TestTriageCoverage: mapping coverage is the formal kernel time that got a
+// site, split by match kind; attribution coverage in single-trace mode.
+func TestTriageCoverage(t *testing.T) {
+	f := twoTraceDB(t)
+	ctx := context.Background()
+	rows, err := TriageCoverage(ctx, f.db, TriageCoverageParams{Run: 1, Mapping: rankOf(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// formal total 1000: exact gemm_k 500 + graph_k 100 (no site), base
+	// norm<2> 200, unmapped act<c> 100 + prefill_only 50 + variant 50
+	want := []TriageCoverageRow{
+		{Stage: sql.NullString{String: "decode", Valid: true}, KernelNS: 1000, SitedNS: 700, ExactNS: 600, BaseNS: 200, UnmappedNS: 200, CoveragePct: 70},
+		{KernelNS: 1000, SitedNS: 700, ExactNS: 600, BaseNS: 200, UnmappedNS: 200, CoveragePct: 70},
+	}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("two-trace coverage:\n got  %+v\n want %+v", rows, want)
+	}
+	// Single-trace on the mapping run: every kernel but graph_k has a site.
+	rows, err = TriageCoverage(ctx, f.db, TriageCoverageParams{Run: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Stage.String != "prefill" || rows[0].CoveragePct != 100 ||
+		rows[1].Stage.String != "decode" || rows[1].KernelNS != 46000 || rows[1].SitedNS != 37000 ||
+		rows[2].Stage.Valid || rows[2].KernelNS != 55000 || rows[2].SitedNS != 46000 || rows[2].ExactNS != 0 {
+		t.Errorf("single-trace coverage: %+v", rows)
+	}
+}

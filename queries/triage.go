@@ -1,0 +1,240 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// TriageRunRow is one row of triage_run.sql.
+type TriageRunRow struct {
+	RunID             int64
+	Label             string
+	Framework         string
+	FrameworkEvidence string
+	Model             string
+	TP, DP, EP, PP    sql.NullInt64
+	CUDAGraph         sql.NullBool
+	SourceDir         string
+}
+
+// TriageRun looks a run up by id or by label (pass the other invalid).
+// It returns nil, nil when there is no such run.
+func TriageRun(ctx context.Context, q Querier, run sql.NullInt64, label sql.NullString) (*TriageRunRow, error) {
+	rows, err := collect(ctx, q, "triage_run", []any{sql.Named("run", run), sql.Named("label", label)},
+		func(rows *sql.Rows) (TriageRunRow, error) {
+			var r TriageRunRow
+			err := rows.Scan(&r.RunID, &r.Label, &r.Framework, &r.FrameworkEvidence, &r.Model,
+				&r.TP, &r.DP, &r.EP, &r.PP, &r.CUDAGraph, &r.SourceDir)
+			return r, err
+		})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return &rows[0], nil
+}
+
+// TriageTracesRow is one trace file of a run (triage_traces.sql).
+type TriageTracesRow struct {
+	TraceID   int64
+	Path      string
+	Rank      int64
+	Stage     string
+	Role      string
+	GPUEvents int64
+}
+
+// TriageTraces lists a run's trace files by rank, stage and path.
+func TriageTraces(ctx context.Context, q Querier, run int64) ([]TriageTracesRow, error) {
+	return collect(ctx, q, "triage_traces", []any{sql.Named("run", run)}, func(rows *sql.Rows) (TriageTracesRow, error) {
+		var r TriageTracesRow
+		err := rows.Scan(&r.TraceID, &r.Path, &r.Rank, &r.Stage, &r.Role, &r.GPUEvents)
+		return r, err
+	})
+}
+
+// TriageGPUEventsRow counts a run's GPU events of one (stage, rank); 0 says
+// the pair has none.
+type TriageGPUEventsRow struct {
+	Stage  string
+	Rank   int64
+	Events int64
+}
+
+// TriageGPUEvents returns every (stage, rank) pair of a run with its GPU
+// event count.
+func TriageGPUEvents(ctx context.Context, q Querier, run int64) ([]TriageGPUEventsRow, error) {
+	return collect(ctx, q, "triage_gpu_events", []any{sql.Named("run", run)}, func(rows *sql.Rows) (TriageGPUEventsRow, error) {
+		var r TriageGPUEventsRow
+		err := rows.Scan(&r.Stage, &r.Rank, &r.Events)
+		return r, err
+	})
+}
+
+// TriageCoverageParams selects triage_coverage.sql's rows.
+type TriageCoverageParams struct {
+	Run     int64
+	Mapping sql.NullInt64 // invalid = single-trace
+	Rank    sql.NullInt64 // invalid = every rank
+	Stage   string        // "" = every stage
+}
+
+// TriageCoverageRow is the Python-site coverage of one stage, or of all
+// (Stage invalid). Times are nanoseconds.
+type TriageCoverageRow struct {
+	Stage       sql.NullString
+	KernelNS    int64
+	SitedNS     int64
+	ExactNS     int64
+	BaseNS      int64
+	UnmappedNS  int64
+	CoveragePct float64
+}
+
+// TriageCoverage returns per-stage coverage rows, then the total row.
+func TriageCoverage(ctx context.Context, q Querier, p TriageCoverageParams) ([]TriageCoverageRow, error) {
+	args := []any{sql.Named("run", p.Run), sql.Named("mapping", p.Mapping),
+		sql.Named("rank", p.Rank), sql.Named("stage", nullIfEmpty(p.Stage))}
+	return collect(ctx, q, "triage_coverage", args, func(rows *sql.Rows) (TriageCoverageRow, error) {
+		var r TriageCoverageRow
+		err := rows.Scan(&r.Stage, &r.KernelNS, &r.SitedNS, &r.ExactNS, &r.BaseNS, &r.UnmappedNS, &r.CoveragePct)
+		return r, err
+	})
+}
+
+// TriageRunsOfTracesRow is a run holding some of the given traces.
+type TriageRunsOfTracesRow struct {
+	RunID int64
+	Label string
+}
+
+// TriageRunsOfTraces returns the runs holding any of traceIDs, by label.
+func TriageRunsOfTraces(ctx context.Context, q Querier, traceIDs []int64) ([]TriageRunsOfTracesRow, error) {
+	if traceIDs == nil {
+		traceIDs = []int64{}
+	}
+	return collect(ctx, q, "triage_runs_of_traces", []any{sql.Named("trace_ids", traceIDs)}, func(rows *sql.Rows) (TriageRunsOfTracesRow, error) {
+		var r TriageRunsOfTracesRow
+		err := rows.Scan(&r.RunID, &r.Label)
+		return r, err
+	})
+}
+
+// TriageParams selects one triage report.
+type TriageParams struct {
+	// Run supplies timing: the only run, or the formal run in two-trace mode.
+	Run int64
+	// Mapping lends Python sites in two-trace mode; invalid = single-trace.
+	Mapping sql.NullInt64
+	// Rank restricts to one rank; invalid = every rank.
+	Rank sql.NullInt64
+	// Stage restricts to one stage; "" = every stage.
+	Stage string
+	// MinShare (percent) hides kernel rows under it (of summed kernel time)
+	// and overlap rows under it (of GPU busy time).
+	MinShare float64
+	// OverlapRows caps the overlap rows per stage; 0 = no cap.
+	OverlapRows int
+}
+
+// TriageData is every query result a triage report shows, as typed rows.
+// Rendering (report.NewTriage) only formats; it computes no figure.
+type TriageData struct {
+	Params     TriageParams
+	Run        TriageRunRow
+	MappingRun *TriageRunRow // nil in single-trace mode
+	Traces     []TriageTracesRow
+	// MappingTraces are the mapping run's traces (two-trace mode).
+	MappingTraces []TriageTracesRow
+	GPUEvents     []TriageGPUEventsRow
+	StageBusy     []StageBusyRow
+	Coverage      []TriageCoverageRow
+	Families      []FamilyRollupRow
+	Kernels       []KernelTableRow
+	Sites         []KernelSitesRow
+	Overlap       []OverlapRow
+	// Fusions stays empty until the fuse-pattern query (FusionMatches)
+	// is wired in; see gatherFusions.
+	Fusions []TriageFusionRow
+}
+
+// TriageFusionRow is one row of the fuse-pattern table (triage.md section
+// 5), in the shape the report renders. Times are nanoseconds.
+type TriageFusionRow struct {
+	Stage           string
+	Pattern         string
+	Status          string // already fused | opportunity | elsewhere
+	Confidence      string
+	RelatedNS       int64
+	SharePct        float64
+	EvidenceKernels []string
+	Location        string
+	FusedPath       string
+	Rationale       string
+	KnownPaths      []string
+}
+
+// Triage runs every query of one triage report.
+func Triage(ctx context.Context, q Querier, p TriageParams) (*TriageData, error) {
+	d := &TriageData{Params: p}
+	run, err := TriageRun(ctx, q, sql.NullInt64{Int64: p.Run, Valid: true}, sql.NullString{})
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		return nil, fmt.Errorf("triage: no run with id %d", p.Run)
+	}
+	d.Run = *run
+	if d.Traces, err = TriageTraces(ctx, q, p.Run); err != nil {
+		return nil, err
+	}
+	if p.Mapping.Valid {
+		if d.MappingRun, err = TriageRun(ctx, q, p.Mapping, sql.NullString{}); err != nil {
+			return nil, err
+		}
+		if d.MappingRun == nil {
+			return nil, fmt.Errorf("triage: no mapping run with id %d", p.Mapping.Int64)
+		}
+		if d.MappingTraces, err = TriageTraces(ctx, q, p.Mapping.Int64); err != nil {
+			return nil, err
+		}
+	}
+	if d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run); err != nil {
+		return nil, err
+	}
+	if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}); err != nil {
+		return nil, err
+	}
+	if d.Coverage, err = TriageCoverage(ctx, q, TriageCoverageParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage}); err != nil {
+		return nil, err
+	}
+	if d.Families, err = FamilyRollup(ctx, q, FamilyRollupParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}); err != nil {
+		return nil, err
+	}
+	if d.Kernels, err = KernelTable(ctx, q, KernelTableParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, MinShare: p.MinShare}); err != nil {
+		return nil, err
+	}
+	if d.Sites, err = KernelSites(ctx, q, KernelSitesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage}); err != nil {
+		return nil, err
+	}
+	if d.Overlap, err = OverlapByKernel(ctx, q, OverlapParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows}); err != nil {
+		return nil, err
+	}
+	if d.Fusions, err = gatherFusions(ctx, q, p); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// gatherFusions is the integration point of the fuse-pattern table.
+//
+// INTEGRATION(fusion): the fuse-pattern query (queries.FusionMatches with
+// FusionParams{Run, Mapping, Rank, Stage, MinShare}, plus KnownPaths) is
+// owned by the fusion work and not in this tree yet. Until it lands the
+// table is honestly empty (never placeholder rows); when it does, call it
+// here and convert its rows to TriageFusionRow.
+func gatherFusions(ctx context.Context, q Querier, p TriageParams) ([]TriageFusionRow, error) {
+	_, _, _ = ctx, q, p
+	return []TriageFusionRow{}, nil
+}
