@@ -1,0 +1,111 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+)
+
+// OverlapParams selects the overlap-opportunity table's rows.
+type OverlapParams struct {
+	// Run supplies timing (the formal run in two-trace mode).
+	Run int64
+	// Mapping lends Python scopes (two-trace mode); invalid = single-trace.
+	Mapping sql.NullInt64
+	// Rank restricts to one rank; invalid = every rank.
+	Rank sql.NullInt64
+	// Stage restricts to one stage ("prefill", "decode", ...); "" = all.
+	Stage string
+	// MinShare is the percent of the stage's GPU busy time under which a row
+	// is P5 and left out; 0 keeps every row.
+	MinShare float64
+	// MinDurUS is the verdicts' "total >= 5 us" floor; 0 means 5.
+	MinDurUS float64
+	// MaxRows caps the rows per stage after sorting; 0 = no cap.
+	MaxRows int
+}
+
+// DefaultMinDurUS is triage.md section 4's 5 µs verdict floor.
+const DefaultMinDurUS = 5
+
+// OverlapRow is one row of overlap_by_kernel.sql. Times are nanoseconds.
+type OverlapRow struct {
+	Stage          string
+	Priority       string // P1 .. P5
+	Verdict        string // headroom | low-roi-hidden | hidden | negligible
+	Kernel         string // short name
+	Family         string
+	Category       string
+	Scope          string // site display, or "unmapped"
+	ScopeMatch     string // self | exact | base | unmapped
+	Launches       int64
+	TotalNS        int64
+	HiddenNS       int64
+	HiddenByComp   int64
+	ExclusiveNS    int64
+	StageBusyNS    int64 // the busy_share_pct denominator
+	BusySharePct   float64
+	ExclusivePct   float64
+	HiddenPct      float64
+	Dominant       string // "-" when nothing on another stream overlaps it
+	DepRisk        string // low | high | unclear
+	Recommendation string
+	Longest        Instance
+}
+
+// Instance locates one kernel, the anchor of a timeline.
+type Instance struct {
+	KernelID int64
+	TraceID  int64
+	TSNS     int64
+	DurNS    int64
+	Device   sql.NullInt64
+	Stream   sql.NullInt64
+}
+
+// OverlapByKernel returns the overlap-opportunity table, sorted by stage,
+// priority, exclusive time (descending) and name.
+func OverlapByKernel(ctx context.Context, q Querier, p OverlapParams) ([]OverlapRow, error) {
+	minDur := p.MinDurUS
+	if minDur == 0 {
+		minDur = DefaultMinDurUS
+	}
+	args := []any{
+		sql.Named("run", p.Run),
+		sql.Named("mapping", p.Mapping),
+		sql.Named("rank", p.Rank),
+		sql.Named("stage", nullString(p.Stage)),
+		sql.Named("min_share", p.MinShare),
+		sql.Named("min_dur_ns", int64(minDur*1000)),
+	}
+	rows, err := collect(ctx, q, "overlap_by_kernel", args, func(rows *sql.Rows) (OverlapRow, error) {
+		var r OverlapRow
+		err := rows.Scan(&r.Stage, &r.Priority, &r.Verdict, &r.Kernel, &r.Family, &r.Category,
+			&r.Scope, &r.ScopeMatch, &r.Launches, &r.TotalNS, &r.HiddenNS, &r.HiddenByComp,
+			&r.ExclusiveNS, &r.StageBusyNS, &r.BusySharePct, &r.ExclusivePct, &r.HiddenPct,
+			&r.Dominant, &r.DepRisk, &r.Recommendation,
+			&r.Longest.KernelID, &r.Longest.TraceID, &r.Longest.TSNS, &r.Longest.DurNS,
+			&r.Longest.Device, &r.Longest.Stream)
+		return r, err
+	})
+	if err != nil || p.MaxRows <= 0 {
+		return rows, err
+	}
+	// Cap per stage; rows arrive grouped by stage.
+	out := rows[:0]
+	stage, n := "", 0
+	for _, r := range rows {
+		if r.Stage != stage {
+			stage, n = r.Stage, 0
+		}
+		if n < p.MaxRows {
+			out = append(out, r)
+		}
+		n++
+	}
+	return out, nil
+}
+
+// nullString maps "" to SQL NULL ("no filter").
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}

@@ -1,0 +1,291 @@
+-- overlap_by_kernel: the overlap-opportunity table of triage.md section 4.
+--
+-- One row per (stage, kernel short_name) of the timing run: where its time
+-- sits against the other streams of its device, a verdict, the dependency
+-- signal of its longest instance, a priority and a recommendation. Rows come
+-- sorted by stage (prefill, decode, mixed, unknown, others by name), then
+-- priority, exclusive time descending, short name.
+--
+-- Parameters:
+--   $run        timing run (the formal run in two-trace mode)
+--   $mapping    mapping run lending Python scopes, NULL in single-trace mode
+--   $rank       one rank, NULL for all ranks
+--   $stage      one stage, NULL for all stages
+--   $min_share  percent of the stage's GPU busy time under which a row is P5
+--               and left out; 0 keeps every row
+--   $min_dur_ns the "total >= 5 us" floor of the verdicts, in ns
+--
+-- Figures (all ns, summed over the rank(s) and devices of the stage):
+--   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap
+--   busy_share_pct  total / GPU busy time of the stage (union of intervals
+--                   per device, summed), the denominator of `share` here
+--   exclusive_pct, hidden_pct  exclusive / total, hidden / total
+--   dominant   the short name of the other-stream kernels overlapping this
+--              one longest in total (pairwise overlap summed over all
+--              instances); ties by category compute > communication > memory
+--              > elementwise > other (unclassified last), then name
+--
+-- Choices where section 4 leaves room (a performance engineer's reading):
+--   * family/category of a short name: those of its raw name with the most
+--     GPU time (raw names sharing a short name almost always agree).
+--   * verdicts: `headroom` (total >= floor and exclusive >= 45%), else
+--     `low-roi-hidden` (elementwise/memory, total >= floor, hidden >= 65%),
+--     else `hidden` (total >= floor, mostly overlapped already), else
+--     `negligible` (total under the floor).
+--   * priority, first rule that applies:
+--       P5 skip overlap   share < $min_share, or total under the floor;
+--                         P5 rows are left out unless $min_share = 0
+--       P3 observe later  headroom, compute (overlapping compute with compute
+--                         is not a quick win, whatever the dependencies)
+--       P3 manual check   headroom, scope unmapped (no code location to act
+--                         on, and the dependency check is blind without it)
+--       P2 check deps     headroom, dependency high or unclear
+--       P1 try overlap    headroom, dependency low, communication
+--       P1 try fusion     headroom, dependency low, elementwise/memory/other
+--       P4 skip overlap   low-roi-hidden, and `hidden` rows (already hidden)
+--   * `share < min-share` uses this table's own share (of busy time).
+--   * scope: single-trace, the short name's own dominant site (most GPU time,
+--     ties by site_id); two-trace, the site name_scope transferred.
+--   * dependency signal, from the longest instance (ties: smaller
+--     kernel_id): previous/next event on the same (trace, device, stream)
+--     by start time; gap = max(0, next start - end) (before: start - prev
+--     end); tight when gap <= max(2 us, min(20 us, 0.15 x dur)); a tight
+--     side is a risk on same site file, same site function, same cpu_op, or
+--     a category dependency (communication next to non-communication;
+--     elementwise/memory next to anything but other, unclassified counting
+--     as other); a tight non-risky side with an unmapped scope on either end
+--     is unclear. Scopes are the instances' own (single-trace) or their
+--     names' transferred ones (two-trace). Events starting at the very same
+--     instant as the instance are not its neighbours.
+WITH ko AS MATERIALIZED (
+    SELECT o.*, n.short_name, n.family, n.category
+    FROM kernel_overlap_for($run, rank := $rank, stage := $stage) o
+    JOIN kernel_names n USING (name_id)
+),
+busy AS (
+    SELECT stage, sum(busy_ns) AS busy_ns
+    FROM device_busy_for($run)
+    WHERE ($rank IS NULL OR rank = $rank) AND ($stage IS NULL OR stage = $stage)
+    GROUP BY stage
+),
+per_name_id AS (
+    SELECT stage, short_name, name_id, any_value(family) AS family,
+           any_value(category) AS category, sum(dur_ns) AS ns
+    FROM ko
+    GROUP BY stage, short_name, name_id
+),
+names AS (
+    -- one family/category per (stage, short name)
+    SELECT stage, short_name,
+           first(family ORDER BY ns DESC, name_id) AS family,
+           first(category ORDER BY ns DESC, name_id) AS category,
+           min(name_id) AS name_id
+    FROM per_name_id
+    GROUP BY stage, short_name
+),
+agg AS (
+    SELECT stage, short_name,
+           count(*) AS launches,
+           sum(dur_ns)::BIGINT AS total_ns,
+           sum(hidden_ns)::BIGINT AS hidden_ns,
+           sum(hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns,
+           sum(exclusive_ns)::BIGINT AS exclusive_ns,
+           first(kernel_id ORDER BY dur_ns DESC, kernel_id) AS longest_id
+    FROM ko
+    GROUP BY stage, short_name
+),
+pairs AS (
+    -- every overlapping pair once: b starts while a runs (start ranks from
+    -- kernel_overlap), kept when on another stream with a positive overlap
+    SELECT a.stage, a.short_name AS a_name, b.short_name AS b_name,
+           least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) - b.ts_ns AS overlap_ns
+    FROM (
+        SELECT stage, short_name, ts_ns, dur_ns, stream,
+               unnest(range(start_rank + 1, starts_before_end + 1)) AS b_rank
+        FROM ko
+        WHERE starts_before_end > start_rank
+    ) a
+    JOIN ko b ON b.start_rank = a.b_rank
+    WHERE b.stream IS DISTINCT FROM a.stream
+      AND least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) > b.ts_ns
+),
+pair_totals AS (
+    SELECT stage, kernel, other, sum(overlap_ns) AS overlap_ns
+    FROM (
+        SELECT stage, a_name AS kernel, b_name AS other, overlap_ns FROM pairs
+        UNION ALL
+        SELECT stage, b_name, a_name, overlap_ns FROM pairs
+    )
+    GROUP BY stage, kernel, other
+),
+dominant AS (
+    SELECT p.stage, p.kernel,
+           first(p.other ORDER BY p.overlap_ns DESC,
+                 CASE n.category WHEN 'compute' THEN 0 WHEN 'communication' THEN 1
+                                 WHEN 'memory' THEN 2 WHEN 'elementwise' THEN 3
+                                 WHEN 'other' THEN 4 ELSE 5 END,
+                 p.other) AS dominant
+    FROM pair_totals p
+    JOIN names n ON n.stage = p.stage AND n.short_name = p.other
+    GROUP BY p.stage, p.kernel
+),
+scope_names AS (
+    -- two-trace mode: the transferred scope of each (stage, short name)
+    SELECT stage, short_name,
+           first(match ORDER BY name_id) AS match,
+           first(site_id ORDER BY name_id) AS site_id,
+           first(op_name ORDER BY name_id) AS op_name
+    FROM name_scope($run, $mapping)
+    WHERE $mapping IS NOT NULL
+    GROUP BY stage, short_name
+),
+own_site AS (
+    -- single-trace mode: each short name's dominant own site
+    SELECT stage, short_name, first(site_id ORDER BY ns DESC, site_id) AS site_id
+    FROM (
+        SELECT k.stage, n.short_name, k.site_id, sum(k.dur_ns) AS ns
+        FROM kernels k
+        JOIN kernel_names n USING (name_id)
+        WHERE $mapping IS NULL AND k.run_id = $run AND k.site_id IS NOT NULL
+          AND ($rank IS NULL OR k.rank = $rank) AND ($stage IS NULL OR k.stage = $stage)
+        GROUP BY ALL
+    )
+    GROUP BY stage, short_name
+),
+longest AS (
+    SELECT a.stage, a.short_name, k.kernel_id, k.trace_id, k.device, k.stream,
+           k.ts_ns, k.dur_ns, k.site_id, k.op_id,
+           coalesce(k.device, -1) AS device_key, coalesce(k.stream, -1) AS stream_key
+    FROM agg a
+    JOIN kernels k ON k.kernel_id = a.longest_id
+),
+stream_events AS (
+    -- the events of the streams holding a longest instance (the neighbours'
+    -- candidates), with coalesced keys so that NULL device/stream match
+    SELECT k.kernel_id, k.trace_id, k.name_id, k.ts_ns, k.dur_ns, k.site_id, k.op_id,
+           coalesce(k.device, -1) AS device_key, coalesce(k.stream, -1) AS stream_key
+    FROM kernels k
+    WHERE k.run_id = $run
+      AND (k.trace_id, coalesce(k.device, -1), coalesce(k.stream, -1))
+          IN (SELECT (trace_id, device_key, stream_key) FROM longest)
+),
+neighbours AS (
+    SELECT l.stage, l.short_name, l.kernel_id, l.ts_ns, l.dur_ns,
+           p.kernel_id AS prev_id, p.ts_ns + p.dur_ns AS prev_end_ns,
+           x.kernel_id AS next_id, x.ts_ns AS next_ts_ns
+    FROM longest l
+    ASOF LEFT JOIN stream_events p
+           ON p.trace_id = l.trace_id AND p.device_key = l.device_key
+          AND p.stream_key = l.stream_key AND p.ts_ns < l.ts_ns
+    ASOF LEFT JOIN stream_events x
+           ON x.trace_id = l.trace_id AND x.device_key = l.device_key
+          AND x.stream_key = l.stream_key AND x.ts_ns > l.ts_ns
+),
+event_scope AS (
+    -- scope of the instances and their neighbours: site, cpu op, category
+    SELECT k.kernel_id, n.category, s.site_id, s.file, s.func,
+           CASE WHEN $mapping IS NULL THEN o.name ELSE sn.op_name END AS op_name
+    FROM kernels k
+    JOIN kernel_names n USING (name_id)
+    LEFT JOIN scope_names sn ON sn.stage = k.stage AND sn.short_name = n.short_name
+    LEFT JOIN sites s
+           ON s.site_id = CASE WHEN $mapping IS NULL THEN k.site_id ELSE sn.site_id END
+    LEFT JOIN cpu_ops o ON $mapping IS NULL AND o.op_id = k.op_id
+    WHERE k.kernel_id IN (SELECT kernel_id FROM neighbours
+                          UNION ALL SELECT prev_id FROM neighbours
+                          UNION ALL SELECT next_id FROM neighbours)
+),
+sides AS (
+    SELECT stage, short_name, kernel_id, dur_ns, prev_id AS other_id,
+           greatest(0, ts_ns - prev_end_ns) AS gap_ns
+    FROM neighbours
+    WHERE prev_id IS NOT NULL
+    UNION ALL
+    SELECT stage, short_name, kernel_id, dur_ns, next_id,
+           greatest(0, next_ts_ns - (ts_ns + dur_ns))
+    FROM neighbours
+    WHERE next_id IS NOT NULL
+),
+side_risk AS (
+    SELECT s.stage, s.short_name,
+           bool_or(s.tight AND (
+               (c.file IS NOT NULL AND c.file = o.file)
+               OR (c.func IS NOT NULL AND c.func = o.func)
+               OR (c.op_name IS NOT NULL AND c.op_name = o.op_name)
+               OR (n.category = 'communication' AND o.category IS DISTINCT FROM 'communication')
+               OR (n.category IN ('elementwise', 'memory') AND coalesce(o.category, 'other') <> 'other')
+           )) AS risky,
+           bool_or(s.tight AND (c.site_id IS NULL OR o.site_id IS NULL)) AS tight_unmapped
+    FROM (
+        SELECT *, gap_ns <= greatest(2000, least(20000, 0.15 * dur_ns)) AS tight FROM sides
+    ) s
+    JOIN names n ON n.stage = s.stage AND n.short_name = s.short_name
+    JOIN event_scope c ON c.kernel_id = s.kernel_id
+    JOIN event_scope o ON o.kernel_id = s.other_id
+    GROUP BY s.stage, s.short_name
+),
+table_rows AS (
+    SELECT a.stage, a.short_name AS kernel, n.family, n.category,
+           CASE WHEN $mapping IS NULL THEN 'self' ELSE coalesce(sn.match, 'unmapped') END AS scope_match,
+           CASE WHEN $mapping IS NULL THEN os.site_id ELSE sn.site_id END AS scope_site_id,
+           a.launches, a.total_ns, a.hidden_ns, a.hidden_by_compute_ns, a.exclusive_ns,
+           b.busy_ns,
+           CASE WHEN b.busy_ns > 0 THEN 100.0 * a.total_ns / b.busy_ns ELSE 0 END AS busy_share_pct,
+           CASE WHEN a.total_ns > 0 THEN 100.0 * a.exclusive_ns / a.total_ns ELSE 0 END AS exclusive_pct,
+           CASE WHEN a.total_ns > 0 THEN 100.0 * a.hidden_ns / a.total_ns ELSE 0 END AS hidden_pct,
+           d.dominant,
+           CASE WHEN coalesce(r.risky, false) THEN 'high'
+                WHEN coalesce(r.tight_unmapped, false) THEN 'unclear'
+                ELSE 'low' END AS dep_risk,
+           l.kernel_id AS longest_kernel_id, l.trace_id AS longest_trace_id,
+           l.ts_ns AS longest_ts_ns, l.dur_ns AS longest_dur_ns,
+           l.device AS longest_device, l.stream AS longest_stream
+    FROM agg a
+    JOIN names n USING (stage, short_name)
+    JOIN busy b USING (stage)
+    JOIN longest l USING (stage, short_name)
+    LEFT JOIN dominant d ON d.stage = a.stage AND d.kernel = a.short_name
+    LEFT JOIN scope_names sn ON sn.stage = a.stage AND sn.short_name = a.short_name
+    LEFT JOIN own_site os ON os.stage = a.stage AND os.short_name = a.short_name
+    LEFT JOIN side_risk r ON r.stage = a.stage AND r.short_name = a.short_name
+),
+verdicts AS (
+    SELECT *,
+           CASE WHEN total_ns >= $min_dur_ns AND exclusive_ns >= 0.45 * total_ns THEN 'headroom'
+                WHEN total_ns >= $min_dur_ns AND category IN ('elementwise', 'memory')
+                     AND hidden_ns >= 0.65 * total_ns THEN 'low-roi-hidden'
+                WHEN total_ns >= $min_dur_ns THEN 'hidden'
+                ELSE 'negligible' END AS verdict
+    FROM table_rows
+),
+ranked AS (
+    SELECT *,
+           CASE WHEN busy_share_pct < $min_share OR verdict = 'negligible' THEN 'P5'
+                WHEN verdict = 'headroom' AND category = 'compute' THEN 'P3'
+                WHEN verdict = 'headroom' AND scope_site_id IS NULL THEN 'P3'
+                WHEN verdict = 'headroom' AND dep_risk <> 'low' THEN 'P2'
+                WHEN verdict = 'headroom' THEN 'P1'
+                ELSE 'P4' END AS priority,
+           CASE WHEN busy_share_pct < $min_share OR verdict = 'negligible' THEN 'skip overlap'
+                WHEN verdict = 'headroom' AND category = 'compute' THEN 'observe later'
+                WHEN verdict = 'headroom' AND scope_site_id IS NULL THEN 'manual check'
+                WHEN verdict = 'headroom' AND dep_risk <> 'low' THEN 'check deps'
+                WHEN verdict = 'headroom' AND category = 'communication' THEN 'try overlap'
+                WHEN verdict = 'headroom' THEN 'try fusion'
+                ELSE 'skip overlap' END AS recommendation
+    FROM verdicts
+)
+SELECT r.stage, r.priority, r.verdict, r.kernel, coalesce(r.family, 'other') AS family,
+       coalesce(r.category, 'other') AS category,
+       coalesce(s.display, 'unmapped') AS scope, r.scope_match,
+       r.launches, r.total_ns, r.hidden_ns, r.hidden_by_compute_ns, r.exclusive_ns, r.busy_ns,
+       r.busy_share_pct, r.exclusive_pct, r.hidden_pct,
+       coalesce(r.dominant, '-') AS dominant, r.dep_risk, r.recommendation,
+       r.longest_kernel_id, r.longest_trace_id, r.longest_ts_ns, r.longest_dur_ns,
+       r.longest_device, r.longest_stream
+FROM ranked r
+LEFT JOIN sites s ON s.site_id = r.scope_site_id
+WHERE r.priority <> 'P5' OR $min_share = 0
+ORDER BY CASE r.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
+                      WHEN 'unknown' THEN 3 ELSE 4 END,
+         r.stage, r.priority, r.exclusive_ns DESC, r.kernel

@@ -1,0 +1,40 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+)
+
+// StageBusyParams selects stage_busy.sql's rows.
+type StageBusyParams struct {
+	Run   int64
+	Rank  sql.NullInt64 // invalid = every rank
+	Stage string        // "" = every stage
+}
+
+// StageBusyRow is one row of stage_busy.sql. Level "stage" rows total their
+// stage (Rank, TraceID and Device invalid); level "device" rows are one
+// device of one trace.
+type StageBusyRow struct {
+	Stage    string
+	Level    string
+	Rank     sql.NullInt64
+	TraceID  sql.NullInt64
+	Device   sql.NullInt64
+	Kernels  int64
+	KernelNS int64 // summed kernel time
+	BusyNS   int64 // union of intervals per device, summed
+	WindowNS int64 // last end - first start
+	Streams  int64
+}
+
+// StageBusy returns per-stage and per-device GPU time totals.
+func StageBusy(ctx context.Context, q Querier, p StageBusyParams) ([]StageBusyRow, error) {
+	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", nullString(p.Stage))}
+	return collect(ctx, q, "stage_busy", args, func(rows *sql.Rows) (StageBusyRow, error) {
+		var r StageBusyRow
+		err := rows.Scan(&r.Stage, &r.Level, &r.Rank, &r.TraceID, &r.Device, &r.Kernels,
+			&r.KernelNS, &r.BusyNS, &r.WindowNS, &r.Streams)
+		return r, err
+	})
+}
