@@ -35,6 +35,11 @@ func stmt(name string) string {
 	return string(b)
 }
 
+// MemoryLimit is the Go heap size ingest is tuned for (runtime/debug's soft
+// limit, set by the command unless GOMEMLIMIT is): it keeps the garbage of
+// decoded batches from doubling the heap on multi-GB traces.
+const MemoryLimit = 160 << 20
+
 // Options are the ingest command's flags.
 type Options struct {
 	Run       string            // --run: one label for every file

@@ -469,7 +469,7 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 			return err
 		}
 		if x.pid != null || x.tid != null {
-			t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: x.ordinal, thread: t.threads.id(x.pid, x.tid), kind: derivedLaunchSite})
+			t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedLaunchSite})
 		}
 	}
 	for i := range b.ops {
@@ -478,7 +478,7 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 			nullable(x.externalID), nullable(x.seq), nullStr(x.dims), nullStr(x.types)); err != nil {
 			return err
 		}
-		t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: x.ordinal, thread: t.threads.id(x.pid, x.tid), kind: derivedOpSite})
+		t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedOpSite})
 	}
 	for i := range b.frames {
 		x := &b.frames[i]
@@ -486,7 +486,7 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 			x.ts, x.dur, nullable(x.pid), nullable(x.tid), int32(0)); err != nil {
 			return err
 		}
-		t.frames = append(t.frames, sweepFrame{ts: x.ts, end: x.ts + x.dur, ordinal: x.ordinal,
+		t.frames = append(t.frames, sweepFrame{ts: x.ts, end: x.ts + x.dur, ordinal: uint32(x.ordinal),
 			thread: t.threads.id(x.pid, x.tid), site: x.site.id, tier: x.site.tier})
 	}
 	for i := range b.annotations {

@@ -14,6 +14,8 @@ const (
 	maxEventBytes = 64 << 20 // one event object
 	maxMetaBytes  = 64 << 20 // all top-level keys other than traceEvents
 	batchBytes    = 1 << 20  // target size of a batch handed to decoders
+	// Event ids are trace_id * 2^32 + the event's ordinal.
+	maxEvents = 1<<32 - 1
 )
 
 // rawBatch is a run of complete event objects cut from the decompressed
@@ -361,6 +363,9 @@ func (s *splitter) eventArray(ctx context.Context, pos int, out chan<- *rawBatch
 			if end >= 0 {
 				if end-s.bstart > 1<<31-1 {
 					return 0, s.failEvent(ErrTooLarge, s.off(pos), "event larger than %d MiB", maxEventBytes>>20)
+				}
+				if s.events >= maxEvents {
+					return 0, s.failEvent(ErrTooLarge, s.off(pos), "more than %d events in one trace", int64(maxEvents))
 				}
 				s.spans = append(s.spans, span{int32(pos - s.bstart), int32(end - s.bstart)})
 				s.events++

@@ -9,7 +9,7 @@ import (
 // sweep needs; a trace keeps one per frame until its events are all read.
 type sweepFrame struct {
 	ts, end int64
-	ordinal int64
+	ordinal uint32
 	thread  int32
 	site    int32
 	tier    int8
@@ -19,7 +19,7 @@ type sweepFrame struct {
 // site is wanted.
 type sweepPoint struct {
 	ts      int64
-	ordinal int64
+	ordinal uint32
 	thread  int32
 	kind    int8 // derivedLaunchSite or derivedOpSite
 }
@@ -95,7 +95,7 @@ func sweep(frames []sweepFrame, points []sweepPoint, emit func(derivedRow) error
 			f := frames[fi]
 			fi++
 			if depth := len(stack); depth > 0 {
-				if err := emit(derivedRow{derivedDepth, f.ordinal, int32(depth)}); err != nil {
+				if err := emit(derivedRow{derivedDepth, int64(f.ordinal), int32(depth)}); err != nil {
 					return err
 				}
 			}
@@ -123,7 +123,7 @@ func sweep(frames []sweepFrame, points []sweepPoint, emit func(derivedRow) error
 			site = best[1]
 		}
 		if site != 0 {
-			if err := emit(derivedRow{p.kind, p.ordinal, site}); err != nil {
+			if err := emit(derivedRow{p.kind, int64(p.ordinal), site}); err != nil {
 				return err
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ func run() error {
 	gz := flag.Bool("gzip", false, "gzip the traces")
 	jobs := flag.Int("jobs", 2, "ingest --jobs")
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the ingest to this file")
+	duckMem := flag.String("duckdb-memory", "", "DuckDB memory_limit to set (e.g. 256MB)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for generated traces and the warehouse")
 	flag.Parse()
 
@@ -72,6 +74,14 @@ func run() error {
 		return err
 	}
 	defer w.Close()
+	if *duckMem != "" {
+		if _, err := w.DB.ExecContext(ctx, "SET memory_limit = '"+*duckMem+"'"); err != nil {
+			return err
+		}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(ingest.MemoryLimit)
+	}
 	runtime.GC()
 	resetPeak()
 	if *cpuprof != "" {
@@ -104,6 +114,9 @@ func run() error {
 		gpu += f.GPUEvents
 	}
 	peak := peakMiB()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Fprintf(os.Stderr, "go heap: sys %d MiB, heap in use %d MiB, total alloc %d MiB, gc %d\n", ms.Sys>>20, ms.HeapInuse>>20, ms.TotalAlloc>>20, ms.NumGC)
 	if err := w.Close(); err != nil {
 		return err
 	}
