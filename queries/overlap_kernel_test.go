@@ -153,6 +153,8 @@ var randomCategories = map[int][2]string{
 	6: {"", ""},
 }
 
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }
+
 func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 	db := openOverlapDB(t)
 	f := fixture{t, db}
@@ -169,7 +171,7 @@ func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 	}
 	for seed := uint64(1); seed <= 12; seed++ {
 		f.exec(`DELETE FROM kernels`)
-		rng := rand.New(rand.NewPCG(seed, 99))
+		rng := newRand(seed)
 		ks := randomKernels(rng, 40+rng.IntN(160), 1, 1, 1<<32)
 		other := randomKernels(rng, 50, 2, 3, 3<<32)
 		f.kernels(append(append([]kernel{}, ks...), other...))
