@@ -1,0 +1,156 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// Fusion statuses (catalog.md section 2).
+const (
+	FusionOpportunity  = "opportunity"
+	FusionElsewhere    = "elsewhere"
+	FusionAlreadyFused = "already fused"
+)
+
+// FusionParams selects the rows of fusion_matches.sql.
+type FusionParams struct {
+	// Run supplies timing: the only run, or the formal run in two-trace mode.
+	Run int64
+	// Mapping lends Python sites and CPU ops in two-trace mode (they decide
+	// keyword hits on sites/ops and the locations shown); invalid =
+	// single-trace, where each kernel's own site and op are used.
+	Mapping sql.NullInt64
+	// Rank restricts to one rank; invalid = every rank.
+	Rank sql.NullInt64
+	// Stage restricts to one stage; "" = every stage.
+	Stage string
+	// MinShare (percent of the stage's summed kernel time) hides rows under
+	// it. Conflicts are resolved before, so a hidden row still claims its
+	// kernels.
+	MinShare float64
+}
+
+// FusionRow is one row of the fuse-pattern table (triage.md section 5).
+type FusionRow struct {
+	Stage   string
+	Pattern string // the catalog entry's display name
+	ID      string // the catalog entry's id
+	// Status is FusionOpportunity, FusionElsewhere or FusionAlreadyFused.
+	Status string
+	// Confidence is "confirmed" (share >= the entry's likely_share, or >= 4
+	// occurrences) or "candidate".
+	Confidence string
+	// RelatedNS is the summed duration of the related kernels: those of the
+	// accepted chain occurrences, or the fused kernels.
+	RelatedNS int64
+	// SharePct is RelatedNS over the stage's summed kernel time, in percent.
+	SharePct float64
+	// Occurrences counts chain occurrences, or fused kernels.
+	Occurrences int64
+	// Evidence lists the related kernels' short names in chain-step order,
+	// then by time; Locations their Python sites (unmapped ones left out).
+	Evidence  []string
+	Locations []string
+	// CandidatePath is "<framework>: <first source>", where the fused path lives.
+	CandidatePath string
+	Sources       []string
+	Rationale     string
+	Switch        string // "" when not known
+	Origin        string // mainline | upstream | inflight
+	Framework     string // the framework of the fused path
+	Priority      int64
+	Steps         int64 // chain steps of the entry (0: fused keywords only)
+}
+
+// FusionMatches returns the fuse-pattern rows: opportunities and elsewhere
+// rows first, by priority and related time, then already-fused rows, per
+// stage (prefill, decode, mixed, unknown, others by name). It needs the
+// catalog installed (catalog.Install).
+func FusionMatches(ctx context.Context, q Querier, p FusionParams) ([]FusionRow, error) {
+	args := []any{
+		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),
+		sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare),
+	}
+	return collect(ctx, q, "fusion_matches", args, func(rows *sql.Rows) (FusionRow, error) {
+		var r FusionRow
+		var evidence, locations, sources []any
+		var sw sql.NullString
+		err := rows.Scan(&r.Stage, &r.Pattern, &r.ID, &r.Status, &r.Confidence, &r.RelatedNS,
+			&r.SharePct, &r.Occurrences, &evidence, &locations, &r.CandidatePath, &sources,
+			&r.Rationale, &sw, &r.Origin, &r.Framework, &r.Priority, &r.Steps)
+		r.Evidence, r.Locations, r.Sources = fusionStrings(evidence), fusionStrings(locations), fusionStrings(sources)
+		r.Switch = sw.String
+		return r, err
+	})
+}
+
+// FusionSimilarityParams selects the similarity notes of
+// fusion_similarity.sql: the same scope as FusionParams, without a report
+// share filter (a note is about entries that matched nowhere).
+type FusionSimilarityParams struct {
+	Run     int64
+	Mapping sql.NullInt64
+	Rank    sql.NullInt64
+	Stage   string
+}
+
+// FusionSimilarityRow is the single similarity note of one stage (triage.md
+// section 5): no catalog entry's whole chain occurs in the stage, but all
+// steps but one of a chain of three or more steps do, adjacently.
+type FusionSimilarityRow struct {
+	Stage string
+	// Level is "high" (>= 4 occurrences and share >= the entry's
+	// min_share), "medium" (one of the two) or "low" (neither).
+	Level     string
+	ID        string
+	Pattern   string
+	Framework string
+	Origin    string
+	Status    string // opportunity or elsewhere, as a full match would be
+	// Steps is the entry's chain length; MissingStep (1-based) the step that
+	// did not occur, MissingKeywords its keywords.
+	Steps           int64
+	MissingStep     int64
+	MissingKeywords []string
+	Occurrences     int64
+	RelatedNS       int64
+	SharePct        float64
+	Evidence        []string
+}
+
+// Note renders the row as the one line printed after the fuse-pattern table.
+func (r FusionSimilarityRow) Note() string {
+	return fmt.Sprintf("Similarity (%s): %d of %d steps of %q (%s, %s) occur adjacently %d time(s), %.2f%% of stage kernel time; step %d (%s) is missing",
+		r.Level, r.Steps-1, r.Steps, r.Pattern, r.Framework, r.Origin, r.Occurrences, r.SharePct,
+		r.MissingStep, strings.Join(r.MissingKeywords, " / "))
+}
+
+// FusionSimilarity returns at most one near-miss note per stage, for stages
+// where no catalog chain occurs whole; see fusion_similarity.sql.
+func FusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams) ([]FusionSimilarityRow, error) {
+	args := []any{
+		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),
+		sql.Named("stage", p.Stage),
+	}
+	return collect(ctx, q, "fusion_similarity", args, func(rows *sql.Rows) (FusionSimilarityRow, error) {
+		var r FusionSimilarityRow
+		var missing, evidence []any
+		err := rows.Scan(&r.Stage, &r.Level, &r.ID, &r.Pattern, &r.Framework, &r.Origin, &r.Status,
+			&r.Steps, &r.MissingStep, &missing, &r.Occurrences, &r.RelatedNS, &r.SharePct, &evidence)
+		r.MissingKeywords, r.Evidence = fusionStrings(missing), fusionStrings(evidence)
+		return r, err
+	})
+}
+
+// fusionStrings converts a scanned VARCHAR[] (duckdb-go gives []any).
+func fusionStrings(v []any) []string {
+	out := make([]string, 0, len(v))
+	for _, e := range v {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+-- fusion_matches: the fuse-pattern table of triage.md section 5 (catalog.md
+-- section 2): which catalog fusions already run, which split chains could
+-- be fused, and which another framework fuses.
+--
+-- One row per (stage, fusion entry, status) that survives the gates, the
+-- conflict resolution and $min_share. Rows come sorted by stage (prefill,
+-- decode, mixed, unknown, others by name), then opportunity and elsewhere
+-- rows before already-fused rows, then priority (high first), related time
+-- (high first) and the entry's position in the catalog.
+--
+-- Parameters:
+--   $run        timing run (the formal run in two-trace mode)
+--   $mapping    mapping run lending Python sites and CPU ops (kernel_scope),
+--               NULL in single-trace mode; they only decide keyword hits on
+--               sites/ops and the locations shown, never timing
+--   $rank       one rank, NULL for all ranks
+--   $stage      one stage, NULL or '' for all stages
+--   $min_share  percent of the stage's summed kernel time under which a row
+--               is not shown (after conflict resolution: a hidden row still
+--               claims its kernels)
+--
+-- Columns:
+--   stage, pattern (the entry's name), id, status
+--     status     `opportunity` (split chain on a trace of the entry's own
+--                framework), `elsewhere` (split chain, another framework
+--                fuses it), `already fused` (a kernel matches a fused keyword
+--                on a trace of the entry's framework)
+--   confidence   `confirmed` when share_pct >= likely_share or occurrences
+--                >= 4 (once per layer-like repetition), else `candidate`
+--   related_ns   summed duration of the related kernels: the kernels of the
+--                accepted chain occurrences, or the fused kernels
+--   share_pct    related_ns / summed duration of every GPU event of the
+--                stage (same run, rank(s)) x 100
+--   occurrences  chain occurrences, or fused kernels
+--   evidence     the related kernels' short names, in chain-step order, then
+--                by time (high first), then name
+--   locations    their Python sites (display form), same order; NULL sites
+--                (unmapped) are left out
+--   candidate_path  "<framework>: <first source>", where the fused path lives
+--   sources, rationale, switch (NULL when unknown), origin, framework,
+--   priority, steps
+--
+-- Conflicts (catalog.md section 2.5), among opportunity/elsewhere rows of one
+-- stage that passed their entry's min_share: in order of priority (high
+-- first), chain steps (more first), related time (more first), catalog
+-- position, a row is kept unless a kept row's entry subsumes its entry or a
+-- kept row already claimed one of its kernels. Kept rows then hide rows of
+-- entries they subsume that came earlier in that order (a user catalog may
+-- rank a subsumer lower). Already-fused rows take no part: they say a fused
+-- kernel runs, which no chain contradicts.
+WITH
+_related AS MATERIALIZED (
+    SELECT * FROM _fusion_related($run, $mapping, $rank, $stage, false)
+),
+_stage_ns AS (
+    SELECT stage, sum(dur_ns) AS stage_ns
+    FROM kernels
+    WHERE run_id = $run
+      AND ($rank IS NULL OR rank = $rank)
+      AND ($stage IS NULL OR $stage = '' OR stage = $stage)
+    GROUP BY stage
+),
+_rows AS (
+    SELECT r.stage, r.id, r.status,
+           count(DISTINCT r.occurrence) AS occurrences,
+           sum(r.dur_ns) AS related_ns,
+           list(r.kernel_id ORDER BY r.kernel_id) AS kernel_ids
+    FROM _related r
+    GROUP BY r.stage, r.id, r.status
+),
+_gated AS (
+    SELECT w.*, 100.0 * w.related_ns / s.stage_ns AS share_pct,
+           f.ordinal, f.priority, f.steps, f.min_share, f.likely_share
+    FROM _rows w
+    JOIN _stage_ns s USING (stage)
+    JOIN fusion_catalog f USING (id)
+    WHERE 100.0 * w.related_ns / s.stage_ns >= f.min_share
+),
+_order AS (
+    -- chain rows in conflict order; marker identifies (entry, status)
+    SELECT g.*,
+           -(2 * g.ordinal + CASE WHEN g.status = 'elsewhere' THEN 1 ELSE 0 END + 1) AS marker,
+           row_number() OVER (PARTITION BY g.stage
+                              ORDER BY g.priority DESC, g.steps DESC, g.related_ns DESC,
+                                       g.ordinal, g.status) AS turn
+    FROM _gated g
+    WHERE g.status <> 'already fused'
+),
+_subsumers AS (
+    -- markers of every (entry, status) that subsumes a row's entry
+    SELECT o.stage, o.id, o.status,
+           list(-(2 * s.ordinal + b.bit + 1)) AS markers
+    FROM _order o
+    JOIN fusion_catalog s ON list_contains(s.subsumes, o.id)
+    CROSS JOIN (VALUES (0), (1)) b(bit)
+    GROUP BY o.stage, o.id, o.status
+),
+_folded AS (
+    -- element: [marker, subsumer markers..., kernel ids...]; a row is kept
+    -- when none of its subsumers' markers and none of its kernels is in the
+    -- accumulator, which then gains its marker and kernels (list_reduce
+    -- starts from the first element, hence the neutral [0])
+    SELECT o.stage,
+           list_reduce(
+               list_prepend([0::BIGINT],
+                            list(list_concat([o.marker], coalesce(s.markers, []), o.kernel_ids) ORDER BY o.turn)),
+               lambda acc, x: CASE WHEN list_has_any(acc, x[2:]) THEN acc
+                                   ELSE list_concat(acc, [x[1]], list_filter(x, lambda v: v > 0)) END
+           ) AS kept
+    FROM _order o
+    LEFT JOIN _subsumers s USING (stage, id, status)
+    GROUP BY o.stage
+),
+_kept AS (
+    SELECT o.*
+    FROM _order o
+    JOIN _folded f USING (stage)
+    LEFT JOIN _subsumers s USING (stage, id, status)
+    WHERE list_contains(f.kept, o.marker)
+      -- a kept subsumer later in the order still hides this row
+      AND NOT list_has_any(f.kept, coalesce(s.markers, []))
+),
+_shown AS (
+    SELECT stage, id, status, occurrences, related_ns, share_pct, ordinal, priority, steps, likely_share
+    FROM _kept
+    UNION ALL
+    SELECT stage, id, status, occurrences, related_ns, share_pct, ordinal, priority, steps, likely_share
+    FROM _gated
+    WHERE status = 'already fused'
+),
+_evidence AS (
+    SELECT stage, id, status,
+           list(short_name ORDER BY step, ns DESC, short_name) AS evidence
+    FROM (SELECT r.stage, r.id, r.status, n.short_name, min(r.step) AS step, sum(r.dur_ns) AS ns
+          FROM _related r
+          JOIN kernel_names n USING (name_id)
+          GROUP BY ALL)
+    GROUP BY ALL
+),
+_locations AS (
+    SELECT stage, id, status,
+           list(display ORDER BY step, ns DESC, display) AS locations
+    FROM (SELECT r.stage, r.id, r.status, s.display, min(r.step) AS step, sum(r.dur_ns) AS ns
+          FROM _related r
+          JOIN sites s USING (site_id)
+          GROUP BY ALL)
+    GROUP BY ALL
+)
+SELECT w.stage, f.name AS pattern, w.id, w.status,
+       CASE WHEN w.share_pct >= w.likely_share OR w.occurrences >= 4 THEN 'confirmed'
+            ELSE 'candidate' END AS confidence,
+       w.related_ns::BIGINT AS related_ns,
+       w.share_pct,
+       w.occurrences,
+       e.evidence,
+       coalesce(l.locations, []::VARCHAR[]) AS locations,
+       f.framework || ': ' || f.sources[1] AS candidate_path,
+       f.sources, f.rationale, f.switch, f.origin, f.framework, f.priority, f.steps
+FROM _shown w
+JOIN fusion_catalog f USING (id)
+JOIN _evidence e USING (stage, id, status)
+LEFT JOIN _locations l USING (stage, id, status)
+WHERE w.share_pct >= $min_share
+ORDER BY CASE w.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
+                      WHEN 'unknown' THEN 3 ELSE 4 END,
+         w.stage,
+         w.status = 'already fused',
+         w.priority DESC, w.related_ns DESC, w.ordinal, w.status

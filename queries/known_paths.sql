@@ -1,0 +1,74 @@
+-- known_paths: the overlap-catalog entries behind "Known path: <name>
+-- (<framework>, <origin>)" on overlap-table rows (catalog.md section 3).
+--
+-- The caller passes the overlap rows as two parallel lists: each row's
+-- kernel short name and its dominant overlapping kernel's short name ('' or
+-- NULL when it has none). An overlap entry is a known path of a row when one
+-- of its keywords hits either kernel by the matching rules of catalog.md
+-- section 2 (see migrations/0005_fusion.sql): the short name itself, or any
+-- Python site or CPU op that kernels of that short name have in the stage
+-- (the mapping run's in two-trace mode, as everywhere in the report).
+--
+-- One row per (overlap row, entry), sorted by the row's position, then
+-- entries of the run's own framework first, then catalog order.
+--
+-- Parameters:
+--   $run, $mapping, $rank, $stage   as in fusion_matches.sql
+--   $kernels     VARCHAR[]: the rows' kernel short names
+--   $dominants   VARCHAR[]: the rows' dominant overlapping short names, same
+--                length ('' or NULL for none)
+--
+-- Columns:
+--   row_index    1-based position of the overlap row in $kernels
+--   kernel, dominant
+--   matched      kernel | dominant | both: which side a keyword hit
+--   id, name, framework, origin, switch (NULL when unknown), sources, rationale
+--   keywords     the entry's keywords that hit, sorted
+WITH
+_rows AS (
+    SELECT row_index, k.kernel, d.dominant
+    FROM (SELECT unnest($kernels) AS kernel, generate_subscripts($kernels, 1) AS row_index) k
+    LEFT JOIN (SELECT unnest($dominants) AS dominant, generate_subscripts($dominants, 1) AS row_index) d
+      USING (row_index)
+),
+_names AS (
+    SELECT kernel AS short_name FROM _rows
+    UNION
+    SELECT dominant FROM _rows WHERE dominant IS NOT NULL AND dominant <> ''
+),
+_hits AS (
+    -- a keyword hits a short name through the name itself ...
+    SELECT n.short_name, kw.id, kw.keyword
+    FROM _names n
+    JOIN catalog_keywords kw
+      ON kw.kind = 'overlap' AND kw.keyword_compact <> ''
+     AND contains(_fusion_compact(n.short_name), kw.keyword_compact)
+    UNION
+    -- ... or through the site or CPU op of one of its kernels in the stage
+    SELECT kn.short_name, h.id, unnest(h.keywords)
+    FROM _fusion_hits($run, $mapping, $rank, $stage) h
+    JOIN kernel_names kn USING (name_id)
+    WHERE h.kind = 'overlap'
+      AND kn.short_name IN (SELECT short_name FROM _names)
+),
+_matched AS (
+    SELECT r.row_index, r.kernel, r.dominant, h.id,
+           bool_or(h.short_name = r.kernel) AS by_kernel,
+           bool_or(h.short_name = r.dominant) AS by_dominant,
+           list_sort(list(DISTINCT h.keyword)) AS keywords
+    FROM _rows r
+    JOIN _hits h ON h.short_name = r.kernel OR h.short_name = r.dominant
+    GROUP BY r.row_index, r.kernel, r.dominant, h.id
+),
+_framework AS (
+    SELECT framework FROM runs WHERE run_id = $run
+)
+SELECT m.row_index, m.kernel, m.dominant,
+       CASE WHEN m.by_kernel AND m.by_dominant THEN 'both'
+            WHEN m.by_kernel THEN 'kernel' ELSE 'dominant' END AS matched,
+       o.id, o.name, o.framework, o.origin, o.switch, o.sources, o.rationale, m.keywords
+FROM _matched m
+JOIN overlap_catalog o USING (id)
+ORDER BY m.row_index,
+         o.framework IS DISTINCT FROM (SELECT framework FROM _framework),
+         o.ordinal
