@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +74,18 @@ func (o *IngestOptions) toIngest() (ingest.Options, error) {
 			return ingest.Options{}, usagef("--tag %q: want key=value", t)
 		}
 		tags[k] = v
+	}
+	for _, c := range []struct {
+		flag, v string
+		ok      []string
+	}{
+		{"framework", o.Framework, []string{"sglang", "vllm", "trtllm", "tokenspeed"}},
+		{"stage", o.Stage, []string{"prefill", "decode", "mixed"}},
+		{"role", o.Role, []string{"mapping", "formal"}},
+	} {
+		if c.v != "" && !slices.Contains(c.ok, c.v) {
+			return ingest.Options{}, usagef("--%s %q: want one of %s", c.flag, c.v, strings.Join(c.ok, ", "))
+		}
 	}
 	if o.Jobs < 0 {
 		return ingest.Options{}, usagef("--jobs %d: want 1 or more", o.Jobs)

@@ -2,8 +2,18 @@
 // DuckDB warehouse and reports.
 package main
 
-import "os"
+import (
+	"os"
+	"runtime/debug"
+
+	"github.com/tracehouse/tracehouse/ingest"
+)
 
 func main() {
+	// Keep the heap near what ingest needs on multi-GB traces unless the user
+	// chose a limit (GOMEMLIMIT); it is a soft limit, never a failure.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(ingest.MemoryLimit)
+	}
 	os.Exit(run(os.Args[1:], systemIO(), os.Getenv))
 }

@@ -35,6 +35,8 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		newCmdIngest(f, nil),
 		newCmdRuns(f, nil),
 		newCmdSQL(f, nil),
+		newCmdSynth(f, nil),
+		newCmdReclassify(f),
 		newCmdVersion(f),
 	)
 	return cmd

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// init lets the test binary stand in for the tracehouse binary in
+// subprocess tests (a second writer, a killed ingest); it runs before any
+// TestMain.
+func init() {
+	switch os.Getenv("TRACEHOUSE_TEST_ROLE") {
+	case "main":
+		io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+		os.Exit(run(os.Args[1:], io, os.Getenv))
+	case "hold":
+		// Hold the warehouse open for writing until stdin closes.
+		w, err := schema.Open(context.Background(), os.Getenv("TRACEHOUSE_DB"), schema.Options{})
+		if err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("ready\n")
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		w.Close()
+		os.Exit(0)
+	}
+}
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	io, out, errOut := testIO("")
+	code = run(args, io, func(string) string { return "" })
+	return code, out.String(), errOut.String()
+}
+
+func TestIngestDemoThenRuns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/demo")
+	if code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "ingested 16 file(s)") {
+		t.Errorf("summary: %q", stderr)
+	}
+	// Again: every file is already there.
+	code, _, stderr = runCmd(t, "--db", db, "ingest", "../../testdata/demo")
+	if code != 0 || !strings.Contains(stderr, "ingested 0 file(s)") || !strings.Contains(stderr, "16 already ingested") {
+		t.Fatalf("re-ingest exit %d: %q", code, stderr)
+	}
+	code, out, stderr := runCmd(t, "--db", db, "--format", "json", "runs")
+	if code != 0 {
+		t.Fatalf("runs exit %d: %s", code, stderr)
+	}
+	var runs []map[string]any
+	if err := json.Unmarshal([]byte(out), &runs); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range runs {
+		labels = append(labels, r["label"].(string))
+		var keys []string
+		for k := range r {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		want := []string{"framework", "gpu_events", "ingested_at", "label", "model", "ranks", "run_id", "stages", "traces"}
+		if !reflect.DeepEqual(keys, want) {
+			t.Fatalf("runs JSON keys %v, want %v", keys, want)
+		}
+	}
+	sort.Strings(labels)
+	want := []string{"sglang-formal", "sglang-llama", "sglang-mapping", "tokenspeed-deepseek", "trtllm-llama", "vllm-qwen-moe"}
+	if !reflect.DeepEqual(labels, want) {
+		t.Errorf("runs %v, want %v", labels, want)
+	}
+	// The same content under another path is one trace.
+	dup := filepath.Join(t.TempDir(), "copy.trace.json")
+	b, err := os.ReadFile("../../testdata/demo/trtllm-llama/trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(dup, b, 0o644)
+	code, _, stderr = runCmd(t, "--db", db, "ingest", dup)
+	if code != 0 || !strings.Contains(stderr, "1 already ingested") {
+		t.Fatalf("duplicate content: exit %d %q", code, stderr)
+	}
+	// sql reads, with typed JSON.
+	code, out, _ = runCmd(t, "--db", db, "--format", "json", "sql", "SELECT count(*) AS n, sum(dur_ns) AS ns FROM kernels")
+	var rows []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || rows[0]["n"].(float64) != 3827 {
+		t.Fatalf("sql: exit %d %s", code, out)
+	}
+}
+
+func TestIngestBadInputExitsNonZero(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/bad", "../../testdata/demo/trtllm-llama")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	var errs int
+	for _, l := range lines {
+		if strings.HasPrefix(l, "error: ../../testdata/bad/") {
+			errs++
+		}
+		if strings.Contains(l, "goroutine") || strings.Contains(l, "panic") {
+			t.Fatalf("panic output: %s", stderr)
+		}
+	}
+	// Every damaged file of testdata/bad fails; the non-traces do not.
+	if errs != 18 {
+		t.Errorf("%d error lines, want 18:\n%s", errs, stderr)
+	}
+	if !strings.Contains(stderr, "chakra_rank0.json: not a trace") || !strings.Contains(stderr, "ingested 1 file(s)") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	code, out, _ := runCmd(t, "--db", db, "--format", "csv", "sql", "SELECT count(*) AS traces FROM traces")
+	if code != 0 || out != "traces\n1\n" {
+		t.Errorf("stored traces: %q", out)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"ingest"},
+		{"ingest", "--stage", "bogus", "x"},
+		{"ingest", "--tag", "novalue", "x"},
+		{"nosuchcommand"},
+		{"runs", "--bogus-flag"},
+		{"--format", "yaml", "runs"},
+	} {
+		code, _, stderr := runCmd(t, append([]string{"--db", filepath.Join(t.TempDir(), "w.duckdb")}, args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+	code, _, stderr := runCmd(t, "--db", filepath.Join(t.TempDir(), "w.duckdb"), "ingest", "does-not-exist")
+	if code != 1 || !strings.Contains(stderr, "does-not-exist: no such file or directory") {
+		t.Errorf("missing path: exit %d %q", code, stderr)
+	}
+	empty := t.TempDir()
+	code, _, stderr = runCmd(t, "--db", filepath.Join(t.TempDir(), "w.duckdb"), "ingest", empty)
+	if code != 1 || !strings.Contains(stderr, "no trace files") {
+		t.Errorf("empty dir: exit %d %q", code, stderr)
+	}
+}
+
+func TestSecondWriterGetsLockError(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=hold", "TRACEHOUSE_DB="+db)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "ready\n" {
+		t.Fatalf("holder: %q", line)
+	}
+	code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/demo/trtllm-llama")
+	if code != 1 || !strings.Contains(stderr, "is locked by another tracehouse process") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("exit %d: %q", code, stderr)
+	}
+}
+
+// TestKilledIngestLeavesConsistentWarehouse kills an ingest of several
+// traces part way, checks that every stored trace is whole and nothing else
+// is stored, then re-runs the ingest and checks it completes.
+func TestKilledIngestLeavesConsistentWarehouse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes ~120 MB of traces")
+	}
+	dir := t.TempDir()
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: dir, Run: "r", Ranks: 4, TargetBytes: 40 << 20, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	for attempt, delay := range []time.Duration{900 * time.Millisecond, 500 * time.Millisecond} {
+		cmd := exec.Command(os.Args[0], "--db", db, "ingest", "--jobs", "1", dir)
+		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if n := checkConsistent(t, db, attempt); attempt == 0 && n == len(m.Files) {
+			t.Logf("the first ingest finished before it was killed; the kill tested nothing")
+		}
+	}
+	code, _, stderr := runCmd(t, "--db", db, "ingest", dir)
+	if code != 0 {
+		t.Fatalf("re-run: exit %d %s", code, stderr)
+	}
+	n := checkConsistent(t, db, 99)
+	if n != len(m.Files) {
+		t.Fatalf("%d traces after the re-run, want %d", n, len(m.Files))
+	}
+}
+
+// checkConsistent returns the number of traces; it fails on any row of a
+// trace that is not stored, or a trace whose rows are not all there.
+func checkConsistent(t *testing.T, db string, attempt int) int {
+	t.Helper()
+	ctx := context.Background()
+	w, err := schema.Open(ctx, db, schema.Options{})
+	if err != nil {
+		t.Fatalf("attempt %d: reopen: %v", attempt, err)
+	}
+	defer w.Close()
+	var traces, orphans, short int
+	q := `SELECT (SELECT count(*) FROM traces),
+	  (SELECT count(*) FROM kernels WHERE trace_id NOT IN (SELECT trace_id FROM traces))
+	+ (SELECT count(*) FROM launches WHERE trace_id NOT IN (SELECT trace_id FROM traces))
+	+ (SELECT count(*) FROM py_frame_events WHERE trace_id NOT IN (SELECT trace_id FROM traces)),
+	  (SELECT count(*) FROM traces t WHERE kernel_events + memcpy_events + memset_events
+	     <> (SELECT count(*) FROM kernels k WHERE k.trace_id = t.trace_id)
+	   OR py_frame_events <> (SELECT count(*) FROM py_frame_events f WHERE f.trace_id = t.trace_id))`
+	if err := w.DB.QueryRowContext(ctx, q).Scan(&traces, &orphans, &short); err != nil {
+		t.Fatal(err)
+	}
+	if orphans != 0 || short != 0 {
+		t.Fatalf("attempt %d: %d traces, %d orphan rows, %d incomplete traces", attempt, traces, orphans, short)
+	}
+	t.Logf("attempt %d: %d whole traces", attempt, traces)
+	return traces
+}
