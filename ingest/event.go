@@ -132,10 +132,9 @@ type decoder struct {
 	num     []byte
 
 	// per event
-	cur   int64 // event index
-	off   int64 // event start offset
-	ferr  error
-	field string
+	cur  int64 // event index
+	off  int64 // event start offset
+	ferr error
 }
 
 func newDecoder(file string, names *interner) *decoder {
