@@ -1,0 +1,563 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/report"
+)
+
+const demoDir = "../../testdata/demo"
+
+// TestTriageEndToEnd ingests the demo once, through `triage PATH` itself,
+// into a warehouse file the subtests share (read-only uses after that).
+func TestTriageEndToEnd(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "demo.duckdb")
+	if code, _, stderr := runTriage(db, demoDir, "--format", "json"); code != 0 {
+		t.Fatalf("ingest the demo: exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"EveryFormat", testTriageDemoEveryFormat},
+		{"MarkdownEscapes", testTriageMarkdownEscapes},
+		{"Deterministic", testTriageDeterministic},
+		{"CSVOut", testTriageCSVOut},
+		{"EmptyKernelTable", testTriageEmptyKernelTable},
+		{"RankAll", testTriageRankAll},
+		{"TwoTrace", testTriageTwoTrace},
+		{"LatestRun", testTriageLatestRun},
+		{"Errors", testTriageErrors},
+		{"JSONContract", testTriageJSONContract},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
+	}
+}
+
+// runTriage runs `tracehouse --db db triage args...` in-process.
+func runTriage(db string, args ...string) (int, string, string) {
+	io, out, errOut := testIO("")
+	code := run(append([]string{"--db", db, "triage"}, args...), io, func(string) string { return "" })
+	return code, out.String(), errOut.String()
+}
+
+// decodeReports reads the stream of report objects `--format json` writes
+// (one per run).
+func decodeReports[T any](t *testing.T, s string) []T {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	var out []T
+	for {
+		var v T
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("decode report %d: %v", len(out), err)
+		}
+		out = append(out, v)
+	}
+}
+
+var demoLabels = []string{"sglang-formal", "sglang-llama", "sglang-mapping", "tokenspeed-deepseek", "trtllm-llama", "vllm-qwen-moe"}
+
+// testTriageDemoEveryFormat: `triage testdata/demo` in every format, one
+// report per run in label order, exit 0, the files found already ingested.
+func testTriageDemoEveryFormat(t *testing.T, db string) {
+	for _, format := range []string{"table", "text", "markdown", "json"} {
+		code, out, stderr := runTriage(db, demoDir, "--format", format)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		if !strings.Contains(stderr, "already ingested") {
+			t.Errorf("%s: stderr does not say the files were already ingested: %q", format, stderr)
+		}
+		if format == "json" {
+			reps := decodeReports[report.TriageReport](t, out)
+			var labels []string
+			for _, r := range reps {
+				labels = append(labels, r.Run)
+			}
+			if !slices.Equal(labels, demoLabels) {
+				t.Errorf("json reports %v, want %v", labels, demoLabels)
+			}
+			continue
+		}
+		last := -1
+		for _, l := range demoLabels {
+			i := strings.Index(out, "Run: "+l+" ")
+			if i < 0 || i < last {
+				t.Errorf("%s: report of %s missing or out of order", format, l)
+			}
+			last = i
+		}
+		for _, want := range []string{"Mode: single-trace", "Framework: SGLang (evidence: ", "Families: gemm",
+			"Python location (site share)", "Overlap opportunities", "Fuse patterns", "Attribution: ",
+			"Stage extend/prefill: summed kernel time "} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q", format, want)
+			}
+		}
+	}
+}
+
+// testTriageMarkdownEscapes: pipes and angle brackets in kernel names stay
+// inside their cells.
+func testTriageMarkdownEscapes(t *testing.T, db string) {
+	code, out, stderr := runTriage(db, "sglang-llama", "--format", "markdown", "--stage", "decode")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if !strings.Contains(out, `| void flashinfer::norm::FusedAddRMSNormKernel\<8u, __nv_bfloat16> |`) {
+		t.Errorf("markdown kernel cell not escaped:\n%s", out)
+	}
+	// Every row of every table has as many cell separators as its header.
+	pipes := func(l string) int { return strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") }
+	want := -1
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case !strings.HasPrefix(l, "|"):
+			want = -1
+		case want < 0:
+			want = pipes(l)
+		case pipes(l) != want:
+			t.Errorf("row with %d separators, header has %d: %q", pipes(l), want, l)
+		}
+	}
+}
+
+// testTriageDeterministic: the same warehouse gives byte-identical output.
+func testTriageDeterministic(t *testing.T, db string) {
+	for _, args := range [][]string{
+		{"sglang-llama", "--format", "table", "--rank", "all"},
+		{"vllm-qwen-moe", "--format", "markdown"},
+		{"tokenspeed-deepseek", "--format", "json", "--min-share", "0"},
+		{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
+	} {
+		_, a, _ := runTriage(db, args...)
+		_, b, _ := runTriage(db, args...)
+		if a == "" || a != b {
+			t.Errorf("%v: output differs between two runs (or is empty)", args)
+		}
+	}
+}
+
+// testTriageCSVOut: --format csv --out DIR writes one file per table:
+// traces, GPU events and stage totals per run, then families, kernels,
+// overlap and fusions per stage.
+func testTriageCSVOut(t *testing.T, db string) {
+	dir := t.TempDir()
+	code, out, stderr := runTriage(db, demoDir, "--format", "csv", "--out", dir)
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	_, js, _ := runTriage(db, demoDir, "--format", "json")
+	var want []string
+	for _, r := range decodeReports[report.TriageReport](t, js) {
+		want = append(want, r.Run+".traces.csv", r.Run+".gpu_events.csv", r.Run+".stages.csv")
+		for _, st := range r.Stages {
+			for _, tb := range []string{"families", "kernels", "overlap", "fusions"} {
+				want = append(want, r.Run+"."+st.Stage+"."+tb+".csv")
+			}
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("files:\n got  %v\n want %v", got, want)
+	}
+	// Every file parses, with a header, and the kernels' times are exact ns.
+	f, err := os.ReadFile(filepath.Join(dir, "sglang-llama.decode.kernels.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(f)).ReadAll()
+	if err != nil || len(recs) < 2 || recs[0][0] != "kernel" || recs[0][3] != "gpu_time_ns" {
+		t.Fatalf("kernels csv: %v %v", recs, err)
+	}
+	if strings.ContainsAny(recs[1][3], ". ") {
+		t.Errorf("gpu_time_ns %q is not an integer", recs[1][3])
+	}
+}
+
+// testTriageEmptyKernelTable: when no kernel reaches --min-share, the
+// table prints one row saying so and JSON lists none (no fake rows).
+func testTriageEmptyKernelTable(t *testing.T, db string) {
+	_, all, _ := runTriage(db, "sglang-llama", "--min-share", "0", "--stage", "decode", "--format", "json")
+	names := len(decodeReports[report.TriageReport](t, all)[0].Stages[0].Kernels)
+	code, out, stderr := runTriage(db, "sglang-llama", "--min-share", "99", "--stage", "decode")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	msg := fmt.Sprintf("(no kernel reached 99%% of summed kernel time; %d hidden, --min-share 0 shows all)", names)
+	if names < 10 || !strings.Contains(out, msg) {
+		t.Errorf("no empty-table row %q:\n%s", msg, out)
+	}
+	_, js, _ := runTriage(db, "sglang-llama", "--min-share", "99", "--stage", "decode", "--format", "json")
+	r := decodeReports[report.TriageReport](t, js)[0]
+	if len(r.Stages) != 1 || len(r.Stages[0].Kernels) != 0 || r.Stages[0].KernelsHidden != int64(names) ||
+		r.Stages[0].HiddenTimeNS != r.Stages[0].Totals.KernelTimeNS {
+		t.Errorf("json: %+v", r.Stages)
+	}
+}
+
+// testTriageRankAll: --rank all sums ranks, adds the spread column and
+// reports rank null.
+func testTriageRankAll(t *testing.T, db string) {
+	_, js, stderr := runTriage(db, "sglang-llama", "--rank", "all", "--format", "json")
+	reps := decodeReports[report.TriageReport](t, js)
+	if len(reps) != 1 {
+		t.Fatal(stderr)
+	}
+	r := reps[0]
+	if r.Rank != nil || len(r.Stages) != 2 {
+		t.Fatalf("rank %v, %d stages", r.Rank, len(r.Stages))
+	}
+	for _, st := range r.Stages {
+		for _, k := range st.Kernels {
+			s := k.RankSpread
+			if s == nil || s.Ranks != 2 || s.MinUS > s.MedianUS || s.MedianUS > s.MaxUS ||
+				s.MinUS+s.MaxUS-k.GPUTimeUS > 1e-6 || s.MinUS+s.MaxUS-k.GPUTimeUS < -1e-6 {
+				t.Errorf("%s %s: spread %+v of %v us", st.Stage, k.Kernel, s, k.GPUTimeUS)
+			}
+		}
+	}
+	_, out, _ := runTriage(db, "sglang-llama", "--rank", "all", "--stage", "prefill")
+	if !strings.Contains(out, "Rank spread") || !strings.Contains(out, "extend/prefill (all ranks)") {
+		t.Errorf("text lacks the rank-spread column:\n%s", out)
+	}
+}
+
+// testTriageTwoTrace: sites come from the mapping run, timing from the
+// formal one; the decode stage of the formal run (CUDA graphs) has almost
+// no sites of its own.
+func testTriageTwoTrace(t *testing.T, db string) {
+	_, single, _ := runTriage(db, "sglang-formal", "--format", "json", "--min-share", "0")
+	code, two, stderr := runTriage(db, "--mapping", demoDir+"/sglang-mapping", "--formal", demoDir+"/sglang-formal",
+		"--format", "json", "--min-share", "0")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	s := decodeReports[report.TriageReport](t, single)[0]
+	m := decodeReports[report.TriageReport](t, two)[0]
+	if m.Mode != report.ModeMapping || m.MappingRun == nil || *m.MappingRun != "sglang-mapping" || m.Run != "sglang-formal" {
+		t.Fatalf("header: mode %s run %s mapping %v", m.Mode, m.Run, m.MappingRun)
+	}
+	for i, st := range m.Stages {
+		ss := s.Stages[i]
+		if st.Totals != ss.Totals {
+			t.Errorf("%s: two-trace totals %+v differ from the formal run's %+v", st.Stage, st.Totals, ss.Totals)
+		}
+		for j, k := range st.Kernels {
+			if k.GPUTimeNS != ss.Kernels[j].GPUTimeNS || k.Launches != ss.Kernels[j].Launches {
+				t.Errorf("%s %s: timing not the formal run's", st.Stage, k.Kernel)
+			}
+			if k.Match != "exact" && k.Match != "base" && k.Match != "unmapped" {
+				t.Errorf("%s %s: match %q", st.Stage, k.Kernel, k.Match)
+			}
+		}
+	}
+	dec := m.Stages[1]
+	if dec.Stage != "decode" || dec.Coverage.CoveragePct < 99 || s.Stages[1].Coverage.CoveragePct > 20 {
+		t.Errorf("decode coverage: mapped %.1f%%, own %.1f%%", dec.Coverage.CoveragePct, s.Stages[1].Coverage.CoveragePct)
+	}
+	_, text, _ := runTriage(db, "--mapping", "sglang-mapping", "--formal", "sglang-formal")
+	if !strings.Contains(text, "Mode: mapping-formal") || !strings.Contains(text, "Mapping coverage: ") {
+		t.Errorf("two-trace header:\n%s", text)
+	}
+}
+
+// testTriageLatestRun: no argument reports the most recently ingested run.
+func testTriageLatestRun(t *testing.T, db string) {
+	code, js, stderr := runTriage(db, "--format", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	io, out, _ := testIO("")
+	run([]string{"--db", db, "runs", "--format", "json"}, io, func(string) string { return "" })
+	var runs []runJSON
+	if err := json.Unmarshal(out.Bytes(), &runs); err != nil {
+		t.Fatal(err)
+	}
+	reps := decodeReports[report.TriageReport](t, js)
+	if len(reps) != 1 || reps[0].Run != runs[0].Label {
+		t.Errorf("got %d reports, first %v; newest run is %s", len(reps), reps, runs[0].Label)
+	}
+}
+
+// TestTriageThrowAway: --db :memory: ingests a single file and reports it.
+func TestTriageThrowAway(t *testing.T) {
+	code, out, stderr := runTriage(":memory:", demoDir+"/trtllm-llama/trace.json", "--format", "json")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	r := decodeReports[report.TriageReport](t, out)
+	if len(r) != 1 || r[0].Run != "trtllm-llama" || r[0].Framework != "TensorRT-LLM" || len(r[0].Stages) != 1 ||
+		r[0].Stages[0].Stage != "unknown" {
+		t.Errorf("%+v", r)
+	}
+}
+
+// TestTriagePartialIngest: a damaged file is reported and exits 1, but the
+// report of what landed is still printed.
+func TestTriagePartialIngest(t *testing.T) {
+	code, out, stderr := runTriage(":memory:", demoDir+"/trtllm-llama", "../../testdata/bad/truncated.trace.json")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stderr, "truncated.trace.json") || !strings.Contains(out, "Run: trtllm-llama") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
+	}
+}
+
+// testTriageErrors: usage mistakes exit 2, a missing run 1.
+func testTriageErrors(t *testing.T, db string) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--mapping", "sglang-mapping"}, 2, "--mapping and --formal go together"},
+		{[]string{"--formal", "sglang-formal"}, 2, "--mapping and --formal go together"},
+		{[]string{"--mapping", "a", "--formal", "b", "sglang-llama"}, 2, "two-trace mode takes no"},
+		{[]string{"--stage", "warmup"}, 2, "--stage"},
+		{[]string{"--rank", "-1"}, 2, "--rank"},
+		{[]string{"--rank", "first"}, 2, "--rank"},
+		{[]string{"--min-share", "101"}, 2, "--min-share"},
+		{[]string{"--min-share", "lots"}, 2, "min-share"},
+		{[]string{"--timeline", "-2"}, 2, "--timeline"},
+		{[]string{"--overlap-rows", "-1"}, 2, "--overlap-rows"},
+		{[]string{"--framework", "tgi"}, 2, "--framework"},
+		{[]string{"--format", "csv"}, 2, "--out DIR"},
+		{[]string{"--out", "x"}, 2, "--format csv"},
+		{[]string{"--format", "yaml"}, 2, "unknown format"},
+		{[]string{"--no-such-flag"}, 2, "unknown flag"},
+		{[]string{"--mapping", demoDir, "--formal", "sglang-formal"}, 2, "holds 6 runs"},
+		{[]string{"--mapping", "sglang-formal", "--formal", "sglang-formal"}, 2, "same run"},
+		{[]string{"no-such-run"}, 1, "neither a file, a directory nor a run"},
+		{[]string{"sglang-llama", "--rank", "5"}, 1, "no GPU events on rank 5"},
+	} {
+		code, _, stderr := runTriage(db, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, stderr, c.code, c.msg)
+		}
+	}
+}
+
+// TestTriageOptions captures the parsed options (cli/cli style).
+func TestTriageOptions(t *testing.T) {
+	io, _, _ := testIO("")
+	f := &Factory{IO: io, Getenv: func(string) string { return "" }}
+	var got *TriageOptions
+	cmd := newCmdTriage(f, func(o *TriageOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"a", "dir/", "--stage", "extend", "--rank", "all", "--min-share", "0.5",
+		"--framework", "VLLM", "--timeline", "3", "--overlap-rows", "0", "--catalog", "c.yaml"})
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want := TriageOptions{Targets: []string{"a", "dir/"}, Stage: "prefill", RankAll: true, RankSet: true,
+		MinShare: 0.5, Framework: "vllm", Timeline: 3, OverlapRows: 0, Catalog: "c.yaml"}
+	if got == nil || !equalOptions(*got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	cmd = newCmdTriage(f, func(o *TriageOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	want = TriageOptions{Stage: "", Rank: 0, MinShare: 1, Framework: "auto", OverlapRows: 10}
+	if !equalOptions(*got, want) {
+		t.Errorf("defaults: got %+v\nwant %+v", got, want)
+	}
+}
+
+func equalOptions(a, b TriageOptions) bool {
+	return slices.Equal(a.Targets, b.Targets) && a.Mapping == b.Mapping && a.Formal == b.Formal &&
+		a.Stage == b.Stage && a.Rank == b.Rank && a.RankAll == b.RankAll && a.RankSet == b.RankSet &&
+		a.MinShare == b.MinShare && a.Framework == b.Framework && a.Timeline == b.Timeline &&
+		a.OverlapRows == b.OverlapRows && a.Catalog == b.Catalog && a.Out == b.Out
+}
+
+// The JSON contract of issue 3, as a checker: every listed key must be
+// present with its type at every level (other keys are allowed).
+type jsonCheck func(v any) string
+
+func jsonObj(fields map[string]jsonCheck) jsonCheck {
+	return func(v any) string {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "not an object"
+		}
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			x, ok := m[k]
+			if !ok {
+				return "missing " + k
+			}
+			if msg := fields[k](x); msg != "" {
+				return k + ": " + msg
+			}
+		}
+		return ""
+	}
+}
+
+func jsonArr(elem jsonCheck) jsonCheck {
+	return func(v any) string {
+		a, ok := v.([]any)
+		if !ok {
+			return "not an array"
+		}
+		for i, e := range a {
+			if msg := elem(e); msg != "" {
+				return fmt.Sprintf("[%d].%s", i, msg)
+			}
+		}
+		return ""
+	}
+}
+
+func jsonStr(v any) string {
+	if _, ok := v.(string); !ok {
+		return fmt.Sprintf("%v is not a string", v)
+	}
+	return ""
+}
+
+func jsonNum(v any) string {
+	if _, ok := v.(float64); !ok {
+		return fmt.Sprintf("%v is not a number", v)
+	}
+	return ""
+}
+
+func jsonOrNull(c jsonCheck) jsonCheck {
+	return func(v any) string {
+		if v == nil {
+			return ""
+		}
+		return c(v)
+	}
+}
+
+func jsonAny(any) string { return "" }
+
+var triageContract = jsonObj(map[string]jsonCheck{
+	"mode": jsonStr, "framework": jsonStr, "run": jsonStr, "model": jsonStr,
+	"stages": jsonArr(jsonObj(map[string]jsonCheck{
+		"stage": jsonStr,
+		"rank":  jsonOrNull(jsonNum),
+		"totals": jsonObj(map[string]jsonCheck{
+			"kernel_time_us": jsonNum, "busy_time_us": jsonNum, "window_us": jsonNum, "streams": jsonNum,
+		}),
+		"kernels": jsonArr(jsonObj(map[string]jsonCheck{
+			"kernel": jsonStr, "family": jsonStr, "category": jsonStr, "gpu_time_us": jsonNum,
+			"share_pct": jsonNum, "launches": jsonNum, "avg_us": jsonNum,
+			"sites": jsonArr(jsonObj(map[string]jsonCheck{
+				"location": jsonStr, "site_share_pct": jsonNum, "cpu_op": jsonOrNull(jsonStr),
+			})),
+		})),
+		"overlap": jsonArr(jsonObj(map[string]jsonCheck{
+			"priority": jsonStr, "verdict": jsonStr, "kernel": jsonStr, "scope": jsonStr,
+			"total_us": jsonNum, "busy_share_pct": jsonNum, "exclusive_pct": jsonNum, "hidden_pct": jsonNum,
+			"dominant": jsonOrNull(jsonStr), "dep_risk": jsonStr, "recommendation": jsonStr,
+		})),
+		"fusions": jsonArr(jsonAny),
+	})),
+})
+
+// testTriageJSONContract validates every demo report, for one rank and for
+// all ranks and in two-trace mode, against the contract, and makes sure
+// the check saw sites, CPU ops and overlap rows.
+func testTriageJSONContract(t *testing.T, db string) {
+	var sites, ops, overlap int
+	for _, args := range [][]string{
+		{demoDir, "--min-share", "0", "--format", "json"},
+		{demoDir, "--rank", "all", "--format", "json"},
+		{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
+	} {
+		code, out, stderr := runTriage(db, args...)
+		if code != 0 {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+		for i, rep := range decodeReports[map[string]any](t, out) {
+			if msg := triageContract(rep); msg != "" {
+				t.Errorf("%v report %d: %s", args, i, msg)
+			}
+			for _, st := range rep["stages"].([]any) {
+				st := st.(map[string]any)
+				overlap += len(st["overlap"].([]any))
+				for _, k := range st["kernels"].([]any) {
+					for _, s := range k.(map[string]any)["sites"].([]any) {
+						sites++
+						if s.(map[string]any)["cpu_op"] != nil {
+							ops++
+						}
+					}
+				}
+			}
+		}
+	}
+	if sites == 0 || ops == 0 || overlap == 0 {
+		t.Errorf("the contract check saw %d sites, %d CPU ops, %d overlap rows", sites, ops, overlap)
+	}
+}
+
+// TestTriageContractChecker: the checker itself rejects a missing key, a
+// wrong type and a non-array list.
+func TestTriageContractChecker(t *testing.T) {
+	valid := `{"mode":"single-trace","framework":"SGLang","run":"r","model":"m","stages":[{"stage":"decode","rank":0,
+		"totals":{"kernel_time_us":1,"busy_time_us":1,"window_us":1,"streams":1},
+		"kernels":[{"kernel":"k","family":"gemm","category":"compute","gpu_time_us":1,"share_pct":100,"launches":1,"avg_us":1,
+			"sites":[{"location":"a.py:1 f","site_share_pct":100,"cpu_op":null}]}],
+		"overlap":[{"priority":"P1","verdict":"headroom","kernel":"k","scope":"s","total_us":1,"busy_share_pct":1,
+			"exclusive_pct":1,"hidden_pct":0,"dominant":null,"dep_risk":"low","recommendation":"try fusion"}],
+		"fusions":[]}]}`
+	check := func(s string) string {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return triageContract(v)
+	}
+	if msg := check(valid); msg != "" {
+		t.Fatalf("valid document rejected: %s", msg)
+	}
+	for _, bad := range []struct{ from, to, want string }{
+		{`"share_pct":100,`, ``, "missing share_pct"},
+		{`"launches":1`, `"launches":"1"`, "launches: 1 is not a number"},
+		{`"cpu_op":null`, `"cpu_op":3`, "cpu_op"},
+		{`"fusions":[]`, `"fusions":{}`, "fusions: not an array"},
+		{`"streams":1`, `"streamz":1`, "missing streams"},
+		{`"mode":"single-trace",`, ``, "missing mode"},
+	} {
+		if msg := check(strings.Replace(valid, bad.from, bad.to, 1)); !strings.Contains(msg, bad.want) {
+			t.Errorf("%s -> %s: checker says %q, want %q", bad.from, bad.to, msg, bad.want)
+		}
+	}
+}

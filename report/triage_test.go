@@ -1,0 +1,289 @@
+package report
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/queries"
+)
+
+func valid(n int64) sql.NullInt64  { return sql.NullInt64{Int64: n, Valid: true} }
+func vstr(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
+
+// triageData is a small hand-made query result: two stages, a kernel with
+// two sites, one with one site, one unresolved, one unmapped, one hidden
+// by --min-share, and an overlap and a fusion row.
+func triageData(rank sql.NullInt64, mapping bool) *queries.TriageData {
+	d := &queries.TriageData{
+		Params: queries.TriageParams{Run: 1, Rank: rank, MinShare: 1},
+		Run:    queries.TriageRunRow{RunID: 1, Label: "r1", Framework: "unknown", FrameworkEvidence: "no evidence", Model: "m", TP: valid(2)},
+		Traces: []queries.TriageTracesRow{{TraceID: 1, Path: "a/t0.json", Rank: 0, Stage: "decode", Role: "formal", GPUEvents: 5}},
+		GPUEvents: []queries.TriageGPUEventsRow{
+			{Stage: "prefill", Rank: 0, Events: 1}, {Stage: "prefill", Rank: 1, Events: 0},
+			{Stage: "decode", Rank: 0, Events: 4}, {Stage: "decode", Rank: 1, Events: 3},
+		},
+		StageBusy: []queries.StageBusyRow{
+			{Stage: "prefill", Level: "stage", Kernels: 1, KernelNS: 1000, BusyNS: 1000, WindowNS: 1500, Streams: 1},
+			{Stage: "decode", Level: "stage", Kernels: 4, KernelNS: 10000, BusyNS: 9000, WindowNS: 12000, Streams: 2},
+			{Stage: "decode", Level: "device", Kernels: 4, KernelNS: 10000, BusyNS: 9000, WindowNS: 12000, Streams: 2},
+		},
+		Coverage: []queries.TriageCoverageRow{
+			{Stage: vstr("prefill"), KernelNS: 1000, SitedNS: 1000, CoveragePct: 100},
+			{Stage: vstr("decode"), KernelNS: 10000, SitedNS: 7000, CoveragePct: 70},
+			{KernelNS: 11000, SitedNS: 8000, CoveragePct: 72.72727272727273},
+		},
+		Families: []queries.FamilyRollupRow{
+			{Stage: "prefill", Family: "gemm", GPUNS: 1000, Launches: 1, StageKernelNS: 1000, SharePct: 100},
+			{Stage: "decode", Family: "gemm", GPUNS: 6000, Launches: 2, StageKernelNS: 10000, SharePct: 60},
+			{Stage: "decode", Family: "norm", GPUNS: 4000, Launches: 2, StageKernelNS: 10000, SharePct: 40},
+		},
+		Kernels: []queries.KernelTableRow{
+			{Stage: "prefill", Kernel: "p|gemm", Family: "gemm", Category: "compute", GPUNS: 1000, Launches: 1, AvgNS: 1000, StageKernelNS: 1000, SharePct: 100, Shown: true, RankMinNS: 0, RankMedianNS: 500, RankMaxNS: 1000, Ranks: 2},
+			{Stage: "decode", Kernel: "gemm<1>", Family: "gemm", Category: "compute", GPUNS: 6000, Launches: 2, AvgNS: 3000, StageKernelNS: 10000, SharePct: 60, Shown: true, RankMinNS: 2000, RankMedianNS: 3000, RankMaxNS: 4000, Ranks: 2},
+			{Stage: "decode", Kernel: "norm", Family: "norm", Category: "elementwise", GPUNS: 3000, Launches: 1, AvgNS: 3000, StageKernelNS: 10000, SharePct: 30, Shown: true, Ranks: 2},
+			{Stage: "decode", Kernel: "lost", Family: "norm", Category: "elementwise", GPUNS: 950, Launches: 1, AvgNS: 950, StageKernelNS: 10000, SharePct: 9.5, Shown: true, Ranks: 2},
+			{Stage: "decode", Kernel: "tiny", Family: "norm", Category: "elementwise", GPUNS: 50, Launches: 1, AvgNS: 50, StageKernelNS: 10000, SharePct: 0.5, Shown: false, Ranks: 2},
+		},
+		Sites: []queries.KernelSitesRow{
+			{Stage: "prefill", Kernel: "p|gemm", Match: "self", SiteRank: valid(1), Location: vstr("x.py:1 f"), SiteNS: 1000, KernelNS: 1000, SiteSharePct: 100, Sites: 1, SitedNS: 1000},
+			{Stage: "decode", Kernel: "gemm<1>", Match: "self", SiteRank: valid(1), Location: vstr("a.py:10 forward"), SiteNS: 4000, KernelNS: 6000, SiteSharePct: 66.66666666666667, CPUOp: vstr("aten::mm"), Sites: 3, SitedNS: 6000},
+			{Stage: "decode", Kernel: "gemm<1>", Match: "self", SiteRank: valid(2), Location: vstr("b.py:20 apply"), SiteNS: 1500, KernelNS: 6000, SiteSharePct: 25, Sites: 3, SitedNS: 6000},
+			{Stage: "decode", Kernel: "norm", Match: "self", KernelNS: 3000},
+			{Stage: "decode", Kernel: "lost", Match: "unmapped", KernelNS: 950},
+			{Stage: "decode", Kernel: "tiny", Match: "self", KernelNS: 50},
+		},
+		Overlap: []queries.OverlapRow{
+			{Stage: "decode", Priority: "P1", Verdict: "headroom", Kernel: "norm", Family: "norm", Category: "elementwise", Scope: "f @ a.py:1", ScopeMatch: "self", Launches: 1, TotalNS: 3000, ExclusiveNS: 3000, StageBusyNS: 9000, BusySharePct: 33.3, ExclusivePct: 100, Dominant: "-", DepRisk: "low", Recommendation: "try fusion"},
+			{Stage: "decode", Priority: "P4", Verdict: "low-roi-hidden", Kernel: "lost", Family: "norm", Category: "elementwise", Scope: "unmapped", ScopeMatch: "unmapped", Launches: 1, TotalNS: 950, HiddenNS: 900, HiddenByComp: 900, ExclusiveNS: 50, StageBusyNS: 9000, BusySharePct: 10.6, ExclusivePct: 5.3, HiddenPct: 94.7, Dominant: "gemm<1>", DepRisk: "unclear", Recommendation: "skip overlap"},
+		},
+		Fusions: []queries.TriageFusionRow{
+			{Stage: "decode", Pattern: "add+norm", Status: "opportunity", Confidence: "high", RelatedNS: 3000, SharePct: 30, EvidenceKernels: []string{"norm"}, Location: "a.py:10 forward", FusedPath: "fused_add_rmsnorm", Rationale: "why", KnownPaths: []string{"sglang"}},
+		},
+	}
+	if mapping {
+		d.Params.Mapping = valid(2)
+		d.MappingRun = &queries.TriageRunRow{RunID: 2, Label: "r2", Framework: "sglang", Model: "m"}
+		d.MappingTraces = []queries.TriageTracesRow{{TraceID: 2, Path: "b/t0.json", Rank: 0, Stage: "decode", Role: "mapping", GPUEvents: 7}}
+	}
+	return d
+}
+
+func TestNewTriageSections(t *testing.T) {
+	r := NewTriage(triageData(valid(0), false), TriageOptions{})
+	if r.Mode != ModeSingle || r.Framework != "unknown" || r.MappingRun != nil || *r.Rank != 0 || *r.Parallel.TP != 2 || r.Parallel.DP != nil {
+		t.Fatalf("header: %+v", r)
+	}
+	if len(r.Stages) != 2 || r.Stages[0].Stage != "prefill" || r.Stages[1].Stage != "decode" {
+		t.Fatalf("stages %+v", r.Stages)
+	}
+	dec := r.Stages[1]
+	if dec.Totals.BusyTimeNS != 9000 || dec.Totals.BusyTimeUS != 9 || dec.Totals.GPUEvents != 4 || dec.Coverage.CoveragePct != 70 {
+		t.Errorf("decode totals %+v coverage %+v", dec.Totals, dec.Coverage)
+	}
+	var kernels []string
+	for _, k := range dec.Kernels {
+		kernels = append(kernels, k.Kernel+":"+k.Location)
+	}
+	if !slices.Equal(kernels, []string{"gemm<1>:resolved", "norm:unresolved", "lost:unmapped"}) || dec.KernelsHidden != 1 || dec.HiddenTimeNS != 50 {
+		t.Errorf("kernels %v hidden %d/%d", kernels, dec.KernelsHidden, dec.HiddenTimeNS)
+	}
+	g := dec.Kernels[0]
+	if len(g.Sites) != 2 || *g.Sites[0].CPUOp != "aten::mm" || g.Sites[1].CPUOp != nil || g.RankSpread != nil || g.AvgUS != 3 {
+		t.Errorf("gemm row %+v", g)
+	}
+	loc, ops := siteCells(g)
+	if loc != "a.py:10 forward (site share 67%); b.py:20 apply (site share 25%)" || ops != "aten::mm; -" {
+		t.Errorf("cells %q / %q", loc, ops)
+	}
+	if loc, ops := siteCells(r.Stages[0].Kernels[0]); loc != "x.py:1 f" || ops != "-" {
+		t.Errorf("one site: %q / %q (no site share with a single site)", loc, ops)
+	}
+	if loc, _ := siteCells(dec.Kernels[2]); loc != "unmapped" {
+		t.Errorf("unmapped cell %q", loc)
+	}
+	if dec.Overlap[0].Dominant != nil || *dec.Overlap[1].Dominant != "gemm<1>" ||
+		dec.Overlap[1].Signal != "0.9 us, share 10.6% of busy, excl 5% / hid 95%, under gemm<1>" {
+		t.Errorf("overlap %+v", dec.Overlap)
+	}
+	if len(dec.Fusions) != 1 || dec.Fusions[0].RelatedUS != 3 || len(r.Stages[0].Fusions) != 0 || r.Stages[0].Fusions == nil {
+		t.Errorf("fusions %+v", dec.Fusions)
+	}
+}
+
+func TestNewTriageFramework(t *testing.T) {
+	r := NewTriage(triageData(valid(0), false), TriageOptions{Framework: "vllm"})
+	if r.Framework != "vLLM" || !strings.Contains(r.FrameworkEvidence, "--framework vllm") || len(r.Notes) != 0 {
+		t.Errorf("override of unknown: %q %q %v", r.Framework, r.FrameworkEvidence, r.Notes)
+	}
+	d := triageData(valid(0), false)
+	d.Run.Framework, d.Run.FrameworkEvidence = "sglang", "server_args.json"
+	r = NewTriage(d, TriageOptions{Framework: "vllm"})
+	if r.Framework != "SGLang" || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "ignored") {
+		t.Errorf("override of a detected framework: %q %v", r.Framework, r.Notes)
+	}
+	r = NewTriage(d, TriageOptions{Framework: "auto"})
+	if r.Framework != "SGLang" || len(r.Notes) != 0 {
+		t.Errorf("auto: %q %v", r.Framework, r.Notes)
+	}
+}
+
+func TestTriageTextAndMarkdown(t *testing.T) {
+	r := NewTriage(triageData(sql.NullInt64{}, true), TriageOptions{})
+	var text, md bytes.Buffer
+	if err := Render(&text, Text, r.Doc(Text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(&md, Markdown, r.Doc(Markdown)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Mode: mapping-formal",
+		"Run: r1 (formal; mapping: r2)   Model: m   TP/DP/EP/PP: 2/-/-/-",
+		"  a/t0.json (rank 0, decode, formal run r1)",
+		"  b/t0.json (rank 0, decode, mapping run r2)",
+		"GPU events: extend/prefill rank 0: 1, rank 1: 0; decode rank 0: 4, rank 1: 3",
+		"  no GPU events: extend/prefill rank 1",
+		"Stage decode: summed kernel time 0.01 ms, GPU busy (union) 0.01 ms, window 0.01 ms, streams 2",
+		"Mapping coverage: 72.7% of formal kernel time received a Python site from r2 (extend/prefill 100.0%, decode 70.0%)",
+		"decode (all ranks)",
+		"Families: gemm 60.0%, norm 40.0% (of summed kernel time)",
+		"Rank spread",
+		"0.00 / 0.00 / 0.00 ms",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if !strings.Contains(md.String(), `| p\|gemm |`) || !strings.Contains(md.String(), `gemm\<1>`) {
+		t.Errorf("markdown escaping:\n%s", md.String())
+	}
+}
+
+func TestShorten(t *testing.T) {
+	long := strings.Repeat("a", 50) + strings.Repeat("b", 100) + "TAIL"
+	s := shorten(long)
+	if len([]rune(s)) != maxTextName || !strings.HasPrefix(s, "aaaa") || !strings.HasSuffix(s, "bTAIL") || !strings.Contains(s, "...") {
+		t.Errorf("shorten: %q", s)
+	}
+	if shorten("short") != "short" {
+		t.Error("short names must stay whole")
+	}
+}
+
+func TestTriageCSVTables(t *testing.T) {
+	r := NewTriage(triageData(valid(0), false), TriageOptions{})
+	var names []string
+	for _, tb := range r.CSVTables() {
+		names = append(names, tb.Name)
+		for _, row := range tb.Rows {
+			if len(row) != len(tb.Columns) {
+				t.Errorf("%s: row of %d cells, %d columns", tb.Name, len(row), len(tb.Columns))
+			}
+		}
+	}
+	want := []string{"r1.traces", "r1.gpu_events", "r1.stages",
+		"r1.prefill.families", "r1.prefill.kernels", "r1.prefill.overlap", "r1.prefill.fusions",
+		"r1.decode.families", "r1.decode.kernels", "r1.decode.overlap", "r1.decode.fusions"}
+	if !slices.Equal(names, want) {
+		t.Errorf("tables %v", names)
+	}
+}
+
+// keyPaths lists every key path of a JSON value ("stages[].kernels[].kernel").
+func keyPaths(prefix string, v any, out map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			out[p] = true
+			keyPaths(p, e, out)
+		}
+	case []any:
+		for _, e := range x {
+			keyPaths(prefix+"[]", e, out)
+		}
+	}
+}
+
+// TestTriageJSONFieldNames pins every JSON field name of the triage report.
+// Renaming or removing one breaks users' scripts: the contract names of
+// issue 3 must never change; additions must be made here on purpose.
+func TestTriageJSONFieldNames(t *testing.T) {
+	r := NewTriage(triageData(sql.NullInt64{}, true), TriageOptions{})
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	keyPaths("", v, got)
+	want := []string{
+		"coverage", "coverage.base_time_ns", "coverage.coverage_pct", "coverage.exact_time_ns",
+		"coverage.kernel_time_ns", "coverage.sited_time_ns", "coverage.unmapped_time_ns",
+		"framework", "framework_evidence",
+		"gpu_events", "gpu_events[].events", "gpu_events[].rank", "gpu_events[].stage",
+		"mapping_run", "min_share_pct", "mode", "model", "notes",
+		"parallel", "parallel.dp", "parallel.ep", "parallel.pp", "parallel.tp",
+		"rank", "run", "run_id",
+		"stages", "stages[].coverage", "stages[].coverage.base_time_ns", "stages[].coverage.coverage_pct",
+		"stages[].coverage.exact_time_ns", "stages[].coverage.kernel_time_ns", "stages[].coverage.sited_time_ns",
+		"stages[].coverage.unmapped_time_ns",
+		"stages[].families", "stages[].families[].family", "stages[].families[].gpu_time_ns",
+		"stages[].families[].gpu_time_us", "stages[].families[].launches", "stages[].families[].share_pct",
+		"stages[].fusions", "stages[].fusions[].confidence", "stages[].fusions[].evidence_kernels",
+		"stages[].fusions[].fused_path", "stages[].fusions[].known_paths", "stages[].fusions[].location",
+		"stages[].fusions[].pattern", "stages[].fusions[].rationale", "stages[].fusions[].related_gpu_time_ns",
+		"stages[].fusions[].related_gpu_time_us", "stages[].fusions[].share_pct", "stages[].fusions[].status",
+		"stages[].hidden_time_ns",
+		"stages[].kernels", "stages[].kernels[].avg_us", "stages[].kernels[].category", "stages[].kernels[].family",
+		"stages[].kernels[].gpu_time_ns", "stages[].kernels[].gpu_time_us", "stages[].kernels[].kernel",
+		"stages[].kernels[].launches", "stages[].kernels[].location_status", "stages[].kernels[].match",
+		"stages[].kernels[].rank_spread", "stages[].kernels[].rank_spread.max_us", "stages[].kernels[].rank_spread.median_us",
+		"stages[].kernels[].rank_spread.min_us", "stages[].kernels[].rank_spread.ranks",
+		"stages[].kernels[].share_pct", "stages[].kernels[].site_count", "stages[].kernels[].sites",
+		"stages[].kernels[].sites[].cpu_op", "stages[].kernels[].sites[].location",
+		"stages[].kernels[].sites[].site_share_pct", "stages[].kernels[].sites[].site_time_ns",
+		"stages[].kernels_hidden",
+		"stages[].overlap", "stages[].overlap[].busy_share_pct", "stages[].overlap[].category",
+		"stages[].overlap[].dep_risk", "stages[].overlap[].dominant", "stages[].overlap[].exclusive_ns",
+		"stages[].overlap[].exclusive_pct", "stages[].overlap[].family", "stages[].overlap[].hidden_by_compute_ns",
+		"stages[].overlap[].hidden_ns", "stages[].overlap[].hidden_pct", "stages[].overlap[].kernel",
+		"stages[].overlap[].launches", "stages[].overlap[].priority", "stages[].overlap[].recommendation",
+		"stages[].overlap[].scope", "stages[].overlap[].scope_match", "stages[].overlap[].signal",
+		"stages[].overlap[].stage_busy_ns", "stages[].overlap[].total_ns", "stages[].overlap[].total_us",
+		"stages[].overlap[].verdict",
+		"stages[].rank", "stages[].stage",
+		"stages[].totals", "stages[].totals.busy_time_ns", "stages[].totals.busy_time_us", "stages[].totals.gpu_events",
+		"stages[].totals.kernel_time_ns", "stages[].totals.kernel_time_us", "stages[].totals.streams",
+		"stages[].totals.window_ns", "stages[].totals.window_us",
+		"traces", "traces[].gpu_events", "traces[].path", "traces[].rank", "traces[].role", "traces[].run", "traces[].stage",
+	}
+	var gotList []string
+	for k := range got {
+		gotList = append(gotList, k)
+	}
+	sort.Strings(gotList)
+	if !slices.Equal(gotList, want) {
+		for _, k := range gotList {
+			if !slices.Contains(want, k) {
+				t.Errorf("new JSON field %s: add it to this list on purpose", k)
+			}
+		}
+		for _, k := range want {
+			if !got[k] {
+				t.Errorf("JSON field %s is gone: the contract changed", k)
+			}
+		}
+	}
+}
