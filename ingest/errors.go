@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Causes of a damaged trace, matchable with errors.Is.
@@ -34,7 +35,8 @@ func (e *ParseError) Error() string {
 	if e.Field != "" {
 		msg += "field " + strconv.Quote(e.Field) + ": "
 	}
-	msg += e.Err.Error()
+	// The cause may quote damaged input; keep the message on one line.
+	msg += oneLine.Replace(e.Err.Error())
 	switch {
 	case e.Event >= 0:
 		msg += fmt.Sprintf(", at event %d (byte %d)", e.Event, e.Offset)
@@ -45,6 +47,8 @@ func (e *ParseError) Error() string {
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
+
+var oneLine = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
 
 // detail wraps a cause with a human explanation while keeping errors.Is.
 type detail struct {

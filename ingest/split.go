@@ -273,7 +273,7 @@ func (s *splitter) object(ctx context.Context, pos int, out chan<- *rawBatch) (i
 		}
 		key, uerr := strconv.Unquote(string(s.buf[start:end]))
 		if uerr != nil {
-			return 0, s.fail(ErrSyntax, s.off(start), "bad top-level key %s", s.buf[start:min(end, start+40)])
+			return 0, s.fail(ErrSyntax, s.off(start), "bad top-level key %q", s.buf[start:min(end, start+40)])
 		}
 		// The colon, then the value; the key must stay in the buffer only
 		// until here.
