@@ -42,6 +42,19 @@
 -- call the table macro kernel_overlap_for(run) with the run id instead; the
 -- view is kernel_overlap_for(NULL), i.e. every run.
 
+-- _overlap_group(trace_id, stage, device): one sortable BIGINT per (trace,
+-- stage, device), the unit within which events overlap: trace_id in the high
+-- 31 bits, a stage code in the next 12 (the four stages of warehouse.md get
+-- 0-3, any other label a hash-derived code), the device in the low 20 (NULL
+-- = all ones; device ids are assumed in [0, 2^20 - 2], as CUDA/HIP give).
+-- One integer key sorts about twice as fast as the three columns.
+CREATE MACRO _overlap_group(trace_id, stage, device) AS
+    (trace_id::BIGINT << 32)
+    | (CASE stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1
+                  WHEN 'mixed' THEN 2 WHEN 'unknown' THEN 3
+                  ELSE 4 + hash(stage) % 4092 END << 20)
+    | coalesce(device, 1048575);
+
 -- kernel_overlap_for(run, rank := NULL, stage := NULL): one row per GPU event
 -- of run `run` (every run when NULL), optionally only one rank and/or stage
 -- (filtering first is exact: overlap never crosses a trace or a stage), with
@@ -61,21 +74,11 @@
 --                        (start_rank, starts_before_end] are exactly those of
 --                        the same group that start while this one runs (used to
 --                        list overlapping pairs without an interval join)
--- A NULL device or stream is treated as one more (unnamed) device or stream.
--- Groups are keyed by one BIGINT packing trace_id, a stage code (the four
--- stages of warehouse.md get 0-3; any other label a hash-derived code) and
--- the device, which assumes device ids in [0, 2^20 - 2] as CUDA/HIP give.
+-- A NULL device or stream is treated as one more (unnamed) device or stream;
+-- groups are keyed by _overlap_group.
 CREATE MACRO kernel_overlap_for(run, rank := NULL, stage := NULL) AS TABLE
 WITH _k AS (
-    SELECT k.kernel_id,
-           -- one sortable BIGINT per (trace, stage, device): trace_id in the
-           -- high 31 bits, a stage code in the next 12, the device in the
-           -- low 20 (NULL device = all ones)
-           (k.trace_id::BIGINT << 32)
-             | (CASE k.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1
-                             WHEN 'mixed' THEN 2 WHEN 'unknown' THEN 3
-                             ELSE 4 + hash(k.stage) % 4092 END << 20)
-             | coalesce(k.device, 1048575) AS group_key,
+    SELECT k.kernel_id, _overlap_group(k.trace_id, k.stage, k.device) AS group_key,
            coalesce(k.stream, -1) AS stream_key,
            k.ts_ns, k.dur_ns,
            coalesce(n.category = 'compute', false)::INTEGER AS comp
@@ -177,21 +180,23 @@ _stream_integrals AS (
     FROM _stream_gaps
 ),
 _per_kernel AS (
-    -- end minus start of each integral
-    SELECT kernel_id,
-           -sum(d * multi_stream_ns)::BIGINT AS hidden_ns,
-           -sum(d * by_compute_ns)::BIGINT AS hidden_by_compute_ns,
-           max(CASE WHEN d = 1 THEN starts END) AS start_rank,
-           max(CASE WHEN d = -1 THEN starts END) AS starts_before_end
-    FROM _stream_integrals
-    GROUP BY kernel_id
+    -- A kernel's start and end points side by side (a sort on kernel_id
+    -- costs about a third of a million-group hash aggregate here): each
+    -- figure is the integral at the end minus the integral at the start.
+    SELECT kernel_id, d,
+           lead(multi_stream_ns) OVER () - multi_stream_ns AS hidden_ns,
+           lead(by_compute_ns) OVER () - by_compute_ns AS hidden_by_compute_ns,
+           starts AS start_rank,
+           lead(starts) OVER () AS starts_before_end
+    FROM (SELECT * FROM _stream_integrals ORDER BY kernel_id, d DESC)
 )
 SELECT k.kernel_id, k.trace_id, k.run_id, k.rank, k.stage, k.device, k.stream,
        k.name_id, k.ts_ns, k.dur_ns,
        p.hidden_ns, p.hidden_by_compute_ns, k.dur_ns - p.hidden_ns AS exclusive_ns,
        p.start_rank, p.starts_before_end
 FROM _per_kernel p
-JOIN kernels k USING (kernel_id);
+JOIN kernels k USING (kernel_id)
+WHERE p.d = 1;
 
 -- kernel_overlap: kernel_overlap_for over every run, for ad hoc SQL. Same
 -- columns. Filter it by run_id only for small warehouses; otherwise call
@@ -207,27 +212,38 @@ SELECT * FROM kernel_overlap_for(NULL);
 --   busy_ns     length of the union of the events' intervals (GPU busy time)
 --   first_ns    earliest start; last_end_ns: latest end
 --   streams     number of distinct streams (NULL stream counts as one)
--- The union is one pass over events sorted by start: each event adds the
--- part of it that lies after every earlier event's end.
+-- The union is one streaming pass over events sorted by (group, start).
 CREATE MACRO device_busy_for(run) AS TABLE
-WITH _k AS (
-    SELECT k.run_id, k.trace_id, k.rank, k.stage, k.device, k.stream,
-           k.ts_ns, k.ts_ns + k.dur_ns AS end_ns, k.dur_ns,
-           max(k.ts_ns + k.dur_ns) OVER (
-               PARTITION BY k.trace_id, k.stage, k.device
-               ORDER BY k.ts_ns, k.kernel_id
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior_end_ns
-    FROM kernels k
-    WHERE run IS NULL OR k.run_id = run
+WITH _reach AS (
+    -- reach: the latest end so far, packed as (group << 64) + end_ns so that
+    -- a streaming running max restarts at each group (keys and times are
+    -- non-negative, so the packing orders like the pair)
+    SELECT *,
+           max((group_key::HUGEINT << 64) + end_ns) OVER (ROWS UNBOUNDED PRECEDING) AS reach
+    FROM (
+        SELECT k.run_id, k.trace_id, k.rank, k.stage, k.device, k.stream,
+               _overlap_group(k.trace_id, k.stage, k.device) AS group_key,
+               k.ts_ns, k.ts_ns + k.dur_ns AS end_ns, k.dur_ns
+        FROM kernels k
+        WHERE run IS NULL OR k.run_id = run
+        ORDER BY group_key, ts_ns
+    )
+),
+_union AS (
+    SELECT *,
+           CASE WHEN lag(reach) OVER () >> 64 = group_key
+                THEN (lag(reach) OVER () & 18446744073709551615)::BIGINT END AS prior_end_ns
+    FROM _reach
 )
 SELECT run_id, trace_id, rank, stage, device,
        count(*) AS kernels,
-       CAST(sum(dur_ns) AS BIGINT) AS kernel_ns,
-       CAST(sum(greatest(0, end_ns - greatest(ts_ns, coalesce(prior_end_ns, ts_ns)))) AS BIGINT) AS busy_ns,
+       sum(dur_ns)::BIGINT AS kernel_ns,
+       -- each event adds the part of it after every earlier event's end
+       sum(greatest(0, end_ns - greatest(ts_ns, coalesce(prior_end_ns, ts_ns))))::BIGINT AS busy_ns,
        min(ts_ns) AS first_ns,
        max(end_ns) AS last_end_ns,
        count(DISTINCT coalesce(stream, -1)) AS streams
-FROM _k
+FROM _union
 GROUP BY run_id, trace_id, rank, stage, device;
 
 -- name_scope(timing_run, mapping_run): how each (stage, kernel name) of the

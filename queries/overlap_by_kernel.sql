@@ -48,15 +48,14 @@
 --     ties by site_id); two-trace, the site name_scope transferred.
 --   * dependency signal, from the longest instance (ties: smaller
 --     kernel_id): previous/next event on the same (trace, device, stream)
---     by start time; gap = max(0, next start - end) (before: start - prev
+--     by start time (ties by kernel_id); gap = max(0, next start - end) (before: start - prev
 --     end); tight when gap <= max(2 us, min(20 us, 0.15 x dur)); a tight
 --     side is a risk on same site file, same site function, same cpu_op, or
 --     a category dependency (communication next to non-communication;
 --     elementwise/memory next to anything but other, unclassified counting
 --     as other); a tight non-risky side with an unmapped scope on either end
 --     is unclear. Scopes are the instances' own (single-trace) or their
---     names' transferred ones (two-trace). Events starting at the very same
---     instant as the instance are not its neighbours.
+--     names' transferred ones (two-trace).
 WITH ko AS MATERIALIZED (
     SELECT o.*, n.short_name, n.family, n.category
     FROM kernel_overlap_for($run, rank := $rank, stage := $stage) o
@@ -154,32 +153,33 @@ own_site AS (
 ),
 longest AS (
     SELECT a.stage, a.short_name, k.kernel_id, k.trace_id, k.device, k.stream,
-           k.ts_ns, k.dur_ns, k.site_id, k.op_id,
-           coalesce(k.device, -1) AS device_key, coalesce(k.stream, -1) AS stream_key
+           k.ts_ns, k.dur_ns
     FROM agg a
     JOIN kernels k ON k.kernel_id = a.longest_id
 ),
-stream_events AS (
-    -- the events of the streams holding a longest instance (the neighbours'
-    -- candidates), with coalesced keys so that NULL device/stream match
-    SELECT k.kernel_id, k.trace_id, k.name_id, k.ts_ns, k.dur_ns, k.site_id, k.op_id,
-           coalesce(k.device, -1) AS device_key, coalesce(k.stream, -1) AS stream_key
-    FROM kernels k
-    WHERE k.run_id = $run
-      AND (k.trace_id, coalesce(k.device, -1), coalesce(k.stream, -1))
-          IN (SELECT (trace_id, device_key, stream_key) FROM longest)
+stream_order AS (
+    -- every event of the run in (trace, device, stream, start, kernel_id)
+    -- order with its neighbours on that order: one sort and two streaming
+    -- lag/lead windows, cheaper than a lookup per instance
+    SELECT kernel_id,
+           CASE WHEN lag(stream_key) OVER () = stream_key THEN lag(kernel_id) OVER () END AS prev_id,
+           CASE WHEN lag(stream_key) OVER () = stream_key THEN lag(end_ns) OVER () END AS prev_end_ns,
+           CASE WHEN lead(stream_key) OVER () = stream_key THEN lead(kernel_id) OVER () END AS next_id,
+           CASE WHEN lead(stream_key) OVER () = stream_key THEN lead(ts_ns) OVER () END AS next_ts_ns
+    FROM (
+        SELECT kernel_id, ts_ns, ts_ns + dur_ns AS end_ns,
+               -- (trace, device, stream) as one comparable value
+               (trace_id, coalesce(device, -1), coalesce(stream, -1)) AS stream_key
+        FROM kernels
+        WHERE run_id = $run
+        ORDER BY trace_id, coalesce(device, -1), coalesce(stream, -1), ts_ns, kernel_id
+    )
 ),
 neighbours AS (
     SELECT l.stage, l.short_name, l.kernel_id, l.ts_ns, l.dur_ns,
-           p.kernel_id AS prev_id, p.ts_ns + p.dur_ns AS prev_end_ns,
-           x.kernel_id AS next_id, x.ts_ns AS next_ts_ns
+           o.prev_id, o.prev_end_ns, o.next_id, o.next_ts_ns
     FROM longest l
-    ASOF LEFT JOIN stream_events p
-           ON p.trace_id = l.trace_id AND p.device_key = l.device_key
-          AND p.stream_key = l.stream_key AND p.ts_ns < l.ts_ns
-    ASOF LEFT JOIN stream_events x
-           ON x.trace_id = l.trace_id AND x.device_key = l.device_key
-          AND x.stream_key = l.stream_key AND x.ts_ns > l.ts_ns
+    JOIN stream_order o USING (kernel_id)
 ),
 event_scope AS (
     -- scope of the instances and their neighbours: site, cpu op, category
