@@ -1,0 +1,257 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// fusionFX is an in-memory warehouse that tests fill with hand-made kernel
+// sequences, the way ingest would store them, to match a catalog against.
+type fusionFX struct {
+	t     *testing.T
+	ctx   context.Context
+	db    *sql.DB
+	names map[string]int64
+	sites map[string]int64
+	runs  int64
+	trace int64
+	// next event ordinal per trace, for warehouse-unique kernel ids
+	ordinal map[int64]int64
+	// summed duration per (run, rank, stage): the share denominators,
+	// counted here independently of the SQL
+	stageNS map[string]int64
+}
+
+// newFusionFX opens a warehouse with every migration and installs cat (the
+// embedded catalog when nil).
+func newFusionFX(t *testing.T, cat *catalog.Catalog) *fusionFX {
+	t.Helper()
+	ctx := context.Background()
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	if cat == nil {
+		cat = catalog.Default()
+	}
+	if err := catalog.Install(ctx, w.DB, cat); err != nil {
+		t.Fatal(err)
+	}
+	return &fusionFX{t: t, ctx: ctx, db: w.DB, names: map[string]int64{}, sites: map[string]int64{},
+		ordinal: map[int64]int64{}, stageNS: map[string]int64{}}
+}
+
+func (f *fusionFX) exec(query string, args ...any) {
+	f.t.Helper()
+	if _, err := f.db.ExecContext(f.ctx, query, args...); err != nil {
+		f.t.Fatalf("%v\n%s", err, query)
+	}
+}
+
+// run adds a run; model "" and tp 0 store NULL.
+func (f *fusionFX) run(framework, model string, tp int) int64 {
+	f.runs++
+	var m, tpv any
+	if model != "" {
+		m = model
+	}
+	if tp > 0 {
+		tpv = tp
+	}
+	f.exec(`INSERT INTO runs (run_id, label, framework, model, tp_size, ingested_at)
+		VALUES (?, ?, ?, ?, ?, TIMESTAMP '2026-01-01')`, f.runs, fmt.Sprintf("run-%d", f.runs), framework, m, tpv)
+	return f.runs
+}
+
+// traceOf adds a trace of run with the run's framework; tpRank < 0 stores NULL.
+func (f *fusionFX) traceOf(run int64, rank, tpRank int) int64 {
+	f.trace++
+	var tpr any
+	if tpRank >= 0 {
+		tpr = tpRank
+	}
+	f.exec(`INSERT INTO traces BY NAME SELECT
+		?::INTEGER AS trace_id, ?::INTEGER AS run_id, 'trace-' || ? || '.json' AS path, 'hash-' || ? AS content_hash,
+		0 AS bytes, 0 AS json_bytes, false AS compressed, ?::INTEGER AS rank, ?::INTEGER AS tp_rank,
+		false AS rank_assumed, 'decode' AS stage, 'flag' AS stage_source, 'formal' AS role, 'flag' AS role_source,
+		false AS merged, (SELECT framework FROM runs WHERE run_id = ?) AS framework, 0 AS events,
+		0 AS kernel_events, 0 AS memcpy_events, 0 AS memset_events, 0 AS launch_events, 0 AS graph_launches,
+		0 AS cpu_op_events, 0 AS py_frame_events, 0 AS annotation_events, 0 AS flow_events, 0 AS counter_events,
+		0 AS instant_events, 0 AS metadata_events, 0 AS other_events, 0 AS warnings,
+		TIMESTAMP '2026-01-01' AS ingested_at`, f.trace, run, f.trace, f.trace, rank, tpr, run)
+	return f.trace
+}
+
+// fk is one GPU event of a hand-made sequence.
+type fk struct {
+	name string
+	dur  int64  // ns
+	gap  int64  // idle ns between the previous event of the sequence and this one
+	site string // "rel/path.py:12 func", "" = no Python site
+	op   string // CPU op name, "" = none
+	kind string // kernel (default), memcpy or memset
+}
+
+func fkn(name string, dur int64) fk { return fk{name: name, dur: dur, gap: 1000} }
+
+func (e fk) at(site string) fk  { e.site = site; return e }
+func (e fk) op_(op string) fk   { e.op = op; return e }
+func (e fk) after(gap int64) fk { e.gap = gap; return e }
+func (e fk) as(kind string) fk  { e.kind = kind; return e }
+
+// fRepeat concatenates n copies of a layer.
+func fRepeat(n int, layer ...fk) []fk {
+	var out []fk
+	for range n {
+		out = append(out, layer...)
+	}
+	return out
+}
+
+// fDur adds the durations of events.
+func fDur(es ...fk) int64 {
+	var s int64
+	for _, e := range es {
+		s += e.dur
+	}
+	return s
+}
+
+// seq stores events on one stream of one trace, back to back from start_ns
+// with each event's gap before it, and returns where the last one ends.
+func (f *fusionFX) seq(trace int64, stage string, stream int64, start int64, es ...fk) int64 {
+	f.t.Helper()
+	var run, rank int64
+	if err := f.db.QueryRowContext(f.ctx, `SELECT run_id, rank FROM traces WHERE trace_id = ?`, trace).Scan(&run, &rank); err != nil {
+		f.t.Fatal(err)
+	}
+	t := start
+	for i, e := range es {
+		if i > 0 {
+			t += e.gap
+		}
+		id := trace<<32 | f.ordinal[trace]
+		f.ordinal[trace]++
+		var site, op any
+		if e.site != "" {
+			site = f.siteID(e.site)
+		}
+		if e.op != "" {
+			f.exec(`INSERT INTO cpu_ops (op_id, trace_id, name, ts_ns, dur_ns) VALUES (?, ?, ?, ?, 0)`, id, trace, e.op, t)
+			op = id
+		}
+		kind := e.kind
+		if kind == "" {
+			kind = "kernel"
+		}
+		f.exec(`INSERT INTO kernels (kernel_id, trace_id, run_id, rank, stage, name_id, kind, ts_ns, dur_ns,
+			device, stream, graph_launch, site_id, op_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, false, ?, ?)`,
+			id, trace, run, rank, stage, f.nameID(e.name), kind, t, e.dur, stream, site, op)
+		f.stageNS[fmt.Sprintf("%d/%d/%s", run, rank, stage)] += e.dur
+		t += e.dur
+	}
+	return t
+}
+
+// nameID stores a kernel name once; the short name is the name itself.
+func (f *fusionFX) nameID(name string) int64 {
+	if id, ok := f.names[name]; ok {
+		return id
+	}
+	id := int64(len(f.names) + 1)
+	f.names[name] = id
+	f.exec(`INSERT INTO kernel_names (name_id, name, short_name, base_name) VALUES (?, ?, ?, ?)`, id, name, name, name)
+	return id
+}
+
+// siteID stores a site given as "rel/path.py:12 func".
+func (f *fusionFX) siteID(s string) int64 {
+	if id, ok := f.sites[s]; ok {
+		return id
+	}
+	loc, fn, _ := strings.Cut(s, " ")
+	file, lineS, _ := strings.Cut(loc, ":")
+	line, err := strconv.Atoi(lineS)
+	if err != nil {
+		f.t.Fatalf("site %q: want rel/path.py:LINE func", s)
+	}
+	id := int64(len(f.sites) + 1)
+	f.sites[s] = id
+	f.exec(`INSERT INTO sites (site_id, name, file, line, func, display, rel_path, framework, is_wrapper)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 'other', false)`,
+		id, fmt.Sprintf("/opt/venv/%s(%d): %s", file, line, fn), "/opt/venv/"+file, line, fn,
+		fmt.Sprintf("%s @ %s:%d", fn, file, line), file)
+	return id
+}
+
+// classify sets family/category on the stored names, as ingest does.
+func (f *fusionFX) classify() {
+	f.t.Helper()
+	if _, err := schema.Classify(f.ctx, f.db, true); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// share is related over the stage's stored duration, in percent.
+func (f *fusionFX) share(run, rank int64, stage string, related int64) float64 {
+	return 100 * float64(related) / float64(f.stageNS[fmt.Sprintf("%d/%d/%s", run, rank, stage)])
+}
+
+// matches runs FusionMatches over every rank and stage, min share 0.
+func (f *fusionFX) matches(run int64) []FusionRow {
+	f.t.Helper()
+	return f.matchesP(FusionParams{Run: run})
+}
+
+func (f *fusionFX) matchesP(p FusionParams) []FusionRow {
+	f.t.Helper()
+	f.classify()
+	rows, err := FusionMatches(f.ctx, f.db, p)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return rows
+}
+
+// fusionLine is the part of a row most tests compare.
+func fusionLine(r FusionRow) string {
+	return fmt.Sprintf("%s %s %s %s x%d %dns", r.Stage, r.ID, r.Status, r.Confidence, r.Occurrences, r.RelatedNS)
+}
+
+// wantFusions compares rows (in order) with want lines.
+func wantFusions(t *testing.T, rows []FusionRow, want ...string) {
+	t.Helper()
+	got := make([]string, len(rows))
+	for i, r := range rows {
+		got[i] = fusionLine(r)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("fusion rows:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// fLine builds a fusionLine from expected values.
+func fLine(stage, id, status, confidence string, occ int, related int64) string {
+	return fmt.Sprintf("%s %s %s %s x%d %dns", stage, id, status, confidence, occ, related)
+}
+
+// testFusion is a catalog entry for rule tests, with the catalog's defaults.
+func testFusion(id string, chain ...[]string) catalog.Fusion {
+	return catalog.Fusion{ID: id, Name: "Test " + id, Framework: "sglang", Origin: "mainline",
+		Fused: []string{id + "-fused-kernel"}, Chain: chain, Ordered: true,
+		MaxGapUS: catalog.DefaultMaxGapUS, MaxBetween: catalog.DefaultMaxBetween, MinTP: catalog.DefaultMinTP,
+		MinShare: 0, LikelyShare: 50, Sources: []string{"src/" + id + ".py"}, Rationale: "Test entry."}
+}
+
+// testCatalog wraps entries in a catalog.
+func testCatalog(fusions []catalog.Fusion, overlaps ...catalog.Overlap) *catalog.Catalog {
+	return &catalog.Catalog{Version: catalog.Version, Fusions: fusions, Overlaps: overlaps}
+}
