@@ -153,25 +153,11 @@ type TriageData struct {
 	Kernels       []KernelTableRow
 	Sites         []KernelSitesRow
 	Overlap       []OverlapRow
-	// Fusions stays empty until the fuse-pattern query (FusionMatches)
-	// is wired in; see gatherFusions.
-	Fusions []TriageFusionRow
-}
-
-// TriageFusionRow is one row of the fuse-pattern table (triage.md section
-// 5), in the shape the report renders. Times are nanoseconds.
-type TriageFusionRow struct {
-	Stage           string
-	Pattern         string
-	Status          string // already fused | opportunity | elsewhere
-	Confidence      string
-	RelatedNS       int64
-	SharePct        float64
-	EvidenceKernels []string
-	Location        string
-	FusedPath       string
-	Rationale       string
-	KnownPaths      []string
+	// KnownPaths[i] are the overlap-catalog labels of Overlap[i].
+	KnownPaths [][]string
+	Fusions    []FusionRow
+	// Similarity holds at most one near-miss note per stage.
+	Similarity []FusionSimilarityRow
 }
 
 // Triage runs every query of one triage report.
@@ -221,20 +207,45 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (*TriageData, error)
 		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows}); err != nil {
 		return nil, err
 	}
-	if d.Fusions, err = gatherFusions(ctx, q, p); err != nil {
+	if d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap); err != nil {
+		return nil, err
+	}
+	if d.Fusions, err = FusionMatches(ctx, q, FusionParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+		Stage: p.Stage, MinShare: p.MinShare}); err != nil {
+		return nil, err
+	}
+	if d.Similarity, err = FusionSimilarity(ctx, q, FusionSimilarityParams{Run: p.Run, Mapping: p.Mapping,
+		Rank: p.Rank, Stage: p.Stage}); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
-// gatherFusions is the integration point of the fuse-pattern table.
-//
-// INTEGRATION(fusion): the fuse-pattern query (queries.FusionMatches with
-// FusionParams{Run, Mapping, Rank, Stage, MinShare}, plus KnownPaths) is
-// owned by the fusion work and not in this tree yet. Until it lands the
-// table is honestly empty (never placeholder rows); when it does, call it
-// here and convert its rows to TriageFusionRow.
-func gatherFusions(ctx context.Context, q Querier, p TriageParams) ([]TriageFusionRow, error) {
-	_, _, _ = ctx, q, p
-	return []TriageFusionRow{}, nil
+// overlapKnownPaths looks up the overlap-catalog entries of every overlap
+// row, one stage at a time so keywords see the sites and CPU ops of the
+// row's own stage.
+func overlapKnownPaths(ctx context.Context, q Querier, p TriageParams, rows []OverlapRow) ([][]string, error) {
+	out := make([][]string, len(rows))
+	for start := 0; start < len(rows); {
+		end := start
+		for end < len(rows) && rows[end].Stage == rows[start].Stage {
+			end++
+		}
+		pairs := make([]KnownPathPair, 0, end-start)
+		for _, r := range rows[start:end] {
+			dom := r.Dominant
+			if dom == "-" {
+				dom = ""
+			}
+			pairs = append(pairs, KnownPathPair{Kernel: r.Kernel, Dominant: dom})
+		}
+		found, err := KnownPaths(ctx, q, KnownPathParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+			Stage: rows[start].Stage, Pairs: pairs})
+		if err != nil {
+			return nil, err
+		}
+		copy(out[start:end], KnownPathsByPair(found, len(pairs)))
+		start = end
+	}
+	return out, nil
 }

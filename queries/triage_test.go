@@ -119,7 +119,7 @@ func TestTriageDemoConsistent(t *testing.T) {
 			if fmt.Sprint(kt) != fmt.Sprint(busy) || fmt.Sprint(kt) != fmt.Sprint(cov) {
 				t.Errorf("%s rank %v: stage totals differ: kernel table %v, busy %v, coverage %v", label, rank, kt, busy, cov)
 			}
-			if d.Run.Label != label || len(d.Traces) == 0 || len(d.GPUEvents) == 0 || d.Fusions == nil {
+			if d.Run.Label != label || len(d.Traces) == 0 || len(d.GPUEvents) == 0 || len(d.KnownPaths) != len(d.Overlap) {
 				t.Errorf("%s: header %+v, %d traces", label, d.Run, len(d.Traces))
 			}
 			for _, s := range d.Sites {

@@ -97,9 +97,10 @@ type TriageStage struct {
 	HiddenTimeNS  int64           `json:"hidden_time_ns"`
 	Overlap       []TriageOverlap `json:"overlap"`
 	Fusions       []TriageFusion  `json:"fusions"`
-	displayName   string
-	stageKernelNS int64
-	hasTotals     bool
+	// Similarity is null unless no catalog chain matched but one nearly did.
+	Similarity  *TriageSimilarity `json:"similarity"`
+	displayName string
+	hasTotals   bool
 }
 
 // TriageTotals are a stage's GPU time figures over the shown rank(s).
@@ -183,6 +184,9 @@ type TriageOverlap struct {
 	HiddenByCompNS int64   `json:"hidden_by_compute_ns"`
 	ExclusiveNS    int64   `json:"exclusive_ns"`
 	StageBusyNS    int64   `json:"stage_busy_ns"`
+	// KnownPaths are the overlap-catalog entries matching the kernel or its
+	// dominant kernel: `Known path: <name> (<framework>, <origin>)`.
+	KnownPaths []string `json:"known_paths"`
 }
 
 // TriageFusion is one fuse-pattern row (triage.md section 5).
@@ -193,11 +197,39 @@ type TriageFusion struct {
 	RelatedUS       float64  `json:"related_gpu_time_us"`
 	SharePct        float64  `json:"share_pct"`
 	EvidenceKernels []string `json:"evidence_kernels"`
-	Location        string   `json:"location"`
-	FusedPath       string   `json:"fused_path"`
-	Rationale       string   `json:"rationale"`
-	KnownPaths      []string `json:"known_paths"`
+	// Locations are the evidence kernels' Python sites (unmapped left out).
+	Locations []string `json:"locations"`
+	FusedPath string   `json:"fused_path"`
+	Rationale string   `json:"rationale"`
+	ID        string   `json:"id"`
+	RelatedNS int64    `json:"related_gpu_time_ns"`
+	// Occurrences counts chain occurrences, or fused kernels.
+	Occurrences int64    `json:"occurrences"`
+	Sources     []string `json:"sources"`
+	Switch      *string  `json:"switch"`
+	Origin      string   `json:"origin"`
+	Framework   string   `json:"framework"`
+	Priority    int64    `json:"priority"`
+	Steps       int64    `json:"steps"`
+}
+
+// TriageSimilarity is the one near-miss note a stage may get after its
+// fuse-pattern table when no catalog chain occurs whole.
+type TriageSimilarity struct {
+	Level           string   `json:"level"`
+	ID              string   `json:"id"`
+	Pattern         string   `json:"pattern"`
+	Framework       string   `json:"framework"`
+	Origin          string   `json:"origin"`
+	Status          string   `json:"status"`
+	Steps           int64    `json:"steps"`
+	MissingStep     int64    `json:"missing_step"`
+	MissingKeywords []string `json:"missing_keywords"`
+	Occurrences     int64    `json:"occurrences"`
 	RelatedNS       int64    `json:"related_gpu_time_ns"`
+	SharePct        float64  `json:"share_pct"`
+	Evidence        []string `json:"evidence_kernels"`
+	Note            string   `json:"note"`
 }
 
 // TriageOptions are the display choices a triage report needs besides the
@@ -315,7 +347,6 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	}
 	for _, k := range d.Kernels {
 		st := section(k.Stage)
-		st.stageKernelNS = k.StageKernelNS
 		if !k.Shown {
 			st.KernelsHidden++
 			st.HiddenTimeNS += k.GPUNS
@@ -363,27 +394,43 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 			WindowUS: nsToUS(b.WindowNS), Streams: b.Streams, KernelTimeNS: b.KernelNS,
 			BusyTimeNS: b.BusyNS, WindowNS: b.WindowNS, GPUEvents: b.Kernels}
 	}
-	for _, o := range d.Overlap {
+	for i, o := range d.Overlap {
 		st := section(o.Stage)
 		row := TriageOverlap{Priority: o.Priority, Verdict: o.Verdict, Kernel: o.Kernel, Scope: o.Scope,
 			TotalUS: nsToUS(o.TotalNS), BusySharePct: o.BusySharePct, ExclusivePct: o.ExclusivePct,
 			HiddenPct: o.HiddenPct, DepRisk: o.DepRisk, Recommendation: o.Recommendation,
 			Family: o.Family, Category: o.Category, ScopeMatch: o.ScopeMatch, Launches: o.Launches,
 			TotalNS: o.TotalNS, HiddenNS: o.HiddenNS, HiddenByCompNS: o.HiddenByComp,
-			ExclusiveNS: o.ExclusiveNS, StageBusyNS: o.StageBusyNS}
+			ExclusiveNS: o.ExclusiveNS, StageBusyNS: o.StageBusyNS, KnownPaths: []string{}}
 		if o.Dominant != "" && o.Dominant != "-" {
 			dom := o.Dominant
 			row.Dominant = &dom
+		}
+		if i < len(d.KnownPaths) && d.KnownPaths[i] != nil {
+			row.KnownPaths = d.KnownPaths[i]
 		}
 		row.Signal = overlapSignal(row)
 		st.Overlap = append(st.Overlap, row)
 	}
 	for _, f := range d.Fusions {
 		st := section(f.Stage)
-		st.Fusions = append(st.Fusions, TriageFusion{Pattern: f.Pattern, Status: f.Status,
-			Confidence: f.Confidence, RelatedUS: nsToUS(f.RelatedNS), SharePct: f.SharePct,
-			EvidenceKernels: nonNil(f.EvidenceKernels), Location: f.Location, FusedPath: f.FusedPath,
-			Rationale: f.Rationale, KnownPaths: nonNil(f.KnownPaths), RelatedNS: f.RelatedNS})
+		row := TriageFusion{Pattern: f.Pattern, Status: f.Status, Confidence: f.Confidence,
+			RelatedUS: nsToUS(f.RelatedNS), SharePct: f.SharePct, EvidenceKernels: nonNil(f.Evidence),
+			Locations: nonNil(f.Locations), FusedPath: f.CandidatePath, Rationale: f.Rationale, ID: f.ID,
+			RelatedNS: f.RelatedNS, Occurrences: f.Occurrences, Sources: nonNil(f.Sources),
+			Origin: f.Origin, Framework: f.Framework, Priority: f.Priority, Steps: f.Steps}
+		if f.Switch != "" {
+			sw := f.Switch
+			row.Switch = &sw
+		}
+		st.Fusions = append(st.Fusions, row)
+	}
+	for _, n := range d.Similarity {
+		st := section(n.Stage)
+		st.Similarity = &TriageSimilarity{Level: n.Level, ID: n.ID, Pattern: n.Pattern, Framework: n.Framework,
+			Origin: n.Origin, Status: n.Status, Steps: n.Steps, MissingStep: n.MissingStep,
+			MissingKeywords: nonNil(n.MissingKeywords), Occurrences: n.Occurrences, RelatedNS: n.RelatedNS,
+			SharePct: n.SharePct, Evidence: nonNil(n.Evidence), Note: n.Note()}
 	}
 	// A stage with no kernels is omitted (triage.md section 1); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
@@ -469,9 +516,17 @@ func (r *TriageReport) Doc(f Format) Doc {
 		sub("Kernels", r.kernelTable(st, name))
 		sub("Overlap opportunities", overlapTable(st, name))
 		if tl := r.timelines[st.Stage]; len(tl) > 0 {
+			if f == Markdown {
+				// keep the drawing's columns: a fenced block
+				tl = append(append([]string{"```"}, tl...), "```")
+			}
 			sub("Timelines", Lines(tl))
 		}
 		sub("Fuse patterns", fusionTable(st, name))
+		if st.Similarity != nil {
+			// triage.md section 5: at most one note, never mixed into the table
+			blocks = append(blocks, Lines{st.Similarity.Note})
+		}
 	}
 	return Doc{Blocks: blocks, JSON: r}
 }
@@ -642,7 +697,11 @@ func overlapTable(st *TriageStage, name func(string) string) *Table {
 		if o.Dominant != nil {
 			sig = strings.TrimSuffix(sig, *o.Dominant) + name(*o.Dominant)
 		}
-		t.Rows = append(t.Rows, []string{o.Priority, o.Verdict, name(o.Kernel), o.Scope, sig, o.DepRisk, o.Recommendation})
+		rec := o.Recommendation
+		if len(o.KnownPaths) > 0 {
+			rec += "; " + strings.Join(o.KnownPaths, "; ")
+		}
+		t.Rows = append(t.Rows, []string{o.Priority, o.Verdict, name(o.Kernel), o.Scope, sig, o.DepRisk, rec})
 	}
 	return t
 }
@@ -658,7 +717,7 @@ func fusionTable(st *TriageStage, name func(string) string) *Table {
 			ev[i] = name(k)
 		}
 		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtMS(f.RelatedNS) + " ms",
-			fmtPct(f.SharePct), strings.Join(ev, ", "), f.Location, f.FusedPath, f.Rationale})
+			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
 	}
 	return t
 }
@@ -722,7 +781,8 @@ func (r *TriageReport) CSVTables() []*Table {
 		}
 		ov := &Table{Name: sp + ".overlap", Columns: cols("priority", "verdict", "kernel", "scope", "scope_match",
 			"family", "category", "launches", "total_ns", "hidden_ns", "hidden_by_compute_ns", "exclusive_ns",
-			"stage_busy_ns", "busy_share_pct", "exclusive_pct", "hidden_pct", "dominant", "dep_risk", "recommendation")}
+			"stage_busy_ns", "busy_share_pct", "exclusive_pct", "hidden_pct", "dominant", "dep_risk", "recommendation",
+			"known_paths")}
 		for _, o := range st.Overlap {
 			dom := ""
 			if o.Dominant != nil {
@@ -730,13 +790,14 @@ func (r *TriageReport) CSVTables() []*Table {
 			}
 			ov.Rows = append(ov.Rows, []string{o.Priority, o.Verdict, o.Kernel, o.Scope, o.ScopeMatch, o.Family,
 				o.Category, i64(o.Launches), i64(o.TotalNS), i64(o.HiddenNS), i64(o.HiddenByCompNS), i64(o.ExclusiveNS),
-				i64(o.StageBusyNS), ff(o.BusySharePct), ff(o.ExclusivePct), ff(o.HiddenPct), dom, o.DepRisk, o.Recommendation})
+				i64(o.StageBusyNS), ff(o.BusySharePct), ff(o.ExclusivePct), ff(o.HiddenPct), dom, o.DepRisk, o.Recommendation,
+				strings.Join(o.KnownPaths, "; ")})
 		}
-		fu := &Table{Name: sp + ".fusions", Columns: cols("pattern", "status", "confidence", "related_gpu_time_ns",
-			"share_pct", "evidence_kernels", "location", "fused_path", "rationale", "known_paths")}
+		fu := &Table{Name: sp + ".fusions", Columns: cols("id", "pattern", "status", "confidence", "related_gpu_time_ns",
+			"share_pct", "occurrences", "evidence_kernels", "locations", "fused_path", "rationale")}
 		for _, f := range st.Fusions {
-			fu.Rows = append(fu.Rows, []string{f.Pattern, f.Status, f.Confidence, i64(f.RelatedNS), ff(f.SharePct),
-				strings.Join(f.EvidenceKernels, "; "), f.Location, f.FusedPath, f.Rationale, strings.Join(f.KnownPaths, "; ")})
+			fu.Rows = append(fu.Rows, []string{f.ID, f.Pattern, f.Status, f.Confidence, i64(f.RelatedNS), ff(f.SharePct),
+				i64(f.Occurrences), strings.Join(f.EvidenceKernels, "; "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
 		}
 		out = append(out, fam, kt, ov, fu)
 	}

@@ -61,8 +61,15 @@ func triageData(rank sql.NullInt64, mapping bool) *queries.TriageData {
 			{Stage: "decode", Priority: "P1", Verdict: "headroom", Kernel: "norm", Family: "norm", Category: "elementwise", Scope: "f @ a.py:1", ScopeMatch: "self", Launches: 1, TotalNS: 3000, ExclusiveNS: 3000, StageBusyNS: 9000, BusySharePct: 33.3, ExclusivePct: 100, Dominant: "-", DepRisk: "low", Recommendation: "try fusion"},
 			{Stage: "decode", Priority: "P4", Verdict: "low-roi-hidden", Kernel: "lost", Family: "norm", Category: "elementwise", Scope: "unmapped", ScopeMatch: "unmapped", Launches: 1, TotalNS: 950, HiddenNS: 900, HiddenByComp: 900, ExclusiveNS: 50, StageBusyNS: 9000, BusySharePct: 10.6, ExclusivePct: 5.3, HiddenPct: 94.7, Dominant: "gemm<1>", DepRisk: "unclear", Recommendation: "skip overlap"},
 		},
-		Fusions: []queries.TriageFusionRow{
-			{Stage: "decode", Pattern: "add+norm", Status: "opportunity", Confidence: "high", RelatedNS: 3000, SharePct: 30, EvidenceKernels: []string{"norm"}, Location: "a.py:10 forward", FusedPath: "fused_add_rmsnorm", Rationale: "why", KnownPaths: []string{"sglang"}},
+		KnownPaths: [][]string{nil, {"Known path: Two-batch overlap (sglang, mainline)"}},
+		Fusions: []queries.FusionRow{
+			{Stage: "decode", Pattern: "add+norm", ID: "add-norm", Status: "opportunity", Confidence: "confirmed", RelatedNS: 3000, SharePct: 30, Occurrences: 4,
+				Evidence: []string{"norm"}, Locations: []string{"a.py:10 forward"}, CandidatePath: "sglang: fused_add_rmsnorm", Sources: []string{"https://x"},
+				Rationale: "why", Origin: "mainline", Framework: "sglang", Priority: 2, Steps: 2},
+		},
+		Similarity: []queries.FusionSimilarityRow{
+			{Stage: "prefill", Level: "low", ID: "qk", Pattern: "QK norm + rope", Framework: "sglang", Origin: "mainline", Status: "opportunity",
+				Steps: 3, MissingStep: 2, MissingKeywords: []string{"rope"}, Occurrences: 1, RelatedNS: 10, SharePct: 1, Evidence: []string{"p|gemm"}},
 		},
 	}
 	if mapping {
@@ -110,8 +117,15 @@ func TestNewTriageSections(t *testing.T) {
 		dec.Overlap[1].Signal != "0.9 us, share 10.6% of busy, excl 5% / hid 95%, under gemm<1>" {
 		t.Errorf("overlap %+v", dec.Overlap)
 	}
-	if len(dec.Fusions) != 1 || dec.Fusions[0].RelatedUS != 3 || len(r.Stages[0].Fusions) != 0 || r.Stages[0].Fusions == nil {
+	if len(dec.Fusions) != 1 || dec.Fusions[0].RelatedUS != 3 || dec.Fusions[0].Switch != nil ||
+		len(r.Stages[0].Fusions) != 0 || r.Stages[0].Fusions == nil {
 		t.Errorf("fusions %+v", dec.Fusions)
+	}
+	if r.Stages[0].Similarity == nil || r.Stages[0].Similarity.MissingStep != 2 || dec.Similarity != nil {
+		t.Errorf("similarity notes: %+v / %+v", r.Stages[0].Similarity, dec.Similarity)
+	}
+	if len(dec.Overlap[0].KnownPaths) != 0 || dec.Overlap[0].KnownPaths == nil || len(dec.Overlap[1].KnownPaths) != 1 {
+		t.Errorf("known paths: %v / %v", dec.Overlap[0].KnownPaths, dec.Overlap[1].KnownPaths)
 	}
 }
 
@@ -154,12 +168,15 @@ func TestTriageTextAndMarkdown(t *testing.T) {
 		"Families: gemm 60.0%, norm 40.0% (of summed kernel time)",
 		"Rank spread",
 		"0.00 / 0.00 / 0.00 ms",
+		"skip overlap; Known path: Two-batch overlap (sglang, mainline)",
+		"Similarity (low): 2 of 3 steps of \"QK norm + rope\"",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
 	}
-	if !strings.Contains(md.String(), `| p\|gemm |`) || !strings.Contains(md.String(), `gemm\<1>`) {
+	if !strings.Contains(md.String(), "| add+norm | opportunity | confirmed | 0.00 ms | 30.0% | norm | a.py:10 forward | sglang: fused_add_rmsnorm | why |") ||
+		!strings.Contains(md.String(), `| p\|gemm |`) || !strings.Contains(md.String(), `gemm\<1>`) {
 		t.Errorf("markdown escaping:\n%s", md.String())
 	}
 }
@@ -242,9 +259,12 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].families", "stages[].families[].family", "stages[].families[].gpu_time_ns",
 		"stages[].families[].gpu_time_us", "stages[].families[].launches", "stages[].families[].share_pct",
 		"stages[].fusions", "stages[].fusions[].confidence", "stages[].fusions[].evidence_kernels",
-		"stages[].fusions[].fused_path", "stages[].fusions[].known_paths", "stages[].fusions[].location",
-		"stages[].fusions[].pattern", "stages[].fusions[].rationale", "stages[].fusions[].related_gpu_time_ns",
-		"stages[].fusions[].related_gpu_time_us", "stages[].fusions[].share_pct", "stages[].fusions[].status",
+		"stages[].fusions[].framework", "stages[].fusions[].fused_path", "stages[].fusions[].id",
+		"stages[].fusions[].locations", "stages[].fusions[].occurrences", "stages[].fusions[].origin",
+		"stages[].fusions[].pattern", "stages[].fusions[].priority", "stages[].fusions[].rationale",
+		"stages[].fusions[].related_gpu_time_ns", "stages[].fusions[].related_gpu_time_us",
+		"stages[].fusions[].share_pct", "stages[].fusions[].sources", "stages[].fusions[].status",
+		"stages[].fusions[].steps", "stages[].fusions[].switch",
 		"stages[].hidden_time_ns",
 		"stages[].kernels", "stages[].kernels[].avg_us", "stages[].kernels[].category", "stages[].kernels[].family",
 		"stages[].kernels[].gpu_time_ns", "stages[].kernels[].gpu_time_us", "stages[].kernels[].kernel",
@@ -259,11 +279,18 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].overlap[].dep_risk", "stages[].overlap[].dominant", "stages[].overlap[].exclusive_ns",
 		"stages[].overlap[].exclusive_pct", "stages[].overlap[].family", "stages[].overlap[].hidden_by_compute_ns",
 		"stages[].overlap[].hidden_ns", "stages[].overlap[].hidden_pct", "stages[].overlap[].kernel",
+		"stages[].overlap[].known_paths",
 		"stages[].overlap[].launches", "stages[].overlap[].priority", "stages[].overlap[].recommendation",
 		"stages[].overlap[].scope", "stages[].overlap[].scope_match", "stages[].overlap[].signal",
 		"stages[].overlap[].stage_busy_ns", "stages[].overlap[].total_ns", "stages[].overlap[].total_us",
 		"stages[].overlap[].verdict",
-		"stages[].rank", "stages[].stage",
+		"stages[].rank",
+		"stages[].similarity", "stages[].similarity.evidence_kernels", "stages[].similarity.framework",
+		"stages[].similarity.id", "stages[].similarity.level", "stages[].similarity.missing_keywords",
+		"stages[].similarity.missing_step", "stages[].similarity.note", "stages[].similarity.occurrences",
+		"stages[].similarity.origin", "stages[].similarity.pattern", "stages[].similarity.related_gpu_time_ns",
+		"stages[].similarity.share_pct", "stages[].similarity.status", "stages[].similarity.steps",
+		"stages[].stage",
 		"stages[].totals", "stages[].totals.busy_time_ns", "stages[].totals.busy_time_us", "stages[].totals.gpu_events",
 		"stages[].totals.kernel_time_ns", "stages[].totals.kernel_time_us", "stages[].totals.streams",
 		"stages[].totals.window_ns", "stages[].totals.window_us",

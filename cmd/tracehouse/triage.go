@@ -307,12 +307,6 @@ func triageRun(cmd *cobra.Command, f *Factory, opts *TriageOptions) error {
 		if err != nil {
 			return err
 		}
-		if opts.Timeline > 0 {
-			// INTEGRATION(timeline): report/timeline.go (the overlap work)
-			// renders the ASCII windows of the first N overlap rows; attach
-			// them with rep.SetTimelines(stage, lines) once it lands.
-			fmt.Fprintf(f.IO.ErrOut, "note: --timeline: ASCII timelines are not in this build yet\n")
-		}
 		switch format {
 		case report.CSV:
 			for _, tb := range rep.CSVTables() {
@@ -369,6 +363,11 @@ func triageOne(ctx context.Context, f *Factory, db *sql.DB, opts *TriageOptions,
 		return nil, err
 	}
 	rep := report.NewTriage(d, report.TriageOptions{Framework: opts.Framework})
+	if opts.Timeline > 0 {
+		if err := triageTimelines(ctx, db, d.Overlap, opts.Timeline, rep); err != nil {
+			return nil, err
+		}
+	}
 	if note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}
@@ -376,6 +375,44 @@ func triageOne(ctx context.Context, f *Factory, db *sql.DB, opts *TriageOptions,
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no GPU events in stage %s", report.StageName(opts.Stage)))
 	}
 	return rep, nil
+}
+
+// triageTimelines draws the ASCII window around the longest instance of
+// each of the first n overlap rows of every stage (triage.md section 4).
+func triageTimelines(ctx context.Context, db *sql.DB, rows []queries.OverlapRow, n int, rep *report.TriageReport) error {
+	lines := map[string][]string{}
+	drawn := map[string]int{}
+	var stages []string
+	for _, o := range rows {
+		if drawn[o.Stage] >= n {
+			continue
+		}
+		if drawn[o.Stage] == 0 {
+			stages = append(stages, o.Stage)
+		} else {
+			lines[o.Stage] = append(lines[o.Stage], "")
+		}
+		drawn[o.Stage]++
+		from, to, events, err := queries.TimelineAround(ctx, db, o.Longest)
+		if err != nil {
+			return err
+		}
+		t := report.Timeline{Title: fmt.Sprintf("%s %s: longest instance %s us", o.Priority, o.Kernel,
+			strconv.FormatFloat(float64(o.Longest.DurNS)/1000, 'f', 1, 64)), FromNS: from, ToNS: to, FocusID: o.Longest.KernelID}
+		for _, e := range events {
+			t.Events = append(t.Events, report.TimelineEvent{KernelID: e.KernelID, Name: e.Name, Category: e.Category,
+				Stream: e.Stream.Int64, HasStream: e.Stream.Valid, TSNS: e.TSNS, DurNS: e.DurNS})
+		}
+		var b strings.Builder
+		if err := report.RenderTimeline(&b, t, report.DefaultTimelineWidth); err != nil {
+			return err
+		}
+		lines[o.Stage] = append(lines[o.Stage], strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
+	}
+	for _, st := range stages {
+		rep.SetTimelines(st, lines[st])
+	}
+	return nil
 }
 
 // ensureCatalog makes the warehouse hold cat, reopening it for writing

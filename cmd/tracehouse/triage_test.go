@@ -40,6 +40,7 @@ func TestTriageEndToEnd(t *testing.T) {
 		{"LatestRun", testTriageLatestRun},
 		{"Errors", testTriageErrors},
 		{"JSONContract", testTriageJSONContract},
+		{"Timelines", testTriageTimelines},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -559,5 +560,26 @@ func TestTriageContractChecker(t *testing.T) {
 		if msg := check(strings.Replace(valid, bad.from, bad.to, 1)); !strings.Contains(msg, bad.want) {
 			t.Errorf("%s -> %s: checker says %q, want %q", bad.from, bad.to, msg, bad.want)
 		}
+	}
+}
+
+// testTriageTimelines: --timeline N draws N windows per stage, in text and
+// (fenced) in markdown.
+func testTriageTimelines(t *testing.T, db string) {
+	code, out, stderr := runTriage(db, "sglang-llama", "--timeline", "2", "--stage", "prefill")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if strings.Count(out, "<- longest instance") != 2 || !strings.Contains(out, "\nTimelines\n") ||
+		!strings.Contains(out, "stream 22 |") {
+		t.Errorf("timelines:\n%s", out)
+	}
+	_, md, _ := runTriage(db, "sglang-llama", "--timeline", "1", "--format", "markdown")
+	if strings.Count(md, "<- longest instance") != 2 || !strings.Contains(md, "### Timelines") || !strings.Contains(md, "```") {
+		t.Errorf("markdown timelines:\n%s", md)
+	}
+	_, plain, _ := runTriage(db, "sglang-llama")
+	if strings.Contains(plain, "Timelines") {
+		t.Error("timelines drawn without --timeline")
 	}
 }
