@@ -7,13 +7,30 @@ import (
 	"time"
 )
 
-// fillBench writes about 1 M kernels for run 1 (4 traces: 2 ranks x 2
-// stages, 250 k kernels each) on 3 streams, generated in SQL with range().
-// Each stream issues a kernel every 4 us lasting 0.3-5.3 us, so kernels
-// overlap across streams all the time and on their own stream often (PDL),
-// a worst case for the overlap sweep; every 997th kernel has zero length.
-// Run 2 (one more trace) is there to be filtered out.
-func fillBench(tb testing.TB, db *sql.DB) {
+// Benchmark data shapes, both 1 M kernels of run 1 (4 traces: 2 ranks x 2
+// stages, 250 k kernels each) on 3 streams, generated in SQL with range():
+//
+//	dense    each stream issues a kernel every 4 us lasting 0.3-5.3 us:
+//	         kernels overlap across streams all the time and on their own
+//	         stream often (PDL); the worst case for the sweep and the pairs
+//	serving  90% of kernels back to back on one stream every 3 us lasting
+//	         1-3.5 us (a fifth overlap their successor, as with PDL), 5% on
+//	         a communication stream lasting 2-12 us, 5% on a copy stream
+//
+// Every 997th kernel has zero length. Run 2 (one more trace) is there to be
+// filtered out.
+var benchShapes = map[string]string{
+	"dense": `1000000000 + (n // 3) * 4000 + hash(n) % 1000 AS ts,
+		CASE WHEN n % 997 = 0 THEN 0 ELSE 300 + hash(n * 7 + t) % 5000 END AS dur,
+		[7, 20, 30][n % 3 + 1] AS stream`,
+	"serving": `1000000000 + n * 3000 AS ts,
+		CASE WHEN n % 997 = 0 THEN 0
+		     WHEN n % 20 = 0 THEN 2000 + hash(n * 7 + t) % 10000
+		     ELSE 1000 + hash(n * 7 + t) % 2500 END AS dur,
+		CASE n % 20 WHEN 0 THEN 20 WHEN 1 THEN 30 ELSE 7 END AS stream`,
+}
+
+func fillBench(tb testing.TB, db *sql.DB, shape string) {
 	tb.Helper()
 	f := fixture{tb, db}
 	f.run(1, "bench")
@@ -41,28 +58,34 @@ func fillBench(tb testing.TB, db *sql.DB) {
 			ts_ns, dur_ns, device, stream, graph_launch, site_id)
 		SELECT t * 4294967296 + n, t, CASE WHEN t <= 4 THEN 1 ELSE 2 END, (t - 1) % 2,
 		       CASE WHEN (t - 1) // 2 % 2 = 0 THEN 'prefill' ELSE 'decode' END,
-		       (1 + hash(n * 13 + t) % 64)::INTEGER, 'kernel',
-		       1000000000 + (n // 3) * 4000 + hash(n) % 1000,
-		       CASE WHEN n % 997 = 0 THEN 0 ELSE 300 + hash(n * 7 + t) % 5000 END,
-		       (t - 1) % 2, [7, 20, 30][n % 3 + 1], false,
+		       (1 + hash(n * 13 + t) % 64)::INTEGER, 'kernel', ts, dur,
+		       (t - 1) % 2, stream, false,
 		       CASE WHEN n % 5 = 0 THEN NULL ELSE (1 + hash(n) % 20)::INTEGER END
-		FROM range(1, 6) r1(t), range(0, 250000) r2(n)`)
+		FROM (SELECT t, n, `+benchShapes[shape]+`
+		      FROM range(1, 6) r1(t), range(0, 250000) r2(n))`)
 }
 
 // BenchmarkOverlap1M times what triage runs for the overlap section of one
 // run of 1 M kernels: OverlapByKernel (all ranks, and rank 0 alone, as
-// triage defaults to) and StageBusy.
+// triage defaults to) and StageBusy, on both data shapes.
 func BenchmarkOverlap1M(b *testing.B) {
-	db := openOverlapDB(b)
-	start := time.Now()
-	fillBench(b, db)
-	b.Logf("generated 1.25 M kernels in %v", time.Since(start))
+	for _, shape := range []string{"serving", "dense"} {
+		db := openOverlapDB(b)
+		start := time.Now()
+		fillBench(b, db, shape)
+		b.Logf("%s: generated 1.25 M kernels in %v", shape, time.Since(start))
+		benchOverlap(b, db, shape)
+		db.Close()
+	}
+}
+
+func benchOverlap(b *testing.B, db *sql.DB, shape string) {
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name string
 		rank sql.NullInt64
 	}{{"all-ranks", sql.NullInt64{}}, {"rank0", sql.NullInt64{Int64: 0, Valid: true}}} {
-		b.Run(bc.name, func(b *testing.B) {
+		b.Run(shape+"/"+bc.name, func(b *testing.B) {
 			for b.Loop() {
 				rows, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: bc.rank, MinShare: 1})
 				if err != nil {

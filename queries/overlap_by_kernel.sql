@@ -95,16 +95,18 @@ agg AS (
 ),
 pairs AS (
     -- every overlapping pair once: b starts while a runs (start ranks from
-    -- kernel_overlap), kept when on another stream with a positive overlap
+    -- kernel_overlap), kept when on another stream with a positive overlap.
+    -- Both kernels of such a pair are partly hidden, so kernels with
+    -- hidden_ns = 0 (most of them in a typical trace) are left out first.
     SELECT a.stage, a.short_name AS a_name, b.short_name AS b_name,
            least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) - b.ts_ns AS overlap_ns
     FROM (
         SELECT stage, short_name, ts_ns, dur_ns, stream,
                unnest(range(start_rank + 1, starts_before_end + 1)) AS b_rank
         FROM ko
-        WHERE starts_before_end > start_rank
+        WHERE starts_before_end > start_rank AND hidden_ns > 0
     ) a
-    JOIN ko b ON b.start_rank = a.b_rank
+    JOIN (SELECT * FROM ko WHERE hidden_ns > 0) b ON b.start_rank = a.b_rank
     WHERE b.stream IS DISTINCT FROM a.stream
       AND least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) > b.ts_ns
 ),
