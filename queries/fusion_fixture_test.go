@@ -200,9 +200,30 @@ func (f *fusionFX) classify() {
 	}
 }
 
-// share is related over the stage's stored duration, in percent.
+// share is related over the stage's stored duration, in percent; rank < 0
+// sums every rank.
 func (f *fusionFX) share(run, rank int64, stage string, related int64) float64 {
-	return 100 * float64(related) / float64(f.stageNS[fmt.Sprintf("%d/%d/%s", run, rank, stage)])
+	var total int64
+	for key, ns := range f.stageNS {
+		var r, k int64
+		var s string
+		if _, err := fmt.Sscanf(strings.ReplaceAll(key, "/", " "), "%d %d %s", &r, &k, &s); err != nil {
+			f.t.Fatal(err)
+		}
+		if r == run && (rank < 0 || k == rank) && s == stage {
+			total += ns
+		}
+	}
+	return 100 * float64(related) / float64(total)
+}
+
+// conf is catalog.md's confidence rule, from the stored durations: confirmed
+// at >= likely percent of the stage (all ranks) or >= 4 occurrences.
+func (f *fusionFX) conf(run int64, stage string, related int64, occ int, likely float64) string {
+	if occ >= 4 || f.share(run, -1, stage, related) >= likely {
+		return "confirmed"
+	}
+	return "candidate"
 }
 
 // matches runs FusionMatches over every rank and stage, min share 0.
@@ -243,12 +264,15 @@ func fLine(stage, id, status, confidence string, occ int, related int64) string 
 	return fmt.Sprintf("%s %s %s %s x%d %dns", stage, id, status, confidence, occ, related)
 }
 
+// testLikely is the test entries' likely_share, in percent.
+const testLikely = 50
+
 // testFusion is a catalog entry for rule tests, with the catalog's defaults.
 func testFusion(id string, chain ...[]string) catalog.Fusion {
 	return catalog.Fusion{ID: id, Name: "Test " + id, Framework: "sglang", Origin: "mainline",
 		Fused: []string{id + "-fused-kernel"}, Chain: chain, Ordered: true,
 		MaxGapUS: catalog.DefaultMaxGapUS, MaxBetween: catalog.DefaultMaxBetween, MinTP: catalog.DefaultMinTP,
-		MinShare: 0, LikelyShare: 50, Sources: []string{"src/" + id + ".py"}, Rationale: "Test entry."}
+		MinShare: 0, LikelyShare: testLikely, Sources: []string{"src/" + id + ".py"}, Rationale: "Test entry."}
 }
 
 // testCatalog wraps entries in a catalog.
