@@ -160,7 +160,13 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 					continue
 				}
 				l := &loader{db: w.DB, conn: conn, names: names, opt: opt, decoders: decoders}
-				res.Files[i] = l.file(ctx, cands[i], runs[runKey(cands[i], opt)])
+				c := cands[i]
+				if perr := safely(c.path, func() error {
+					res.Files[i] = l.file(ctx, c, runs[runKey(c, opt)])
+					return nil
+				})(); perr != nil {
+					res.Files[i] = FileResult{Path: c.path, Status: StatusFailed, Err: perr}
+				}
 				if res.Files[i].Status == StatusSkipped && opt.Notice != nil {
 					opt.Notice(cands[i].path + ": " + res.Files[i].Reason)
 				}

@@ -367,14 +367,14 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 	out := make(chan *decoded, 2*l.decoders)
 	pool := make(chan []byte, 4*l.decoders+4)
 	sp := newSplitter(r, path, pool)
-	g.Go(func() error {
+	g.Go(safely(path, func() error {
 		defer close(raw)
 		return sp.run(gctx, raw)
-	})
+	}))
 	var live atomic.Int32
 	live.Store(int32(l.decoders))
 	for i := 0; i < l.decoders; i++ {
-		g.Go(func() error {
+		g.Go(safely(path, func() error {
 			defer func() {
 				if live.Add(-1) == 0 {
 					close(out)
@@ -397,9 +397,9 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 				}
 			}
 			return nil
-		})
+		}))
 	}
-	g.Go(func() error {
+	g.Go(safely(path, func() error {
 		pending := map[int]*decoded{}
 		next := 0
 		for b := range out {
@@ -420,7 +420,7 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 			return fmt.Errorf("%s: internal error: %d batches out of order", path, len(pending))
 		}
 		return nil
-	})
+	}))
 	err := g.Wait()
 	t.meta = sp.meta
 	t.jsonBytes = sp.total
@@ -658,4 +658,17 @@ func (p *progressReader) Read(b []byte) (int, error) {
 		p.p.Add(int64(n))
 	}
 	return n, err
+}
+
+// safely turns a panic in f into an error naming the file, so one bad file
+// can never take the whole ingest down with a Go stack trace.
+func safely(path string, f func() error) func() error {
+	return func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%s: internal error (please report it with the file): %v", path, r)
+			}
+		}()
+		return f()
+	}
 }
