@@ -94,9 +94,8 @@ _points AS (
     -- the packing relies on); the order among points of one instant never
     -- changes a length, because the gap between them is zero.
     SELECT kernel_id, group_key, stream_key, comp,
-           unnest([ts_ns, ts_ns + dur_ns]) AS t,
-           unnest([1, -1]) AS d
-    FROM _k
+           CASE WHEN p.d = 1 THEN ts_ns ELSE ts_ns + dur_ns END AS t, p.d
+    FROM _k, (VALUES (1), (-1)) p(d)
 ),
 _stream_sweep AS (
     -- Running sums are the costly part of a streaming window (about 35 ns a
