@@ -52,8 +52,8 @@ CREATE MACRO _overlap_group(trace_id, stage, device) AS
     (trace_id::BIGINT << 32)
     | (CASE stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1
                   WHEN 'mixed' THEN 2 WHEN 'unknown' THEN 3
-                  ELSE 4 + hash(stage) % 4092 END << 20)
-    | coalesce(device, 1048575);
+                  ELSE (4 + hash(stage) % 4092)::BIGINT END << 20)
+    | coalesce(device, 1048575)::BIGINT;
 
 -- kernel_overlap_for(run, rank := NULL, stage := NULL): one row per GPU event
 -- of run `run` (every run when NULL), optionally only one rank and/or stage
