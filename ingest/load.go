@@ -144,7 +144,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err != nil {
 		return nil, &dbError{err}
 	}
-	t = &traceState{id: id, key: id << 32, warnings: map[string]int64{}, threads: threads{}, gpuPids: map[int64]bool{},
+	t = &traceState{id: id, key: id << 32, warnings: map[string]int64{}, gpuPids: map[int64]bool{},
 		minTS: math.MaxInt64, maxEnd: math.MinInt64}
 	began := time.Now()
 	ident := identifyName(filepath.Base(c.path))
@@ -198,7 +198,16 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}); err != nil {
 			return err
 		}
-		return sweep(t.frames, t.points, func(r derivedRow) error {
+		// Frames are stored here, with their depth, rather than while
+		// decoding: updating millions of uncommitted rows afterwards cost
+		// DuckDB more memory than holding them costs here.
+		// baseTimeNanoseconds is known once every event is read.
+		base := traceInfo(t.meta).baseNS
+		return sweep(t.frames, t.points, func(f *sweepFrame, depth int32) error {
+			key := t.threads.keys[f.thread]
+			return apps[appFrames].Append(int32(t.id), int64(f.ordinal), nullable(f.pyID), nullable(f.parentID), f.site,
+				f.ts+base, f.end-f.ts, nullable(key[0]), nullable(key[1]), depth)
+		}, func(r derivedRow) error {
 			return apps[appDerived].Append(int8(r.kind), r.ordinal, r.value)
 		})
 	})
@@ -229,15 +238,12 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err := exec("op_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
 		return nil, err
 	}
-	if err := exec("frame_depths", sql.Named("trace", id)); err != nil {
-		return nil, err
-	}
 	if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", base), sql.Named("rank", rank),
 		sql.Named("merged", ident.merged), sql.Named("stage_known", stageKnown)); err != nil {
 		return nil, err
 	}
 	if base != 0 {
-		for _, tbl := range []string{"launches", "cpu_ops", "py_frame_events", "annotations"} {
+		for _, tbl := range []string{"launches", "cpu_ops", "annotations"} {
 			if err := exec("shift_"+tbl, sql.Named("trace", id), sql.Named("base", base)); err != nil {
 				return nil, err
 			}
@@ -482,11 +488,7 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	}
 	for i := range b.frames {
 		x := &b.frames[i]
-		if err := apps[appFrames].Append(int32(t.id), x.ordinal, nullable(x.pyID), nullable(x.parentID), x.site.id,
-			x.ts, x.dur, nullable(x.pid), nullable(x.tid), int32(0)); err != nil {
-			return err
-		}
-		t.frames = append(t.frames, sweepFrame{ts: x.ts, end: x.ts + x.dur, ordinal: uint32(x.ordinal),
+		t.frames = append(t.frames, sweepFrame{ts: x.ts, end: x.ts + x.dur, pyID: x.pyID, parentID: x.parentID, ordinal: uint32(x.ordinal),
 			thread: t.threads.id(x.pid, x.tid), site: x.site.id, tier: x.site.tier})
 	}
 	for i := range b.annotations {

@@ -8,11 +8,13 @@ import (
 // sweepFrame is the compact form of a python_function event the per-thread
 // sweep needs; a trace keeps one per frame until its events are all read.
 type sweepFrame struct {
-	ts, end int64
-	ordinal uint32
-	thread  int32
-	site    int32
-	tier    int8
+	ts, end  int64
+	pyID     int64 // Python id, null when absent
+	parentID int64 // Python parent id, null when absent
+	ordinal  uint32
+	thread   int32
+	site     int32
+	tier     int8
 }
 
 // sweepPoint is a launch or cpu_op: an instant on a thread whose Python
@@ -28,7 +30,6 @@ type sweepPoint struct {
 const (
 	derivedLaunchSite = 1
 	derivedOpSite     = 2
-	derivedDepth      = 3
 )
 
 type derivedRow struct {
@@ -38,24 +39,30 @@ type derivedRow struct {
 }
 
 // threads numbers (pid, tid) pairs compactly.
-type threads map[[2]int64]int32
+type threads struct {
+	ids  map[[2]int64]int32
+	keys [][2]int64 // by id
+}
 
-func (t threads) id(pid, tid int64) int32 {
+func (t *threads) id(pid, tid int64) int32 {
 	k := [2]int64{pid, tid}
-	if id, ok := t[k]; ok {
+	if id, ok := t.ids[k]; ok {
 		return id
 	}
-	id := int32(len(t))
-	t[k] = id
+	if t.ids == nil {
+		t.ids = map[[2]int64]int32{}
+	}
+	id := int32(len(t.keys))
+	t.ids[k] = id
+	t.keys = append(t.keys, k)
 	return id
 }
 
-// sweep walks each thread's Python frames in time order with a stack and
-// emits, for every frame, its nesting depth, and for every launch and cpu_op,
-// the innermost frame of the best tier open at that instant (framework code
-// beats other user code; wrappers never count). emit is called in no
-// particular order.
-func sweep(frames []sweepFrame, points []sweepPoint, emit func(derivedRow) error) error {
+// sweep walks each thread's Python frames in time order with a stack. It
+// hands every frame with its nesting depth to frame, and emits for every
+// launch and cpu_op the innermost frame of the best tier open at that instant
+// (framework code beats other user code; wrappers never count).
+func sweep(frames []sweepFrame, points []sweepPoint, frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
 	// Outer frames first at equal start; ordinal keeps it deterministic.
 	slices.SortFunc(frames, func(a, b sweepFrame) int {
 		return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.ts, b.ts),
@@ -92,12 +99,10 @@ func sweep(frames []sweepFrame, points []sweepPoint, emit func(derivedRow) error
 			stack = stack[:len(stack)-1]
 		}
 		if takeFrame {
-			f := frames[fi]
+			f := &frames[fi]
 			fi++
-			if depth := len(stack); depth > 0 {
-				if err := emit(derivedRow{derivedDepth, int64(f.ordinal), int32(depth)}); err != nil {
-					return err
-				}
+			if err := frame(f, int32(len(stack))); err != nil {
+				return err
 			}
 			o := open{end: f.end}
 			if len(stack) > 0 {
