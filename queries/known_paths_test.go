@@ -1,0 +1,107 @@
+package queries
+
+import (
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+)
+
+func testOverlap(id, framework string, keywords ...string) catalog.Overlap {
+	return catalog.Overlap{ID: id, Name: "Overlap " + id, Framework: framework, Origin: "upstream",
+		Keywords: keywords, Sources: []string{"src/" + id + ".py"}, Rationale: "Test overlap."}
+}
+
+// TestKnownPaths checks catalog.md section 3: overlap entries whose keywords
+// hit an overlap row's kernel or its dominant overlapping kernel, by name,
+// site or CPU op, in row order with the run's framework first.
+func TestKnownPaths(t *testing.T) {
+	cat := testCatalog(nil,
+		testOverlap("o-vllm-gather", "vllm", "AllGather"), // name, compact: ncclDevKernel_AllGather
+		testOverlap("o-sglang-alt", "sglang", "alt_stream"),
+		testOverlap("o-sglang-gather", "sglang", "all_gather"),
+		testOverlap("o-op", "trtllm", "all_to_all_single"),
+		testOverlap("o-none", "sglang", "zeta"),
+	)
+	f := newFusionFX(t, cat)
+	run := f.run("sglang", "test/model-7b", 2)
+	tr := f.traceOf(run, 0, 0)
+	gather := fkn("ncclDevKernel_AllGather_RING_LL", 30_000)
+	alt := fkn("shared_expert_gemm", 20_000).at("python/sglang/srt/models/qwen2_moe.py:300 forward_alt_stream")
+	a2a := fkn("all2all_kernel", 10_000).op_("c10d::all_to_all_single")
+	plain := fkn("plain_kernel", 5000)
+	f.seq(tr, "decode", 7, 0, alt, plain, a2a)
+	f.seq(tr, "decode", 22, 0, gather)
+	// in prefill the plain kernel runs from an alt-stream site
+	f.seq(tr, "prefill", 7, 1_000_000, plain.at("python/sglang/srt/models/x.py:1 alt_stream_fork"))
+
+	pairs := []KnownPathPair{
+		{Kernel: gather.name},                   // 0: by name, both gather entries, sglang first
+		{Kernel: plain.name, Dominant: alt.name}, // 1: by the dominant's site
+		{Kernel: a2a.name, Dominant: gather.name}, // 2: by op, and the dominant's name
+		{Kernel: plain.name},                     // 3: nothing in decode
+	}
+	rows, err := KnownPaths(f.ctx, f.db, KnownPathParams{Run: run, Stage: "decode", Pairs: pairs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d %s %s %v", r.Index, r.ID, r.Matched, r.Keywords))
+	}
+	want := []string{
+		"0 o-sglang-gather kernel [all_gather]",
+		"0 o-vllm-gather kernel [AllGather]",
+		"1 o-sglang-alt dominant [alt_stream]",
+		"2 o-sglang-gather dominant [all_gather]",
+		"2 o-vllm-gather dominant [AllGather]",
+		"2 o-op kernel [all_to_all_single]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("known paths:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if len(rows) > 0 {
+		if l := rows[0].Label(); l != "Known path: Overlap o-sglang-gather (sglang, upstream)" {
+			t.Errorf("label %q", l)
+		}
+	}
+	by := KnownPathsByPair(rows, len(pairs))
+	if len(by[1]) != 1 || by[3] != nil || len(by[2]) != 3 {
+		t.Errorf("by pair: %q", by)
+	}
+
+	// sites are those of the stage asked for: in prefill, plain_kernel's
+	// own site carries alt_stream
+	rows, err = KnownPaths(f.ctx, f.db, KnownPathParams{Run: run, Stage: "prefill",
+		Pairs: []KnownPathPair{{Kernel: plain.name}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].ID != "o-sglang-alt" || rows[0].Matched != "kernel" {
+		t.Errorf("prefill rows %+v", rows)
+	}
+
+	// two-trace mode: the mapping run lends its sites
+	formal := f.run("sglang", "test/model-7b", 2)
+	mapping := f.run("sglang", "test/model-7b", 2)
+	f.seq(f.traceOf(formal, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1000))
+	f.seq(f.traceOf(mapping, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1200).at("python/sglang/srt/models/m.py:5 run_alt_stream"))
+	for _, m := range []sql.NullInt64{{}, {Int64: mapping, Valid: true}} {
+		rows, err = KnownPaths(f.ctx, f.db, KnownPathParams{Run: formal, Mapping: m, Pairs: []KnownPathPair{{Kernel: "graph_kernel"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 0, true: 1}[m.Valid]; len(rows) != want {
+			t.Errorf("mapping %v: %d rows, want %d", m, len(rows), want)
+		}
+	}
+
+	// no pairs, no rows
+	rows, err = KnownPaths(f.ctx, f.db, KnownPathParams{Run: run})
+	if err != nil || len(rows) != 0 {
+		t.Errorf("no pairs: %v, %v", rows, err)
+	}
+}
