@@ -39,10 +39,10 @@ func TestKnownPaths(t *testing.T) {
 	f.seq(tr, "prefill", 7, 1_000_000, plain.at("python/sglang/srt/models/x.py:1 alt_stream_fork"))
 
 	pairs := []KnownPathPair{
-		{Kernel: gather.name},                   // 0: by name, both gather entries, sglang first
-		{Kernel: plain.name, Dominant: alt.name}, // 1: by the dominant's site
+		{Kernel: gather.name},                     // 0: by name, both gather entries, sglang first
+		{Kernel: plain.name, Dominant: alt.name},  // 1: by the dominant's site
 		{Kernel: a2a.name, Dominant: gather.name}, // 2: by op, and the dominant's name
-		{Kernel: plain.name},                     // 3: nothing in decode
+		{Kernel: plain.name},                      // 3: nothing in decode
 	}
 	rows, err := KnownPaths(f.ctx, f.db, KnownPathParams{Run: run, Stage: "decode", Pairs: pairs})
 	if err != nil {
