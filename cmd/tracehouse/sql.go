@@ -37,6 +37,8 @@ All times are integer nanoseconds (*_ns).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Query = args[0]
+			} else if f.IO.InTTY {
+				return usagef("no SQL given: pass a query or pipe one on stdin")
 			} else {
 				b, err := io.ReadAll(f.IO.In)
 				if err != nil {
