@@ -74,6 +74,12 @@ CREATE MACRO _overlap_group(trace_id, stage, device) AS
 --                        (start_rank, starts_before_end] are exactly those of
 --                        the same group that start while this one runs (used to
 --                        list overlapping pairs without an interval join)
+--   union_share_ns       GPU busy time (union of the group's intervals) from
+--                        each of this kernel's two points to the group's next
+--                        point: every busy instant is counted once, at the
+--                        kernel whose start or end precedes it, so summing it
+--                        over a group (or a stage) gives its GPU busy time
+--                        without another sort
 -- A NULL device or stream is treated as one more (unnamed) device or stream;
 -- groups are keyed by _overlap_group.
 CREATE MACRO kernel_overlap_for(run, rank := NULL, stage := NULL) AS TABLE
@@ -139,6 +145,7 @@ _device_sweep AS (
 _device_weights AS (
     SELECT kernel_id, t, d, stream_seq, stream_active, stream_compute,
            packed >> 32 AS starts,
+           gap * ((packed & 65535) >= 1)::BIGINT AS busy_gap,
            gap * ((packed & 65535) >= 2)::BIGINT AS multi_stream_gap,
            -- two gap weights in one HUGEINT: >= 1 and (2^64 *) >= 2
            -- streams running compute
@@ -149,7 +156,7 @@ _device_weights AS (
 _device_integrals AS (
     -- Integrals from the start of the sweep up to this point's instant
     -- (running sum minus the point's own gap).
-    SELECT kernel_id, d, stream_seq, stream_active, stream_compute, starts,
+    SELECT kernel_id, d, stream_seq, stream_active, stream_compute, starts, busy_gap,
            CAST(multi_stream_before AS BIGINT) AS multi_stream_ns,
            (compute_before & 18446744073709551615)::BIGINT AS compute_1_ns,
            (compute_before >> 64)::BIGINT AS compute_2_ns
@@ -166,7 +173,7 @@ _stream_gaps AS (
     -- two streams do if this one does, else when at least one does. Gaps
     -- where the stream is idle belong to no kernel of it and weigh nothing,
     -- which also drops the step across a group boundary.
-    SELECT kernel_id, d, starts, multi_stream_ns,
+    SELECT kernel_id, d, starts, busy_gap, multi_stream_ns,
            CASE WHEN NOT stream_active THEN 0
                 WHEN stream_compute THEN lead(compute_2_ns) OVER () - compute_2_ns
                 ELSE lead(compute_1_ns) OVER () - compute_1_ns
@@ -174,7 +181,7 @@ _stream_gaps AS (
     FROM (SELECT * FROM _device_integrals ORDER BY stream_seq)
 ),
 _stream_integrals AS (
-    SELECT kernel_id, d, starts, multi_stream_ns,
+    SELECT kernel_id, d, starts, busy_gap, multi_stream_ns,
            CAST(sum(by_compute_gap) OVER (ROWS UNBOUNDED PRECEDING) - by_compute_gap AS BIGINT) AS by_compute_ns
     FROM _stream_gaps
 ),
@@ -186,13 +193,14 @@ _per_kernel AS (
            lead(multi_stream_ns) OVER () - multi_stream_ns AS hidden_ns,
            lead(by_compute_ns) OVER () - by_compute_ns AS hidden_by_compute_ns,
            starts AS start_rank,
-           lead(starts) OVER () AS starts_before_end
+           lead(starts) OVER () AS starts_before_end,
+           busy_gap + lead(busy_gap) OVER () AS union_share_ns
     FROM (SELECT * FROM _stream_integrals ORDER BY kernel_id, d DESC)
 )
 SELECT k.kernel_id, k.trace_id, k.run_id, k.rank, k.stage, k.device, k.stream,
        k.name_id, k.ts_ns, k.dur_ns,
        p.hidden_ns, p.hidden_by_compute_ns, k.dur_ns - p.hidden_ns AS exclusive_ns,
-       p.start_rank, p.starts_before_end
+       p.start_rank, p.starts_before_end, p.union_share_ns
 FROM _per_kernel p
 JOIN kernels k USING (kernel_id)
 WHERE p.d = 1;

@@ -62,9 +62,10 @@ WITH ko AS MATERIALIZED (
     JOIN kernel_names n USING (name_id)
 ),
 busy AS (
-    SELECT stage, sum(busy_ns) AS busy_ns
-    FROM device_busy_for($run)
-    WHERE ($rank IS NULL OR rank = $rank) AND ($stage IS NULL OR stage = $stage)
+    -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
+    -- union of each device's intervals, the same figure as stage_busy.sql)
+    SELECT stage, sum(union_share_ns) AS busy_ns
+    FROM ko
     GROUP BY stage
 ),
 per_name_id AS (

@@ -240,6 +240,18 @@ func TestDeviceBusyMatchesBruteForce(t *testing.T) {
 		ks := randomKernels(rng, 30+rng.IntN(150), 1, 1, 1<<32)
 		f.kernels(ks)
 		_, want := brute(ks, compute)
+		// kernel_overlap's union shares add up to the same busy time.
+		var mismatched int
+		if err := db.QueryRow(`SELECT count(*) FROM device_busy_for(1) b
+			FULL JOIN (SELECT trace_id, stage, device, sum(union_share_ns) AS busy_ns
+			           FROM kernel_overlap_for(1) GROUP BY ALL) o
+			  ON o.trace_id = b.trace_id AND o.stage = b.stage AND o.device IS NOT DISTINCT FROM b.device
+			WHERE o.busy_ns IS DISTINCT FROM b.busy_ns`).Scan(&mismatched); err != nil {
+			t.Fatal(err)
+		}
+		if mismatched != 0 {
+			t.Errorf("seed %d: union_share_ns sums differ from device_busy_for in %d groups", seed, mismatched)
+		}
 		rows, err := db.Query(`SELECT trace_id, stage, coalesce(device::VARCHAR, 'NULL'),
 			kernels, kernel_ns, busy_ns, first_ns, last_end_ns, streams FROM device_busy_for(1)`)
 		if err != nil {
