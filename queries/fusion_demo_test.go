@@ -1,0 +1,173 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// TestFusionDemo runs the fuse-pattern query over the committed demo set
+// (rank 0, every stage) with the embedded catalog and pins its rows: entry,
+// status, confidence and occurrences. See testdata/README.md for what each
+// run holds; the comments below say why each row is there.
+func TestFusionDemo(t *testing.T) {
+	ctx := context.Background()
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	res, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed() != 0 {
+		t.Fatalf("%d demo files failed to ingest", res.Failed())
+	}
+	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	runID := func(label string) int64 {
+		var id int64
+		if err := w.DB.QueryRowContext(ctx, `SELECT run_id FROM runs WHERE label = ?`, label).Scan(&id); err != nil {
+			t.Fatalf("run %s: %v", label, err)
+		}
+		return id
+	}
+	rank0 := sql.NullInt64{Int64: 0, Valid: true}
+	sglangEager := []string{
+		"prefill sglang-fused-qk-rope-reshape-cache opportunity confirmed x12",
+		"prefill vllm-rmsnorm-quant elsewhere confirmed x24",
+		"prefill vllm-attn-quant elsewhere confirmed x12",
+		"prefill sglang-fused-moe-act-quant opportunity confirmed x12",
+		"prefill sglang-fused-add-rmsnorm already fused confirmed x24",
+		"prefill sglang-act-and-mul already fused confirmed x12",
+		"decode sglang-fused-qk-rope-reshape-cache opportunity confirmed x12",
+		"decode vllm-rmsnorm-quant elsewhere confirmed x24",
+		"decode sglang-fused-moe-act-quant opportunity confirmed x12",
+		"decode sglang-fused-add-rmsnorm already fused confirmed x24",
+		"decode sglang-act-and-mul already fused confirmed x12",
+	}
+
+	for _, c := range []struct {
+		run, mapping string
+		want         []string
+	}{
+		// Eager SGLang Llama TP=2 (the mapping run is the same deployment).
+		// Decode: every layer's custom all-reduce is followed on stream 7 by
+		// FlashInfer's FusedAddRMSNorm, the chain SGLang's allreduce_fusion
+		// fuses; it is NOT shown here. The GEMM after each norm is launched
+		// from layers/quantization/unquant.py, whose site contains the
+		// catalog's broad `quant` step keyword, so vLLM's RMSNorm + quant
+		// entry matches norm -> GEMM with more related time and claims the
+		// norms first (catalog.md section 2.5). The same `quant` hit on GEMM
+		// sites gives the attention + quant and act + quant rows. RoPE ->
+		// store_kvcache is a real rope + cache chain. Prefill: the NCCL
+		// all-reduce runs on stream 22, so no all-reduce + norm chain exists.
+		{"sglang-llama", "", sglangEager},
+		{"sglang-mapping", "", sglangEager},
+		// The formal run replays decode in CUDA graphs: no Python sites, so
+		// no `quant` site hits, and the all-reduce + norm chain is the
+		// opportunity. Prefill is eager and looks like sglang-llama's.
+		{"sglang-formal", "", []string{
+			"prefill sglang-fused-qk-rope-reshape-cache opportunity confirmed x12",
+			"prefill vllm-rmsnorm-quant elsewhere confirmed x24",
+			"prefill vllm-attn-quant elsewhere confirmed x12",
+			"prefill sglang-fused-moe-act-quant opportunity confirmed x12",
+			"prefill sglang-fused-add-rmsnorm already fused confirmed x24",
+			"prefill sglang-act-and-mul already fused confirmed x12",
+			"decode sglang-fused-qk-rope-reshape-cache opportunity confirmed x12",
+			"decode sglang-flashinfer-allreduce-fusion opportunity confirmed x24",
+			"decode sglang-fused-add-rmsnorm already fused confirmed x24",
+		}},
+		// Two-trace mode: the mapping run lends its sites to the formal
+		// kernels, so decode matches like the eager runs (timing stays the
+		// formal run's).
+		{"sglang-formal", "sglang-mapping", sglangEager},
+		// vLLM Qwen3 MoE TP=2 (model unknown to the warehouse, TP proven by
+		// the tp1 file): custom all-reduce (decode) or pynccl all-reduce on
+		// stream 7 (prefill, mixed) then fused_add_rms_norm is SGLang's
+		// allreduce_fusion `elsewhere`; rotary -> reshape_and_cache_flash is
+		// SGLang's rope + cache `elsewhere`; vLLM's own fused add + norm and
+		// act-and-mul are `already fused`. attention + quant matches
+		// FlashAttention -> GEMM through `quant` in default_unquantized_gemm
+		// (keyword noise). The MoE sum -> all-reduce chain loses its
+		// all-reduce kernels to allreduce_fusion, which has more time.
+		{"vllm-qwen-moe", "", []string{
+			"prefill sglang-fused-qk-rope-reshape-cache elsewhere candidate x3",
+			"prefill vllm-attn-quant opportunity confirmed x3",
+			"prefill sglang-flashinfer-allreduce-fusion elsewhere confirmed x6",
+			"prefill vllm-fused-add-rmsnorm already fused confirmed x6",
+			"prefill vllm-act-and-mul already fused confirmed x3",
+			"decode sglang-fused-qk-rope-reshape-cache elsewhere confirmed x12",
+			"decode vllm-attn-quant opportunity confirmed x15",
+			"decode sglang-flashinfer-allreduce-fusion elsewhere confirmed x24",
+			"decode vllm-fused-add-rmsnorm already fused confirmed x24",
+			"decode vllm-act-and-mul already fused confirmed x12",
+			"mixed sglang-fused-qk-rope-reshape-cache elsewhere candidate x3",
+			"mixed vllm-attn-quant opportunity confirmed x4",
+			"mixed sglang-flashinfer-allreduce-fusion elsewhere confirmed x6",
+			"mixed vllm-fused-add-rmsnorm already fused confirmed x6",
+			"mixed vllm-act-and-mul already fused confirmed x3",
+		}},
+		// TensorRT-LLM Llama, one rank, stage unknown: FlashInfer's fused
+		// add + RMSNorm, act-and-mul and (where a cpu_op names it) RMSNorm
+		// run. The rope + cache row is keyword noise: TRT-LLM's
+		// applyBiasRopeUpdateKVCache already fuses RoPE and the cache update
+		// (not among the entry's fused keywords) and the XQA kernel's
+		// `pagedKV` hits the broad `paged kv` step.
+		{"trtllm-llama", "", []string{
+			"unknown sglang-fused-qk-rope-reshape-cache elsewhere confirmed x12",
+			"unknown trtllm-flashinfer-fused-add-rmsnorm already fused confirmed x40",
+			"unknown trtllm-flashinfer-act-and-mul already fused confirmed x8",
+			"unknown trtllm-flashinfer-rmsnorm already fused candidate x2",
+		}},
+		// TokenSpeed DeepSeek-V3 fp8 on B200: the fp8 GEMM -> silu_and_mul
+		// -> per-token-group FP8 quant chains are TokenSpeed's GEMM + SwiGLU
+		// + quant opportunity (three steps, so it claims the kernels before
+		// the two-step act + quant entries); RMSNorm -> quant is SGLang's
+		// DeepSeek norm + quant `elsewhere`; Triton decode attention next to
+		// its FP8 quant is TokenSpeed's MLA kernels' opportunity. The prefill
+		// rope + cache row is rope -> ragged-KV-cache attention (the broad
+		// `kv_cache` step keyword).
+		{"tokenspeed-deepseek", "", []string{
+			"prefill sglang-fused-qk-rope-reshape-cache elsewhere confirmed x8",
+			"prefill tokenspeed-nvfp4-gemm-swiglu-quant opportunity confirmed x6",
+			"prefill sglang-deepseek-rmsnorm-quant elsewhere confirmed x24",
+			"decode sglang-deepseek-rmsnorm-quant elsewhere confirmed x30",
+			"decode tokenspeed-mla-attention opportunity confirmed x8",
+			"decode tokenspeed-nvfp4-gemm-swiglu-quant opportunity confirmed x6",
+		}},
+	} {
+		t.Run(c.run+"+"+c.mapping, func(t *testing.T) {
+			p := FusionParams{Run: runID(c.run), Rank: rank0}
+			if c.mapping != "" {
+				p.Mapping = sql.NullInt64{Int64: runID(c.mapping), Valid: true}
+			}
+			rows, err := FusionMatches(ctx, w.DB, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]string, len(rows))
+			for i, r := range rows {
+				got[i] = fmt.Sprintf("%s %s %s %s x%d", r.Stage, r.ID, r.Status, r.Confidence, r.Occurrences)
+			}
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("fusion rows:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(c.want, "\n  "))
+			}
+			sim, err := FusionSimilarity(ctx, w.DB, FusionSimilarityParams{Run: p.Run, Mapping: p.Mapping, Rank: rank0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range sim {
+				t.Errorf("unexpected similarity note: %s", s.Note())
+			}
+		})
+	}
+}
