@@ -2,10 +2,11 @@
 -- the kernel table (triage.md sections 3 and 6).
 --
 -- For each (stage, kernel short_name) of run $run, its two best Python
--- launch sites (most GPU time first), taken from kernel_scope($run,
--- $mapping): the kernels' own launch sites in single-trace mode, the sites
--- transferred from the mapping run in two-trace mode (exact short name in
--- the same stage, else a unique template-stripped name, else unmapped).
+-- launch sites (most GPU time first), as kernel_scope($run, $mapping) of
+-- migration 0004 defines them: the kernels' own launch sites in
+-- single-trace mode, the sites transferred from the mapping run in
+-- two-trace mode (exact short name in the same stage, else a unique
+-- template-stripped name, else unmapped).
 -- A short name without any site gets one row with site_rank and location
 -- NULL, so every (stage, short name) of the run appears.
 --
@@ -32,18 +33,31 @@
 --   sited_ns        GPU time of the kernel that has any location
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), short
 -- name, site_rank.
-WITH scoped AS (
-    SELECT k.stage, k.name_id, ks.match, ks.site_id, ks.op_name, k.dur_ns
-    FROM kernel_scope($run, $mapping) ks
-    JOIN kernels k USING (kernel_id)
-    WHERE ($rank IS NULL OR k.rank = $rank)
+WITH per_own_site AS (
+    -- The big table shrinks first: one row per (stage, raw name, own launch
+    -- site, CPU op name).
+    SELECT k.stage, k.name_id, k.site_id, o.name AS op_name,
+           sum(k.dur_ns) AS ns, count(*) AS launches
+    FROM kernels k
+    LEFT JOIN cpu_ops o ON o.op_id = k.op_id
+    WHERE k.run_id = $run
+      AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
+    GROUP BY ALL
 ),
 per_site_op AS (
-    -- the big table shrinks here: one row per (stage, raw name, site, op)
-    SELECT stage, name_id, match, site_id, op_name,
-           sum(dur_ns) AS ns, count(*) AS launches
-    FROM scoped
+    -- kernel_scope($run, $mapping), applied to the groups instead of the
+    -- kernels (same result, one pass over `kernels` instead of three): the
+    -- own site and op in single-trace mode, the name's name_scope row in
+    -- two-trace mode. kernel_sites_test.go checks the two agree.
+    SELECT p.stage, p.name_id,
+           CASE WHEN $mapping IS NULL THEN 'self' ELSE coalesce(ns.match, 'unmapped') END AS match,
+           CASE WHEN $mapping IS NULL THEN p.site_id ELSE ns.site_id END AS site_id,
+           CASE WHEN $mapping IS NULL THEN p.op_name ELSE ns.op_name END AS op_name,
+           sum(p.ns) AS ns, sum(p.launches) AS launches
+    FROM per_own_site p
+    LEFT JOIN (SELECT * FROM name_scope($run, $mapping) WHERE $mapping IS NOT NULL) ns
+           ON ns.stage = p.stage AND ns.name_id = p.name_id
     GROUP BY ALL
 ),
 located AS (

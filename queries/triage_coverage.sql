@@ -2,10 +2,10 @@
 -- coverage in two-trace mode (triage.md sections 2 and 6).
 --
 -- One row per stage of run $run, then one total row (stage NULL): GPU time,
--- and how much of it has a Python site according to kernel_scope($run,
--- $mapping) (the kernel's own launch site in single-trace mode; the site
--- transferred from the mapping run in two-trace mode), split by how the
--- kernel's name found its scope.
+-- and how much of it has a Python site as kernel_scope($run, $mapping) of
+-- migration 0004 defines it (the kernel's own launch site in single-trace
+-- mode; the site transferred from the mapping run in two-trace mode), split
+-- by how the kernel's name found its scope.
 --
 -- Parameters:
 --   $run      the timing run
@@ -22,15 +22,27 @@
 --                template-stripped name, not at all (0 in single-trace mode)
 --   coverage_pct 100 * sited_ns / kernel_ns (0 when kernel_ns is 0)
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), total last.
-WITH scoped AS (
-    SELECT k.stage, ks.match, ks.site_id IS NOT NULL AS sited, k.dur_ns
-    FROM kernel_scope($run, $mapping) ks
-    JOIN kernels k USING (kernel_id)
-    WHERE ($rank IS NULL OR k.rank = $rank)
+WITH per_own_site AS (
+    -- the big table shrinks first (see kernel_sites.sql)
+    SELECT k.stage, k.name_id, k.site_id, sum(k.dur_ns) AS dur_ns
+    FROM kernels k
+    WHERE k.run_id = $run
+      AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
+    GROUP BY ALL
+),
+scoped AS (
+    -- kernel_scope($run, $mapping) applied to the groups (see kernel_sites.sql)
+    SELECT p.stage,
+           CASE WHEN $mapping IS NULL THEN 'self' ELSE coalesce(ns.match, 'unmapped') END AS match,
+           CASE WHEN $mapping IS NULL THEN p.site_id ELSE ns.site_id END IS NOT NULL AS sited,
+           p.dur_ns
+    FROM per_own_site p
+    LEFT JOIN (SELECT * FROM name_scope($run, $mapping) WHERE $mapping IS NOT NULL) ns
+           ON ns.stage = p.stage AND ns.name_id = p.name_id
 )
 SELECT stage,
-       sum(dur_ns)::BIGINT AS kernel_ns,
+       coalesce(sum(dur_ns), 0)::BIGINT AS kernel_ns,
        coalesce(sum(dur_ns) FILTER (WHERE sited), 0)::BIGINT AS sited_ns,
        coalesce(sum(dur_ns) FILTER (WHERE match = 'exact'), 0)::BIGINT AS exact_ns,
        coalesce(sum(dur_ns) FILTER (WHERE match = 'base'), 0)::BIGINT AS base_ns,

@@ -1,0 +1,340 @@
+// Command triage measures `tracehouse triage` on an already-ingested run of
+// about 1 M GPU events (performance.md: <= 1 s).
+//
+//	go run ./bench/triage                    # build the warehouse once, then time
+//	go run ./bench/triage -kernels 2000000   # another size
+//	go run ./bench/triage -rebuild           # regenerate the warehouse
+//
+// The warehouse is built in two steps, both timed on stderr:
+//  1. a synthetic SGLang run (synth.Generate: one rank, eager, an EXTEND
+//     and a DECODE file, -seed-mb of JSON) is ingested like any trace, so
+//     names, sites, CPU ops, streams and overlaps are realistic;
+//  2. its GPU events are replicated in SQL (INSERT ... SELECT over
+//     range(copies)), each copy shifted after the previous one in time and
+//     given fresh kernel_ids, until the run holds at least -kernels events.
+//     Copies keep their site_id/op_id, so every join of the report sees
+//     the data a real 1 M-event trace would give it.
+//
+// What is timed is what `tracehouse triage RUN` does on that warehouse:
+// open it read-only, check the installed catalog, run every query of the
+// report (header, kernel table, sites, families, overlap, fuse patterns,
+// known paths) and render the text and JSON forms (output discarded). The
+// best of -n runs is printed on the last line of stdout; everything else
+// (build progress, per-query times of the best run) goes to stderr.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/triage:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	kernels := flag.Int64("kernels", 1_000_000, "GPU events in the timed run")
+	seedMB := flag.Int64("seed-mb", 64, "MB of synthetic JSON ingested before replication")
+	runs := flag.Int("n", 5, "timed repetitions (the best is reported)")
+	rebuild := flag.Bool("rebuild", false, "rebuild the warehouse even if one is there")
+	explain := flag.Bool("explain", false, "print EXPLAIN ANALYZE of the slowest query to stderr")
+	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
+	flag.Parse()
+
+	ctx := context.Background()
+	dir := filepath.Join(*data, fmt.Sprintf("triage-%dk-seed%dMB", *kernels/1000, *seedMB))
+	db := filepath.Join(dir, "triage.duckdb")
+	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil || *rebuild {
+		if err := build(ctx, dir, db, *kernels, *seedMB); err != nil {
+			return err
+		}
+	}
+
+	var best time.Duration
+	var bestSteps []step
+	var n int64
+	for i := 0; i < *runs; i++ {
+		start := time.Now()
+		steps, count, err := triage(ctx, db)
+		if err != nil {
+			return err
+		}
+		el := time.Since(start)
+		fmt.Fprintf(os.Stderr, "run %d: %.3f s\n", i+1, el.Seconds())
+		if i == 0 || el < best {
+			best, bestSteps, n = el, steps, count
+		}
+	}
+	fmt.Fprintln(os.Stderr, "best run, by step:")
+	for _, s := range bestSteps {
+		fmt.Fprintf(os.Stderr, "  %-22s %7.3f s\n", s.name, s.d.Seconds())
+	}
+	// Where the time goes: the same queries once more, one at a time.
+	perQuery, err := breakdown(ctx, db)
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(perQuery, func(i, j int) bool { return perQuery[i].d > perQuery[j].d })
+	fmt.Fprintln(os.Stderr, "queries, one at a time (a separate pass):")
+	for _, s := range perQuery {
+		fmt.Fprintf(os.Stderr, "  %-22s %7.3f s\n", s.name, s.d.Seconds())
+	}
+	if *explain && len(perQuery) > 0 {
+		if err := explainQuery(ctx, db, perQuery[0].name); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("triage: %.2f s for %d kernels\n", best.Seconds(), n)
+	return nil
+}
+
+// build generates, ingests and replicates the benchmark run.
+func build(ctx context.Context, dir, db string, kernels, seedMB int64) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	fmt.Fprintf(os.Stderr, "generating %d MB of SGLang traces into %s\n", seedMB, dir)
+	_, err := synth.Generate(synth.Options{
+		Framework: "sglang", Dir: filepath.Join(dir, "traces"), Run: "bench-run",
+		Model: "meta-llama/Llama-3.1-8B-Instruct", Ranks: 1, Layers: 32,
+		TargetBytes: seedMB << 20, Seed: 11,
+	})
+	if err != nil {
+		return err
+	}
+	w, err := schema.Open(ctx, db, schema.Options{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	res, err := ingest.Ingest(ctx, w, []string{filepath.Join(dir, "traces")}, ingest.Options{Jobs: 2})
+	if err != nil {
+		return err
+	}
+	if res.Failed() > 0 {
+		return fmt.Errorf("ingest: %d file(s) failed", res.Failed())
+	}
+	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+		return err
+	}
+	var run, base, maxOrdinal, span int64
+	err = w.DB.QueryRowContext(ctx, `
+		SELECT any_value(run_id), count(*), max(kernel_id & 4294967295),
+		       max(ts_ns + dur_ns) - min(ts_ns)
+		FROM kernels`).Scan(&run, &base, &maxOrdinal, &span)
+	if err != nil {
+		return fmt.Errorf("count kernels: %w", err)
+	}
+	fmt.Fprintf(os.Stderr, "ingested %d GPU events in %.1f s\n", base, time.Since(t0).Seconds())
+	copies := (kernels + base - 1) / base
+	// Fresh ids: each copy takes the next block of ordinals inside its
+	// trace's 2^32 id range; blocks must fit, which the assertion checks.
+	stride := int64(1)
+	for stride <= maxOrdinal {
+		stride <<= 1
+	}
+	if stride*copies >= 1<<32 {
+		return fmt.Errorf("%d copies of %d ordinals do not fit a trace's id range: raise -seed-mb", copies, stride)
+	}
+	t1 := time.Now()
+	_, err = w.DB.ExecContext(ctx, `
+		INSERT INTO kernels
+		SELECT k.kernel_id + c.i * $stride, k.trace_id, k.run_id, k.rank, k.stage, k.name_id, k.kind,
+		       k.ts_ns + c.i * $shift, k.dur_ns, k.device, k.stream, k.correlation, k.external_id,
+		       k.grid, k.block, k.bytes, k.graph_launch, k.launch_id, k.op_id, k.site_id
+		FROM kernels k, range(1, $copies) c(i)
+		WHERE k.run_id = $run`,
+		sql.Named("stride", stride), sql.Named("shift", span+1_000_000),
+		sql.Named("copies", copies), sql.Named("run", run))
+	if err != nil {
+		return fmt.Errorf("replicate kernels: %w", err)
+	}
+	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "replicated to %d GPU events (%d copies) in %.1f s\n", base*copies, copies, time.Since(t1).Seconds())
+	return os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+}
+
+type step struct {
+	name string
+	d    time.Duration
+}
+
+// benchParams are triage's defaults: rank 0, --min-share 1, 10 overlap rows.
+func benchParams(run int64) queries.TriageParams {
+	return queries.TriageParams{Run: run, Rank: sql.NullInt64{Int64: 0, Valid: true}, MinShare: 1, OverlapRows: 10}
+}
+
+// triage does what `tracehouse triage` does for the most recent run, rank
+// 0, default flags, timing every step.
+func triage(ctx context.Context, path string) ([]step, int64, error) {
+	var steps []step
+	last := time.Now()
+	mark := func(name string) {
+		now := time.Now()
+		steps = append(steps, step{name, now.Sub(last)})
+		last = now
+	}
+	w, err := schema.Open(ctx, path, schema.Options{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer w.Close()
+	h, err := catalog.InstalledHash(ctx, w.DB)
+	if err != nil {
+		return nil, 0, err
+	}
+	if h != catalog.Default().Hash() {
+		return nil, 0, fmt.Errorf("the warehouse's catalog is stale: run with -rebuild")
+	}
+	mark("open + catalog check")
+	runs, err := queries.Runs(ctx, w.DB)
+	if err != nil || len(runs) == 0 {
+		return nil, 0, fmt.Errorf("runs: %v (%d)", err, len(runs))
+	}
+	run := runs[0].RunID
+	if _, err := queries.TriageGPUEvents(ctx, w.DB, run); err != nil {
+		return nil, 0, err
+	}
+	mark("runs + gpu events")
+	d, err := queries.Triage(ctx, w.DB, benchParams(run))
+	if err != nil {
+		return nil, 0, err
+	}
+	mark("queries.Triage")
+	rep := report.NewTriage(d, report.TriageOptions{})
+	if err := report.Render(io.Discard, report.Text, rep.Doc(report.Text)); err != nil {
+		return nil, 0, err
+	}
+	if err := report.Render(io.Discard, report.JSON, rep.Doc(report.JSON)); err != nil {
+		return nil, 0, err
+	}
+	mark("render text + json")
+	var n int64
+	for _, st := range rep.Stages {
+		n += st.Totals.GPUEvents
+	}
+	return steps, n, nil
+}
+
+// breakdown times each query wrapper of queries.Triage on its own (same
+// parameters, same order; known paths for all stages at once).
+func breakdown(ctx context.Context, path string) ([]step, error) {
+	w, err := schema.Open(ctx, path, schema.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	db := w.DB
+	var run int64
+	if err := db.QueryRowContext(ctx, `SELECT max(run_id) FROM runs`).Scan(&run); err != nil {
+		return nil, err
+	}
+	p := benchParams(run)
+	var steps []step
+	last := time.Now()
+	check := func(name string, e error) {
+		if err == nil && e != nil {
+			err = fmt.Errorf("%s: %w", name, e)
+		}
+		now := time.Now()
+		steps = append(steps, step{name, now.Sub(last)})
+		last = now
+	}
+	_, e := queries.TriageRun(ctx, db, sql.NullInt64{Int64: p.Run, Valid: true}, sql.NullString{})
+	check("triage_run", e)
+	_, e = queries.TriageTraces(ctx, db, p.Run)
+	check("triage_traces", e)
+	_, e = queries.TriageGPUEvents(ctx, db, p.Run)
+	check("triage_gpu_events", e)
+	_, e = queries.StageBusy(ctx, db, queries.StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage})
+	check("stage_busy", e)
+	_, e = queries.TriageCoverage(ctx, db, queries.TriageCoverageParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage})
+	check("triage_coverage", e)
+	_, e = queries.FamilyRollup(ctx, db, queries.FamilyRollupParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage})
+	check("family_rollup", e)
+	_, e = queries.KernelTable(ctx, db, queries.KernelTableParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, MinShare: p.MinShare})
+	check("kernel_table", e)
+	_, e = queries.KernelSites(ctx, db, queries.KernelSitesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage})
+	check("kernel_sites", e)
+	overlap, e := queries.OverlapByKernel(ctx, db, queries.OverlapParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows})
+	check("overlap_by_kernel", e)
+	pairs := make([]queries.KnownPathPair, len(overlap))
+	for i, o := range overlap {
+		pairs[i] = queries.KnownPathPair{Kernel: o.Kernel, Dominant: o.Dominant}
+	}
+	_, e = queries.KnownPaths(ctx, db, queries.KnownPathParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Pairs: pairs})
+	check("known_paths", e)
+	_, e = queries.FusionMatches(ctx, db, queries.FusionParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+		Stage: p.Stage, MinShare: p.MinShare})
+	check("fusion_matches", e)
+	_, e = queries.FusionSimilarity(ctx, db, queries.FusionSimilarityParams{Run: p.Run, Mapping: p.Mapping,
+		Rank: p.Rank, Stage: p.Stage})
+	check("fusion_similarity", e)
+	return steps, err
+}
+
+// explainQuery prints EXPLAIN ANALYZE of one named query for the run.
+func explainQuery(ctx context.Context, path, name string) error {
+	text, err := queries.Text(name)
+	if err != nil {
+		return nil // a step that is not one query file
+	}
+	w, err := schema.Open(ctx, path, schema.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	var run int64
+	if err := w.DB.QueryRowContext(ctx, `SELECT max(run_id) FROM runs`).Scan(&run); err != nil {
+		return err
+	}
+	args := []any{sql.Named("run", run), sql.Named("mapping", sql.NullInt64{}), sql.Named("rank", int64(0)),
+		sql.Named("stage", sql.NullString{}), sql.Named("min_share", 1.0), sql.Named("min_dur_ns", int64(5000))}
+	rows, err := w.DB.QueryContext(ctx, "EXPLAIN ANALYZE "+text, usedArgs(text, args)...)
+	if err != nil {
+		return fmt.Errorf("explain %s: %w", name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, plan string
+		if err := rows.Scan(&kind, &plan); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, plan)
+	}
+	return rows.Err()
+}
+
+// usedArgs keeps the named arguments the query text mentions: DuckDB
+// rejects unused named parameters.
+func usedArgs(text string, args []any) []any {
+	var out []any
+	for _, a := range args {
+		if n, ok := a.(sql.NamedArg); ok && strings.Contains(text, "$"+n.Name) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
