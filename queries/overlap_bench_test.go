@@ -61,7 +61,7 @@ func fillBench(tb testing.TB, db *sql.DB, shape string) {
 		       (1 + hash(n * 13 + t) % 64)::INTEGER, 'kernel', ts, dur,
 		       (t - 1) % 2, stream, false,
 		       CASE WHEN n % 5 = 0 THEN NULL ELSE (1 + hash(n) % 20)::INTEGER END
-		FROM (SELECT t, n, `+benchShapes[shape]+`
+		FROM (SELECT t, n, ` + benchShapes[shape] + `
 		      FROM range(1, 6) r1(t), range(0, 250000) r2(n))`)
 }
 
