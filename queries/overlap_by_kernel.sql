@@ -174,7 +174,7 @@ stream_order AS (
                -- (trace, device, stream) as one comparable value
                (trace_id, coalesce(device, -1), coalesce(stream, -1)) AS stream_key
         FROM kernels
-        WHERE run_id = $run
+        WHERE run_id = $run AND ($rank IS NULL OR rank = $rank)
         ORDER BY trace_id, coalesce(device, -1), coalesce(stream, -1), ts_ns, kernel_id
     )
 ),
