@@ -166,143 +166,236 @@ CROSS JOIN fusion_catalog f;
 --               the kernel, with its report scope
 CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants) AS TABLE
 WITH RECURSIVE
-_k AS MATERIALIZED (
-    SELECT *,
-           row_number() OVER (PARTITION BY trace_id, rank, dev, strm ORDER BY ts_ns, kernel_id) AS pos
-    FROM _fusion_kernels(run, mapping, rnk)
+_entries AS (
+    SELECT id, ordinal, steps, ordered, max_between, max_gap_ns FROM fusion_catalog
 ),
-_kh AS MATERIALIZED (
-    -- kernels of the stage with the keyword hits of their text, gated
-    SELECT k.*, h.kind, h.id, h.step_no, g.own
-    FROM _k k
-    JOIN _fusion_hits(run, mapping, rnk, stg) h
-      ON h.name_id = k.name_id
-     AND h.site_id IS NOT DISTINCT FROM k.site_id
-     AND h.op_name IS NOT DISTINCT FROM k.op_name
-    JOIN _fusion_gates(run) g ON g.trace_id = k.trace_id AND g.id = h.id
-    WHERE (stg IS NULL OR stg = '' OR k.stage = stg)
-      AND h.kind IN ('fused', 'step')
-      AND g.applies
+_kall AS MATERIALIZED (
+    SELECT * FROM _fusion_kernels(run, mapping, rnk)
+),
+_gates AS MATERIALIZED (
+    SELECT * FROM _fusion_gates(run)
+),
+_texts AS MATERIALIZED (
+    -- the run's distinct kernel texts (name, site, op), numbered
+    SELECT name_id, site_id, op_name, row_number() OVER () AS text_id
+    FROM (SELECT DISTINCT name_id, site_id, op_name FROM _kall)
+),
+_streams AS (
+    SELECT trace_id, rank, dev, strm, row_number() OVER () AS sid
+    FROM (SELECT DISTINCT trace_id, rank, dev, strm FROM _kall)
+),
+_stages AS (
+    SELECT stage, row_number() OVER () AS sc
+    FROM (SELECT DISTINCT stage FROM _kall)
+),
+_k AS MATERIALIZED (
+    -- every GPU event with its place in its stream, spos = stream * 2^32 +
+    -- position (from 1, in start order), and what the next N events of the
+    -- same stream are, N being the catalog's largest max_between + 1: nx
+    -- packs their text and stage (text_id * 2^16 + stage code), nx_ts holds
+    -- their starts. Adjacency is read from these lists, never from a join
+    -- of the kernels with themselves.
+    SELECT k.kernel_id, k.trace_id, k.rank, k.dev, k.stage, k.name_id, k.site_id, k.op_name,
+           k.ts_ns, k.end_ns, k.dur_ns, t.text_id, c.sc,
+           (s.sid << 32) | row_number() OVER w AS spos,
+           list((t.text_id << 16) | c.sc) OVER wn AS nx,
+           list(k.ts_ns) OVER wn AS nx_ts
+    FROM _kall k
+    JOIN _texts t
+      ON t.name_id = k.name_id
+     AND t.site_id IS NOT DISTINCT FROM k.site_id
+     AND t.op_name IS NOT DISTINCT FROM k.op_name
+    JOIN _streams s USING (trace_id, rank, dev, strm)
+    JOIN _stages c USING (stage)
+    WINDOW w AS (PARTITION BY s.sid ORDER BY k.ts_ns, k.kernel_id),
+           wn AS (PARTITION BY s.sid ORDER BY k.ts_ns, k.kernel_id
+                  ROWS BETWEEN 1 FOLLOWING
+                       AND (SELECT coalesce(max(max_between), 0) + 1 FROM fusion_catalog) FOLLOWING)
+),
+_hits AS MATERIALIZED (
+    -- keyword hits per text, for entries whose models/min_tp gates pass
+    -- (the same for every trace of a run; the framework only changes the
+    -- status)
+    SELECT t.text_id, h.kind, e.ordinal, h.step_no
+    FROM _fusion_hits(run, mapping, rnk, stg) h
+    JOIN _texts t
+      ON t.name_id = h.name_id
+     AND t.site_id IS NOT DISTINCT FROM h.site_id
+     AND t.op_name IS NOT DISTINCT FROM h.op_name
+    JOIN _entries e USING (id)
+    WHERE h.kind IN ('fused', 'step')
+      AND h.id IN (SELECT id FROM _gates WHERE applies)
 ),
 _variants AS (
-    SELECT f.id, 0 AS variant, f.steps AS nsteps, f.ordered, f.max_between, f.max_gap_ns
-    FROM fusion_catalog f
-    WHERE f.steps > 0
+    SELECT ordinal, 0 AS variant, steps AS nsteps, ordered, max_between, max_gap_ns
+    FROM _entries
+    WHERE steps > 0
     UNION ALL
-    SELECT f.id, unnest(range(1, f.steps + 1)), f.steps - 1, f.ordered, f.max_between, f.max_gap_ns
-    FROM fusion_catalog f
-    WHERE variants AND f.steps >= 3
+    SELECT ordinal, unnest(range(1, steps + 1)), steps - 1, ordered, max_between, max_gap_ns
+    FROM _entries
+    -- ekey keeps the variant in 4 bits
+    WHERE variants AND steps BETWEEN 3 AND 15
 ),
-_roles AS MATERIALIZED (
-    -- one row per (kernel, entry, variant, step it can fill); kernels
-    -- matching the entry's fused keywords cannot fill any step
-    SELECT s.kernel_id, s.trace_id, s.rank, s.dev, s.strm, s.stage, s.pos, s.ts_ns, s.end_ns,
-           s.id, v.variant,
-           s.step_no - CASE WHEN v.variant > 0 AND s.step_no > v.variant THEN 1 ELSE 0 END AS step,
+_text_roles AS MATERIALIZED (
+    -- which step of which (entry, variant) a text can fill, ekey = ordinal
+    -- * 16 + variant; a text matching one of the entry's fused keywords
+    -- fills none (a fused kernel is not a split step)
+    SELECT h.text_id, (v.ordinal * 16 + v.variant)::BIGINT AS ekey,
+           h.step_no - CASE WHEN v.variant > 0 AND h.step_no > v.variant THEN 1 ELSE 0 END AS step,
            v.nsteps, v.ordered, v.max_between, v.max_gap_ns
-    FROM _kh s
-    JOIN _variants v ON v.id = s.id AND s.step_no <> v.variant
-    WHERE s.kind = 'step'
-      AND NOT EXISTS (SELECT 1 FROM _kh f
-                      WHERE f.kind = 'fused' AND f.id = s.id AND f.kernel_id = s.kernel_id)
+    FROM _hits h
+    JOIN _variants v ON v.ordinal = h.ordinal AND h.step_no <> v.variant
+    WHERE h.kind = 'step'
+      AND NOT EXISTS (SELECT 1 FROM _hits f
+                      WHERE f.kind = 'fused' AND f.ordinal = h.ordinal AND f.text_id = h.text_id)
+),
+_text_pairs AS MATERIALIZED (
+    -- which text can follow which in an entry's chain: the second fills the
+    -- next step (ordered entries) or another step (unordered; the recursion
+    -- keeps a path's steps distinct)
+    SELECT a.ekey, a.text_id AS from_text, a.step AS from_step, b.text_id AS to_text, b.step AS to_step,
+           a.ordered, a.max_between, a.max_gap_ns
+    FROM _text_roles a
+    JOIN _text_roles b
+      ON b.ekey = a.ekey
+     AND CASE WHEN a.ordered THEN b.step = a.step + 1 ELSE b.step <> a.step END
+    WHERE a.nsteps > 1
+),
+_neighbours AS (
+    -- each kernel of the stage whose text can start a link, with each of
+    -- the next N kernels of its stream (d places later) of the same stage
+    SELECT spos, text_id, end_ns, d, nxv >> 16 AS next_text, nts
+    FROM (SELECT k.spos, k.text_id, k.end_ns, k.sc,
+                 unnest(k.nx) AS nxv, unnest(k.nx_ts) AS nts, unnest(range(1, len(k.nx) + 1)) AS d
+          FROM _k k
+          SEMI JOIN _text_pairs p ON p.from_text = k.text_id
+          WHERE stg IS NULL OR stg = '' OR k.stage = stg)
+    WHERE nxv & 65535 = sc
+),
+_edges AS MATERIALIZED (
+    -- links of an occurrence: the kernel d places later fills a following
+    -- step, with at most max_between kernels between (d <= max_between + 1)
+    -- and starting at most max_gap_ns after the first one ends
+    SELECT p.ekey, n.spos AS from_spos, p.from_step, n.spos + n.d AS to_spos, p.to_step, p.ordered
+    FROM _neighbours n
+    JOIN _text_pairs p ON p.from_text = n.text_id AND p.to_text = n.next_text
+    WHERE n.d <= p.max_between + 1
+      AND n.nts - n.end_ns <= p.max_gap_ns
 ),
 _paths AS (
-    -- partial occurrences: n kernels in position order filling n distinct steps
-    SELECT trace_id, rank, dev, strm, stage, id, variant, nsteps, ordered, max_between, max_gap_ns,
-           pos AS first_pos, pos AS last_pos, end_ns AS last_end_ns,
-           1 AS n, (1::BIGINT << step) AS used, [kernel_id] AS kernels, [step] AS steps
-    FROM _roles
-    WHERE NOT ordered OR step = 1
+    -- partial occurrences: n kernels (as spos) in stream order filling n
+    -- distinct steps, walked along _edges; as many iterations as the
+    -- longest chain has steps. Starts: kernels with a link from the first
+    -- step (any step when unordered), and every kernel of a one-step chain.
+    SELECT ekey, last_spos, last_step, 1 AS n, (1::BIGINT << last_step) AS used, [last_spos] AS kernels
+    FROM (SELECT DISTINCT ekey, from_spos AS last_spos, from_step AS last_step
+          FROM _edges
+          WHERE NOT ordered OR from_step = 1
+          UNION ALL
+          SELECT r.ekey, k.spos, r.step
+          FROM _k k
+          JOIN _text_roles r USING (text_id)
+          WHERE r.nsteps = 1 AND (stg IS NULL OR stg = '' OR k.stage = stg))
     UNION ALL
-    SELECT p.trace_id, p.rank, p.dev, p.strm, p.stage, p.id, p.variant, p.nsteps, p.ordered,
-           p.max_between, p.max_gap_ns,
-           p.first_pos, r.pos, r.end_ns,
-           p.n + 1, p.used | (1::BIGINT << r.step),
-           list_append(p.kernels, r.kernel_id), list_append(p.steps, r.step)
-    FROM (SELECT *, unnest(range(last_pos + 1, last_pos + max_between + 2)) AS next_pos
-          FROM _paths
-          WHERE n < nsteps) p
-    JOIN _roles r
-      ON r.trace_id = p.trace_id AND r.rank = p.rank AND r.dev = p.dev AND r.strm = p.strm
-     AND r.id = p.id AND r.variant = p.variant AND r.pos = p.next_pos
-    WHERE r.stage = p.stage
-      AND r.ts_ns - p.last_end_ns <= p.max_gap_ns
-      AND CASE WHEN p.ordered THEN r.step = p.n + 1
-               ELSE (p.used & (1::BIGINT << r.step)) = 0 END
+    SELECT p.ekey, e.to_spos, e.to_step, p.n + 1,
+           p.used | (1::BIGINT << e.to_step), list_append(p.kernels, e.to_spos)
+    FROM _paths p
+    JOIN _edges e ON e.ekey = p.ekey AND e.from_spos = p.last_spos AND e.from_step = p.last_step
+    WHERE p.n < (SELECT v.nsteps FROM _variants v WHERE v.ordinal * 16 + v.variant = p.ekey)
+      AND (e.ordered OR (p.used & (1::BIGINT << e.to_step)) = 0)
 ),
-_candidates AS (
+_candidates AS MATERIALIZED (
     -- complete occurrences; an unordered chain can fill its steps from the
-    -- same kernels in several ways, which is one candidate
-    SELECT trace_id, rank, dev, strm, stage, id, variant, kernels, min(steps) AS steps,
-           min(first_pos) AS first_pos, max(last_pos) AS last_pos
-    FROM _paths
-    WHERE n = nsteps
-    GROUP BY trace_id, rank, dev, strm, stage, id, variant, kernels
+    -- same kernels in several ways, which is one candidate. cand is an
+    -- arbitrary unique id: identity only, never order.
+    SELECT row_number() OVER () AS cand, ekey, kernels,
+           kernels[1] AS first_spos, kernels[-1] AS last_spos
+    FROM (SELECT DISTINCT p.ekey, p.kernels
+          FROM _paths p
+          JOIN _variants v ON v.ordinal * 16 + v.variant = p.ekey
+          WHERE p.n = v.nsteps)
 ),
-_spans AS (
+_islands AS MATERIALIZED (
+    -- an island starts where no earlier candidate's span reaches (spans
+    -- never cross streams); island = ekey * 2^40 + its number; j = the
+    -- greedy order inside it: tightest first (fewest positions spanned),
+    -- then leftmost, then by the second and third kernel (a fixed hash of
+    -- the kernels for the rare tie left among chains of 5+ steps)
     SELECT *,
-           max(last_pos) OVER (PARTITION BY trace_id, rank, dev, strm, id, variant
-                               ORDER BY first_pos, last_pos, kernels
-                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_last_pos
-    FROM _candidates
+           row_number() OVER (PARTITION BY island
+                              ORDER BY last_spos - first_spos, first_spos, kernels[2], kernels[3],
+                                       hash(kernels)) AS j
+    FROM (SELECT cand, ekey, kernels, first_spos, last_spos,
+                 (ekey << 40)
+                 | sum(CASE WHEN prev_last IS NULL OR first_spos > prev_last THEN 1 ELSE 0 END)
+                       OVER (PARTITION BY ekey ORDER BY first_spos, last_spos ROWS UNBOUNDED PRECEDING) AS island
+          FROM (SELECT *,
+                       max(last_spos) OVER (PARTITION BY ekey ORDER BY first_spos, last_spos
+                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_last
+                FROM _candidates))
 ),
-_islands AS (
-    -- an island starts where no earlier candidate's span reaches
-    SELECT *,
-           sum(CASE WHEN prev_last_pos IS NULL OR first_pos > prev_last_pos THEN 1 ELSE 0 END)
-               OVER (PARTITION BY trace_id, rank, dev, strm, id, variant
-                     ORDER BY first_pos, last_pos, kernels
-                     ROWS UNBOUNDED PRECEDING) AS island
-    FROM _spans
-),
-_ranked AS (
-    SELECT *,
-           row_number() OVER (PARTITION BY trace_id, rank, dev, strm, id, variant, island
-                              ORDER BY last_pos - first_pos, first_pos, kernels) AS j
+_greedy AS (
+    -- the greedy pass, one candidate of every island per iteration (as many
+    -- iterations as the largest island has candidates, usually 1 or 2): the
+    -- first is taken; a later one is taken when none of its kernels is in
+    -- the island's claimed list, which then gains them
+    SELECT island, j, cand, true AS taken, kernels AS claimed
     FROM _islands
-),
-_folded AS (
-    -- greedy pass: each candidate is [-j, kernel ids...]; it is taken when
-    -- none of its kernels is in the accumulator, which then gains -j and
-    -- them. The leading [0] is a neutral first accumulator (list_reduce
-    -- starts from the first element).
-    SELECT trace_id, rank, dev, strm, id, variant, island,
-           list_reduce(list_prepend([0::BIGINT], list(list_prepend(-j, kernels) ORDER BY j)),
-                       lambda acc, x: CASE WHEN list_has_any(acc, x[2:]) THEN acc
-                                           ELSE list_concat(acc, x) END) AS taken
-    FROM _ranked
-    GROUP BY trace_id, rank, dev, strm, id, variant, island
-),
-_accepted AS (
-    SELECT c.id, c.variant, c.kernels, c.steps
-    FROM _ranked c
-    JOIN _folded f USING (trace_id, rank, dev, strm, id, variant, island)
-    WHERE list_contains(f.taken, -c.j)
+    WHERE j = 1
+    UNION ALL
+    SELECT i.island, i.j, i.cand,
+           NOT list_has_any(g.claimed, i.kernels),
+           CASE WHEN list_has_any(g.claimed, i.kernels) THEN g.claimed
+                ELSE list_concat(g.claimed, i.kernels) END
+    FROM _greedy g
+    JOIN _islands i ON i.island = g.island AND i.j = g.j + 1
 ),
 _chain_kernels AS (
-    SELECT a.id, a.variant, a.kernels[1] AS occurrence,
-           unnest(a.kernels) AS kernel_id, unnest(a.steps) AS step
-    FROM _accepted a
+    -- step: the kernel's place in the occurrence, which is its chain step
+    -- for ordered entries (stream order for unordered ones)
+    SELECT e.id, i.ekey % 16 AS variant, i.kernels[1] AS occurrence_spos,
+           unnest(i.kernels) AS spos, generate_subscripts(i.kernels, 1) AS step
+    FROM _islands i
+    JOIN _greedy g USING (cand)
+    JOIN _entries e ON e.ordinal = i.ekey // 16
+    WHERE g.taken
+),
+_chain AS MATERIALIZED (
+    -- the accepted occurrences' kernels (materialized so the planner, which
+    -- cannot estimate the recursive CTEs, does not join the gates first)
+    SELECT c.id, c.variant, c.step, o.kernel_id AS occurrence,
+           k.kernel_id, k.trace_id, k.rank, k.stage, k.dev, k.name_id, k.site_id, k.op_name, k.dur_ns
+    FROM _chain_kernels c
+    JOIN _k k ON k.spos = c.spos
+    JOIN _k o ON o.spos = c.occurrence_spos
+),
+_fused AS MATERIALIZED (
+    -- kernels of the stage running an entry's fused path
+    SELECT k.*, e.id
+    FROM _k k
+    JOIN _hits h ON h.kind = 'fused' AND h.text_id = k.text_id
+    JOIN _entries e USING (ordinal)
+    WHERE stg IS NULL OR stg = '' OR k.stage = stg
 ),
 _fused_groups AS (
     -- (trace, stage, device) groups where the entry's fused path runs
-    SELECT DISTINCT trace_id, stage, dev, id FROM _kh WHERE kind = 'fused'
+    SELECT DISTINCT trace_id, stage, dev, id FROM _fused
 )
 SELECT 'chain' AS kind, c.id, c.variant,
        CASE WHEN g.own THEN 'opportunity' ELSE 'elsewhere' END AS status,
        c.occurrence, c.step,
-       k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.site_id, k.op_name, k.dur_ns
-FROM _chain_kernels c
-JOIN _k k USING (kernel_id)
-JOIN _fusion_gates(run) g ON g.trace_id = k.trace_id AND g.id = c.id
+       c.kernel_id, c.trace_id, c.rank, c.stage, c.name_id, c.site_id, c.op_name, c.dur_ns
+FROM _chain c
+JOIN _gates g ON g.trace_id = c.trace_id AND g.id = c.id
 -- where the fused path runs, the entry is `already fused` (own framework) or
 -- says nothing (another framework already runs an equivalent kernel); split
 -- chains left in that group are another shape's path or keyword noise
 WHERE NOT EXISTS (SELECT 1 FROM _fused_groups fg
-                  WHERE fg.trace_id = k.trace_id AND fg.stage = k.stage
-                    AND fg.dev = k.dev AND fg.id = c.id)
+                  WHERE fg.trace_id = c.trace_id AND fg.stage = c.stage
+                    AND fg.dev = c.dev AND fg.id = c.id)
 UNION ALL
 SELECT 'fused', f.id, 0, 'already fused', f.kernel_id, 0,
        f.kernel_id, f.trace_id, f.rank, f.stage, f.name_id, f.site_id, f.op_name, f.dur_ns
-FROM _kh f
-WHERE f.kind = 'fused' AND f.own;
+FROM _fused f
+JOIN _gates g ON g.trace_id = f.trace_id AND g.id = f.id
+WHERE g.own;
