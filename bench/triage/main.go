@@ -25,10 +25,13 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,6 +40,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
@@ -62,8 +66,14 @@ func run() error {
 	ctx := context.Background()
 	dir := filepath.Join(*data, fmt.Sprintf("triage-%dk-seed%dMB", *kernels/1000, *seedMB))
 	db := filepath.Join(dir, "triage.duckdb")
-	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil || *rebuild {
-		if err := build(ctx, dir, db, *kernels, *seedMB); err != nil {
+	// The warehouse is reused while the migrations it was built with are
+	// the binary's: an edited macro would otherwise be timed in its old form.
+	stamp, err := migrationsStamp()
+	if err != nil {
+		return err
+	}
+	if done, err := os.ReadFile(filepath.Join(dir, "done")); err != nil || string(done) != stamp || *rebuild {
+		if err := build(ctx, dir, db, *kernels, *seedMB, stamp); err != nil {
 			return err
 		}
 	}
@@ -107,7 +117,7 @@ func run() error {
 }
 
 // build generates, ingests and replicates the benchmark run.
-func build(ctx context.Context, dir, db string, kernels, seedMB int64) error {
+func build(ctx context.Context, dir, db string, kernels, seedMB int64, stamp string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -172,7 +182,25 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "replicated to %d GPU events (%d copies) in %.1f s\n", base*copies, copies, time.Since(t1).Seconds())
-	return os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+	return os.WriteFile(filepath.Join(dir, "done"), []byte(stamp), 0o644)
+}
+
+// migrationsStamp is a digest of every embedded migration.
+func migrationsStamp() (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(migrations.FS, path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
 }
 
 type step struct {

@@ -70,7 +70,13 @@ locations from the mapping run (eager), matched by exact kernel name and
 stage, then by the name without template arguments when that is unique.
 
 Shares say their denominator: kernel-table shares are of the stage's summed
-kernel time, overlap shares of its GPU busy time (union of kernel intervals).`,
+kernel time, overlap shares of its GPU busy time (union of kernel intervals).
+
+--format json writes one object per run (several runs make a stream of
+objects; 'jq -s' collects them); times are in µs with exact *_ns integers
+beside them. --format csv --out DIR writes one file per table, named
+<run>.traces.csv, <run>.gpu_events.csv, <run>.stages.csv and
+<run>.<stage>.{families,kernels,overlap,fusions}.csv.`,
 		Example: `  tracehouse triage testdata/demo
   tracehouse triage --db :memory: profiles/decode-trace.json.gz
   tracehouse triage sglang-llama --stage decode --rank all
