@@ -41,6 +41,7 @@ func TestTriageEndToEnd(t *testing.T) {
 		{"Errors", testTriageErrors},
 		{"JSONContract", testTriageJSONContract},
 		{"Timelines", testTriageTimelines},
+		{"UserCatalog", testTriageUserCatalog},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -581,5 +582,54 @@ func testTriageTimelines(t *testing.T, db string) {
 	_, plain, _ := runTriage(db, "sglang-llama")
 	if strings.Contains(plain, "Timelines") {
 		t.Error("timelines drawn without --timeline")
+	}
+}
+
+// testTriageUserCatalog: --catalog FILE replaces the built-in catalog for
+// the fuse-pattern table (the warehouse is reopened for writing to install
+// it), the next plain triage reinstalls the built-in one, and a broken file
+// is an error naming it.
+func testTriageUserCatalog(t *testing.T, db string) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "mine.yaml")
+	err := os.WriteFile(user, []byte(`version: 1
+fusions:
+  - id: my-act
+    name: My activation pattern
+    framework: sglang
+    origin: mainline
+    fused: [act_and_mul]
+    min_share: 0.1
+    likely_share: 1.0
+    sources: [python/sglang/srt/layers/activation.py]
+    rationale: A test entry.
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patterns := func(args ...string) []string {
+		t.Helper()
+		code, out, stderr := runTriage(db, append([]string{"sglang-llama", "--stage", "prefill", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var names []string
+		for _, f := range decodeReports[report.TriageReport](t, out)[0].Stages[0].Fusions {
+			names = append(names, f.Pattern)
+		}
+		return names
+	}
+	if got := patterns("--catalog", user); !slices.Equal(got, []string{"My activation pattern"}) {
+		t.Errorf("with --catalog: %v", got)
+	}
+	if got := patterns(); slices.Contains(got, "My activation pattern") || len(got) == 0 {
+		t.Errorf("built-in catalog not reinstalled: %v", got)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\nfusions:\n  - id: Not A Slug\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runTriage(db, "sglang-llama", "--catalog", bad); code != 1 || !strings.Contains(stderr, "bad.yaml") {
+		t.Errorf("broken catalog: exit %d: %s", code, stderr)
 	}
 }
