@@ -56,10 +56,11 @@ CREATE MACRO _overlap_group(trace_id, stage, device) AS
                   ELSE (4 + hash(stage) % 4092)::BIGINT END << 20)
     | coalesce(device, 1048575)::BIGINT;
 
--- kernel_overlap_for(run, rank := NULL, stage := NULL): one row per GPU event
--- of run `run` (every run when NULL), optionally only one rank and/or stage
--- (filtering first is exact: overlap never crosses a trace or a stage), with
--- its overlap split. Columns:
+-- kernel_overlap_for(run, rank := NULL, stage := NULL, skip := false): one row
+-- per GPU event of run `run` (every run when NULL), optionally only one rank
+-- and/or stage (filtering first is exact: overlap never crosses a trace or a
+-- stage), with its overlap split; `skip` true returns nothing without sorting
+-- anything (kernel_overlap_cached uses it). Columns:
 --   kernel_id, trace_id, run_id, rank, stage, device, stream, name_id, ts_ns,
 --   dur_ns               as in `kernels`
 --   hidden_ns            time during which an event on another stream of the
@@ -67,9 +68,11 @@ CREATE MACRO _overlap_group(trace_id, stage, device) AS
 --   hidden_by_compute_ns part of hidden_ns during which one of those events was
 --                        a compute kernel (kernel_names.category = 'compute')
 --   exclusive_ns         dur_ns - hidden_ns
---   start_rank           position of this kernel's start among all starts of
---                        the result (ordered by trace, stage, device, time,
---                        kernel_id); unique within one call
+--   start_rank           position of this kernel's start among the starts
+--                        swept together (ordered by group, time, kernel_id):
+--                        unique within one call and consecutive within each
+--                        (trace, stage, device); kernel_overlap_cached counts
+--                        over the whole run even when filtered
 --   starts_before_end    how many starts precede this kernel's end in that
 --                        order, so the kernels with start_rank in
 --                        (start_rank, starts_before_end] are exactly those of
@@ -83,7 +86,7 @@ CREATE MACRO _overlap_group(trace_id, stage, device) AS
 --                        without another sort
 -- A NULL device or stream is treated as one more (unnamed) device or stream;
 -- groups are keyed by _overlap_group.
-CREATE MACRO kernel_overlap_for(run, rank := NULL, stage := NULL) AS TABLE
+CREATE MACRO kernel_overlap_for(run, rank := NULL, stage := NULL, skip := false) AS TABLE
 WITH _k AS (
     SELECT k.kernel_id, _overlap_group(k.trace_id, k.stage, k.device) AS group_key,
            coalesce(k.stream, -1) AS stream_key,
@@ -94,6 +97,7 @@ WITH _k AS (
     WHERE (run IS NULL OR k.run_id = run)
       AND (rank IS NULL OR k.rank = rank)
       AND (stage IS NULL OR k.stage = stage)
+      AND NOT skip
 ),
 _points AS (
     -- d = +1 at the start, -1 at the end. At one instant starts sort before
@@ -211,6 +215,73 @@ WHERE p.d = 1;
 -- kernel_overlap_for(run_id), which sorts only that run's kernels.
 CREATE VIEW kernel_overlap AS
 SELECT * FROM kernel_overlap_for(NULL);
+
+-- The sweep costs about 2 CPU-seconds per million kernels (four sorts of two
+-- points per kernel), too much to repeat on every triage of a large run. A
+-- run's result can be saved once (queries.StoreKernelOverlap, after ingest)
+-- and read back by kernel_overlap_cached, which falls back to computing when
+-- the saved copy is missing or no longer matches the run.
+
+-- kernel_overlap_store: saved kernel_overlap_for(run) rows, same columns.
+CREATE TABLE kernel_overlap_store (
+    kernel_id            BIGINT NOT NULL,
+    trace_id             INTEGER NOT NULL,
+    run_id               INTEGER NOT NULL,
+    rank                 INTEGER NOT NULL,
+    stage                VARCHAR NOT NULL,
+    device               INTEGER,
+    stream               BIGINT,
+    name_id              INTEGER NOT NULL,
+    ts_ns                BIGINT NOT NULL,
+    dur_ns               BIGINT NOT NULL,
+    hidden_ns            BIGINT NOT NULL,
+    hidden_by_compute_ns BIGINT NOT NULL,
+    exclusive_ns         BIGINT NOT NULL,
+    start_rank           BIGINT NOT NULL,
+    starts_before_end    BIGINT NOT NULL,
+    union_share_ns       BIGINT NOT NULL
+);
+
+-- kernel_overlap_runs: one row per run whose rows are in kernel_overlap_store
+-- and complete (written last, deleted first, so a half-written copy is never
+-- read). fingerprint = _overlap_fingerprint(run) when they were saved.
+CREATE TABLE kernel_overlap_runs (
+    run_id      INTEGER PRIMARY KEY,
+    fingerprint UBIGINT NOT NULL,
+    stored_at   TIMESTAMP NOT NULL
+);
+
+-- _overlap_fingerprint(run): changes whenever the inputs of the run's
+-- overlap change: its kernels (count, summed duration, largest id, and their
+-- times, streams and devices) or the category of any name they use (a
+-- reclassification).
+CREATE MACRO _overlap_fingerprint(run) AS (
+    SELECT hash(count(*), sum(k.dur_ns), max(k.kernel_id),
+                bit_xor(hash(k.kernel_id, k.ts_ns, k.dur_ns, k.stream, k.device, k.stage)),
+                bit_xor(hash(k.name_id, n.category)))
+    FROM kernels k
+    JOIN kernel_names n USING (name_id)
+    WHERE k.run_id = run
+);
+
+-- kernel_overlap_cached(run, rank := NULL, stage := NULL): the rows of
+-- kernel_overlap_for(run, rank, stage), read from kernel_overlap_store when
+-- the run's saved copy is current, computed otherwise. Same columns.
+CREATE MACRO kernel_overlap_cached(run, rank := NULL, stage := NULL) AS TABLE
+WITH _fresh AS (
+    SELECT count(*) > 0 AS fresh
+    FROM kernel_overlap_runs
+    WHERE run_id = run AND fingerprint = _overlap_fingerprint(run)
+)
+SELECT s.*
+FROM kernel_overlap_store s
+WHERE s.run_id = run
+  AND (rank IS NULL OR s.rank = rank)
+  AND (stage IS NULL OR s.stage = stage)
+  AND (SELECT fresh FROM _fresh)
+UNION ALL
+SELECT *
+FROM kernel_overlap_for(run, rank := rank, stage := stage, skip := (SELECT fresh FROM _fresh));
 
 -- device_busy_for(run): one row per (trace, stage, device) of run `run`
 -- (every run when NULL). Columns:

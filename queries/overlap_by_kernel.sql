@@ -58,7 +58,7 @@
 --     names' transferred ones (two-trace).
 WITH ko AS MATERIALIZED (
     SELECT o.*, n.short_name, n.family, n.category
-    FROM kernel_overlap_for($run, rank := $rank, stage := $stage) o
+    FROM kernel_overlap_cached($run, rank := $rank, stage := $stage) o
     JOIN kernel_names n USING (name_id)
 ),
 busy AS (

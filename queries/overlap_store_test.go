@@ -1,0 +1,141 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// dumpOverlap lists every column of a kernel_overlap_* call (or any
+// relation with a kernel_id), one line per kernel, ordered by kernel_id.
+func dumpOverlap(t *testing.T, db *sql.DB, from string) string {
+	t.Helper()
+	rows, err := db.Query(`SELECT * FROM ` + from + ` ORDER BY kernel_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, vals...)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestKernelOverlapStore(t *testing.T) {
+	db := openOverlapDB(t)
+	f := fixture{t, db}
+	f.run(1, "stored")
+	f.run(2, "not stored")
+	for tr := 1; tr <= 4; tr++ {
+		f.trace(tr, 1+(tr-1)/2, (tr-1)%2, "decode", "formal")
+	}
+	for id := 1; id <= 6; id++ {
+		c := randomCategories[id]
+		f.name(id, fmt.Sprintf("k%d", id), "", c[0], c[1])
+	}
+	rng := newRand(5)
+	f.kernels(append(randomKernels(rng, 150, 1, 1, 1<<32), randomKernels(rng, 80, 2, 3, 3<<32)...))
+	ctx := context.Background()
+
+	computed := dumpOverlap(t, db, "kernel_overlap_for(1)")
+	before, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpOverlap(t, db, "kernel_overlap_cached(1)"); got != computed {
+		t.Fatalf("stored rows differ from computed ones:\n%s\nvs\n%s", got, computed)
+	}
+	after, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("overlap table changed once stored")
+	}
+	// Filters apply to the stored rows too. Start ranks then count the
+	// starts of the whole run rather than of the filtered rows: other
+	// numbers, same meaning (consecutive within a group), so pairs and the
+	// table agree.
+	noRanks := "(SELECT * EXCLUDE (start_rank, starts_before_end) FROM %s)"
+	if got, want := dumpOverlap(t, db, fmt.Sprintf(noRanks, "kernel_overlap_cached(1, rank := 1, stage := 'decode')")),
+		dumpOverlap(t, db, fmt.Sprintf(noRanks, "kernel_overlap_for(1, rank := 1, stage := 'decode')")); got != want {
+		t.Errorf("rank filter on stored rows:\n%s\nwant\n%s", got, want)
+	}
+	rank1 := sql.NullInt64{Int64: 1, Valid: true}
+	f.exec(`DELETE FROM kernel_overlap_runs`)
+	computedRank1, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: rank1, MinShare: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	storedRank1, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: rank1, MinShare: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(storedRank1) != fmt.Sprint(computedRank1) {
+		t.Errorf("rank 1 table differs between stored and computed overlap")
+	}
+
+	// The saved copy is what is read: a marked row shows through.
+	f.exec(`UPDATE kernel_overlap_store SET hidden_by_compute_ns = -7 WHERE kernel_id = (SELECT min(kernel_id) FROM kernel_overlap_store)`)
+	var marked int
+	if err := db.QueryRow(`SELECT count(*) FROM kernel_overlap_cached(1) WHERE hidden_by_compute_ns = -7`).Scan(&marked); err != nil {
+		t.Fatal(err)
+	}
+	if marked != 1 {
+		t.Fatalf("kernel_overlap_cached did not read the store")
+	}
+	// Run 2 was never stored: computed.
+	if got, want := dumpOverlap(t, db, "kernel_overlap_cached(2)"), dumpOverlap(t, db, "kernel_overlap_for(2)"); got != want {
+		t.Errorf("run 2 (not stored) differs from its computation")
+	}
+
+	// A reclassification makes the copy stale: computed again, mark gone.
+	f.exec(`UPDATE kernel_names SET category = 'compute' WHERE name_id = 5`)
+	if got, want := dumpOverlap(t, db, "kernel_overlap_cached(1)"), dumpOverlap(t, db, "kernel_overlap_for(1)"); got != want || strings.Contains(got, "-7") {
+		t.Errorf("stale copy read after a category change")
+	}
+	// Saved again, then a changed kernel makes it stale again.
+	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(`UPDATE kernel_overlap_store SET hidden_by_compute_ns = -7 WHERE kernel_id = (SELECT min(kernel_id) FROM kernel_overlap_store)`)
+	f.exec(`UPDATE kernels SET dur_ns = dur_ns + 3 WHERE kernel_id = (SELECT max(kernel_id) FROM kernels WHERE run_id = 1)`)
+	if got, want := dumpOverlap(t, db, "kernel_overlap_cached(1)"), dumpOverlap(t, db, "kernel_overlap_for(1)"); got != want || strings.Contains(got, "-7") {
+		t.Errorf("stale copy read after a kernel change")
+	}
+	// Storing twice keeps one copy.
+	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	var n, kernels int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM kernels WHERE run_id = 1)`).Scan(&n, &kernels); err != nil {
+		t.Fatal(err)
+	}
+	if n != kernels {
+		t.Errorf("store holds %d rows for %d kernels", n, kernels)
+	}
+}
