@@ -283,8 +283,8 @@ UNION ALL
 SELECT *
 FROM kernel_overlap_for(run, rank := rank, stage := stage, skip := (SELECT fresh FROM _fresh));
 
--- device_busy_for(run): one row per (trace, stage, device) of run `run`
--- (every run when NULL). Columns:
+-- device_busy_for(run, skip := false): one row per (trace, stage, device) of
+-- run `run` (every run when NULL; nothing when skip). Columns:
 --   run_id, trace_id, rank, stage, device
 --   kernels     number of GPU events
 --   kernel_ns   summed dur_ns (same-stream and cross-stream overlap counted twice)
@@ -292,7 +292,7 @@ FROM kernel_overlap_for(run, rank := rank, stage := stage, skip := (SELECT fresh
 --   first_ns    earliest start; last_end_ns: latest end
 --   streams     number of distinct streams (NULL stream counts as one)
 -- The union is one streaming pass over events sorted by (group, start).
-CREATE MACRO device_busy_for(run) AS TABLE
+CREATE MACRO device_busy_for(run, skip := false) AS TABLE
 WITH _reach AS (
     -- reach: the latest end so far, packed as (group << 64) + end_ns so that
     -- a streaming running max restarts at each group (keys and times are
@@ -304,7 +304,7 @@ WITH _reach AS (
                _overlap_group(k.trace_id, k.stage, k.device) AS group_key,
                k.ts_ns, k.ts_ns + k.dur_ns AS end_ns, k.dur_ns
         FROM kernels k
-        WHERE run IS NULL OR k.run_id = run
+        WHERE (run IS NULL OR k.run_id = run) AND NOT skip
         ORDER BY group_key, ts_ns
     )
 ),
@@ -431,3 +431,25 @@ LEFT JOIN cpu_ops o ON mapping_run IS NULL AND o.op_id = k.op_id
 LEFT JOIN name_scope(timing_run, mapping_run) ns
        ON ns.stage = k.stage AND ns.name_id = k.name_id
 WHERE k.run_id = timing_run;
+
+-- device_busy_cached(run): device_busy_for(run), summed from the saved
+-- overlap rows (kernel_overlap_store: union_share_ns adds up to the busy
+-- time) when the run's copy is current, computed otherwise. Same columns.
+CREATE MACRO device_busy_cached(run) AS TABLE
+WITH _fresh AS (
+    SELECT count(*) > 0 AS fresh
+    FROM kernel_overlap_runs
+    WHERE run_id = run AND fingerprint = _overlap_fingerprint(run)
+)
+SELECT run_id, trace_id, rank, stage, device,
+       count(*) AS kernels,
+       sum(dur_ns)::BIGINT AS kernel_ns,
+       sum(union_share_ns)::BIGINT AS busy_ns,
+       min(ts_ns) AS first_ns,
+       max(ts_ns + dur_ns) AS last_end_ns,
+       count(DISTINCT coalesce(stream, -1)) AS streams
+FROM kernel_overlap_store
+WHERE run_id = run AND (SELECT fresh FROM _fresh)
+GROUP BY run_id, trace_id, rank, stage, device
+UNION ALL
+SELECT * FROM device_busy_for(run, skip := (SELECT fresh FROM _fresh));

@@ -67,7 +67,8 @@ func fillBench(tb testing.TB, db *sql.DB, shape string) {
 
 // BenchmarkOverlap1M times what triage runs for the overlap section of one
 // run of 1 M kernels: OverlapByKernel (all ranks, and rank 0 alone, as
-// triage defaults to) and StageBusy, on both data shapes.
+// triage defaults to) and StageBusy, on both data shapes, computing the
+// overlap and then reading a copy saved by StoreKernelOverlap.
 func BenchmarkOverlap1M(b *testing.B) {
 	for _, shape := range []string{"serving", "dense"} {
 		db := openOverlapDB(b)
@@ -75,6 +76,13 @@ func BenchmarkOverlap1M(b *testing.B) {
 		fillBench(b, db, shape)
 		b.Logf("%s: generated 1.25 M kernels in %v", shape, time.Since(start))
 		benchOverlap(b, db, shape)
+		// The same after StoreKernelOverlap (what ingest can do once).
+		start = time.Now()
+		if err := StoreKernelOverlap(context.Background(), db, 1); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%s: StoreKernelOverlap took %v", shape, time.Since(start))
+		benchOverlap(b, db, shape+"-stored")
 		db.Close()
 	}
 }

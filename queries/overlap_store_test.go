@@ -96,6 +96,11 @@ func TestKernelOverlapStore(t *testing.T) {
 		t.Errorf("rank 1 table differs between stored and computed overlap")
 	}
 
+	// Stage totals from the saved copy equal the computed ones.
+	if got, want := dumpBusy(t, db, "device_busy_cached(1)"), dumpBusy(t, db, "device_busy_for(1)"); got != want {
+		t.Errorf("busy from the saved copy:\n%s\nwant\n%s", got, want)
+	}
+
 	// The saved copy is what is read: a marked row shows through.
 	f.exec(`UPDATE kernel_overlap_store SET hidden_by_compute_ns = -7 WHERE kernel_id = (SELECT min(kernel_id) FROM kernel_overlap_store)`)
 	var marked int
@@ -138,4 +143,22 @@ func TestKernelOverlapStore(t *testing.T) {
 	if n != kernels {
 		t.Errorf("store holds %d rows for %d kernels", n, kernels)
 	}
+}
+
+func dumpBusy(t *testing.T, db *sql.DB, from string) string {
+	t.Helper()
+	rows, err := db.Query(`SELECT * FROM ` + from + ` ORDER BY trace_id, stage, device`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var v [11]any
+		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, v[:]...)
+	}
+	return b.String()
 }

@@ -21,7 +21,7 @@ SELECT stage,
        sum(busy_ns)::BIGINT AS busy_ns,
        (max(last_end_ns) - min(first_ns))::BIGINT AS window_ns,
        sum(streams)::BIGINT AS streams
-FROM device_busy_for($run)
+FROM device_busy_cached($run)
 WHERE ($rank IS NULL OR rank = $rank) AND ($stage IS NULL OR stage = $stage)
 GROUP BY GROUPING SETS ((stage), (stage, rank, trace_id, device))
 ORDER BY CASE stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
