@@ -4,6 +4,7 @@
 //	go run ./bench/triage                    # build the warehouse once, then time
 //	go run ./bench/triage -kernels 2000000   # another size
 //	go run ./bench/triage -rebuild           # regenerate the warehouse
+//	go run ./bench/triage -saved-overlap     # the run's overlap saved at ingest
 //
 // The warehouse is built in two steps, both timed on stderr:
 //  1. a synthetic SGLang run (synth.Generate: one rank, eager, an EXTEND
@@ -60,11 +61,12 @@ func run() error {
 	runs := flag.Int("n", 5, "timed repetitions (the best is reported)")
 	rebuild := flag.Bool("rebuild", false, "rebuild the warehouse even if one is there")
 	explain := flag.Bool("explain", false, "print EXPLAIN ANALYZE of the slowest query to stderr")
+	saved := flag.Bool("saved-overlap", false, "save the run's per-kernel overlap after ingest (queries.StoreKernelOverlap, as `triage PATH` does)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
 	flag.Parse()
 
 	ctx := context.Background()
-	dir := filepath.Join(*data, fmt.Sprintf("triage-%dk-seed%dMB", *kernels/1000, *seedMB))
+	dir := filepath.Join(*data, fmt.Sprintf("triage-%dk-seed%dMB-saved%v", *kernels/1000, *seedMB, *saved))
 	db := filepath.Join(dir, "triage.duckdb")
 	// The warehouse is reused while the migrations it was built with are
 	// the binary's: an edited macro would otherwise be timed in its old form.
@@ -73,7 +75,7 @@ func run() error {
 		return err
 	}
 	if done, err := os.ReadFile(filepath.Join(dir, "done")); err != nil || string(done) != stamp || *rebuild {
-		if err := build(ctx, dir, db, *kernels, *seedMB, stamp); err != nil {
+		if err := build(ctx, dir, db, *kernels, *seedMB, *saved, stamp); err != nil {
 			return err
 		}
 	}
@@ -117,7 +119,7 @@ func run() error {
 }
 
 // build generates, ingests and replicates the benchmark run.
-func build(ctx context.Context, dir, db string, kernels, seedMB int64, stamp string) error {
+func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved bool, stamp string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
@@ -178,10 +180,17 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, stamp str
 	if err != nil {
 		return fmt.Errorf("replicate kernels: %w", err)
 	}
+	fmt.Fprintf(os.Stderr, "replicated to %d GPU events (%d copies) in %.1f s\n", base*copies, copies, time.Since(t1).Seconds())
+	if saved {
+		t2 := time.Now()
+		if err := queries.StoreKernelOverlap(ctx, w.DB, run); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "saved the per-kernel overlap in %.1f s\n", time.Since(t2).Seconds())
+	}
 	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "replicated to %d GPU events (%d copies) in %.1f s\n", base*copies, copies, time.Since(t1).Seconds())
 	return os.WriteFile(filepath.Join(dir, "done"), []byte(stamp), 0o644)
 }
 

@@ -42,6 +42,7 @@ func TestTriageEndToEnd(t *testing.T) {
 		{"JSONContract", testTriageJSONContract},
 		{"Timelines", testTriageTimelines},
 		{"UserCatalog", testTriageUserCatalog},
+		{"SavedOverlap", testTriageSavedOverlap},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -631,5 +632,32 @@ fusions:
 	}
 	if code, _, stderr := runTriage(db, "sglang-llama", "--catalog", bad); code != 1 || !strings.Contains(stderr, "bad.yaml") {
 		t.Errorf("broken catalog: exit %d: %s", code, stderr)
+	}
+}
+
+// testTriageSavedOverlap: `triage PATH` saved the overlap of every run it
+// ingested, except a mapping run (whose overlap is never shown). That the
+// saved copy gives the figures of the sweep is queries/overlap_store_test.go's.
+func testTriageSavedOverlap(t *testing.T, db string) {
+	io, out, errOut := testIO("")
+	code := run([]string{"--db", db, "sql", "--format", "csv",
+		"SELECT r.label FROM kernel_overlap_runs o JOIN runs r USING (run_id) ORDER BY 1"}, io, func(string) string { return "" })
+	if code != 0 {
+		t.Fatal(errOut.String())
+	}
+	want := "label\nsglang-formal\nsglang-llama\nsglang-mapping\ntokenspeed-deepseek\ntrtllm-llama\nvllm-qwen-moe\n"
+	if out.String() != want {
+		t.Errorf("saved overlap for:\n%s\nwant\n%s", out.String(), want)
+	}
+	// A two-trace ingest into a fresh warehouse saves the formal run only.
+	fresh := filepath.Join(t.TempDir(), "two.duckdb")
+	if code, _, stderr := runTriage(fresh, "--mapping", demoDir+"/sglang-mapping", "--formal", demoDir+"/sglang-formal"); code != 0 {
+		t.Fatal(stderr)
+	}
+	io, out, _ = testIO("")
+	run([]string{"--db", fresh, "sql", "--format", "csv",
+		"SELECT r.label FROM kernel_overlap_runs o JOIN runs r USING (run_id) ORDER BY 1"}, io, func(string) string { return "" })
+	if out.String() != "label\nsglang-formal\n" {
+		t.Errorf("two-trace saved overlap for:\n%s", out.String())
 	}
 }
