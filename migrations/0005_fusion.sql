@@ -65,7 +65,10 @@ CREATE MACRO _fusion_compact(s) AS regexp_replace(lower(s), '[^a-z0-9]', '', 'g'
 -- _fusion_kernels(run, mapping, rnk): one row per GPU event of run `run`
 -- (only rank `rnk` unless it is NULL), with the Python scope reports use:
 -- its own launch site and CPU op when `mapping` is NULL, the mapping run's
--- when it is set (kernel_scope of 0004). Columns:
+-- when it is set (kernel_scope of 0004). The single-trace branch is
+-- kernel_scope's 'self' mode written out, so a single-trace report does not
+-- pay for the two-trace name transfer (the branch whose condition on
+-- `mapping` is false is pruned when the query is planned). Columns:
 --   kernel_id, trace_id, rank, stage, name_id, ts_ns, dur_ns  as in kernels
 --   end_ns        ts_ns + dur_ns
 --   dev, strm     device and stream, NULL as -1 so they can key a join
@@ -76,11 +79,45 @@ SELECT k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.ts_ns, k.dur_ns,
        k.ts_ns + k.dur_ns AS end_ns,
        coalesce(k.device, -1) AS dev,
        coalesce(k.stream, -1) AS strm,
+       k.site_id, o.name AS op_name
+FROM kernels k
+LEFT JOIN cpu_ops o ON o.op_id = k.op_id
+WHERE mapping IS NULL
+  AND k.run_id = run
+  AND (rnk IS NULL OR k.rank = rnk)
+UNION ALL
+SELECT k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.ts_ns, k.dur_ns,
+       k.ts_ns + k.dur_ns,
+       coalesce(k.device, -1),
+       coalesce(k.stream, -1),
        s.site_id, s.op_name
 FROM kernels k
 JOIN kernel_scope(run, mapping) s USING (kernel_id)
-WHERE k.run_id = run
+WHERE mapping IS NOT NULL
+  AND k.run_id = run
   AND (rnk IS NULL OR k.rank = rnk);
+
+-- _fusion_site_form(site_id): the compact form of a site as keywords see
+-- it, `file:line func` with the framework-relative path, followed by its
+-- display `func @ file:line` (display alone for sites without a file:
+-- nn.Module, built-ins); NULL for no site. The two compact forms are
+-- joined by a space, which no compact keyword contains, so a keyword never
+-- matches across them.
+CREATE MACRO _fusion_site_form(file, rel_path, line, func, display) AS
+    _fusion_compact(CASE WHEN file IS NULL THEN display
+                         ELSE coalesce(rel_path, file) || ':' || coalesce(line::VARCHAR, '') || ' '
+                              || coalesce(func, '') END)
+    || ' ' || _fusion_compact(display);
+
+-- _fusion_kw_hit(name_c, site_c, op_c, keyword_compact): the matching rule
+-- of this file's header, on compact forms computed once per kernel text:
+-- the keyword's compact form is a substring of the short name's, the
+-- site's (_fusion_site_form) or the CPU op's. NULL site or op never hit.
+CREATE MACRO _fusion_kw_hit(name_c, site_c, op_c, keyword_compact) AS
+    keyword_compact <> ''
+    AND (contains(name_c, keyword_compact)
+         OR coalesce(contains(site_c, keyword_compact), false)
+         OR coalesce(contains(op_c, keyword_compact), false));
 
 -- _fusion_hits(run, mapping, rnk, stg): which catalog keywords hit which
 -- kernel texts. One row per distinct (name_id, site_id, op_name) of the
@@ -95,10 +132,7 @@ CREATE MACRO _fusion_hits(run, mapping, rnk, stg) AS TABLE
 WITH _texts AS (
     SELECT c.name_id, c.site_id, c.op_name,
            _fusion_compact(n.short_name) AS name_c,
-           _fusion_compact(CASE WHEN s.file IS NULL THEN s.display
-                                ELSE coalesce(s.rel_path, s.file) || ':' || coalesce(s.line::VARCHAR, '') || ' ' || coalesce(s.func, '')
-                           END) AS site_c,
-           _fusion_compact(s.display) AS display_c,
+           _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
            _fusion_compact(c.op_name) AS op_c
     FROM (SELECT DISTINCT name_id, site_id, op_name
           FROM _fusion_kernels(run, mapping, rnk)
@@ -109,12 +143,7 @@ WITH _texts AS (
 SELECT t.name_id, t.site_id, t.op_name, kw.kind, kw.id, kw.step_no,
        list_sort(list(DISTINCT kw.keyword)) AS keywords
 FROM _texts t
-JOIN catalog_keywords kw
-  ON kw.keyword_compact <> ''
- AND (contains(t.name_c, kw.keyword_compact)
-      OR contains(coalesce(t.site_c, ''), kw.keyword_compact)
-      OR contains(coalesce(t.display_c, ''), kw.keyword_compact)
-      OR contains(coalesce(t.op_c, ''), kw.keyword_compact))
+JOIN catalog_keywords kw ON _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
 GROUP BY t.name_id, t.site_id, t.op_name, kw.kind, kw.id, kw.step_no;
 
 -- _fusion_gates(run): one row per (trace of run `run`, fusion entry) with the
@@ -169,16 +198,22 @@ WITH RECURSIVE
 _entries AS (
     SELECT id, ordinal, steps, ordered, max_between, max_gap_ns FROM fusion_catalog
 ),
-_kall AS MATERIALIZED (
-    SELECT * FROM _fusion_kernels(run, mapping, rnk)
-),
 _gates AS MATERIALIZED (
     SELECT * FROM _fusion_gates(run)
 ),
+_kall AS MATERIALIZED (
+    SELECT * FROM _fusion_kernels(run, mapping, rnk)
+),
 _texts AS MATERIALIZED (
-    -- the run's distinct kernel texts (name, site, op), numbered
-    SELECT name_id, site_id, op_name, row_number() OVER () AS text_id
-    FROM (SELECT DISTINCT name_id, site_id, op_name FROM _kall)
+    -- the run's distinct kernel texts (name, site, op), numbered, with the
+    -- compact forms keywords are matched on
+    SELECT c.name_id, c.site_id, c.op_name, row_number() OVER () AS text_id,
+           _fusion_compact(n.short_name) AS name_c,
+           _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
+           _fusion_compact(c.op_name) AS op_c
+    FROM (SELECT DISTINCT name_id, site_id, op_name FROM _kall) c
+    JOIN kernel_names n USING (name_id)
+    LEFT JOIN sites s ON s.site_id = c.site_id
 ),
 _streams AS (
     SELECT trace_id, rank, dev, strm, row_number() OVER () AS sid
@@ -189,17 +224,13 @@ _stages AS (
     FROM (SELECT DISTINCT stage FROM _kall)
 ),
 _k AS MATERIALIZED (
-    -- every GPU event with its place in its stream, spos = stream * 2^32 +
-    -- position (from 1, in start order), and what the next N events of the
-    -- same stream are, N being the catalog's largest max_between + 1: nx
-    -- packs their text and stage (text_id * 2^16 + stage code), nx_ts holds
-    -- their starts. Adjacency is read from these lists, never from a join
-    -- of the kernels with themselves.
-    SELECT k.kernel_id, k.trace_id, k.rank, k.dev, k.stage, k.name_id, k.site_id, k.op_name,
-           k.ts_ns, k.end_ns, k.dur_ns, t.text_id, c.sc,
-           (s.sid << 32) | row_number() OVER w AS spos,
-           list((t.text_id << 16) | c.sc) OVER wn AS nx,
-           list(k.ts_ns) OVER wn AS nx_ts
+    -- every GPU event with its place in its stream: spos = stream * 2^32 +
+    -- position (from 1, in start order), so "d places later on the same
+    -- stream" is spos + d, and no such spos exists past the stream's end.
+    -- Narrow on purpose: the window sorts every column it carries; text_id
+    -- and sc give back the name, site, op and stage.
+    SELECT k.kernel_id, k.trace_id, k.rank, k.dev, t.text_id, c.sc, k.ts_ns, k.dur_ns,
+           (s.sid << 32) | row_number() OVER (PARTITION BY s.sid ORDER BY k.ts_ns, k.kernel_id) AS spos
     FROM _kall k
     JOIN _texts t
       ON t.name_id = k.name_id
@@ -207,24 +238,22 @@ _k AS MATERIALIZED (
      AND t.op_name IS NOT DISTINCT FROM k.op_name
     JOIN _streams s USING (trace_id, rank, dev, strm)
     JOIN _stages c USING (stage)
-    WINDOW w AS (PARTITION BY s.sid ORDER BY k.ts_ns, k.kernel_id),
-           wn AS (PARTITION BY s.sid ORDER BY k.ts_ns, k.kernel_id
-                  ROWS BETWEEN 1 FOLLOWING
-                       AND (SELECT coalesce(max(max_between), 0) + 1 FROM fusion_catalog) FOLLOWING)
+),
+_in_stage AS (
+    -- stage codes reports ask for
+    SELECT sc FROM _stages WHERE stg IS NULL OR stg = '' OR stage = stg
 ),
 _hits AS MATERIALIZED (
-    -- keyword hits per text, for entries whose models/min_tp gates pass
-    -- (the same for every trace of a run; the framework only changes the
-    -- status)
-    SELECT t.text_id, h.kind, e.ordinal, h.step_no
-    FROM _fusion_hits(run, mapping, rnk, stg) h
-    JOIN _texts t
-      ON t.name_id = h.name_id
-     AND t.site_id IS NOT DISTINCT FROM h.site_id
-     AND t.op_name IS NOT DISTINCT FROM h.op_name
+    -- fused and step keyword hits per text, for entries whose models and
+    -- min_tp gates pass (the same for every trace of a run; the framework
+    -- only changes the status)
+    SELECT DISTINCT t.text_id, kw.kind, e.ordinal, kw.step_no
+    FROM _texts t
+    JOIN catalog_keywords kw
+      ON kw.kind IN ('fused', 'step')
+     AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
     JOIN _entries e USING (id)
-    WHERE h.kind IN ('fused', 'step')
-      AND h.id IN (SELECT id FROM _gates WHERE applies)
+    WHERE kw.id IN (SELECT id FROM _gates WHERE applies)
 ),
 _variants AS (
     SELECT ordinal, 0 AS variant, steps AS nsteps, ordered, max_between, max_gap_ns
@@ -254,54 +283,63 @@ _text_pairs AS MATERIALIZED (
     -- next step (ordered entries) or another step (unordered; the recursion
     -- keeps a path's steps distinct)
     SELECT a.ekey, a.text_id AS from_text, a.step AS from_step, b.text_id AS to_text, b.step AS to_step,
-           a.ordered, a.max_between, a.max_gap_ns
+           a.nsteps, a.ordered, a.max_between, a.max_gap_ns
     FROM _text_roles a
     JOIN _text_roles b
       ON b.ekey = a.ekey
      AND CASE WHEN a.ordered THEN b.step = a.step + 1 ELSE b.step <> a.step END
     WHERE a.nsteps > 1
 ),
+_reach AS (
+    -- how far after a kernel of this text a following step may sit
+    SELECT from_text AS text_id, max(max_between) + 1 AS reach
+    FROM _text_pairs
+    GROUP BY from_text
+),
 _neighbours AS (
-    -- each kernel of the stage whose text can start a link, with each of
-    -- the next N kernels of its stream (d places later) of the same stage
-    SELECT spos, text_id, end_ns, d, nxv >> 16 AS next_text, nts
-    FROM (SELECT k.spos, k.text_id, k.end_ns, k.sc,
-                 unnest(k.nx) AS nxv, unnest(k.nx_ts) AS nts, unnest(range(1, len(k.nx) + 1)) AS d
+    -- each kernel of the stage whose text can start a link, with the
+    -- kernels d = 1 .. reach places later on its stream in the same stage
+    -- whose text can end one
+    SELECT a.spos, a.text_id, a.ts_ns + a.dur_ns AS end_ns, a.d, b.text_id AS next_text, b.ts_ns AS next_ts
+    FROM (SELECT k.spos, k.text_id, k.ts_ns, k.dur_ns, k.sc, unnest(range(1, r.reach + 1)) AS d
           FROM _k k
-          SEMI JOIN _text_pairs p ON p.from_text = k.text_id
-          WHERE stg IS NULL OR stg = '' OR k.stage = stg)
-    WHERE nxv & 65535 = sc
+          JOIN _reach r USING (text_id)
+          WHERE k.sc IN (SELECT sc FROM _in_stage)) a
+    JOIN (SELECT spos, text_id, ts_ns, sc FROM _k
+          WHERE text_id IN (SELECT to_text FROM _text_pairs)) b
+      ON b.spos = a.spos + a.d
+    WHERE b.sc = a.sc
 ),
 _edges AS MATERIALIZED (
     -- links of an occurrence: the kernel d places later fills a following
     -- step, with at most max_between kernels between (d <= max_between + 1)
     -- and starting at most max_gap_ns after the first one ends
-    SELECT p.ekey, n.spos AS from_spos, p.from_step, n.spos + n.d AS to_spos, p.to_step, p.ordered
+    SELECT p.ekey, n.spos AS from_spos, p.from_step, n.spos + n.d AS to_spos, p.to_step, p.nsteps, p.ordered
     FROM _neighbours n
     JOIN _text_pairs p ON p.from_text = n.text_id AND p.to_text = n.next_text
     WHERE n.d <= p.max_between + 1
-      AND n.nts - n.end_ns <= p.max_gap_ns
+      AND n.next_ts - n.end_ns <= p.max_gap_ns
 ),
 _paths AS (
     -- partial occurrences: n kernels (as spos) in stream order filling n
     -- distinct steps, walked along _edges; as many iterations as the
     -- longest chain has steps. Starts: kernels with a link from the first
     -- step (any step when unordered), and every kernel of a one-step chain.
-    SELECT ekey, last_spos, last_step, 1 AS n, (1::BIGINT << last_step) AS used, [last_spos] AS kernels
-    FROM (SELECT DISTINCT ekey, from_spos AS last_spos, from_step AS last_step
+    SELECT ekey, nsteps, last_spos, last_step, 1 AS n, (1::BIGINT << last_step) AS used, [last_spos] AS kernels
+    FROM (SELECT DISTINCT ekey, nsteps, from_spos AS last_spos, from_step AS last_step
           FROM _edges
           WHERE NOT ordered OR from_step = 1
           UNION ALL
-          SELECT r.ekey, k.spos, r.step
+          SELECT r.ekey, 1, k.spos, r.step
           FROM _k k
           JOIN _text_roles r USING (text_id)
-          WHERE r.nsteps = 1 AND (stg IS NULL OR stg = '' OR k.stage = stg))
+          WHERE r.nsteps = 1 AND k.sc IN (SELECT sc FROM _in_stage))
     UNION ALL
-    SELECT p.ekey, e.to_spos, e.to_step, p.n + 1,
+    SELECT p.ekey, p.nsteps, e.to_spos, e.to_step, p.n + 1,
            p.used | (1::BIGINT << e.to_step), list_append(p.kernels, e.to_spos)
     FROM _paths p
     JOIN _edges e ON e.ekey = p.ekey AND e.from_spos = p.last_spos AND e.from_step = p.last_step
-    WHERE p.n < (SELECT v.nsteps FROM _variants v WHERE v.ordinal * 16 + v.variant = p.ekey)
+    WHERE p.n < p.nsteps
       AND (e.ordered OR (p.used & (1::BIGINT << e.to_step)) = 0)
 ),
 _candidates AS MATERIALIZED (
@@ -310,92 +348,116 @@ _candidates AS MATERIALIZED (
     -- arbitrary unique id: identity only, never order.
     SELECT row_number() OVER () AS cand, ekey, kernels,
            kernels[1] AS first_spos, kernels[-1] AS last_spos
-    FROM (SELECT DISTINCT p.ekey, p.kernels
-          FROM _paths p
-          JOIN _variants v ON v.ordinal * 16 + v.variant = p.ekey
-          WHERE p.n = v.nsteps)
+    FROM (SELECT DISTINCT ekey, kernels FROM _paths WHERE n = nsteps)
+),
+_contested AS MATERIALIZED (
+    -- candidates sharing a kernel with another candidate of their entry;
+    -- the others are taken as they are
+    SELECT DISTINCT c.cand
+    FROM (SELECT cand, ekey, unnest(kernels) AS spos FROM _candidates) c
+    SEMI JOIN (SELECT ekey, spos
+               FROM (SELECT ekey, unnest(kernels) AS spos FROM _candidates)
+               GROUP BY ekey, spos
+               HAVING count(*) > 1) x USING (ekey, spos)
 ),
 _islands AS MATERIALIZED (
-    -- an island starts where no earlier candidate's span reaches (spans
-    -- never cross streams); island = ekey * 2^40 + its number; j = the
-    -- greedy order inside it: tightest first (fewest positions spanned),
-    -- then leftmost, then by the second and third kernel (a fixed hash of
-    -- the kernels for the rare tie left among chains of 5+ steps)
-    SELECT *,
-           row_number() OVER (PARTITION BY island
-                              ORDER BY last_spos - first_spos, first_spos, kernels[2], kernels[3],
-                                       hash(kernels)) AS j
-    FROM (SELECT cand, ekey, kernels, first_spos, last_spos,
-                 (ekey << 40)
-                 | sum(CASE WHEN prev_last IS NULL OR first_spos > prev_last THEN 1 ELSE 0 END)
-                       OVER (PARTITION BY ekey ORDER BY first_spos, last_spos ROWS UNBOUNDED PRECEDING) AS island
-          FROM (SELECT *,
-                       max(last_spos) OVER (PARTITION BY ekey ORDER BY first_spos, last_spos
-                                            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_last
-                FROM _candidates))
+    -- contested candidates in islands: an island starts where no earlier
+    -- candidate's span reaches (spans never cross streams); island = ekey *
+    -- 2^40 + its number. Candidates can only share a kernel in an island.
+    SELECT cand, ekey, kernels, first_spos, last_spos,
+           (ekey << 40)
+           | sum(CASE WHEN prev_last IS NULL OR first_spos > prev_last THEN 1 ELSE 0 END)
+                 OVER (PARTITION BY ekey ORDER BY first_spos, last_spos ROWS UNBOUNDED PRECEDING) AS island
+    FROM (SELECT *,
+                 max(last_spos) OVER (PARTITION BY ekey ORDER BY first_spos, last_spos
+                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_last
+          FROM _candidates
+          SEMI JOIN _contested USING (cand))
+),
+_ranked AS MATERIALIZED (
+    -- rn = the greedy order, islands one after the other (a global sort is
+    -- much cheaper than a window per island): tightest first (fewest
+    -- positions spanned), then leftmost, then by the second and third
+    -- kernel (a fixed hash of the kernels for the rare tie left among
+    -- chains of five or more steps)
+    SELECT i.*,
+           row_number() OVER (ORDER BY i.island, i.last_spos - i.first_spos, i.first_spos,
+                                       i.kernels[2], i.kernels[3], hash(i.kernels)) AS rn
+    FROM _islands i
 ),
 _greedy AS (
-    -- the greedy pass, one candidate of every island per iteration (as many
-    -- iterations as the largest island has candidates, usually 1 or 2): the
-    -- first is taken; a later one is taken when none of its kernels is in
-    -- the island's claimed list, which then gains them
-    SELECT island, j, cand, true AS taken, kernels AS claimed
-    FROM _islands
-    WHERE j = 1
+    -- the greedy pass, one candidate of every island per iteration (as
+    -- many iterations as the largest island has candidates, usually two):
+    -- the first is taken; a later one is taken when none of its kernels is
+    -- in the island's claimed list, which then gains them
+    SELECT r.island, r.rn, r.cand, true AS taken, r.kernels AS claimed
+    FROM _ranked r
+    SEMI JOIN (SELECT island, min(rn) AS rn FROM _ranked GROUP BY island) h USING (island, rn)
     UNION ALL
-    SELECT i.island, i.j, i.cand,
-           NOT list_has_any(g.claimed, i.kernels),
-           CASE WHEN list_has_any(g.claimed, i.kernels) THEN g.claimed
-                ELSE list_concat(g.claimed, i.kernels) END
+    SELECT r.island, r.rn, r.cand,
+           NOT list_has_any(g.claimed, r.kernels),
+           CASE WHEN list_has_any(g.claimed, r.kernels) THEN g.claimed
+                ELSE list_concat(g.claimed, r.kernels) END
     FROM _greedy g
-    JOIN _islands i ON i.island = g.island AND i.j = g.j + 1
+    JOIN _ranked r ON r.rn = g.rn + 1 AND r.island = g.island
+),
+_taken AS (
+    SELECT cand FROM _candidates ANTI JOIN _contested USING (cand)
+    UNION ALL
+    SELECT cand FROM _greedy WHERE taken
 ),
 _chain_kernels AS (
     -- step: the kernel's place in the occurrence, which is its chain step
     -- for ordered entries (stream order for unordered ones)
-    SELECT e.id, i.ekey % 16 AS variant, i.kernels[1] AS occurrence_spos,
-           unnest(i.kernels) AS spos, generate_subscripts(i.kernels, 1) AS step
-    FROM _islands i
-    JOIN _greedy g USING (cand)
-    JOIN _entries e ON e.ordinal = i.ekey // 16
-    WHERE g.taken
+    SELECT e.id, c.ekey % 16 AS variant, c.kernels[1] AS occurrence_spos,
+           unnest(c.kernels) AS spos, generate_subscripts(c.kernels, 1) AS step
+    FROM _candidates c
+    SEMI JOIN _taken t USING (cand)
+    JOIN _entries e ON e.ordinal = c.ekey // 16
 ),
 _chain AS MATERIALIZED (
     -- the accepted occurrences' kernels (materialized so the planner, which
     -- cannot estimate the recursive CTEs, does not join the gates first)
     SELECT c.id, c.variant, c.step, o.kernel_id AS occurrence,
-           k.kernel_id, k.trace_id, k.rank, k.stage, k.dev, k.name_id, k.site_id, k.op_name, k.dur_ns
+           k.kernel_id, k.trace_id, k.rank, k.sc, k.dev, k.text_id, k.dur_ns
     FROM _chain_kernels c
     JOIN _k k ON k.spos = c.spos
     JOIN _k o ON o.spos = c.occurrence_spos
 ),
 _fused AS MATERIALIZED (
     -- kernels of the stage running an entry's fused path
-    SELECT k.*, e.id
+    SELECT k.kernel_id, k.trace_id, k.rank, k.sc, k.dev, k.text_id, k.dur_ns, e.id
     FROM _k k
     JOIN _hits h ON h.kind = 'fused' AND h.text_id = k.text_id
     JOIN _entries e USING (ordinal)
-    WHERE stg IS NULL OR stg = '' OR k.stage = stg
+    WHERE k.sc IN (SELECT sc FROM _in_stage)
 ),
 _fused_groups AS (
     -- (trace, stage, device) groups where the entry's fused path runs
-    SELECT DISTINCT trace_id, stage, dev, id FROM _fused
+    SELECT DISTINCT trace_id, sc, dev, id FROM _fused
+),
+_out AS (
+    SELECT 'chain' AS kind, c.id, c.variant,
+           CASE WHEN g.own THEN 'opportunity' ELSE 'elsewhere' END AS status,
+           c.occurrence, c.step, c.kernel_id, c.trace_id, c.rank, c.sc, c.text_id, c.dur_ns
+    FROM _chain c
+    JOIN _gates g ON g.trace_id = c.trace_id AND g.id = c.id
+    -- where the fused path runs, the entry is `already fused` (own
+    -- framework) or says nothing (another framework already runs an
+    -- equivalent kernel); split chains left in that group are another
+    -- shape's path or keyword noise
+    WHERE NOT EXISTS (SELECT 1 FROM _fused_groups fg
+                      WHERE fg.trace_id = c.trace_id AND fg.sc = c.sc
+                        AND fg.dev = c.dev AND fg.id = c.id)
+    UNION ALL
+    SELECT 'fused', f.id, 0, 'already fused', f.kernel_id, 0,
+           f.kernel_id, f.trace_id, f.rank, f.sc, f.text_id, f.dur_ns
+    FROM _fused f
+    JOIN _gates g ON g.trace_id = f.trace_id AND g.id = f.id
+    WHERE g.own
 )
-SELECT 'chain' AS kind, c.id, c.variant,
-       CASE WHEN g.own THEN 'opportunity' ELSE 'elsewhere' END AS status,
-       c.occurrence, c.step,
-       c.kernel_id, c.trace_id, c.rank, c.stage, c.name_id, c.site_id, c.op_name, c.dur_ns
-FROM _chain c
-JOIN _gates g ON g.trace_id = c.trace_id AND g.id = c.id
--- where the fused path runs, the entry is `already fused` (own framework) or
--- says nothing (another framework already runs an equivalent kernel); split
--- chains left in that group are another shape's path or keyword noise
-WHERE NOT EXISTS (SELECT 1 FROM _fused_groups fg
-                  WHERE fg.trace_id = c.trace_id AND fg.stage = c.stage
-                    AND fg.dev = c.dev AND fg.id = c.id)
-UNION ALL
-SELECT 'fused', f.id, 0, 'already fused', f.kernel_id, 0,
-       f.kernel_id, f.trace_id, f.rank, f.stage, f.name_id, f.site_id, f.op_name, f.dur_ns
-FROM _fused f
-JOIN _gates g ON g.trace_id = f.trace_id AND g.id = f.id
-WHERE g.own;
+SELECT o.kind, o.id, o.variant, o.status, o.occurrence, o.step,
+       o.kernel_id, o.trace_id, o.rank, st.stage, t.name_id, t.site_id, t.op_name, o.dur_ns
+FROM _out o
+JOIN _stages st USING (sc)
+JOIN _texts t USING (text_id);

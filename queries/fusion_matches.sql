@@ -61,10 +61,11 @@ _stage_ns AS (
     GROUP BY stage
 ),
 _rows AS (
+    -- an occurrence has exactly one first kernel (step 1); a fused kernel
+    -- (step 0) is its own occurrence
     SELECT r.stage, r.id, r.status,
-           count(DISTINCT r.occurrence) AS occurrences,
-           sum(r.dur_ns) AS related_ns,
-           list(r.kernel_id ORDER BY r.kernel_id) AS kernel_ids
+           count(*) FILTER (WHERE r.step <= 1) AS occurrences,
+           sum(r.dur_ns) AS related_ns
     FROM _related r
     GROUP BY r.stage, r.id, r.status
 ),
@@ -86,6 +87,21 @@ _order AS (
     FROM _gated g
     WHERE g.status <> 'already fused'
 ),
+_shared AS (
+    -- pairs of chain rows of a stage sharing a kernel, the earlier in
+    -- conflict order first (a kernel is in at most one occurrence of an
+    -- entry, so a kernel listed twice in a stage is shared by two rows)
+    SELECT DISTINCT a.stage, a.id, a.status, b.marker AS earlier
+    FROM (SELECT r.stage, r.kernel_id, r.id, r.status, o.marker, o.turn
+          FROM _related r
+          JOIN _order o USING (stage, id, status)
+          SEMI JOIN (SELECT stage, kernel_id FROM _related WHERE kind = 'chain'
+                     GROUP BY stage, kernel_id HAVING count(*) > 1) x USING (stage, kernel_id)) a
+    JOIN (SELECT r.stage, r.kernel_id, o.marker, o.turn
+          FROM _related r
+          JOIN _order o USING (stage, id, status)) b
+      ON b.stage = a.stage AND b.kernel_id = a.kernel_id AND b.turn < a.turn
+),
 _subsumers AS (
     -- markers of every (entry, status) that subsumes a row's entry
     SELECT o.stage, o.id, o.status,
@@ -95,30 +111,36 @@ _subsumers AS (
     CROSS JOIN (VALUES (0), (1)) b(bit)
     GROUP BY o.stage, o.id, o.status
 ),
-_folded AS (
-    -- element: [marker, subsumer markers..., kernel ids...]; a row is kept
-    -- when none of its subsumers' markers and none of its kernels is in the
-    -- accumulator, which then gains its marker and kernels (list_reduce
-    -- starts from the first element, hence the neutral [0])
-    SELECT o.stage,
-           list_reduce(
-               list_prepend([0::BIGINT],
-                            list(list_concat([o.marker], coalesce(s.markers, []), o.kernel_ids) ORDER BY o.turn)),
-               lambda acc, x: CASE WHEN list_has_any(acc, x[2:]) THEN acc
-                                   ELSE list_concat(acc, [x[1]], list_filter(x, lambda v: v > 0)) END
-           ) AS kept
+_blockers AS (
+    -- a row is dropped when one of these is kept before it: the rows that
+    -- subsume it, and the earlier rows sharing a kernel with it
+    SELECT o.stage, o.id, o.status, o.marker, o.turn,
+           list_distinct(list_concat(coalesce(s.markers, []),
+                                     coalesce((SELECT list(x.earlier) FROM _shared x
+                                               WHERE x.stage = o.stage AND x.id = o.id AND x.status = o.status), []))) AS blockers,
+           coalesce(s.markers, []) AS subsumers
     FROM _order o
     LEFT JOIN _subsumers s USING (stage, id, status)
-    GROUP BY o.stage
+),
+_folded AS (
+    -- element: [marker, blockers...]; a row is kept when none of its
+    -- blockers is in the accumulator, which then gains its marker
+    -- (list_reduce starts from the first element, hence the neutral [0])
+    SELECT stage,
+           list_reduce(list_prepend([0::BIGINT], list(list_prepend(marker, blockers) ORDER BY turn)),
+                       lambda acc, x: CASE WHEN list_has_any(acc, x[2:]) THEN acc
+                                           ELSE list_append(acc, x[1]) END) AS kept
+    FROM _blockers
+    GROUP BY stage
 ),
 _kept AS (
     SELECT o.*
     FROM _order o
     JOIN _folded f USING (stage)
-    LEFT JOIN _subsumers s USING (stage, id, status)
+    JOIN _blockers b USING (stage, id, status)
     WHERE list_contains(f.kept, o.marker)
       -- a kept subsumer later in the order still hides this row
-      AND NOT list_has_any(f.kept, coalesce(s.markers, []))
+      AND NOT list_has_any(f.kept, b.subsumers)
 ),
 _shown AS (
     SELECT stage, id, status, occurrences, related_ns, share_pct, ordinal, priority, steps, likely_share
