@@ -4,8 +4,8 @@
 -- These are helpers for queries/fusion_matches.sql, fusion_similarity.sql
 -- and known_paths.sql; users may call them for ad hoc questions too. They
 -- read the catalog tables of 0003 (filled by catalog.Install) and the
--- Python-scope transfer of 0004 (kernel_scope), so single-trace and
--- two-trace reports give a kernel the same site everywhere.
+-- Python-scope transfer of 0004 (kernel_scope) in two-trace mode, so a
+-- kernel has the same site in every table of a report.
 --
 -- Keyword matching (catalog.md section 2): a keyword hits a kernel when it is
 -- a case-insensitive substring of the kernel's short name, its Python site
@@ -18,7 +18,9 @@
 -- (sites.rel_path) when known: install prefixes such as
 -- /root/.cache/... or /opt/venv/... would otherwise hit `cache` or `v`.
 -- Keywords are matched once per distinct (name, site, op) of the run, not
--- once per kernel.
+-- once per kernel. Directory names are part of the site: a broad keyword
+-- such as `quant` hits every GEMM launched from layers/quantization/ (or
+-- from vLLM's default_unquantized_gemm), which is the catalog's to narrow.
 --
 -- Chain matching, per (trace, rank, device, stream) in stream order (start
 -- time, then kernel_id):
@@ -32,15 +34,21 @@
 --     start(i+1) - end(i) <= max_gap_ns (overlap, e.g. PDL, is a gap <= 0);
 --   * a kernel matching one of the entry's `fused` keywords never fills one
 --     of its steps (a fused kernel is not a split step);
---   * candidate occurrences are built by a recursive CTE bounded by the chain
---     length: each extends its last kernel by an equi-join on the positions
---     last+1 .. last+max_between+1, so no pairwise interval join is formed;
+--   * links first: for each kernel whose text can fill a step, the kernels
+--     1 .. max_between + 1 places later on its stream are found by an
+--     equi-join on (stream, position + d) (never a pairwise interval join),
+--     and kept where their text fills a following step (_text_pairs, worked
+--     out once per distinct text, not per kernel) within max_gap_ns;
+--   * candidate occurrences walk those links in a recursive CTE bounded by
+--     the chain length;
 --   * one kernel belongs to at most one occurrence of an entry: candidates
 --     are chosen greedily, tightest first (fewest positions spanned), then
---     leftmost, then by kernel ids. Candidates can only share a kernel when
---     their position spans overlap, so the greedy pass runs separately on
---     each island of overlapping spans (found with window functions), as a
---     list_reduce fold over the island's few candidates; no loop over events.
+--     leftmost, then by their second and third kernel. Only candidates
+--     sharing a kernel need the pass; they can only share one when their
+--     spans overlap, so they are cut into islands of overlapping spans
+--     (window functions) and the pass takes one candidate of every island
+--     per iteration of a short recursion (as many iterations as the largest
+--     island has candidates, usually two). No loop over events anywhere.
 --
 -- Gates, per trace (catalog.md section 2.3):
 --   framework  an entry applies to its own framework's traces as
@@ -184,13 +192,15 @@ CROSS JOIN fusion_catalog f;
 --               `already fused` on its own framework and silent elsewhere)
 --   id          fusion entry
 --   variant     0 = the entry's whole chain. When `variants` is true, also
---               v = 1..steps for entries of 3 or more steps: the chain with
+--               v = 1..steps for entries of 3 to 15 steps: the chain with
 --               step v left out (the "all but one step" near misses of the
 --               similarity note); steps are renumbered, order kept
 --   status      opportunity | elsewhere | already fused (see _fusion_gates)
 --   occurrence  the kernel_id of the occurrence's first kernel (unique per
 --               entry and variant, since a kernel is in one occurrence)
---   step        the (renumbered) step the kernel filled; 0 for fused
+--   step        the kernel's place in its occurrence, from 1: its chain
+--               step (renumbered in a variant) for ordered entries, its
+--               stream order for unordered ones; 0 for fused kernels
 --   kernel_id, trace_id, rank, stage, name_id, site_id, op_name, dur_ns
 --               the kernel, with its report scope
 CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants) AS TABLE
