@@ -32,8 +32,9 @@
 --   share_pct    related_ns / summed duration of every GPU event of the
 --                stage (same run, rank(s)) x 100
 --   occurrences  chain occurrences, or fused kernels
---   evidence     the related kernels' short names, in chain-step order, then
---                by time (high first), then name
+--   evidence     the related kernels' short names, in chain-step order
+--                (stream order for unordered entries), then by time (high
+--                first), then name
 --   locations    their Python sites (display form), same order; NULL sites
 --                (unmapped) are left out
 --   candidate_path  "<framework>: <first source>", where the fused path lives
@@ -155,6 +156,7 @@ _evidence AS (
            list(short_name ORDER BY step, ns DESC, short_name) AS evidence
     FROM (SELECT r.stage, r.id, r.status, n.short_name, min(r.step) AS step, sum(r.dur_ns) AS ns
           FROM _related r
+          SEMI JOIN _shown w USING (stage, id, status)
           JOIN kernel_names n USING (name_id)
           GROUP BY ALL)
     GROUP BY ALL
@@ -164,6 +166,7 @@ _locations AS (
            list(display ORDER BY step, ns DESC, display) AS locations
     FROM (SELECT r.stage, r.id, r.status, s.display, min(r.step) AS step, sum(r.dur_ns) AS ns
           FROM _related r
+          SEMI JOIN _shown w USING (stage, id, status)
           JOIN sites s USING (site_id)
           GROUP BY ALL)
     GROUP BY ALL
