@@ -78,6 +78,11 @@ CREATE MACRO _overlap_group(trace_id, stage, device) AS
 --                        (start_rank, starts_before_end] are exactly those of
 --                        the same group that start while this one runs (used to
 --                        list overlapping pairs without an interval join)
+--   prev_kernel_id, next_kernel_id
+--                        the kernels that start just before / just after this
+--                        one on the same stream of the same (trace, stage,
+--                        device), ties in start by kernel_id; NULL at either
+--                        end (the dependency signal's neighbours)
 --   union_share_ns       GPU busy time (union of the group's intervals) from
 --                        each of this kernel's two points to the group's next
 --                        point: every busy instant is counted once, at the
@@ -190,22 +195,48 @@ _stream_integrals AS (
            CAST(sum(by_compute_gap) OVER (ROWS UNBOUNDED PRECEDING) - by_compute_gap AS BIGINT) AS by_compute_ns
     FROM _stream_gaps
 ),
+_neighbours AS (
+    -- Each kernel's previous and next kernel on its stream, by start: one
+    -- sort of the kernels and streaming lag/lead, rows shaped like the
+    -- points (d = 0) so that the pivot below picks them up without a join.
+    SELECT kernel_id, 0 AS d, NULL::BIGINT AS starts, NULL::BIGINT AS busy_gap,
+           NULL::BIGINT AS multi_stream_ns, NULL::BIGINT AS by_compute_ns,
+           CASE WHEN lag(stream_group) OVER () = stream_group THEN lag(kernel_id) OVER () END AS prev_kernel_id,
+           CASE WHEN lead(stream_group) OVER () = stream_group THEN lead(kernel_id) OVER () END AS next_kernel_id
+    FROM (
+        SELECT kernel_id, (group_key, stream_key) AS stream_group
+        FROM _k
+        ORDER BY group_key, stream_key, ts_ns, kernel_id
+    )
+),
 _per_kernel AS (
-    -- A kernel's start and end points side by side (a sort on kernel_id
-    -- costs about a third of a million-group hash aggregate here): each
-    -- figure is the integral at the end minus the integral at the start.
+    -- A kernel's start, neighbour and end rows side by side (a sort on
+    -- kernel_id costs about a third of a million-group hash aggregate
+    -- here): each figure is the integral at the end minus the integral at
+    -- the start.
     SELECT kernel_id, d,
-           lead(multi_stream_ns) OVER () - multi_stream_ns AS hidden_ns,
-           lead(by_compute_ns) OVER () - by_compute_ns AS hidden_by_compute_ns,
+           lead(multi_stream_ns, 2) OVER () - multi_stream_ns AS hidden_ns,
+           lead(by_compute_ns, 2) OVER () - by_compute_ns AS hidden_by_compute_ns,
            starts AS start_rank,
-           lead(starts) OVER () AS starts_before_end,
-           busy_gap + lead(busy_gap) OVER () AS union_share_ns
-    FROM (SELECT * FROM _stream_integrals ORDER BY kernel_id, d DESC)
+           lead(starts, 2) OVER () AS starts_before_end,
+           busy_gap + lead(busy_gap, 2) OVER () AS union_share_ns,
+           lead(prev_kernel_id) OVER () AS prev_kernel_id,
+           lead(next_kernel_id) OVER () AS next_kernel_id
+    FROM (
+        SELECT * FROM (
+            SELECT *, NULL::BIGINT AS prev_kernel_id, NULL::BIGINT AS next_kernel_id
+            FROM _stream_integrals
+            UNION ALL
+            SELECT * FROM _neighbours
+        )
+        ORDER BY kernel_id, d DESC
+    )
 )
 SELECT k.kernel_id, k.trace_id, k.run_id, k.rank, k.stage, k.device, k.stream,
        k.name_id, k.ts_ns, k.dur_ns,
        p.hidden_ns, p.hidden_by_compute_ns, k.dur_ns - p.hidden_ns AS exclusive_ns,
-       p.start_rank, p.starts_before_end, p.union_share_ns
+       p.start_rank, p.starts_before_end, p.union_share_ns,
+       p.prev_kernel_id, p.next_kernel_id
 FROM _per_kernel p
 JOIN kernels k USING (kernel_id)
 WHERE p.d = 1;
@@ -239,7 +270,9 @@ CREATE TABLE kernel_overlap_store (
     exclusive_ns         BIGINT NOT NULL,
     start_rank           BIGINT NOT NULL,
     starts_before_end    BIGINT NOT NULL,
-    union_share_ns       BIGINT NOT NULL
+    union_share_ns       BIGINT NOT NULL,
+    prev_kernel_id       BIGINT,
+    next_kernel_id       BIGINT
 );
 
 -- kernel_overlap_runs: one row per run whose rows are in kernel_overlap_store

@@ -47,8 +47,9 @@
 --   * scope: single-trace, the short name's own dominant site (most GPU time,
 --     ties by site_id); two-trace, the site name_scope transferred.
 --   * dependency signal, from the longest instance (ties: smaller
---     kernel_id): previous/next event on the same (trace, device, stream)
---     by start time (ties by kernel_id); gap = max(0, next start - end) (before: start - prev
+--     kernel_id): previous/next event on the same stream of the same
+--     (trace, stage, device) by start time (kernel_overlap's
+--     prev/next_kernel_id, ties by kernel_id); gap = max(0, next start - end) (before: start - prev
 --     end); tight when gap <= max(2 us, min(20 us, 0.15 x dur)); a tight
 --     side is a risk on same site file, same site function, same cpu_op, or
 --     a category dependency (communication next to non-communication;
@@ -156,33 +157,17 @@ own_site AS (
 ),
 longest AS (
     SELECT a.stage, a.short_name, k.kernel_id, k.trace_id, k.device, k.stream,
-           k.ts_ns, k.dur_ns
+           k.ts_ns, k.dur_ns, k.prev_kernel_id, k.next_kernel_id
     FROM agg a
-    JOIN kernels k ON k.kernel_id = a.longest_id
-),
-stream_order AS (
-    -- every event of the run in (trace, device, stream, start, kernel_id)
-    -- order with its neighbours on that order: one sort and two streaming
-    -- lag/lead windows, cheaper than a lookup per instance
-    SELECT kernel_id,
-           CASE WHEN lag(stream_key) OVER () = stream_key THEN lag(kernel_id) OVER () END AS prev_id,
-           CASE WHEN lag(stream_key) OVER () = stream_key THEN lag(end_ns) OVER () END AS prev_end_ns,
-           CASE WHEN lead(stream_key) OVER () = stream_key THEN lead(kernel_id) OVER () END AS next_id,
-           CASE WHEN lead(stream_key) OVER () = stream_key THEN lead(ts_ns) OVER () END AS next_ts_ns
-    FROM (
-        SELECT kernel_id, ts_ns, ts_ns + dur_ns AS end_ns,
-               -- (trace, device, stream) as one comparable value
-               (trace_id, coalesce(device, -1), coalesce(stream, -1)) AS stream_key
-        FROM kernels
-        WHERE run_id = $run AND ($rank IS NULL OR rank = $rank)
-        ORDER BY trace_id, coalesce(device, -1), coalesce(stream, -1), ts_ns, kernel_id
-    )
+    JOIN ko k ON k.kernel_id = a.longest_id
 ),
 neighbours AS (
     SELECT l.stage, l.short_name, l.kernel_id, l.ts_ns, l.dur_ns,
-           o.prev_id, o.prev_end_ns, o.next_id, o.next_ts_ns
+           p.kernel_id AS prev_id, p.ts_ns + p.dur_ns AS prev_end_ns,
+           x.kernel_id AS next_id, x.ts_ns AS next_ts_ns
     FROM longest l
-    JOIN stream_order o USING (kernel_id)
+    LEFT JOIN kernels p ON p.kernel_id = l.prev_kernel_id
+    LEFT JOIN kernels x ON x.kernel_id = l.next_kernel_id
 ),
 event_scope AS (
     -- scope of the instances and their neighbours: site, cpu op, category

@@ -177,16 +177,21 @@ func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 		f.kernels(append(append([]kernel{}, ks...), other...))
 
 		want, _ := brute(ks, compute)
-		rows, err := db.Query(`SELECT kernel_id, dur_ns, hidden_ns, hidden_by_compute_ns, exclusive_ns
+		prev, next := bruteNeighbours(ks)
+		rows, err := db.Query(`SELECT kernel_id, dur_ns, hidden_ns, hidden_by_compute_ns, exclusive_ns,
+			coalesce(prev_kernel_id, -1), coalesce(next_kernel_id, -1)
 			FROM kernel_overlap_for(1) ORDER BY kernel_id`)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
 		for rows.Next() {
-			var id, dur, hid, hbc, excl int64
-			if err := rows.Scan(&id, &dur, &hid, &hbc, &excl); err != nil {
+			var id, dur, hid, hbc, excl, p, nx int64
+			if err := rows.Scan(&id, &dur, &hid, &hbc, &excl, &p, &nx); err != nil {
 				t.Fatal(err)
+			}
+			if p != prev[id] || nx != next[id] {
+				t.Errorf("seed %d kernel %d: neighbours %d/%d, want %d/%d", seed, id, p, nx, prev[id], next[id])
 			}
 			n++
 			w, ok := want[id]
@@ -282,4 +287,29 @@ func TestDeviceBusyMatchesBruteForce(t *testing.T) {
 			t.Errorf("seed %d: %d groups, want %d", seed, n, len(want))
 		}
 	}
+}
+
+// bruteNeighbours: for each kernel, the kernels starting just before and
+// just after it on its stream of its (trace, stage, device), by (start,
+// kernel_id); -1 when none.
+func bruteNeighbours(ks []kernel) (prev, next map[int64]int64) {
+	prev, next = map[int64]int64{}, map[int64]int64{}
+	before := func(a, b kernel) bool { return a.TS < b.TS || a.TS == b.TS && a.ID < b.ID }
+	for _, k := range ks {
+		p, n := int64(-1), int64(-1)
+		var pk, nk kernel
+		for _, o := range ks {
+			if o.ID == k.ID || keyOf(o) != keyOf(k) || fmtPtr(o.Stream) != fmtPtr(k.Stream) {
+				continue
+			}
+			if before(o, k) && (p < 0 || before(pk, o)) {
+				p, pk = o.ID, o
+			}
+			if before(k, o) && (n < 0 || before(o, nk)) {
+				n, nk = o.ID, o
+			}
+		}
+		prev[k.ID], next[k.ID] = p, n
+	}
+	return prev, next
 }
