@@ -329,3 +329,64 @@ func TestFusionTwoTrace(t *testing.T) {
 		t.Errorf("locations %q", rows[0].Locations)
 	}
 }
+
+// TestFusionMoreFamilies covers more entry families on the embedded
+// catalog: MoE sum + all-reduce, sampling temperature + softmax, top-k +
+// top-p sampling (unordered, three steps), and a vLLM router GEMM.
+func TestFusionMoreFamilies(t *testing.T) {
+	moe := fkn("fused_moe_kernel", 40_000).at("python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py:688 invoke_fused_moe_kernel")
+	moeSum := fkn("void moe_sum_reduce_kernel<c10::BFloat16, 8>", 3000).
+		at("python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py:1602 fused_experts_impl")
+	temp := fkn("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, at::native::binary_internal::DivFunctor<float> > >", 2000).
+		at("python/sglang/srt/layers/sampler.py:80 apply_temperature")
+	softmax := fkn("void at::native::cunn_SoftMaxForward<8, float, float, float>", 6000).
+		at("python/sglang/srt/layers/sampler.py:86 forward").op_("aten::_softmax")
+	topk := fkn("topk_mask_kernel", 3000)
+	topp := fkn("topp_filter_kernel", 3000)
+	sample := fkn("sampling_from_probs_kernel", 2000)
+	cast := fkn("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_copy<float> >", 1000).
+		at("vllm/model_executor/layers/fused_moe/router/gate_linear.py:40 forward")
+	gemm := fkn("void cutlass::gemm::kernel::GemmUniversal<float>", 5000).
+		at("vllm/model_executor/layers/fused_moe/router/gate_linear.py:41 forward")
+	for _, c := range []struct {
+		name, framework, model string
+		tp                     int
+		layer                  []fk
+		want                   func(stage string) []string
+	}{
+		// fused_moe -> moe_sum -> all-reduce: both MoE kernels can start
+		// the chain; the tighter pair (moe_sum, all-reduce) is taken
+		{"MoE sum + all-reduce", "sglang", "Qwen/Qwen3-30B-A3B", 2, []fk{moe, moeSum, sgAllReduce, filler2},
+			func(s string) []string {
+				return []string{fLine(s, "sglang-fused-moe-sum-allreduce", FusionOpportunity, "confirmed", 4, 4*fDur(moeSum, sgAllReduce))}
+			}},
+		{"temperature + softmax", "sglang", "meta-llama/Llama-3.1-8B-Instruct", 1, []fk{temp, softmax, filler2},
+			func(s string) []string {
+				return []string{fLine(s, "sglang-fused-temperature-softmax", FusionOpportunity, "confirmed", 4, 4*fDur(temp, softmax))}
+			}},
+		{"top-k + top-p + sampling", "tokenspeed", "Qwen/Qwen3-8B", 1, []fk{topk, topp, sample, filler2},
+			func(s string) []string {
+				return []string{fLine(s, "tokenspeed-fused-topk-topp", FusionOpportunity, "confirmed", 4, 4*fDur(topk, topp, sample))}
+			}},
+		{"top-k + top-p + sampling, sampling first", "tokenspeed", "Qwen/Qwen3-8B", 1, []fk{sample, topk, topp, filler2},
+			func(s string) []string {
+				return []string{fLine(s, "tokenspeed-fused-topk-topp", FusionOpportunity, "confirmed", 4, 4*fDur(topk, topp, sample))}
+			}},
+		// on SGLang the TokenSpeed path is `elsewhere`
+		{"top-k + top-p + sampling on SGLang", "sglang", "Qwen/Qwen3-8B", 1, []fk{topk, topp, sample, filler2},
+			func(s string) []string {
+				return []string{fLine(s, "tokenspeed-fused-topk-topp", FusionElsewhere, "confirmed", 4, 4*fDur(topk, topp, sample))}
+			}},
+		{"router cast + GEMM", "vllm", "deepseek-ai/DeepSeek-V3", 8, []fk{cast, gemm, filler2},
+			func(s string) []string {
+				return []string{fLine(s, "vllm-dsv3-router-gemm", FusionOpportunity, "confirmed", 4, 4*fDur(cast, gemm))}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFusionFX(t, nil)
+			run := f.run(c.framework, c.model, c.tp)
+			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, c.layer...)...)
+			wantFusions(t, f.matches(run), c.want("decode")...)
+		})
+	}
+}
