@@ -144,6 +144,35 @@ func FusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams) 
 	})
 }
 
+// FusionNotes returns the similarity notes a fuse-pattern table prints: it
+// runs FusionSimilarity only for the stages (of stages, in that order) where
+// rows, FusionMatches' result for the same run, mapping and rank, has no
+// opportunity or elsewhere row. Near misses cost a pass over every chain
+// with one step left out, which would be wasted where whole chains match
+// (the query would find them and print nothing).
+func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stages []string, rows []FusionRow) ([]FusionSimilarityRow, error) {
+	matched := map[string]bool{}
+	for _, r := range rows {
+		if r.Status != FusionAlreadyFused {
+			matched[r.Stage] = true
+		}
+	}
+	var out []FusionSimilarityRow
+	for _, s := range stages {
+		if matched[s] || (p.Stage != "" && s != p.Stage) {
+			continue
+		}
+		sp := p
+		sp.Stage = s
+		notes, err := FusionSimilarity(ctx, q, sp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, notes...)
+	}
+	return out, nil
+}
+
 // fusionStrings converts a scanned VARCHAR[] (duckdb-go gives []any).
 func fusionStrings(v []any) []string {
 	out := make([]string, 0, len(v))

@@ -117,3 +117,18 @@ func TestFusionSimilarity(t *testing.T) {
 		}
 	})
 }
+
+// TestFusionNotes checks that notes are asked for only where no chain row
+// was found.
+func TestFusionNotes(t *testing.T) {
+	abg := testFusion("t-abg", []string{"alpha"}, []string{"beta"}, []string{"gamma"})
+	f, run, tr := ruleFX(t, abg)
+	f.seq(tr, "prefill", 7, 0, fRepeat(4, kAlpha, kBeta, kGamma, kPad)...)
+	f.seq(tr, "decode", 7, 10_000_000, fRepeat(4, kAlpha, kBeta, kPad)...)
+	rows := f.matches(run)
+	notes, err := FusionNotes(f.ctx, f.db, FusionSimilarityParams{Run: run}, []string{"prefill", "decode", "mixed"}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSimilarity(t, notes, fmt.Sprintf("decode high t-abg missing 3/3 [gamma] x4 %dns", 4*fDur(kAlpha, kBeta)))
+}
