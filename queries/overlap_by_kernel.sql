@@ -16,7 +16,9 @@
 --   $min_dur_ns the "total >= 5 us" floor of the verdicts, in ns
 --
 -- Figures (all ns, summed over the rank(s) and devices of the stage):
---   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap
+--   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap (read
+--              through kernel_overlap_cached: the saved copy when
+--              StoreKernelOverlap ran and it is current, computed otherwise)
 --   busy_share_pct  total / GPU busy time of the stage (union of intervals
 --                   per device, summed), the denominator of `share` here
 --   exclusive_pct, hidden_pct  exclusive / total, hidden / total
@@ -49,8 +51,9 @@
 --   * dependency signal, from the longest instance (ties: smaller
 --     kernel_id): previous/next event on the same stream of the same
 --     (trace, stage, device) by start time (kernel_overlap's
---     prev/next_kernel_id, ties by kernel_id); gap = max(0, next start - end) (before: start - prev
---     end); tight when gap <= max(2 us, min(20 us, 0.15 x dur)); a tight
+--     prev/next_kernel_id, ties by kernel_id); gap = max(0, next start -
+--     end), before: max(0, start - previous end); tight when
+--     gap <= max(2 us, min(20 us, 0.15 x dur)); a tight
 --     side is a risk on same site file, same site function, same cpu_op, or
 --     a category dependency (communication next to non-communication;
 --     elementwise/memory next to anything but other, unclassified counting
