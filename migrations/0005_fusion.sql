@@ -105,12 +105,12 @@ WHERE mapping IS NOT NULL
   AND k.run_id = run
   AND (rnk IS NULL OR k.rank = rnk);
 
--- _fusion_site_form(site_id): the compact form of a site as keywords see
--- it, `file:line func` with the framework-relative path, followed by its
--- display `func @ file:line` (display alone for sites without a file:
--- nn.Module, built-ins); NULL for no site. The two compact forms are
--- joined by a space, which no compact keyword contains, so a keyword never
--- matches across them.
+-- _fusion_site_form(file, rel_path, line, func, display): a site (columns
+-- of `sites`) as keywords see it: the compact form of `file:line func`, with
+-- the framework-relative path, then that of its display `func @ file:line`
+-- (for a site without a file, nn.Module or built-in, both are the display);
+-- NULL for no site. The two are joined by a space, which no compact keyword
+-- contains, so a keyword never matches across them.
 CREATE MACRO _fusion_site_form(file, rel_path, line, func, display) AS
     _fusion_compact(CASE WHEN file IS NULL THEN display
                          ELSE coalesce(rel_path, file) || ':' || coalesce(line::VARCHAR, '') || ' '
