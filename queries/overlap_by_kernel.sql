@@ -164,13 +164,20 @@ longest AS (
     FROM agg a
     JOIN ko k ON k.kernel_id = a.longest_id
 ),
+neighbour_times AS (
+    -- the few neighbours' times (a filter, not a join against every kernel)
+    SELECT kernel_id, ts_ns, dur_ns
+    FROM ko
+    WHERE kernel_id IN (SELECT prev_kernel_id FROM longest
+                        UNION ALL SELECT next_kernel_id FROM longest)
+),
 neighbours AS (
     SELECT l.stage, l.short_name, l.kernel_id, l.ts_ns, l.dur_ns,
            p.kernel_id AS prev_id, p.ts_ns + p.dur_ns AS prev_end_ns,
            x.kernel_id AS next_id, x.ts_ns AS next_ts_ns
     FROM longest l
-    LEFT JOIN kernels p ON p.kernel_id = l.prev_kernel_id
-    LEFT JOIN kernels x ON x.kernel_id = l.next_kernel_id
+    LEFT JOIN neighbour_times p ON p.kernel_id = l.prev_kernel_id
+    LEFT JOIN neighbour_times x ON x.kernel_id = l.next_kernel_id
 ),
 event_scope AS (
     -- scope of the instances and their neighbours: site, cpu op, category
