@@ -289,12 +289,11 @@ CREATE TABLE kernel_overlap_runs (
 );
 
 -- _overlap_fingerprint(run): changes whenever the inputs of the run's
--- overlap change: its kernels (count, summed duration, largest id, and their
--- times, streams and devices) or the category of any name they use (a
--- reclassification).
+-- overlap change: its kernels (ids, times, streams, devices, stages, ranks,
+-- names) or the category of any name they use (a reclassification).
 CREATE MACRO _overlap_fingerprint(run) AS (
     SELECT hash(count(*), sum(k.dur_ns), max(k.kernel_id),
-                bit_xor(hash(k.kernel_id, k.ts_ns, k.dur_ns, k.stream, k.device, k.stage)),
+                bit_xor(hash(k.kernel_id, k.ts_ns, k.dur_ns, k.stream, k.device, k.stage, k.rank, k.name_id)),
                 bit_xor(hash(k.name_id, n.category)))
     FROM kernels k
     JOIN kernel_names n USING (name_id)
