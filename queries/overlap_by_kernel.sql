@@ -61,9 +61,12 @@
 --     is unclear. Scopes are the instances' own (single-trace) or their
 --     names' transferred ones (two-trace).
 WITH ko AS MATERIALIZED (
-    SELECT o.*, n.short_name, n.family, n.category
-    FROM kernel_overlap_cached($run, rank := $rank, stage := $stage) o
-    JOIN kernel_names n USING (name_id)
+    -- kernels and their overlap; names stay ids here (a million strings
+    -- cost more to materialize than the few joins on aggregates below)
+    SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
+           hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
+           starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id
+    FROM kernel_overlap_cached($run, rank := $rank, stage := $stage)
 ),
 busy AS (
     -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
@@ -73,29 +76,41 @@ busy AS (
     GROUP BY stage
 ),
 per_name_id AS (
-    SELECT stage, short_name, name_id, any_value(family) AS family,
-           any_value(category) AS category, sum(dur_ns) AS ns
-    FROM ko
-    GROUP BY stage, short_name, name_id
+    SELECT k.stage, k.name_id, n.short_name, n.family, n.category,
+           k.launches, k.total_ns, k.hidden_ns, k.hidden_by_compute_ns, k.exclusive_ns,
+           k.longest_id, k.longest_dur_ns
+    FROM (
+        SELECT stage, name_id,
+               count(*) AS launches,
+               sum(dur_ns) AS total_ns,
+               sum(hidden_ns) AS hidden_ns,
+               sum(hidden_by_compute_ns) AS hidden_by_compute_ns,
+               sum(exclusive_ns) AS exclusive_ns,
+               first(kernel_id ORDER BY dur_ns DESC, kernel_id) AS longest_id,
+               max(dur_ns) AS longest_dur_ns
+        FROM ko
+        GROUP BY stage, name_id
+    ) k
+    JOIN kernel_names n USING (name_id)
 ),
 names AS (
     -- one family/category per (stage, short name)
     SELECT stage, short_name,
-           first(family ORDER BY ns DESC, name_id) AS family,
-           first(category ORDER BY ns DESC, name_id) AS category,
+           first(family ORDER BY total_ns DESC, name_id) AS family,
+           first(category ORDER BY total_ns DESC, name_id) AS category,
            min(name_id) AS name_id
     FROM per_name_id
     GROUP BY stage, short_name
 ),
 agg AS (
     SELECT stage, short_name,
-           count(*) AS launches,
-           sum(dur_ns)::BIGINT AS total_ns,
+           sum(launches)::BIGINT AS launches,
+           sum(total_ns)::BIGINT AS total_ns,
            sum(hidden_ns)::BIGINT AS hidden_ns,
            sum(hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns,
            sum(exclusive_ns)::BIGINT AS exclusive_ns,
-           first(kernel_id ORDER BY dur_ns DESC, kernel_id) AS longest_id
-    FROM ko
+           first(longest_id ORDER BY longest_dur_ns DESC, longest_id) AS longest_id
+    FROM per_name_id
     GROUP BY stage, short_name
 ),
 pairs AS (
@@ -103,10 +118,10 @@ pairs AS (
     -- kernel_overlap), kept when on another stream with a positive overlap.
     -- Both kernels of such a pair are partly hidden, so kernels with
     -- hidden_ns = 0 (most of them in a typical trace) are left out first.
-    SELECT a.stage, a.short_name AS a_name, b.short_name AS b_name,
-           least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) - b.ts_ns AS overlap_ns
+    SELECT a.stage, a.name_id AS a_name_id, b.name_id AS b_name_id,
+           sum(least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) - b.ts_ns) AS overlap_ns
     FROM (
-        SELECT stage, short_name, ts_ns, dur_ns, stream,
+        SELECT stage, name_id, ts_ns, dur_ns, stream,
                unnest(range(start_rank + 1, starts_before_end + 1)) AS b_rank
         FROM ko
         WHERE starts_before_end > start_rank AND hidden_ns > 0
@@ -114,15 +129,19 @@ pairs AS (
     JOIN (SELECT * FROM ko WHERE hidden_ns > 0) b ON b.start_rank = a.b_rank
     WHERE b.stream IS DISTINCT FROM a.stream
       AND least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) > b.ts_ns
+    GROUP BY a.stage, a.name_id, b.name_id
 ),
 pair_totals AS (
-    SELECT stage, kernel, other, sum(overlap_ns) AS overlap_ns
+    -- both directions, by short name
+    SELECT p.stage, na.short_name AS kernel, nb.short_name AS other, sum(p.overlap_ns) AS overlap_ns
     FROM (
-        SELECT stage, a_name AS kernel, b_name AS other, overlap_ns FROM pairs
+        SELECT stage, a_name_id AS k_id, b_name_id AS o_id, overlap_ns FROM pairs
         UNION ALL
-        SELECT stage, b_name, a_name, overlap_ns FROM pairs
-    )
-    GROUP BY stage, kernel, other
+        SELECT stage, b_name_id, a_name_id, overlap_ns FROM pairs
+    ) p
+    JOIN kernel_names na ON na.name_id = p.k_id
+    JOIN kernel_names nb ON nb.name_id = p.o_id
+    GROUP BY p.stage, na.short_name, nb.short_name
 ),
 dominant AS (
     SELECT p.stage, p.kernel,
@@ -149,12 +168,16 @@ own_site AS (
     -- single-trace mode: each short name's dominant own site
     SELECT stage, short_name, first(site_id ORDER BY ns DESC, site_id) AS site_id
     FROM (
-        SELECT k.stage, n.short_name, k.site_id, sum(k.dur_ns) AS ns
-        FROM kernels k
+        SELECT k.stage, n.short_name, k.site_id, sum(k.ns) AS ns
+        FROM (
+            SELECT stage, name_id, site_id, sum(dur_ns) AS ns
+            FROM kernels
+            WHERE $mapping IS NULL AND run_id = $run AND site_id IS NOT NULL
+              AND ($rank IS NULL OR rank = $rank) AND ($stage IS NULL OR stage = $stage)
+            GROUP BY stage, name_id, site_id
+        ) k
         JOIN kernel_names n USING (name_id)
-        WHERE $mapping IS NULL AND k.run_id = $run AND k.site_id IS NOT NULL
-          AND ($rank IS NULL OR k.rank = $rank) AND ($stage IS NULL OR k.stage = $stage)
-        GROUP BY ALL
+        GROUP BY k.stage, n.short_name, k.site_id
     )
     GROUP BY stage, short_name
 ),
