@@ -21,6 +21,52 @@ var droppedFused = map[int][]string{
 	2: {"fusedaddrmsnormkernel"}, // the plain FusedAddRMSNorm kernel: catalog.md section 4 false positive
 }
 
+// narrowedSteps maps a broad quantisation keyword of the facts' split groups
+// to the specific kernel vocabulary catalog.yaml uses in its place (the note
+// at the top of catalog.yaml says why).
+var narrowedSteps = map[string][]string{
+	"quant": {"per_token_group_quant", "per_token_quant", "scaled_fp8_quant", "fp8_quant", "quant_fp8", "fp4_quant", "quant_fp4", "int8_quant", "quantize_fp8", "quantize_fp4"},
+	"fp8":   {"quant_fp8", "fp8_quant", "cvt_fp8", "to_fp8"},
+	"fp4":   {"fp4_quant", "quant_fp4", "cvt_fp16_to_fp4", "to_fp4"},
+	"nvfp4": {"nvfp4_quant", "quant_nvfp4"},
+	"mxfp":  {"mxfp4_quant", "mxfp8_quant", "quant_mxfp"},
+	"mxfp4": {"mxfp4_quant", "quant_mxfp4"},
+	// cache-write steps
+	"kv_cache": {"store_kvcache", "reshape_and_cache", "kv_cache_write", "update_kv_cache"},
+	"paged kv": {"append_paged_kv"},
+}
+
+// addedFused lists fused keywords the catalog adds to the facts, keyed by
+// fact row number: other frameworks' kernels doing the same fused work.
+var addedFused = map[int][]string{
+	4: {"act_and_mul"},                // FlashInfer's fused activation kernel, seen bare in CUDA-graph replays
+	7: {"applyBiasRopeUpdateKVCache"}, // TensorRT-LLM's fused RoPE + KV cache update
+	8: {"applyBiasRopeUpdateKVCache"},
+}
+
+// narrowGroup applies narrowedSteps to one split group, in place order,
+// without duplicates; groups of entries kept verbatim are left alone.
+func narrowGroup(id string, g []string) []string {
+	if id == "tokenspeed-mla-attention" || id == "tokenspeed-nvfp4-gemm-swiglu-quant" && slices.Contains(g, "gemm") {
+		// Those steps describe the kernel itself (an FP8 attention, an NVFP4 GEMM).
+		return g
+	}
+	var out []string
+	for _, k := range g {
+		r, ok := narrowedSteps[k]
+		if !ok {
+			r = []string{k}
+		}
+		for _, x := range r {
+			// A replacement the group already names keeps its own place.
+			if !slices.Contains(out, x) && (!ok || !slices.Contains(g, x)) {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
 func factsFile(t *testing.T) string {
 	t.Helper()
 	path := os.Getenv("TRACEHOUSE_SPEC_DIR")
@@ -177,12 +223,17 @@ func TestCatalogHasEveryFactFusion(t *testing.T) {
 		wantFused := slices.DeleteFunc(slices.Clone(ff.fused), func(k string) bool {
 			return slices.Contains(droppedFused[ff.row], k)
 		})
+		wantFused = append(wantFused, addedFused[ff.row]...)
 		if !slices.Equal(f.Fused, wantFused) {
 			t.Errorf("%s: fused %q, facts say %q", where, f.Fused, wantFused)
 		}
 		// Steps may be reordered to execution order; each group must survive intact.
-		if !sameGroups(f.Chain, ff.groups) {
-			t.Errorf("%s: chain %q, facts' groups %q", where, f.Chain, ff.groups)
+		groups := make([][]string, len(ff.groups))
+		for i, g := range ff.groups {
+			groups[i] = narrowGroup(f.ID, g)
+		}
+		if !sameGroups(f.Chain, groups) {
+			t.Errorf("%s: chain %q, facts' groups (narrowed) %q", where, f.Chain, groups)
 		}
 		if f.MinTP != ff.minTP {
 			t.Errorf("%s: min_tp %d, facts say %d", where, f.MinTP, ff.minTP)
