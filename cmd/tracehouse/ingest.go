@@ -10,6 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -105,6 +106,20 @@ func ingestRun(cmd *cobra.Command, f *Factory, opts *IngestOptions) error {
 	defer w.Close()
 	res, err := ingestPaths(cmd, f, w, opts.Paths, iopt)
 	if err != nil {
+		return err
+	}
+	// Later reports need the catalog, and read the per-kernel overlap of the
+	// runs that got traces from a saved copy instead of sweeping again.
+	if err := catalog.Install(cmd.Context(), w.DB, catalog.Default()); err != nil {
+		return err
+	}
+	var fresh []int64
+	for _, r := range res.Files {
+		if r.Status == ingest.StatusIngested {
+			fresh = append(fresh, r.TraceID)
+		}
+	}
+	if err := storeOverlap(cmd.Context(), w.DB, fresh, ""); err != nil {
 		return err
 	}
 	return summarize(f, res)
