@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 )
 
 // TriageRunRow is one row of triage_run.sql.
@@ -214,8 +215,16 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (*TriageData, error)
 		Stage: p.Stage, MinShare: p.MinShare}); err != nil {
 		return nil, err
 	}
-	if d.Similarity, err = FusionSimilarity(ctx, q, FusionSimilarityParams{Run: p.Run, Mapping: p.Mapping,
-		Rank: p.Rank, Stage: p.Stage}); err != nil {
+	// Near-miss notes only where no whole chain matched: elsewhere they
+	// would print nothing and cost a pass over every partial chain.
+	var stages []string
+	for _, k := range d.Kernels {
+		if !slices.Contains(stages, k.Stage) {
+			stages = append(stages, k.Stage)
+		}
+	}
+	if d.Similarity, err = FusionNotes(ctx, q, FusionSimilarityParams{Run: p.Run, Mapping: p.Mapping,
+		Rank: p.Rank, Stage: p.Stage}, stages, d.Fusions); err != nil {
 		return nil, err
 	}
 	return d, nil
