@@ -153,7 +153,10 @@ CREATE TABLE kernels (
     graph_launch BOOLEAN NOT NULL,
     launch_id    BIGINT,
     op_id        BIGINT,
-    site_id      INTEGER
+    site_id      INTEGER,
+    -- place of the event on its (trace, device, stream), from 1, in start
+    -- order (ties by kernel_id): "the next kernel on the stream" is +1
+    stream_pos   BIGINT
 );
 
 -- One row per CUDA/HIP runtime or driver call.

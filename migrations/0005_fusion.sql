@@ -87,6 +87,7 @@ SELECT k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.ts_ns, k.dur_ns,
        k.ts_ns + k.dur_ns AS end_ns,
        coalesce(k.device, -1) AS dev,
        coalesce(k.stream, -1) AS strm,
+       k.stream_pos,
        k.site_id, o.name AS op_name
 FROM kernels k
 LEFT JOIN cpu_ops o ON o.op_id = k.op_id
@@ -98,6 +99,7 @@ SELECT k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.ts_ns, k.dur_ns,
        k.ts_ns + k.dur_ns,
        coalesce(k.device, -1),
        coalesce(k.stream, -1),
+       k.stream_pos,
        s.site_id, s.op_name
 FROM kernels k
 JOIN kernel_scope(run, mapping) s USING (kernel_id)
@@ -235,12 +237,12 @@ _stages AS (
 ),
 _k AS MATERIALIZED (
     -- every GPU event with its place in its stream: spos = stream * 2^32 +
-    -- position (from 1, in start order), so "d places later on the same
-    -- stream" is spos + d, and no such spos exists past the stream's end.
-    -- Narrow on purpose: the window sorts every column it carries; text_id
-    -- and sc give back the name, site, op and stage.
+    -- position (kernels.stream_pos, numbered at ingest: from 1, in start
+    -- order), so "d places later on the same stream" is spos + d, and no
+    -- such spos exists past the stream's end. text_id and sc give back the
+    -- name, site, op and stage.
     SELECT k.kernel_id, k.trace_id, k.rank, k.dev, t.text_id, c.sc, k.ts_ns, k.dur_ns,
-           (s.sid << 32) | row_number() OVER (PARTITION BY s.sid ORDER BY k.ts_ns, k.kernel_id) AS spos
+           (s.sid << 32) | k.stream_pos AS spos
     FROM _kall k
     JOIN _texts t
       ON t.name_id = k.name_id

@@ -192,10 +192,14 @@ func (f *fusionFX) siteID(s string) int64 {
 	return id
 }
 
-// classify sets family/category on the stored names, as ingest does.
+// classify sets family/category on the stored names and numbers kernels on
+// their streams, as ingest does.
 func (f *fusionFX) classify() {
 	f.t.Helper()
 	if _, err := schema.Classify(f.ctx, f.db, true); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := schema.NumberStreams(f.ctx, f.db); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -110,6 +110,10 @@ func (f ktDB) kernels(ks ...ktKernel) {
 		}
 		f.exec(b.String(), args...)
 	}
+	// Ingest numbers every kernel on its stream; so do these fixtures.
+	if err := schema.NumberStreams(context.Background(), f.db); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func rankOf(n int64) sql.NullInt64 { return sql.NullInt64{Int64: n, Valid: true} }

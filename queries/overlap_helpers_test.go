@@ -138,6 +138,10 @@ func (f fixture) kernels(ks []kernel) {
 		}
 		f.exec(b.String(), args...)
 	}
+	// Ingest numbers every kernel on its stream; so do these fixtures.
+	if err := schema.NumberStreams(context.Background(), f.db); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func nullable(p *int64) any {

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -84,6 +85,23 @@ func WithAppenders(conn *sql.Conn, specs []Spec, f func(apps []*Appender) error)
 func (a *Appender) Flush() error {
 	if err := a.a.Flush(); err != nil {
 		return fmt.Errorf("flush %s: %w", a.table, err)
+	}
+	return nil
+}
+
+// NumberStreams sets kernels.stream_pos (each event's place on its trace,
+// device and stream, from 1, in start order) on the traces that have a kernel
+// without one. Ingest numbers events as it links them; this is for rows
+// written by other means (test fixtures, benchmarks that copy kernels).
+func NumberStreams(ctx context.Context, db Execer) error {
+	_, err := db.ExecContext(ctx, `
+		UPDATE kernels SET stream_pos = p.pos
+		FROM (SELECT kernel_id, row_number() OVER (PARTITION BY trace_id, device, stream ORDER BY ts_ns, kernel_id) AS pos
+		      FROM kernels
+		      WHERE trace_id IN (SELECT DISTINCT trace_id FROM kernels WHERE stream_pos IS NULL)) p
+		WHERE kernels.kernel_id = p.kernel_id`)
+	if err != nil {
+		return fmt.Errorf("number kernels on their streams: %w", err)
 	}
 	return nil
 }

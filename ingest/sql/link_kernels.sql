@@ -6,8 +6,8 @@
 -- replayed kernel), and, when the file gave no stage, its stage from the
 -- innermost GPU annotation window containing it, else from the CPU
 -- annotation around its launch. Also applies the rank from distributedInfo
--- and moves times by baseTimeNanoseconds. Runs before launch and annotation
--- times are moved.
+-- and moves times by baseTimeNanoseconds, and numbers each event's place on
+-- its stream (stream_pos). Runs before launch and annotation times are moved.
 -- Hash joins with row_number() tie-breaks, not ASOF joins: on rows not yet
 -- committed DuckDB 1.5 ran the ASOF plan about 1000x slower.
 -- Parameters: $trace, $base (ns), $rank, $merged, $stage_known.
@@ -18,10 +18,12 @@ UPDATE kernels SET
     graph_launch = m.graph,
     stage        = m.stage,
     rank         = CASE WHEN $merged THEN kernels.rank ELSE $rank END,
+    stream_pos   = m.stream_pos,
     ts_ns        = kernels.ts_ns + $base
 FROM (
     WITH k AS (
-        SELECT kernel_id, ts_ns, device, correlation, external_id, stage
+        SELECT kernel_id, ts_ns, device, correlation, external_id, stage,
+               row_number() OVER (PARTITION BY device, stream ORDER BY ts_ns, kernel_id) AS stream_pos
         FROM kernels WHERE trace_id = $trace
     ), kl AS (
         SELECT k.*, l.launch_id, l.external_id AS launch_external_id, l.ts_ns AS launch_ts,
@@ -62,6 +64,7 @@ FROM (
         QUALIFY row_number() OVER (PARTITION BY kl.kernel_id ORDER BY c.ts_ns DESC, c.end_ns) = 1
     )
     SELECT klo.kernel_id,
+           klo.stream_pos,
            klo.launch_id,
            klo.op_id,
            coalesce(klo.graph, false) AS graph,
