@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 )
 
@@ -108,18 +111,8 @@ func ingestRun(cmd *cobra.Command, f *Factory, opts *IngestOptions) error {
 	if err != nil {
 		return err
 	}
-	// Later reports need the catalog, and read the per-kernel overlap of the
-	// runs that got traces from a saved copy instead of sweeping again.
+	// Later reports need the catalog.
 	if err := catalog.Install(cmd.Context(), w.DB, catalog.Default()); err != nil {
-		return err
-	}
-	var fresh []int64
-	for _, r := range res.Files {
-		if r.Status == ingest.StatusIngested {
-			fresh = append(fresh, r.TraceID)
-		}
-	}
-	if err := storeOverlap(cmd.Context(), w.DB, fresh, ""); err != nil {
 		return err
 	}
 	return summarize(f, res)
@@ -133,7 +126,43 @@ func ingestPaths(cmd *cobra.Command, f *Factory, w *schema.Warehouse, paths []st
 		defer b.finish()
 	}
 	iopt.Notice = func(msg string) { fmt.Fprintf(f.IO.ErrOut, "note: %s\n", oneLine(msg)) }
-	return ingest.Ingest(cmd.Context(), w, paths, iopt)
+	res, err := ingest.Ingest(cmd.Context(), w, paths, iopt)
+	if err != nil {
+		return nil, err
+	}
+	// Reports read the per-kernel overlap of the runs that got traces from a
+	// saved copy instead of sweeping again.
+	var fresh []int64
+	for _, r := range res.Files {
+		if r.Status == ingest.StatusIngested {
+			fresh = append(fresh, r.TraceID)
+		}
+	}
+	if err := storeOverlap(cmd.Context(), w.DB, fresh, iopt.Role); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// storeOverlap saves the per-kernel overlap of the runs that just received
+// traces (queries.StoreKernelOverlap): the sweep is the costliest part of a
+// report, and the warehouse is open for writing anyway, so this report and
+// every later one of these runs read the saved copy. A mapping run only
+// lends sites, so its overlap is never shown and not worth saving.
+func storeOverlap(ctx context.Context, db *sql.DB, freshTraces []int64, role string) error {
+	if len(freshTraces) == 0 || role == "mapping" {
+		return nil
+	}
+	runs, err := queries.TriageRunsOfTraces(ctx, db, freshTraces)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if err := queries.StoreKernelOverlap(ctx, db, r.RunID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // summarize prints one line per failed file and a total, and turns failures

@@ -214,17 +214,11 @@ func triageRun(cmd *cobra.Command, f *Factory, opts *TriageOptions) error {
 			// and exits 1 at the end.
 			ingestErr = err
 		}
-		var ids, fresh []int64
+		var ids []int64
 		for _, r := range res.Files {
 			if r.Status == ingest.StatusIngested || r.Status == ingest.StatusAlready {
 				ids = append(ids, r.TraceID)
 			}
-			if r.Status == ingest.StatusIngested {
-				fresh = append(fresh, r.TraceID)
-			}
-		}
-		if err := storeOverlap(ctx, w.DB, fresh, role); err != nil {
-			return nil, err
 		}
 		runs, err := queries.TriageRunsOfTraces(ctx, w.DB, ids)
 		if err != nil {
@@ -342,27 +336,6 @@ func triageRun(cmd *cobra.Command, f *Factory, opts *TriageOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
 	}
 	return ingestErr
-}
-
-// storeOverlap saves the per-kernel overlap of the runs that just received
-// traces (queries.StoreKernelOverlap): the sweep is the costliest part of a
-// report, and the warehouse is open for writing anyway, so this report and
-// every later one of these runs read the saved copy. A mapping run only
-// lends sites, so its overlap is never shown and not worth saving.
-func storeOverlap(ctx context.Context, db *sql.DB, freshTraces []int64, role string) error {
-	if len(freshTraces) == 0 || role == "mapping" {
-		return nil
-	}
-	runs, err := queries.TriageRunsOfTraces(ctx, db, freshTraces)
-	if err != nil {
-		return err
-	}
-	for _, r := range runs {
-		if err := queries.StoreKernelOverlap(ctx, db, r.RunID); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // triageOne builds the report of one run.
