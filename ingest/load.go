@@ -130,8 +130,8 @@ type traceState struct {
 	gpuPids   map[int64]bool
 	jsonBytes int64
 	threads   threads
-	frames    []sweepFrame
-	points    []sweepPoint
+	frames    *chunks[sweepFrame]
+	points    *chunks[sweepPoint]
 	meta      map[string][]byte
 }
 
@@ -145,7 +145,8 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		return nil, &dbError{err}
 	}
 	t = &traceState{id: id, key: id << 32, warnings: map[string]int64{}, gpuPids: map[int64]bool{},
-		minTS: math.MaxInt64, maxEnd: math.MinInt64}
+		minTS: math.MaxInt64, maxEnd: math.MinInt64,
+		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	began := time.Now()
 	ident := identifyName(filepath.Base(c.path))
 	stage, stageSource := l.opt.Stage, "flag"
@@ -475,7 +476,7 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 			return err
 		}
 		if x.pid != null || x.tid != null {
-			t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedLaunchSite})
+			t.points.add(sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedLaunchSite})
 		}
 	}
 	for i := range b.ops {
@@ -484,11 +485,11 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 			nullable(x.externalID), nullable(x.seq), nullStr(x.dims), nullStr(x.types)); err != nil {
 			return err
 		}
-		t.points = append(t.points, sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedOpSite})
+		t.points.add(sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedOpSite})
 	}
 	for i := range b.frames {
 		x := &b.frames[i]
-		t.frames = append(t.frames, sweepFrame{ts: x.ts, end: x.ts + x.dur, pyID: x.pyID, parentID: x.parentID, ordinal: uint32(x.ordinal),
+		t.frames.add(sweepFrame{ts: x.ts, end: x.ts + x.dur, pyID: x.pyID, parentID: x.parentID, ordinal: uint32(x.ordinal),
 			thread: t.threads.id(x.pid, x.tid), site: x.site.id, tier: x.site.tier})
 	}
 	for i := range b.annotations {

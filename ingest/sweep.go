@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"cmp"
-	"slices"
 )
 
 // sweepFrame is the compact form of a python_function event the per-thread
@@ -58,38 +57,46 @@ func (t *threads) id(pid, tid int64) int32 {
 	return id
 }
 
+// sweepChunk is how many sweep records one block holds.
+const sweepChunk = 1 << 16
+
+func frameOrder(a, b *sweepFrame) int {
+	// Outer frames first at equal start; ordinal keeps it deterministic.
+	return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.ts, b.ts),
+		cmp.Compare(b.end, a.end), cmp.Compare(a.ordinal, b.ordinal))
+}
+
+func pointOrder(a, b *sweepPoint) int {
+	return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.ts, b.ts), cmp.Compare(a.ordinal, b.ordinal))
+}
+
 // sweep walks each thread's Python frames in time order with a stack. It
 // hands every frame with its nesting depth to frame, and emits for every
 // launch and cpu_op the innermost frame of the best tier open at that instant
 // (framework code beats other user code; wrappers never count).
-func sweep(frames []sweepFrame, points []sweepPoint, frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
-	// Outer frames first at equal start; ordinal keeps it deterministic.
-	slices.SortFunc(frames, func(a, b sweepFrame) int {
-		return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.ts, b.ts),
-			cmp.Compare(b.end, a.end), cmp.Compare(a.ordinal, b.ordinal))
-	})
-	slices.SortFunc(points, func(a, b sweepPoint) int {
-		return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.ts, b.ts), cmp.Compare(a.ordinal, b.ordinal))
-	})
+func sweep(frameList *chunks[sweepFrame], pointList *chunks[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
+	frames := frameList.sorted(frameOrder)
+	points := pointList.sorted(pointOrder)
 	type open struct {
 		end  int64
 		best [3]int32 // innermost site of each tier on the stack up to here, 0 = none
 	}
 	var stack []open
-	fi, pi := 0, 0
 	thread := int32(-1)
-	for fi < len(frames) || pi < len(points) {
+	for {
+		f, p := frames.peek(), points.peek()
+		if f == nil && p == nil {
+			return nil
+		}
 		// The next event: a frame starting at or before the next point opens
 		// first, so a launch at a frame's first instant belongs to it.
-		takeFrame := pi >= len(points) || fi < len(frames) &&
-			(frames[fi].thread < points[pi].thread ||
-				frames[fi].thread == points[pi].thread && frames[fi].ts <= points[pi].ts)
+		takeFrame := p == nil || f != nil && (f.thread < p.thread || f.thread == p.thread && f.ts <= p.ts)
 		var t int64
 		var th int32
 		if takeFrame {
-			t, th = frames[fi].ts, frames[fi].thread
+			t, th = f.ts, f.thread
 		} else {
-			t, th = points[pi].ts, points[pi].thread
+			t, th = p.ts, p.thread
 		}
 		if th != thread {
 			stack = stack[:0]
@@ -99,8 +106,6 @@ func sweep(frames []sweepFrame, points []sweepPoint, frame func(*sweepFrame, int
 			stack = stack[:len(stack)-1]
 		}
 		if takeFrame {
-			f := &frames[fi]
-			fi++
 			if err := frame(f, int32(len(stack))); err != nil {
 				return err
 			}
@@ -115,10 +120,11 @@ func sweep(frames []sweepFrame, points []sweepPoint, frame func(*sweepFrame, int
 			if f.end > f.ts {
 				stack = append(stack, o)
 			}
+			frames.pop()
 			continue
 		}
-		p := points[pi]
-		pi++
+		kind, ordinal := p.kind, p.ordinal
+		points.pop()
 		if len(stack) == 0 {
 			continue
 		}
@@ -128,10 +134,9 @@ func sweep(frames []sweepFrame, points []sweepPoint, frame func(*sweepFrame, int
 			site = best[1]
 		}
 		if site != 0 {
-			if err := emit(derivedRow{p.kind, int64(p.ordinal), site}); err != nil {
+			if err := emit(derivedRow{kind, int64(ordinal), site}); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
 }
