@@ -140,6 +140,7 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	}
 	jobs = min(jobs, len(cands))
 	res := &Result{Files: make([]FileResult, len(cands))}
+	seen := &contentClaims{byHash: map[string]string{}}
 	work := make(chan int)
 	var wg sync.WaitGroup
 	var fatalMu sync.Mutex
@@ -159,7 +160,7 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 					res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 					continue
 				}
-				l := &loader{db: w.DB, conn: conn, names: names, opt: opt, decoders: decoders}
+				l := &loader{db: w.DB, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen}
 				c := cands[i]
 				if perr := safely(c.path, func() error {
 					res.Files[i] = l.file(ctx, c, runs[runKey(c, opt)])

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,26 @@ type loader struct {
 	names    *interner
 	opt      Options
 	decoders int
+	seen     *contentClaims
+}
+
+// contentClaims remembers which file of this ingest took each content hash,
+// so the same bytes under two paths in one ingest land once (the warehouse
+// check alone cannot see a copy still being loaded on another connection).
+type contentClaims struct {
+	mu     sync.Mutex
+	byHash map[string]string
+}
+
+// claim returns "" when hash is now path's, else the path that has it.
+func (c *contentClaims) claim(hash, path string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if other, ok := c.byHash[hash]; ok {
+		return other
+	}
+	c.byHash[hash] = path
+	return ""
 }
 
 // tables a trace's rows go to, in the order of loader.specs.
@@ -72,6 +93,10 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 	hash, err := hashFile(c.path)
 	if err != nil {
 		res.Status, res.Err = StatusFailed, fmt.Errorf("%s: %w", c.path, unwrapPathError(err))
+		return res
+	}
+	if other := l.seen.claim(hash, c.path); other != "" {
+		res.Status, res.Reason = StatusAlready, "same content as "+other
 		return res
 	}
 	var old int64

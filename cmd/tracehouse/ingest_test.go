@@ -243,3 +243,23 @@ func checkConsistent(t *testing.T, db string, attempt int) int {
 	t.Logf("attempt %d: %d whole traces", attempt, traces)
 	return traces
 }
+
+// TestSameContentTwiceInOneIngest: two copies of one trace given together
+// (loaded on parallel connections) land once, the other is "already ingested".
+func TestSameContentTwiceInOneIngest(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../testdata/demo/trtllm-llama/trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.trace.json", "b.trace.json"} {
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	code, _, stderr := runCmd(t, "--db", db, "ingest", "--jobs", "2", dir)
+	if code != 0 || !strings.Contains(stderr, "ingested 1 file(s)") || !strings.Contains(stderr, "1 already ingested") {
+		t.Fatalf("exit %d: %q", code, stderr)
+	}
+}
