@@ -204,10 +204,20 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	if err := finishRuns(ctx, w.DB, runs); err != nil {
 		return res, err
 	}
+	if ctx.Err() != nil {
+		// Interrupted: whatever was mid-load rolled back; say how to finish.
+		stored := 0
+		for _, f := range res.Files {
+			if f.Status == StatusIngested || f.Status == StatusAlready {
+				stored++
+			}
+		}
+		return res, fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", stored, len(res.Files))
+	}
 	if fatal != nil {
 		return res, fatal
 	}
-	return res, ctx.Err()
+	return res, nil
 }
 
 func validOptions(opt Options) error {
