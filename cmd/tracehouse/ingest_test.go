@@ -263,3 +263,20 @@ func TestSameContentTwiceInOneIngest(t *testing.T) {
 		t.Fatalf("exit %d: %q", code, stderr)
 	}
 }
+
+// TestReplaceReingests: --replace loads a stored file again, replacing its
+// rows rather than adding to them.
+func TestReplaceReingests(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	for _, args := range [][]string{{"ingest", "../../testdata/demo/trtllm-llama"}, {"ingest", "--replace", "../../testdata/demo/trtllm-llama"}} {
+		code, _, stderr := runCmd(t, append([]string{"--db", db}, args...)...)
+		if code != 0 || !strings.Contains(stderr, "ingested 1 file(s)") {
+			t.Fatalf("%v: exit %d %q", args, code, stderr)
+		}
+	}
+	code, out, _ := runCmd(t, "--db", db, "--format", "csv", "sql",
+		"SELECT (SELECT count(*) FROM traces) AS traces, (SELECT count(*) FROM kernels) AS kernels, (SELECT min(trace_id) FROM traces) AS id")
+	if code != 0 || out != "traces,kernels,id\n1,235,2\n" {
+		t.Fatalf("after --replace: %q", out)
+	}
+}
