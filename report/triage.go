@@ -194,15 +194,15 @@ type TriageFusion struct {
 	Pattern         string   `json:"pattern"`
 	Status          string   `json:"status"`
 	Confidence      string   `json:"confidence"`
-	RelatedUS       float64  `json:"related_gpu_time_us"`
+	RelatedUS       float64  `json:"related_us"`
 	SharePct        float64  `json:"share_pct"`
-	EvidenceKernels []string `json:"evidence_kernels"`
+	EvidenceKernels []string `json:"evidence"`
 	// Locations are the evidence kernels' Python sites (unmapped left out).
 	Locations []string `json:"locations"`
 	FusedPath string   `json:"fused_path"`
 	Rationale string   `json:"rationale"`
 	ID        string   `json:"id"`
-	RelatedNS int64    `json:"related_gpu_time_ns"`
+	RelatedNS int64    `json:"related_ns"`
 	// Occurrences counts chain occurrences, or fused kernels.
 	Occurrences int64    `json:"occurrences"`
 	Sources     []string `json:"sources"`
@@ -226,9 +226,9 @@ type TriageSimilarity struct {
 	MissingStep     int64    `json:"missing_step"`
 	MissingKeywords []string `json:"missing_keywords"`
 	Occurrences     int64    `json:"occurrences"`
-	RelatedNS       int64    `json:"related_gpu_time_ns"`
+	RelatedNS       int64    `json:"related_ns"`
 	SharePct        float64  `json:"share_pct"`
-	Evidence        []string `json:"evidence_kernels"`
+	Evidence        []string `json:"evidence"`
 	Note            string   `json:"note"`
 }
 
@@ -793,8 +793,8 @@ func (r *TriageReport) CSVTables() []*Table {
 				i64(o.StageBusyNS), ff(o.BusySharePct), ff(o.ExclusivePct), ff(o.HiddenPct), dom, o.DepRisk, o.Recommendation,
 				strings.Join(o.KnownPaths, "; ")})
 		}
-		fu := &Table{Name: sp + ".fusions", Columns: cols("id", "pattern", "status", "confidence", "related_gpu_time_ns",
-			"share_pct", "occurrences", "evidence_kernels", "locations", "fused_path", "rationale")}
+		fu := &Table{Name: sp + ".fusions", Columns: cols("id", "pattern", "status", "confidence", "related_ns",
+			"share_pct", "occurrences", "evidence", "locations", "fused_path", "rationale")}
 		for _, f := range st.Fusions {
 			fu.Rows = append(fu.Rows, []string{f.ID, f.Pattern, f.Status, f.Confidence, i64(f.RelatedNS), ff(f.SharePct),
 				i64(f.Occurrences), strings.Join(f.EvidenceKernels, "; "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
