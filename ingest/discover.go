@@ -125,23 +125,12 @@ func unwrapPathError(err error) error {
 // timestamp directory), else the first directory below root on the way to the
 // file, else root itself.
 func runDirOf(path, root string, rootIsDir bool) string {
-	dir := filepath.Dir(path)
 	cleanRoot := filepath.Clean(root)
-	for {
-		if fileExists(filepath.Join(dir, "server_args.json")) {
-			if timestampDir.MatchString(filepath.Base(dir)) && filepath.Clean(dir) != cleanRoot {
-				return filepath.Dir(dir)
-			}
-			return dir
+	if dir := serverArgsDir(path, root); dir != "" {
+		if timestampDir.MatchString(filepath.Base(dir)) && filepath.Clean(dir) != cleanRoot {
+			return filepath.Dir(dir)
 		}
-		if filepath.Clean(dir) == cleanRoot {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
+		return dir
 	}
 	if rootIsDir {
 		rel, err := filepath.Rel(cleanRoot, filepath.Dir(path))
@@ -155,6 +144,22 @@ func runDirOf(path, root string, rootIsDir bool) string {
 	return cleanRoot
 }
 
+// serverArgsDir returns the nearest directory holding a server_args.json,
+// from the file's own directory up to root, or "".
+func serverArgsDir(path, root string) string {
+	cleanRoot := filepath.Clean(root)
+	for dir := filepath.Dir(path); ; {
+		if fileExists(filepath.Join(dir, "server_args.json")) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if filepath.Clean(dir) == cleanRoot || parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
@@ -164,20 +169,8 @@ func fileExists(p string) bool {
 // directory up to root, then in the run directory's timestamp
 // sub-directories.
 func findServerArgs(path, root, runDir string) string {
-	dir := filepath.Dir(path)
-	cleanRoot := filepath.Clean(root)
-	for {
-		if p := filepath.Join(dir, "server_args.json"); fileExists(p) {
-			return p
-		}
-		if filepath.Clean(dir) == cleanRoot {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
+	if dir := serverArgsDir(path, root); dir != "" {
+		return filepath.Join(dir, "server_args.json")
 	}
 	if runDir == "" {
 		return ""

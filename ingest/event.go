@@ -107,18 +107,42 @@ type decoded struct {
 	ops         []opRow
 	frames      []frameRow
 	annotations []annotationRow
-	counts      counts
-	warnings    map[string]int64
-	minTS       int64
-	maxEnd      int64
+	summary
+}
+
+// summary is what a stretch of a trace's events says beyond their rows:
+// counts, warnings, time span and framework evidence. Each batch has one;
+// the trace's is their merge.
+type summary struct {
+	counts   counts
+	warnings map[string]int64
+	minTS    int64
+	maxEnd   int64
 	// frames per serving framework (index into frameworks): framework evidence
 	fwFrames [4]int64
 	// vLLM-style step annotations seen: framework evidence
 	vllmSteps int64
 	// distinct TensorRT-LLM kernel names (weak framework evidence)
 	trtNames int64
-	// GPU processes (pids of GPU events), for merged multi-rank files
-	gpuPids map[int64]bool
+}
+
+func newSummary() summary { return summary{minTS: math.MaxInt64, maxEnd: math.MinInt64} }
+
+func (s *summary) merge(o *summary) {
+	s.counts.add(o.counts)
+	for k, v := range o.warnings {
+		if s.warnings == nil {
+			s.warnings = map[string]int64{}
+		}
+		s.warnings[k] += v
+	}
+	s.minTS = min(s.minTS, o.minTS)
+	s.maxEnd = max(s.maxEnd, o.maxEnd)
+	for i, n := range o.fwFrames {
+		s.fwFrames[i] += n
+	}
+	s.vllmSteps += o.vllmSteps
+	s.trtNames += o.trtNames
 }
 
 // decoder decodes raw events; one per goroutine.
@@ -197,7 +221,7 @@ type eventFields struct {
 }
 
 func (d *decoder) decode(b *rawBatch) (*decoded, error) {
-	out := &decoded{seq: b.seq, raw: b.data, minTS: math.MaxInt64, maxEnd: math.MinInt64}
+	out := &decoded{seq: b.seq, raw: b.data, summary: newSummary()}
 	for i, sp := range b.spans {
 		d.cur = b.first + int64(i)
 		d.off = b.base + int64(sp.start)
@@ -455,12 +479,6 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		}
 		if r.device == null {
 			r.device = pid
-		}
-		if pid != null {
-			if out.gpuPids == nil {
-				out.gpuPids = map[int64]bool{}
-			}
-			out.gpuPids[pid] = true
 		}
 		if r.stream, err = d.integer(a.stream, "args.stream"); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -107,7 +108,7 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	if w.ReadOnly {
 		return nil, errors.New("warehouse is open read-only")
 	}
-	if err := validOptions(opt); err != nil {
+	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
 	cands, notices, err := discover(paths, opt.Run != "")
@@ -220,20 +221,17 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	return res, nil
 }
 
-func validOptions(opt Options) error {
+// Validate checks the options' enumerated values; the command reports its
+// error as a usage error.
+func (opt Options) Validate() error {
 	check := func(flag, v string, ok ...string) error {
-		if v == "" {
+		if v == "" || slices.Contains(ok, v) {
 			return nil
-		}
-		for _, o := range ok {
-			if v == o {
-				return nil
-			}
 		}
 		return fmt.Errorf("--%s %q: want one of %s", flag, v, strings.Join(ok, ", "))
 	}
 	return errors.Join(
-		check("framework", opt.Framework, "sglang", "vllm", "trtllm", "tokenspeed"),
+		check("framework", opt.Framework, frameworks...),
 		check("stage", opt.Stage, "prefill", "decode", "mixed"),
 		check("role", opt.Role, "mapping", "formal"),
 	)

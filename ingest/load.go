@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -143,16 +142,9 @@ func hashFile(path string) (string, error) {
 
 // traceState accumulates what one trace's batches say.
 type traceState struct {
-	id        int64
-	key       int64 // id << 32: event ids are key + ordinal
-	counts    counts
-	warnings  map[string]int64
-	minTS     int64
-	maxEnd    int64
-	fwFrames  [4]int64
-	vllmSteps int64
-	trtNames  int64
-	gpuPids   map[int64]bool
+	id  int64
+	key int64 // id << 32: event ids are key + ordinal
+	summary
 	jsonBytes int64
 	threads   threads
 	frames    *chunks[sweepFrame]
@@ -169,8 +161,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err != nil {
 		return nil, &dbError{err}
 	}
-	t = &traceState{id: id, key: id << 32, warnings: map[string]int64{}, gpuPids: map[int64]bool{},
-		minTS: math.MaxInt64, maxEnd: math.MinInt64,
+	t = &traceState{id: id, key: id << 32, summary: newSummary(),
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	began := time.Now()
 	ident := identifyName(filepath.Base(c.path))
@@ -465,20 +456,7 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 
 // append writes one decoded batch's rows and keeps what the sweep needs.
 func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, rank int, stage string, merged bool) error {
-	t.counts.add(b.counts)
-	for k, v := range b.warnings {
-		t.warnings[k] += v
-	}
-	t.minTS = min(t.minTS, b.minTS)
-	t.maxEnd = max(t.maxEnd, b.maxEnd)
-	for i, n := range b.fwFrames {
-		t.fwFrames[i] += n
-	}
-	t.vllmSteps += b.vllmSteps
-	t.trtNames += b.trtNames
-	for p := range b.gpuPids {
-		t.gpuPids[p] = true
-	}
+	t.merge(&b.summary)
 	if rank < 0 {
 		rank = 0 // corrected from distributedInfo by link_kernels
 	}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -79,22 +78,14 @@ func (o *IngestOptions) toIngest() (ingest.Options, error) {
 		}
 		tags[k] = v
 	}
-	for _, c := range []struct {
-		flag, v string
-		ok      []string
-	}{
-		{"framework", o.Framework, []string{"sglang", "vllm", "trtllm", "tokenspeed"}},
-		{"stage", o.Stage, []string{"prefill", "decode", "mixed"}},
-		{"role", o.Role, []string{"mapping", "formal"}},
-	} {
-		if c.v != "" && !slices.Contains(c.ok, c.v) {
-			return ingest.Options{}, usagef("--%s %q: want one of %s", c.flag, c.v, strings.Join(c.ok, ", "))
-		}
+	opt := ingest.Options{Run: o.Run, Framework: o.Framework, Stage: o.Stage, Role: o.Role, Tags: tags, Jobs: o.Jobs, Replace: o.Replace}
+	if err := opt.Validate(); err != nil {
+		return ingest.Options{}, &usageError{err}
 	}
 	if o.Jobs < 0 {
 		return ingest.Options{}, usagef("--jobs %d: want 1 or more", o.Jobs)
 	}
-	return ingest.Options{Run: o.Run, Framework: o.Framework, Stage: o.Stage, Role: o.Role, Tags: tags, Jobs: o.Jobs, Replace: o.Replace}, nil
+	return opt, nil
 }
 
 func ingestRun(cmd *cobra.Command, f *Factory, opts *IngestOptions) error {
