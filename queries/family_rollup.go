@@ -9,7 +9,7 @@ import (
 type FamilyRollupParams struct {
 	Run   int64
 	Rank  sql.NullInt64 // invalid = every rank
-	Stage string        // "" = every stage
+	Stage sql.NullString // NULL = every stage
 }
 
 // FamilyRollupRow is one family of one stage. Times are nanoseconds.
@@ -24,7 +24,7 @@ type FamilyRollupRow struct {
 
 // FamilyRollup returns each stage's GPU time per family, largest first.
 func FamilyRollup(ctx context.Context, q Querier, p FamilyRollupParams) ([]FamilyRollupRow, error) {
-	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", nullIfEmpty(p.Stage))}
+	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
 	return collect(ctx, q, "family_rollup", args, func(rows *sql.Rows) (FamilyRollupRow, error) {
 		var r FamilyRollupRow
 		err := rows.Scan(&r.Stage, &r.Family, &r.GPUNS, &r.Launches, &r.StageKernelNS, &r.SharePct)

@@ -3,8 +3,6 @@ package queries
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"strings"
 )
 
 // Fusion statuses (catalog.md section 2).
@@ -15,7 +13,7 @@ const (
 )
 
 // FusionParams selects the rows of fusion_matches.sql.
-type FusionParams struct {
+type FusionMatchesParams struct {
 	// Run supplies timing: the only run, or the formal run in two-trace mode.
 	Run int64
 	// Mapping lends Python sites and CPU ops in two-trace mode (they decide
@@ -24,8 +22,8 @@ type FusionParams struct {
 	Mapping sql.NullInt64
 	// Rank restricts to one rank; invalid = every rank.
 	Rank sql.NullInt64
-	// Stage restricts to one stage; "" = every stage.
-	Stage string
+	// Stage restricts to one stage; NULL = every stage.
+	Stage sql.NullString
 	// MinShare (percent of the stage's summed kernel time) hides rows under
 	// it. Conflicts are resolved before, so a hidden row still claims its
 	// kernels.
@@ -33,7 +31,7 @@ type FusionParams struct {
 }
 
 // FusionRow is one row of the fuse-pattern table (triage.md section 5).
-type FusionRow struct {
+type FusionMatchesRow struct {
 	Stage   string
 	Pattern string // the catalog entry's display name
 	ID      string // the catalog entry's id
@@ -68,13 +66,13 @@ type FusionRow struct {
 // rows first, by priority and related time, then already-fused rows, per
 // stage (prefill, decode, mixed, unknown, others by name). It needs the
 // catalog installed (catalog.Install).
-func FusionMatches(ctx context.Context, q Querier, p FusionParams) ([]FusionRow, error) {
+func FusionMatches(ctx context.Context, q Querier, p FusionMatchesParams) ([]FusionMatchesRow, error) {
 	args := []any{
 		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),
 		sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare),
 	}
-	return collect(ctx, q, "fusion_matches", args, func(rows *sql.Rows) (FusionRow, error) {
-		var r FusionRow
+	return collect(ctx, q, "fusion_matches", args, func(rows *sql.Rows) (FusionMatchesRow, error) {
+		var r FusionMatchesRow
 		var evidence, locations, sources []any
 		var sw sql.NullString
 		err := rows.Scan(&r.Stage, &r.Pattern, &r.ID, &r.Status, &r.Confidence, &r.RelatedNS,
@@ -93,7 +91,7 @@ type FusionSimilarityParams struct {
 	Run     int64
 	Mapping sql.NullInt64
 	Rank    sql.NullInt64
-	Stage   string
+	Stage   sql.NullString
 }
 
 // FusionSimilarityRow is the single similarity note of one stage (triage.md
@@ -120,13 +118,6 @@ type FusionSimilarityRow struct {
 	Evidence        []string
 }
 
-// Note renders the row as the one line printed after the fuse-pattern table.
-func (r FusionSimilarityRow) Note() string {
-	return fmt.Sprintf("Similarity (%s): %d of %d steps of %q (%s, %s) occur adjacently %d time(s), %.2f%% of stage kernel time; step %d (%s) is missing",
-		r.Level, r.Steps-1, r.Steps, r.Pattern, r.Framework, r.Origin, r.Occurrences, r.SharePct,
-		r.MissingStep, strings.Join(r.MissingKeywords, " / "))
-}
-
 // FusionSimilarity returns at most one near-miss note per stage, for stages
 // where no catalog chain occurs whole; see fusion_similarity.sql.
 func FusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams) ([]FusionSimilarityRow, error) {
@@ -150,7 +141,7 @@ func FusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams) 
 // opportunity or elsewhere row. Near misses cost a pass over every chain
 // with one step left out, which would be wasted where whole chains match
 // (the query would find them and print nothing).
-func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stages []string, rows []FusionRow) ([]FusionSimilarityRow, error) {
+func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stages []string, rows []FusionMatchesRow) ([]FusionSimilarityRow, error) {
 	matched := map[string]bool{}
 	for _, r := range rows {
 		if r.Status != FusionAlreadyFused {
@@ -159,11 +150,11 @@ func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stage
 	}
 	var out []FusionSimilarityRow
 	for _, s := range stages {
-		if matched[s] || (p.Stage != "" && s != p.Stage) {
+		if matched[s] || (p.Stage.Valid && s != p.Stage.String) {
 			continue
 		}
 		sp := p
-		sp.Stage = s
+		sp.Stage = sql.NullString{String: s, Valid: true}
 		notes, err := FusionSimilarity(ctx, q, sp)
 		if err != nil {
 			return nil, err

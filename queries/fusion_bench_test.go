@@ -58,9 +58,9 @@ func BenchmarkFusionMatches(b *testing.B) {
 			b.Logf("%s: %d GPU events", c.framework, events)
 			for _, rank := range []sql.NullInt64{{Int64: 0, Valid: true}, {}} {
 				start := time.Now()
-				var rows []FusionRow
+				var rows []FusionMatchesRow
 				for range b.N {
-					rows, err = FusionMatches(ctx, w.DB, FusionParams{Run: run, Rank: rank})
+					rows, err = FusionMatches(ctx, w.DB, FusionMatchesParams{Run: run, Rank: rank})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -122,7 +122,7 @@ func TestFusionDemo(t *testing.T) {
 		}},
 	} {
 		t.Run(c.run+"+"+c.mapping, func(t *testing.T) {
-			p := FusionParams{Run: runID(c.run), Rank: rank0}
+			p := FusionMatchesParams{Run: runID(c.run), Rank: rank0}
 			if c.mapping != "" {
 				p.Mapping = sql.NullInt64{Int64: runID(c.mapping), Valid: true}
 			}
@@ -142,7 +142,7 @@ func TestFusionDemo(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range sim {
-				t.Errorf("unexpected similarity note: %s", s.Note())
+				t.Errorf("unexpected similarity note: %+v", s)
 			}
 		})
 	}

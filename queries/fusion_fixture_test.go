@@ -231,12 +231,12 @@ func (f *fusionFX) conf(run int64, stage string, related int64, occ int, likely 
 }
 
 // matches runs FusionMatches over every rank and stage, min share 0.
-func (f *fusionFX) matches(run int64) []FusionRow {
+func (f *fusionFX) matches(run int64) []FusionMatchesRow {
 	f.t.Helper()
-	return f.matchesP(FusionParams{Run: run})
+	return f.matchesP(FusionMatchesParams{Run: run})
 }
 
-func (f *fusionFX) matchesP(p FusionParams) []FusionRow {
+func (f *fusionFX) matchesP(p FusionMatchesParams) []FusionMatchesRow {
 	f.t.Helper()
 	f.classify()
 	rows, err := FusionMatches(f.ctx, f.db, p)
@@ -247,12 +247,12 @@ func (f *fusionFX) matchesP(p FusionParams) []FusionRow {
 }
 
 // fusionLine is the part of a row most tests compare.
-func fusionLine(r FusionRow) string {
+func fusionLine(r FusionMatchesRow) string {
 	return fmt.Sprintf("%s %s %s %s x%d %dns", r.Stage, r.ID, r.Status, r.Confidence, r.Occurrences, r.RelatedNS)
 }
 
 // wantFusions compares rows (in order) with want lines.
-func wantFusions(t *testing.T, rows []FusionRow, want ...string) {
+func wantFusions(t *testing.T, rows []FusionMatchesRow, want ...string) {
 	t.Helper()
 	got := make([]string, len(rows))
 	for i, r := range rows {

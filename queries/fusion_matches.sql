@@ -14,7 +14,7 @@
 --               NULL in single-trace mode; they only decide keyword hits on
 --               sites/ops and the locations shown, never timing
 --   $rank       one rank, NULL for all ranks
---   $stage      one stage, NULL or '' for all stages
+--   $stage      one stage, NULL for all stages
 --   $min_share  percent of the stage's summed kernel time under which a row
 --               is not shown (after conflict resolution: a hidden row still
 --               claims its kernels)
@@ -58,7 +58,7 @@ _stage_ns AS (
     FROM kernels
     WHERE run_id = $run
       AND ($rank IS NULL OR rank = $rank)
-      AND ($stage IS NULL OR $stage = '' OR stage = $stage)
+      AND ($stage IS NULL OR stage = $stage)
     GROUP BY stage
 ),
 _rows AS (

@@ -191,7 +191,7 @@ func TestFusionConflicts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f, run, tr := ruleFX(t, c.entries...)
 			f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
-			wantFusions(t, f.matchesP(FusionParams{Run: run, MinShare: c.minPct}), c.want...)
+			wantFusions(t, f.matchesP(FusionMatchesParams{Run: run, MinShare: c.minPct}), c.want...)
 		})
 	}
 }
@@ -234,7 +234,7 @@ func TestFusionStatusAndConfidence(t *testing.T) {
 
 	// the same warehouse gives the same rows, in the same order
 	again := f.matches(run)
-	if !slices.EqualFunc(rows, again, func(a, b FusionRow) bool { return fusionLine(a) == fusionLine(b) }) {
+	if !slices.EqualFunc(rows, again, func(a, b FusionMatchesRow) bool { return fusionLine(a) == fusionLine(b) }) {
 		t.Error("rows differ between two runs of the query")
 	}
 }
@@ -252,12 +252,12 @@ func TestFusionRanksAndStages(t *testing.T) {
 		fLine("prefill", "t-ab", FusionOpportunity, "confirmed", 1, ab),
 		fLine("decode", "t-ab", FusionOpportunity, f.conf(run, "decode", 3*ab, 3, testLikely), 3, 3*ab))
 	one := sql.NullInt64{Int64: 1, Valid: true}
-	rows := f.matchesP(FusionParams{Run: run, Rank: one, Stage: "decode"})
+	rows := f.matchesP(FusionMatchesParams{Run: run, Rank: one, Stage: stageOnly("decode")})
 	wantFusions(t, rows, fLine("decode", "t-ab", FusionOpportunity, "confirmed", 2, 2*ab))
 	if len(rows) == 1 && rows[0].SharePct != 100 {
 		t.Errorf("share %v, want 100 (rank 1 decode is all alpha-beta)", rows[0].SharePct)
 	}
-	rows = f.matchesP(FusionParams{Run: run, Stage: "decode"})
+	rows = f.matchesP(FusionMatchesParams{Run: run, Stage: stageOnly("decode")})
 	if len(rows) == 1 {
 		if want := 100 * float64(3*ab) / float64(3*ab+kPad.dur); rows[0].SharePct != want {
 			t.Errorf("share over both ranks %v, want %v", rows[0].SharePct, want)

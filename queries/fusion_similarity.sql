@@ -36,7 +36,7 @@ _stage_ns AS (
     FROM kernels
     WHERE run_id = $run
       AND ($rank IS NULL OR rank = $rank)
-      AND ($stage IS NULL OR $stage = '' OR stage = $stage)
+      AND ($stage IS NULL OR stage = $stage)
     GROUP BY stage
 ),
 _rows AS (

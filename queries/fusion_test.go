@@ -322,8 +322,8 @@ func TestFusionTwoTrace(t *testing.T) {
 		fRepeat(4, fkn(name, 2600).at("python/sglang/srt/models/utils.py:120 apply_qk_norm"), filler2)...)
 
 	const id = "sglang-inplace-qk-rmsnorm"
-	wantFusions(t, f.matchesP(FusionParams{Run: formal}))
-	rows := f.matchesP(FusionParams{Run: formal, Mapping: sql.NullInt64{Int64: mapping, Valid: true}})
+	wantFusions(t, f.matchesP(FusionMatchesParams{Run: formal}))
+	rows := f.matchesP(FusionMatchesParams{Run: formal, Mapping: sql.NullInt64{Int64: mapping, Valid: true}})
 	wantFusions(t, rows, fLine("decode", id, FusionOpportunity, "confirmed", 4, 4*1800))
 	if len(rows) == 1 && !slices.Equal(rows[0].Locations, []string{"apply_qk_norm @ python/sglang/srt/models/utils.py:120"}) {
 		t.Errorf("locations %q", rows[0].Locations)

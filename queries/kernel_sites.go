@@ -13,8 +13,8 @@ type KernelSitesParams struct {
 	Mapping sql.NullInt64
 	// Rank restricts to one rank; invalid = every rank.
 	Rank sql.NullInt64
-	// Stage restricts to one stage; "" = every stage.
-	Stage string
+	// Stage restricts to one stage; NULL = every stage.
+	Stage sql.NullString
 }
 
 // KernelSitesRow is one row of kernel_sites.sql: one of the two best
@@ -41,7 +41,7 @@ func KernelSites(ctx context.Context, q Querier, p KernelSitesParams) ([]KernelS
 		sql.Named("run", p.Run),
 		sql.Named("mapping", p.Mapping),
 		sql.Named("rank", p.Rank),
-		sql.Named("stage", nullIfEmpty(p.Stage)),
+		sql.Named("stage", p.Stage),
 	}
 	return collect(ctx, q, "kernel_sites", args, func(rows *sql.Rows) (KernelSitesRow, error) {
 		var r KernelSitesRow

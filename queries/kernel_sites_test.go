@@ -90,7 +90,7 @@ func TestKernelSitesSingleTrace(t *testing.T) {
 		{"decode", "lonely", "self", 0, "", 0, 30, 0, "", 0, 0},
 	})
 	// The site without a framework-relative path shows its file.
-	rows, err = KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Stage: "prefill"})
+	rows, err = KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Stage: stageOnly("prefill")})
 	if err != nil || len(rows) != 0 {
 		t.Errorf("other stage: %v %v", rows, err)
 	}

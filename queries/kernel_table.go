@@ -11,8 +11,8 @@ type KernelTableParams struct {
 	Run int64
 	// Rank restricts to one rank; invalid = every rank.
 	Rank sql.NullInt64
-	// Stage restricts to one stage; "" = every stage.
-	Stage string
+	// Stage restricts to one stage; NULL = every stage.
+	Stage sql.NullString
 	// MinShare is the percent of the stage's summed kernel time under which
 	// a row comes back with Shown false.
 	MinShare float64
@@ -45,7 +45,7 @@ func KernelTable(ctx context.Context, q Querier, p KernelTableParams) ([]KernelT
 	args := []any{
 		sql.Named("run", p.Run),
 		sql.Named("rank", p.Rank),
-		sql.Named("stage", nullIfEmpty(p.Stage)),
+		sql.Named("stage", p.Stage),
 		sql.Named("min_share", p.MinShare),
 	}
 	return collect(ctx, q, "kernel_table", args, func(rows *sql.Rows) (KernelTableRow, error) {
@@ -55,9 +55,4 @@ func KernelTable(ctx context.Context, q Querier, p KernelTableParams) ([]KernelT
 			&r.RankMinNS, &r.RankMedianNS, &r.RankMaxNS, &r.Ranks)
 		return r, err
 	})
-}
-
-// nullIfEmpty maps "" to SQL NULL, the queries' "no filter".
-func nullIfEmpty(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
 }

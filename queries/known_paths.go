@@ -3,7 +3,6 @@ package queries
 import (
 	"context"
 	"database/sql"
-	"fmt"
 )
 
 // KnownPathPair is one overlap-table row as known_paths.sql needs it: the
@@ -16,11 +15,11 @@ type KnownPathPair struct {
 // KnownPathParams selects the known paths of some overlap-table rows. Run,
 // Mapping, Rank and Stage are those of the overlap table, so keywords see
 // the same sites and CPU ops the table shows.
-type KnownPathParams struct {
+type KnownPathsParams struct {
 	Run     int64
 	Mapping sql.NullInt64
 	Rank    sql.NullInt64
-	Stage   string // "" = every stage
+	Stage   sql.NullString // NULL = every stage
 	Pairs   []KnownPathPair
 }
 
@@ -42,16 +41,11 @@ type KnownPathsRow struct {
 	Keywords  []string // the entry's keywords that hit
 }
 
-// Label is the text added to the overlap row (catalog.md section 3).
-func (r KnownPathsRow) Label() string {
-	return fmt.Sprintf("Known path: %s (%s, %s)", r.Name, r.Framework, r.Origin)
-}
-
 // KnownPaths returns, for each pair, the overlap-catalog entries whose
 // keywords match its kernel or its dominant overlapping kernel: pairs in
 // order, entries of the run's own framework first, then catalog order. It
 // needs the catalog installed (catalog.Install).
-func KnownPaths(ctx context.Context, q Querier, p KnownPathParams) ([]KnownPathsRow, error) {
+func KnownPaths(ctx context.Context, q Querier, p KnownPathsParams) ([]KnownPathsRow, error) {
 	kernels := make([]string, len(p.Pairs))
 	dominants := make([]string, len(p.Pairs))
 	for i, pr := range p.Pairs {
@@ -75,13 +69,13 @@ func KnownPaths(ctx context.Context, q Querier, p KnownPathParams) ([]KnownPaths
 	})
 }
 
-// KnownPathsByPair groups rows by pair: out[i] holds the labels of
+// KnownPathsByPair groups rows by pair: out[i] holds the entries of
 // p.Pairs[i], in the query's order (nil when none matched).
-func KnownPathsByPair(rows []KnownPathsRow, pairs int) [][]string {
-	out := make([][]string, pairs)
+func KnownPathsByPair(rows []KnownPathsRow, pairs int) [][]KnownPathsRow {
+	out := make([][]KnownPathsRow, pairs)
 	for _, r := range rows {
 		if r.Index >= 0 && r.Index < pairs {
-			out[r.Index] = append(out[r.Index], r.Label())
+			out[r.Index] = append(out[r.Index], r)
 		}
 	}
 	return out

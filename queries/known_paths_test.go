@@ -44,7 +44,7 @@ func TestKnownPaths(t *testing.T) {
 		{Kernel: a2a.name, Dominant: gather.name}, // 2: by op, and the dominant's name
 		{Kernel: plain.name},                      // 3: nothing in decode
 	}
-	rows, err := KnownPaths(f.ctx, f.db, KnownPathParams{Run: run, Stage: "decode", Pairs: pairs})
+	rows, err := KnownPaths(f.ctx, f.db, KnownPathsParams{Run: run, Stage: stageOnly("decode"), Pairs: pairs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,18 +64,19 @@ func TestKnownPaths(t *testing.T) {
 		t.Errorf("known paths:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	if len(rows) > 0 {
-		if l := rows[0].Label(); l != "Known path: Overlap o-sglang-gather (sglang, upstream)" {
-			t.Errorf("label %q", l)
+		// report.KnownPathLabel renders these as the row's label.
+		if r := rows[0]; r.Name != "Overlap o-sglang-gather" || r.Framework != "sglang" || r.Origin != "upstream" {
+			t.Errorf("first entry %+v", r)
 		}
 	}
 	by := KnownPathsByPair(rows, len(pairs))
 	if len(by[1]) != 1 || by[3] != nil || len(by[2]) != 3 {
-		t.Errorf("by pair: %q", by)
+		t.Errorf("by pair: %+v", by)
 	}
 
 	// sites are those of the stage asked for: in prefill, plain_kernel's
 	// own site carries alt_stream
-	rows, err = KnownPaths(f.ctx, f.db, KnownPathParams{Run: run, Stage: "prefill",
+	rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: run, Stage: stageOnly("prefill"),
 		Pairs: []KnownPathPair{{Kernel: plain.name}}})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestKnownPaths(t *testing.T) {
 	f.seq(f.traceOf(formal, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1000))
 	f.seq(f.traceOf(mapping, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1200).at("python/sglang/srt/models/m.py:5 run_alt_stream"))
 	for _, m := range []sql.NullInt64{{}, {Int64: mapping, Valid: true}} {
-		rows, err = KnownPaths(f.ctx, f.db, KnownPathParams{Run: formal, Mapping: m, Pairs: []KnownPathPair{{Kernel: "graph_kernel"}}})
+		rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: formal, Mapping: m, Pairs: []KnownPathPair{{Kernel: "graph_kernel"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +101,7 @@ func TestKnownPaths(t *testing.T) {
 	}
 
 	// no pairs, no rows
-	rows, err = KnownPaths(f.ctx, f.db, KnownPathParams{Run: run})
+	rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: run})
 	if err != nil || len(rows) != 0 {
 		t.Errorf("no pairs: %v, %v", rows, err)
 	}

@@ -2,6 +2,7 @@ package queries
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"testing"
 )
@@ -33,3 +34,6 @@ func TestEveryQueryPrepares(t *testing.T) {
 		})
 	}
 }
+
+// stageOnly is the filter for one stage (NULL would mean every stage).
+func stageOnly(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }

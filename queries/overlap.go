@@ -6,15 +6,15 @@ import (
 )
 
 // OverlapParams selects the overlap-opportunity table's rows.
-type OverlapParams struct {
+type OverlapByKernelParams struct {
 	// Run supplies timing (the formal run in two-trace mode).
 	Run int64
 	// Mapping lends Python scopes (two-trace mode); invalid = single-trace.
 	Mapping sql.NullInt64
 	// Rank restricts to one rank; invalid = every rank.
 	Rank sql.NullInt64
-	// Stage restricts to one stage ("prefill", "decode", ...); "" = all.
-	Stage string
+	// Stage restricts to one stage ("prefill", "decode", ...); NULL = all.
+	Stage sql.NullString
 	// MinShare is the percent of the stage's GPU busy time under which a row
 	// is P5 and left out; 0 keeps every row.
 	MinShare float64
@@ -28,7 +28,7 @@ type OverlapParams struct {
 const DefaultMinDurUS = 5
 
 // OverlapRow is one row of overlap_by_kernel.sql. Times are nanoseconds.
-type OverlapRow struct {
+type OverlapByKernelRow struct {
 	Stage          string
 	Priority       string // P1 .. P5
 	Verdict        string // headroom | low-roi-hidden | hidden | negligible
@@ -46,7 +46,7 @@ type OverlapRow struct {
 	BusySharePct   float64
 	ExclusivePct   float64
 	HiddenPct      float64
-	Dominant       string // "-" when nothing on another stream overlaps it
+	Dominant       sql.NullString // NULL when nothing on another stream overlaps it
 	DepRisk        string // low | high | unclear
 	Recommendation string
 	Longest        Instance
@@ -64,7 +64,7 @@ type Instance struct {
 
 // OverlapByKernel returns the overlap-opportunity table, sorted by stage,
 // priority, exclusive time (descending) and name.
-func OverlapByKernel(ctx context.Context, q Querier, p OverlapParams) ([]OverlapRow, error) {
+func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([]OverlapByKernelRow, error) {
 	minDur := p.MinDurUS
 	if minDur == 0 {
 		minDur = DefaultMinDurUS
@@ -73,12 +73,12 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapParams) ([]Overlap
 		sql.Named("run", p.Run),
 		sql.Named("mapping", p.Mapping),
 		sql.Named("rank", p.Rank),
-		sql.Named("stage", nullString(p.Stage)),
+		sql.Named("stage", p.Stage),
 		sql.Named("min_share", p.MinShare),
 		sql.Named("min_dur_ns", int64(minDur*1000)),
 	}
-	rows, err := collect(ctx, q, "overlap_by_kernel", args, func(rows *sql.Rows) (OverlapRow, error) {
-		var r OverlapRow
+	rows, err := collect(ctx, q, "overlap_by_kernel", args, func(rows *sql.Rows) (OverlapByKernelRow, error) {
+		var r OverlapByKernelRow
 		err := rows.Scan(&r.Stage, &r.Priority, &r.Verdict, &r.Kernel, &r.Family, &r.Category,
 			&r.Scope, &r.ScopeMatch, &r.Launches, &r.TotalNS, &r.HiddenNS, &r.HiddenByComp,
 			&r.ExclusiveNS, &r.StageBusyNS, &r.BusySharePct, &r.ExclusivePct, &r.HiddenPct,
@@ -103,9 +103,4 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapParams) ([]Overlap
 		n++
 	}
 	return out, nil
-}
-
-// nullString maps "" to SQL NULL ("no filter").
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
 }

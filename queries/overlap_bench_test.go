@@ -95,7 +95,7 @@ func benchOverlap(b *testing.B, db *sql.DB, shape string) {
 	}{{"all-ranks", sql.NullInt64{}}, {"rank0", sql.NullInt64{Int64: 0, Valid: true}}} {
 		b.Run(shape+"/"+bc.name, func(b *testing.B) {
 			for b.Loop() {
-				rows, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: bc.rank, MinShare: 1})
+				rows, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: bc.rank, MinShare: 1})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -25,7 +25,8 @@
 --   dominant   the short name of the other-stream kernels overlapping this
 --              one longest in total (pairwise overlap summed over all
 --              instances); ties by category compute > communication > memory
---              > elementwise > other (unclassified last), then name
+--              > elementwise > other (unclassified last), then name; NULL when
+--              nothing on another stream overlaps it
 --
 -- Choices where section 4 leaves room (a performance engineer's reading):
 --   * family/category of a short name: those of its raw name with the most
@@ -301,7 +302,7 @@ SELECT r.stage, r.priority, r.verdict, r.kernel, coalesce(r.family, 'other') AS 
        coalesce(s.display, 'unmapped') AS scope, r.scope_match,
        r.launches, r.total_ns, r.hidden_ns, r.hidden_by_compute_ns, r.exclusive_ns, r.busy_ns,
        r.busy_share_pct, r.exclusive_pct, r.hidden_pct,
-       coalesce(r.dominant, '-') AS dominant, r.dep_risk, r.recommendation,
+       r.dominant, r.dep_risk, r.recommendation,
        r.longest_kernel_id, r.longest_trace_id, r.longest_ts_ns, r.longest_dur_ns,
        r.longest_device, r.longest_stream
 FROM ranked r

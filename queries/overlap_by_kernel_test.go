@@ -97,11 +97,19 @@ func overlapCase(t *testing.T) *sql.DB {
 }
 
 // rowLine prints the columns a reader checks, percentages to 0.01.
-func rowLine(r OverlapRow) string {
+// dominantOrDash shows a row without a dominant kernel as "-".
+func dominantOrDash(r OverlapByKernelRow) string {
+	if !r.Dominant.Valid {
+		return "-"
+	}
+	return r.Dominant.String
+}
+
+func rowLine(r OverlapByKernelRow) string {
 	return fmt.Sprintf("%s %s %s %s | %s | %d %d %d %d | %.2f %.2f %.2f | %s %s %s",
 		r.Stage, r.Priority, r.Verdict, r.Kernel, r.Scope,
 		r.TotalNS, r.HiddenNS, r.HiddenByComp, r.ExclusiveNS,
-		r.BusySharePct, r.ExclusivePct, r.HiddenPct, r.Dominant, r.DepRisk, r.Recommendation)
+		r.BusySharePct, r.ExclusivePct, r.HiddenPct, dominantOrDash(r), r.DepRisk, r.Recommendation)
 }
 
 func TestOverlapByKernelHandMade(t *testing.T) {
@@ -140,7 +148,7 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 		// memcpy: gemm and all_gather_small cover it 30 us each -> compute.
 		fmt.Sprintf("decode P4 low-roi-hidden memcpy | mem.py | 30000 30000 30000 0 | %.2f 0.00 100.00 | gemm low skip overlap", pct(30, 206.5)),
 	}
-	rows, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: rank0, MinShare: 1})
+	rows, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank0, MinShare: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +157,7 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 	// --min-share 0 shows the P5 rows: tiny (2 us) and odd (4.5 us) are
 	// under the 5 us floor; odd follows custom_op by 0.5 us and has no site
 	// itself, hence unclear.
-	rows, err = OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: rank0, MinShare: 0})
+	rows, err = OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank0, MinShare: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +169,7 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 
 	// A higher bar turns small shares into P5 and drops them; MaxRows caps
 	// each stage.
-	rows, err = OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: rank0, Stage: "decode", MinShare: 20, MaxRows: 2})
+	rows, err = OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank0, Stage: stageOnly("decode"), MinShare: 20, MaxRows: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +180,11 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 
 	// Every rank: rank 1's lone gemm (70 us, exclusive) joins the decode
 	// gemm row and the decode busy time.
-	rows, err = OverlapByKernel(ctx, db, OverlapParams{Run: 1, Stage: "decode", MinShare: 1})
+	rows, err = OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Stage: stageOnly("decode"), MinShare: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gemm *OverlapRow
+	var gemm *OverlapByKernelRow
 	for i := range rows {
 		if rows[i].Kernel == "gemm" {
 			gemm = &rows[i]
@@ -192,7 +200,7 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 	}
 }
 
-func compareRows(t *testing.T, what string, rows []OverlapRow, want []string) {
+func compareRows(t *testing.T, what string, rows []OverlapByKernelRow, want []string) {
 	t.Helper()
 	got := make([]string, len(rows))
 	for i, r := range rows {
@@ -285,7 +293,7 @@ func TestOverlapByKernelRandomDominant(t *testing.T) {
 			return best
 		}
 
-		rows, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1})
+		rows, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,11 +306,11 @@ func TestOverlapByKernelRandomDominant(t *testing.T) {
 			if w == nil || r.TotalNS != w.total || r.HiddenNS != w.hidden || r.HiddenByComp != w.byCompute {
 				t.Errorf("seed %d %v: total/hidden/by compute %d %d %d, want %+v", seed, kk, r.TotalNS, r.HiddenNS, r.HiddenByComp, w)
 			}
-			if d := wantDominant(kk); r.Dominant != d {
-				t.Errorf("seed %d %v: dominant %s, want %s (overlaps %v)", seed, kk, r.Dominant, d, overlap[kk])
+			if d := wantDominant(kk); dominantOrDash(r) != d {
+				t.Errorf("seed %d %v: dominant %s, want %s (overlaps %v)", seed, kk, dominantOrDash(r), d, overlap[kk])
 			}
 		}
-		again, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1})
+		again, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

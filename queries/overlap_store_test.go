@@ -53,7 +53,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	ctx := context.Background()
 
 	computed := dumpOverlap(t, db, "kernel_overlap_for(1)")
-	before, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1})
+	before, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	if got := dumpOverlap(t, db, "kernel_overlap_cached(1)"); got != computed {
 		t.Fatalf("stored rows differ from computed ones:\n%s\nvs\n%s", got, computed)
 	}
-	after, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1})
+	after, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +81,14 @@ func TestKernelOverlapStore(t *testing.T) {
 	}
 	rank1 := sql.NullInt64{Int64: 1, Valid: true}
 	f.exec(`DELETE FROM kernel_overlap_runs`)
-	computedRank1, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: rank1, MinShare: 0})
+	computedRank1, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank1, MinShare: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	storedRank1, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: rank1, MinShare: 0})
+	storedRank1, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank1, MinShare: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

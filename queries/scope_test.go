@@ -173,8 +173,8 @@ func TestKernelScopeModes(t *testing.T) {
 // dependency check uses the transferred sites and ops.
 func TestOverlapByKernelTwoTrace(t *testing.T) {
 	db := scopeCase(t)
-	rows, err := OverlapByKernel(context.Background(), db, OverlapParams{
-		Run: 2, Mapping: sql.NullInt64{Int64: 1, Valid: true}, Stage: "decode", MinShare: 0, MinDurUS: 0.05})
+	rows, err := OverlapByKernel(context.Background(), db, OverlapByKernelParams{
+		Run: 2, Mapping: sql.NullInt64{Int64: 1, Valid: true}, Stage: stageOnly("decode"), MinShare: 0, MinDurUS: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}

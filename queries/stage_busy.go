@@ -9,7 +9,7 @@ import (
 type StageBusyParams struct {
 	Run   int64
 	Rank  sql.NullInt64 // invalid = every rank
-	Stage string        // "" = every stage
+	Stage sql.NullString // NULL = every stage
 }
 
 // StageBusyRow is one row of stage_busy.sql. Level "stage" rows total their
@@ -30,7 +30,7 @@ type StageBusyRow struct {
 
 // StageBusy returns per-stage and per-device GPU time totals.
 func StageBusy(ctx context.Context, q Querier, p StageBusyParams) ([]StageBusyRow, error) {
-	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", nullString(p.Stage))}
+	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
 	return collect(ctx, q, "stage_busy", args, func(rows *sql.Rows) (StageBusyRow, error) {
 		var r StageBusyRow
 		err := rows.Scan(&r.Stage, &r.Level, &r.Rank, &r.TraceID, &r.Device, &r.Kernels,

@@ -51,7 +51,7 @@ func TestStageBusy(t *testing.T) {
 		if got := dump(rows); got != want {
 			t.Errorf("stored %v:\ngot:\n%s\nwant:\n%s", stored, got, want)
 		}
-		rows, err = StageBusy(ctx, db, StageBusyParams{Run: 1, Rank: sql.NullInt64{Int64: 1, Valid: true}, Stage: "decode"})
+		rows, err = StageBusy(ctx, db, StageBusyParams{Run: 1, Rank: sql.NullInt64{Int64: 1, Valid: true}, Stage: stageOnly("decode")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 )
 
 // TimelineParams selects timeline_window.sql's events.
-type TimelineParams struct {
+type TimelineWindowParams struct {
 	Trace  int64
 	Device sql.NullInt64 // invalid matches events without a device
 	FromNS int64
@@ -14,7 +14,7 @@ type TimelineParams struct {
 }
 
 // TimelineEvent is one row of timeline_window.sql.
-type TimelineEvent struct {
+type TimelineWindowRow struct {
 	KernelID int64
 	Name     string // short name
 	Category string
@@ -25,11 +25,11 @@ type TimelineEvent struct {
 
 // TimelineWindow returns the events of one trace and device overlapping
 // [FromNS, ToNS), sorted by stream, start and kernel_id.
-func TimelineWindow(ctx context.Context, q Querier, p TimelineParams) ([]TimelineEvent, error) {
+func TimelineWindow(ctx context.Context, q Querier, p TimelineWindowParams) ([]TimelineWindowRow, error) {
 	args := []any{sql.Named("trace", p.Trace), sql.Named("device", p.Device),
 		sql.Named("from_ns", p.FromNS), sql.Named("to_ns", p.ToNS)}
-	return collect(ctx, q, "timeline_window", args, func(rows *sql.Rows) (TimelineEvent, error) {
-		var e TimelineEvent
+	return collect(ctx, q, "timeline_window", args, func(rows *sql.Rows) (TimelineWindowRow, error) {
+		var e TimelineWindowRow
 		err := rows.Scan(&e.KernelID, &e.Name, &e.Category, &e.Stream, &e.TSNS, &e.DurNS)
 		return e, err
 	})
@@ -44,9 +44,9 @@ const (
 )
 
 // TimelineAround returns the window drawn around an instance and its events.
-func TimelineAround(ctx context.Context, q Querier, inst Instance) (fromNS, toNS int64, events []TimelineEvent, err error) {
+func TimelineAround(ctx context.Context, q Querier, inst Instance) (fromNS, toNS int64, events []TimelineWindowRow, err error) {
 	fromNS, toNS = TimelineBounds(inst.TSNS, inst.DurNS)
-	events, err = TimelineWindow(ctx, q, TimelineParams{Trace: inst.TraceID, Device: inst.Device, FromNS: fromNS, ToNS: toNS})
+	events, err = TimelineWindow(ctx, q, TimelineWindowParams{Trace: inst.TraceID, Device: inst.Device, FromNS: fromNS, ToNS: toNS})
 	return fromNS, toNS, events, err
 }
 

@@ -27,7 +27,7 @@ func TestTimelineBounds(t *testing.T) {
 func TestTimelineAround(t *testing.T) {
 	db := overlapCase(t)
 	ctx := context.Background()
-	rows, err := OverlapByKernel(ctx, db, OverlapParams{Run: 1, Rank: sql.NullInt64{Valid: true}, Stage: "decode", MinShare: 1})
+	rows, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: sql.NullInt64{Valid: true}, Stage: stageOnly("decode"), MinShare: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestTimelineAround(t *testing.T) {
 	// out; a zero-length event at the window's start is in.
 	fixture{t, db}.kernels([]kernel{{ID: 99, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 500_000,
 		Device: ptr(0), Stream: ptr(30)}})
-	events, err = TimelineWindow(ctx, db, TimelineParams{Trace: 1, Device: inst.Device, FromNS: 500_000, ToNS: 600_000})
+	events, err = TimelineWindow(ctx, db, TimelineWindowParams{Trace: 1, Device: inst.Device, FromNS: 500_000, ToNS: 600_000})
 	if err != nil {
 		t.Fatal(err)
 	}

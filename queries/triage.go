@@ -77,7 +77,7 @@ type TriageCoverageParams struct {
 	Run     int64
 	Mapping sql.NullInt64 // invalid = single-trace
 	Rank    sql.NullInt64 // invalid = every rank
-	Stage   string        // "" = every stage
+	Stage   sql.NullString // NULL = every stage
 }
 
 // TriageCoverageRow is the Python-site coverage of one stage, or of all
@@ -95,7 +95,7 @@ type TriageCoverageRow struct {
 // TriageCoverage returns per-stage coverage rows, then the total row.
 func TriageCoverage(ctx context.Context, q Querier, p TriageCoverageParams) ([]TriageCoverageRow, error) {
 	args := []any{sql.Named("run", p.Run), sql.Named("mapping", p.Mapping),
-		sql.Named("rank", p.Rank), sql.Named("stage", nullIfEmpty(p.Stage))}
+		sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
 	return collect(ctx, q, "triage_coverage", args, func(rows *sql.Rows) (TriageCoverageRow, error) {
 		var r TriageCoverageRow
 		err := rows.Scan(&r.Stage, &r.KernelNS, &r.SitedNS, &r.ExactNS, &r.BaseNS, &r.UnmappedNS, &r.CoveragePct)
@@ -129,8 +129,8 @@ type TriageParams struct {
 	Mapping sql.NullInt64
 	// Rank restricts to one rank; invalid = every rank.
 	Rank sql.NullInt64
-	// Stage restricts to one stage; "" = every stage.
-	Stage string
+	// Stage restricts to one stage; NULL = every stage.
+	Stage sql.NullString
 	// MinShare (percent) hides kernel rows under it (of summed kernel time)
 	// and overlap rows under it (of GPU busy time).
 	MinShare float64
@@ -153,10 +153,10 @@ type TriageData struct {
 	Families      []FamilyRollupRow
 	Kernels       []KernelTableRow
 	Sites         []KernelSitesRow
-	Overlap       []OverlapRow
-	// KnownPaths[i] are the overlap-catalog labels of Overlap[i].
-	KnownPaths [][]string
-	Fusions    []FusionRow
+	Overlap       []OverlapByKernelRow
+	// KnownPaths[i] are the overlap-catalog entries matching Overlap[i].
+	KnownPaths [][]KnownPathsRow
+	Fusions    []FusionMatchesRow
 	// Similarity holds at most one near-miss note per stage.
 	Similarity []FusionSimilarityRow
 }
@@ -204,14 +204,14 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (*TriageData, error)
 	if d.Sites, err = KernelSites(ctx, q, KernelSitesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage}); err != nil {
 		return nil, err
 	}
-	if d.Overlap, err = OverlapByKernel(ctx, q, OverlapParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+	if d.Overlap, err = OverlapByKernel(ctx, q, OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows}); err != nil {
 		return nil, err
 	}
 	if d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap); err != nil {
 		return nil, err
 	}
-	if d.Fusions, err = FusionMatches(ctx, q, FusionParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+	if d.Fusions, err = FusionMatches(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 		Stage: p.Stage, MinShare: p.MinShare}); err != nil {
 		return nil, err
 	}
@@ -233,8 +233,8 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (*TriageData, error)
 // overlapKnownPaths looks up the overlap-catalog entries of every overlap
 // row, one stage at a time so keywords see the sites and CPU ops of the
 // row's own stage.
-func overlapKnownPaths(ctx context.Context, q Querier, p TriageParams, rows []OverlapRow) ([][]string, error) {
-	out := make([][]string, len(rows))
+func overlapKnownPaths(ctx context.Context, q Querier, p TriageParams, rows []OverlapByKernelRow) ([][]KnownPathsRow, error) {
+	out := make([][]KnownPathsRow, len(rows))
 	for start := 0; start < len(rows); {
 		end := start
 		for end < len(rows) && rows[end].Stage == rows[start].Stage {
@@ -242,14 +242,10 @@ func overlapKnownPaths(ctx context.Context, q Querier, p TriageParams, rows []Ov
 		}
 		pairs := make([]KnownPathPair, 0, end-start)
 		for _, r := range rows[start:end] {
-			dom := r.Dominant
-			if dom == "-" {
-				dom = ""
-			}
-			pairs = append(pairs, KnownPathPair{Kernel: r.Kernel, Dominant: dom})
+			pairs = append(pairs, KnownPathPair{Kernel: r.Kernel, Dominant: r.Dominant.String})
 		}
-		found, err := KnownPaths(ctx, q, KnownPathParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-			Stage: rows[start].Stage, Pairs: pairs})
+		found, err := KnownPaths(ctx, q, KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+			Stage: sql.NullString{String: rows[start].Stage, Valid: true}, Pairs: pairs})
 		if err != nil {
 			return nil, err
 		}

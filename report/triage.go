@@ -402,12 +402,14 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 			Family: o.Family, Category: o.Category, ScopeMatch: o.ScopeMatch, Launches: o.Launches,
 			TotalNS: o.TotalNS, HiddenNS: o.HiddenNS, HiddenByCompNS: o.HiddenByComp,
 			ExclusiveNS: o.ExclusiveNS, StageBusyNS: o.StageBusyNS, KnownPaths: []string{}}
-		if o.Dominant != "" && o.Dominant != "-" {
-			dom := o.Dominant
+		if o.Dominant.Valid {
+			dom := o.Dominant.String
 			row.Dominant = &dom
 		}
-		if i < len(d.KnownPaths) && d.KnownPaths[i] != nil {
-			row.KnownPaths = d.KnownPaths[i]
+		if i < len(d.KnownPaths) {
+			for _, k := range d.KnownPaths[i] {
+				row.KnownPaths = append(row.KnownPaths, KnownPathLabel(k))
+			}
 		}
 		row.Signal = overlapSignal(row)
 		st.Overlap = append(st.Overlap, row)
@@ -430,7 +432,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		st.Similarity = &TriageSimilarity{Level: n.Level, ID: n.ID, Pattern: n.Pattern, Framework: n.Framework,
 			Origin: n.Origin, Status: n.Status, Steps: n.Steps, MissingStep: n.MissingStep,
 			MissingKeywords: nonNil(n.MissingKeywords), Occurrences: n.Occurrences, RelatedNS: n.RelatedNS,
-			SharePct: n.SharePct, Evidence: nonNil(n.Evidence), Note: n.Note()}
+			SharePct: n.SharePct, Evidence: nonNil(n.Evidence), Note: similarityNote(n)}
 	}
 	// A stage with no kernels is omitted (triage.md section 1); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
@@ -442,6 +444,19 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	}
 	r.Stages = kept
 	return r
+}
+
+// KnownPathLabel is the text an overlap-catalog entry adds to an overlap
+// row (catalog.md section 3).
+func KnownPathLabel(r queries.KnownPathsRow) string {
+	return fmt.Sprintf("Known path: %s (%s, %s)", r.Name, r.Framework, r.Origin)
+}
+
+// similarityNote is the one line printed after a fuse-pattern table.
+func similarityNote(r queries.FusionSimilarityRow) string {
+	return fmt.Sprintf("Similarity (%s): %d of %d steps of %q (%s, %s) occur adjacently %d time(s), %.2f%% of stage kernel time; step %d (%s) is missing",
+		r.Level, r.Steps-1, r.Steps, r.Pattern, r.Framework, r.Origin, r.Occurrences, r.SharePct,
+		r.MissingStep, strings.Join(r.MissingKeywords, " / "))
 }
 
 func nonNil(s []string) []string {

@@ -57,12 +57,12 @@ func triageData(rank sql.NullInt64, mapping bool) *queries.TriageData {
 			{Stage: "decode", Kernel: "lost", Match: "unmapped", KernelNS: 950},
 			{Stage: "decode", Kernel: "tiny", Match: "self", KernelNS: 50},
 		},
-		Overlap: []queries.OverlapRow{
-			{Stage: "decode", Priority: "P1", Verdict: "headroom", Kernel: "norm", Family: "norm", Category: "elementwise", Scope: "f @ a.py:1", ScopeMatch: "self", Launches: 1, TotalNS: 3000, ExclusiveNS: 3000, StageBusyNS: 9000, BusySharePct: 33.3, ExclusivePct: 100, Dominant: "-", DepRisk: "low", Recommendation: "try fusion"},
-			{Stage: "decode", Priority: "P4", Verdict: "low-roi-hidden", Kernel: "lost", Family: "norm", Category: "elementwise", Scope: "unmapped", ScopeMatch: "unmapped", Launches: 1, TotalNS: 950, HiddenNS: 900, HiddenByComp: 900, ExclusiveNS: 50, StageBusyNS: 9000, BusySharePct: 10.6, ExclusivePct: 5.3, HiddenPct: 94.7, Dominant: "gemm<1>", DepRisk: "unclear", Recommendation: "skip overlap"},
+		Overlap: []queries.OverlapByKernelRow{
+			{Stage: "decode", Priority: "P1", Verdict: "headroom", Kernel: "norm", Family: "norm", Category: "elementwise", Scope: "f @ a.py:1", ScopeMatch: "self", Launches: 1, TotalNS: 3000, ExclusiveNS: 3000, StageBusyNS: 9000, BusySharePct: 33.3, ExclusivePct: 100, DepRisk: "low", Recommendation: "try fusion"},
+			{Stage: "decode", Priority: "P4", Verdict: "low-roi-hidden", Kernel: "lost", Family: "norm", Category: "elementwise", Scope: "unmapped", ScopeMatch: "unmapped", Launches: 1, TotalNS: 950, HiddenNS: 900, HiddenByComp: 900, ExclusiveNS: 50, StageBusyNS: 9000, BusySharePct: 10.6, ExclusivePct: 5.3, HiddenPct: 94.7, Dominant: sql.NullString{String: "gemm<1>", Valid: true}, DepRisk: "unclear", Recommendation: "skip overlap"},
 		},
-		KnownPaths: [][]string{nil, {"Known path: Two-batch overlap (sglang, mainline)"}},
-		Fusions: []queries.FusionRow{
+		KnownPaths: [][]queries.KnownPathsRow{nil, {{Index: 1, Kernel: "lost", Name: "Two-batch overlap", Framework: "sglang", Origin: "mainline"}}},
+		Fusions: []queries.FusionMatchesRow{
 			{Stage: "decode", Pattern: "add+norm", ID: "add-norm", Status: "opportunity", Confidence: "confirmed", RelatedNS: 3000, SharePct: 30, Occurrences: 4,
 				Evidence: []string{"norm"}, Locations: []string{"a.py:10 forward"}, CandidatePath: "sglang: fused_add_rmsnorm", Sources: []string{"https://x"},
 				Rationale: "why", Origin: "mainline", Framework: "sglang", Priority: 2, Steps: 2},
@@ -312,5 +312,24 @@ func TestTriageJSONFieldNames(t *testing.T) {
 				t.Errorf("JSON field %s is gone: the contract changed", k)
 			}
 		}
+	}
+}
+
+func TestSimilarityNote(t *testing.T) {
+	t.Parallel()
+	r := queries.FusionSimilarityRow{Stage: "decode", Level: "high", ID: "t-abg", Pattern: "Test t-abg", Framework: "sglang",
+		Origin: "mainline", Status: "opportunity", Steps: 3, MissingStep: 3, MissingKeywords: []string{"gamma", "gamma2"},
+		Occurrences: 4, RelatedNS: 28_000, SharePct: 100 * 28.0 / 68.0}
+	want := `Similarity (high): 2 of 3 steps of "Test t-abg" (sglang, mainline) occur adjacently 4 time(s), 41.18% of stage kernel time; step 3 (gamma / gamma2) is missing`
+	if got := similarityNote(r); got != want {
+		t.Errorf("note:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestKnownPathLabel(t *testing.T) {
+	t.Parallel()
+	r := queries.KnownPathsRow{Name: "Overlap o-sglang-gather", Framework: "sglang", Origin: "upstream"}
+	if l := KnownPathLabel(r); l != "Known path: Overlap o-sglang-gather (sglang, upstream)" {
+		t.Errorf("label %q", l)
 	}
 }

@@ -317,16 +317,16 @@ func breakdown(ctx context.Context, path string) ([]step, error) {
 	check("kernel_table", e)
 	_, e = queries.KernelSites(ctx, db, queries.KernelSitesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage})
 	check("kernel_sites", e)
-	overlap, e := queries.OverlapByKernel(ctx, db, queries.OverlapParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+	overlap, e := queries.OverlapByKernel(ctx, db, queries.OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows})
 	check("overlap_by_kernel", e)
 	pairs := make([]queries.KnownPathPair, len(overlap))
 	for i, o := range overlap {
-		pairs[i] = queries.KnownPathPair{Kernel: o.Kernel, Dominant: o.Dominant}
+		pairs[i] = queries.KnownPathPair{Kernel: o.Kernel, Dominant: o.Dominant.String}
 	}
-	_, e = queries.KnownPaths(ctx, db, queries.KnownPathParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Pairs: pairs})
+	_, e = queries.KnownPaths(ctx, db, queries.KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Pairs: pairs})
 	check("known_paths", e)
-	_, e = queries.FusionMatches(ctx, db, queries.FusionParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+	_, e = queries.FusionMatches(ctx, db, queries.FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 		Stage: p.Stage, MinShare: p.MinShare})
 	check("fusion_matches", e)
 	_, e = queries.FusionSimilarity(ctx, db, queries.FusionSimilarityParams{Run: p.Run, Mapping: p.Mapping,

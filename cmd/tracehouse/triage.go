@@ -350,7 +350,7 @@ func triageOne(ctx context.Context, f *Factory, db *sql.DB, opts *TriageOptions,
 			ranks = append(ranks, e.Rank)
 		}
 	}
-	p := queries.TriageParams{Run: t.run, Mapping: t.mapping, Stage: opts.Stage,
+	p := queries.TriageParams{Run: t.run, Mapping: t.mapping, Stage: sql.NullString{String: opts.Stage, Valid: opts.Stage != ""},
 		MinShare: opts.MinShare, OverlapRows: opts.OverlapRows}
 	var note string
 	if !opts.RankAll {
@@ -385,7 +385,7 @@ func triageOne(ctx context.Context, f *Factory, db *sql.DB, opts *TriageOptions,
 
 // triageTimelines draws the ASCII window around the longest instance of
 // each of the first n overlap rows of every stage (triage.md section 4).
-func triageTimelines(ctx context.Context, db *sql.DB, rows []queries.OverlapRow, n int, rep *report.TriageReport) error {
+func triageTimelines(ctx context.Context, db *sql.DB, rows []queries.OverlapByKernelRow, n int, rep *report.TriageReport) error {
 	lines := map[string][]string{}
 	drawn := map[string]int{}
 	var stages []string
