@@ -8,7 +8,7 @@ import (
 // FamilyRollupParams selects family_rollup.sql's rows.
 type FamilyRollupParams struct {
 	Run   int64
-	Rank  sql.NullInt64 // invalid = every rank
+	Rank  sql.NullInt64  // invalid = every rank
 	Stage sql.NullString // NULL = every stage
 }
 

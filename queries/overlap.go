@@ -47,7 +47,7 @@ type OverlapByKernelRow struct {
 	ExclusivePct   float64
 	HiddenPct      float64
 	Dominant       sql.NullString // NULL when nothing on another stream overlaps it
-	DepRisk        string // low | high | unclear
+	DepRisk        string         // low | high | unclear
 	Recommendation string
 	Longest        Instance
 }

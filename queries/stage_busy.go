@@ -8,7 +8,7 @@ import (
 // StageBusyParams selects stage_busy.sql's rows.
 type StageBusyParams struct {
 	Run   int64
-	Rank  sql.NullInt64 // invalid = every rank
+	Rank  sql.NullInt64  // invalid = every rank
 	Stage sql.NullString // NULL = every stage
 }
 

@@ -75,8 +75,8 @@ func TriageGPUEvents(ctx context.Context, q Querier, run int64) ([]TriageGPUEven
 // TriageCoverageParams selects triage_coverage.sql's rows.
 type TriageCoverageParams struct {
 	Run     int64
-	Mapping sql.NullInt64 // invalid = single-trace
-	Rank    sql.NullInt64 // invalid = every rank
+	Mapping sql.NullInt64  // invalid = single-trace
+	Rank    sql.NullInt64  // invalid = every rank
 	Stage   sql.NullString // NULL = every stage
 }
 
