@@ -110,6 +110,11 @@ var (
 	origins    = []string{"mainline", "upstream", "inflight"}
 )
 
+// Frameworks are the values an entry's framework takes, for commands to
+// offer: the serving frameworks, and flashinfer (a kernel library several
+// of them take fused paths from).
+var Frameworks = frameworks
+
 // Default returns the catalog embedded in the binary, freshly parsed, so
 // callers may modify it. The embedded file is checked by the package tests;
 // a failure here is a build defect, hence the panic.

@@ -253,7 +253,7 @@ SELECT * FROM kernel_overlap_for(NULL);
 
 -- The sweep costs about 2 CPU-seconds per million kernels (four sorts of two
 -- points per kernel), too much to repeat on every triage of a large run. A
--- run's result can be saved once (queries.StoreKernelOverlap, after ingest)
+-- run's result can be saved once (ingest.SaveOverlap, after ingest)
 -- and read back by kernel_overlap_cached, which falls back to computing when
 -- the saved copy is missing or no longer matches the run.
 

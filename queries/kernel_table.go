@@ -37,6 +37,9 @@ type KernelTableRow struct {
 	RankMedianNS float64
 	RankMaxNS    int64
 	Ranks        int64
+	// What MinShare hides in the row's stage: rows and their GPU time.
+	StageHiddenRows int64
+	StageHiddenNS   int64
 }
 
 // KernelTable returns every kernel row of the run, sorted by stage, GPU
@@ -52,7 +55,7 @@ func KernelTable(ctx context.Context, q Querier, p KernelTableParams) ([]KernelT
 		var r KernelTableRow
 		err := rows.Scan(&r.Stage, &r.Kernel, &r.Family, &r.Category, &r.GPUNS, &r.Launches,
 			&r.AvgNS, &r.StageKernelNS, &r.SharePct, &r.Shown,
-			&r.RankMinNS, &r.RankMedianNS, &r.RankMaxNS, &r.Ranks)
+			&r.RankMinNS, &r.RankMedianNS, &r.RankMaxNS, &r.Ranks, &r.StageHiddenRows, &r.StageHiddenNS)
 		return r, err
 	})
 }

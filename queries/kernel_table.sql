@@ -30,6 +30,9 @@
 --                    never ran counts 0: that is the straggler signal);
 --                    median of an even count is the mean of the middle two
 --   ranks            how many ranks that is
+--   stage_hidden_rows, stage_hidden_ns
+--                    how many rows of the stage $min_share hides, and their
+--                    summed gpu_ns (the same on every row of a stage)
 WITH per_rank_name AS (
     -- aggregate the big table first, join names on the small result
     SELECT stage, rank, name_id, sum(dur_ns) AS ns, count(*) AS launches
@@ -101,7 +104,10 @@ SELECT s.stage, s.short_name,
        s.gpu_ns::DOUBLE / s.launches AS avg_ns,
        s.stage_kernel_ns, s.share_pct,
        s.share_pct >= $min_share AS shown,
-       p.rank_min_ns, p.rank_median_ns, p.rank_max_ns, p.ranks
+       p.rank_min_ns, p.rank_median_ns, p.rank_max_ns, p.ranks,
+       count(*) FILTER (WHERE s.share_pct < $min_share) OVER (PARTITION BY s.stage) AS stage_hidden_rows,
+       coalesce(sum(s.gpu_ns) FILTER (WHERE s.share_pct < $min_share) OVER (PARTITION BY s.stage), 0)::BIGINT
+           AS stage_hidden_ns
 FROM shares s
 JOIN labels l USING (stage, short_name)
 JOIN spread p USING (stage, short_name)

@@ -260,13 +260,14 @@ func TestKernelTableMinShare(t *testing.T) {
 		ktKernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 5, TS: 1020, Dur: 0},
 	)
 	for _, c := range []struct {
-		min   float64
-		shown []string
+		min    float64
+		shown  []string
+		hidden [2]int64 // rows and ns the filter hides
 	}{
-		{0, []string{"a", "b", "c", "d", "e"}},
-		{1.0, []string{"a", "b", "c", "d"}},
-		{9.5, []string{"a", "b"}},
-		{61, nil},
+		{0, []string{"a", "b", "c", "d", "e"}, [2]int64{0, 0}},
+		{1.0, []string{"a", "b", "c", "d"}, [2]int64{1, 0}},
+		{9.5, []string{"a", "b"}, [2]int64{3, 100}},
+		{61, nil, [2]int64{5, 1000}},
 	} {
 		rows, err := KernelTable(context.Background(), f.db, KernelTableParams{Run: 1, Rank: rankOf(0), MinShare: c.min})
 		if err != nil {
@@ -287,6 +288,9 @@ func TestKernelTableMinShare(t *testing.T) {
 			w := want[r.Kernel]
 			if float64(r.GPUNS) != w[0] || float64(r.Launches) != w[1] || !near(r.SharePct, w[2]) || r.StageKernelNS != 1000 {
 				t.Errorf("min %.1f: %+v, want gpu %v launches %v share %v of 1000", c.min, r, w[0], w[1], w[2])
+			}
+			if r.StageHiddenRows != c.hidden[0] || r.StageHiddenNS != c.hidden[1] {
+				t.Errorf("min %.1f: %s: hidden %d rows %d ns, want %v", c.min, r.Kernel, r.StageHiddenRows, r.StageHiddenNS, c.hidden)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"database/sql"
+	"github.com/tracehouse/tracehouse/ingest"
 	"testing"
 	"time"
 )
@@ -68,7 +69,7 @@ func fillBench(tb testing.TB, db *sql.DB, shape string) {
 // BenchmarkOverlap1M times what triage runs for the overlap section of one
 // run of 1 M kernels: OverlapByKernel (all ranks, and rank 0 alone, as
 // triage defaults to) and StageBusy, on both data shapes, computing the
-// overlap and then reading a copy saved by StoreKernelOverlap.
+// overlap and then reading a copy saved by ingest.SaveOverlap.
 func BenchmarkOverlap1M(b *testing.B) {
 	for _, shape := range []string{"serving", "dense"} {
 		db := openOverlapDB(b)
@@ -76,12 +77,12 @@ func BenchmarkOverlap1M(b *testing.B) {
 		fillBench(b, db, shape)
 		b.Logf("%s: generated 1.25 M kernels in %v", shape, time.Since(start))
 		benchOverlap(b, db, shape)
-		// The same after StoreKernelOverlap (what ingest can do once).
+		// The same after ingest.SaveOverlap (what ingest can do once).
 		start = time.Now()
-		if err := StoreKernelOverlap(context.Background(), db, 1); err != nil {
+		if err := ingest.SaveOverlap(context.Background(), db, 1); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%s: StoreKernelOverlap took %v", shape, time.Since(start))
+		b.Logf("%s: ingest.SaveOverlap took %v", shape, time.Since(start))
 		benchOverlap(b, db, shape+"-stored")
 		db.Close()
 	}

@@ -18,7 +18,7 @@
 -- Figures (all ns, summed over the rank(s) and devices of the stage):
 --   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap (read
 --              through kernel_overlap_cached: the saved copy when
---              StoreKernelOverlap ran and it is current, computed otherwise)
+--              ingest.SaveOverlap ran and it is current, computed otherwise)
 --   busy_share_pct  total / GPU busy time of the stage (union of intervals
 --                   per device, summed), the denominator of `share` here
 --   exclusive_pct, hidden_pct  exclusive / total, hidden / total

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/tracehouse/tracehouse/ingest"
 	"strings"
 	"testing"
 )
@@ -57,7 +58,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	if got := dumpOverlap(t, db, "kernel_overlap_cached(1)"); got != computed {
@@ -85,7 +86,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	storedRank1, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank1, MinShare: 0})
@@ -121,7 +122,7 @@ func TestKernelOverlapStore(t *testing.T) {
 		t.Errorf("stale copy read after a category change")
 	}
 	// Saved again, then a changed kernel makes it stale again.
-	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(`UPDATE kernel_overlap_store SET hidden_by_compute_ns = -7 WHERE kernel_id = (SELECT min(kernel_id) FROM kernel_overlap_store)`)
@@ -130,10 +131,10 @@ func TestKernelOverlapStore(t *testing.T) {
 		t.Errorf("stale copy read after a kernel change")
 	}
 	// Storing twice keeps one copy.
-	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	var n, kernels int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/tracehouse/tracehouse/ingest"
 	"strings"
 	"testing"
 )
@@ -40,7 +41,7 @@ func TestStageBusy(t *testing.T) {
 	}
 	for _, stored := range []bool{false, true} {
 		if stored {
-			if err := StoreKernelOverlap(ctx, db, 1); err != nil {
+			if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -136,6 +136,9 @@ type TriageParams struct {
 	MinShare float64
 	// OverlapRows caps the overlap rows per stage; 0 = no cap.
 	OverlapRows int
+	// Timelines asks for the events around the longest instance of the
+	// first Timelines overlap rows of each stage (triage.md section 4).
+	Timelines int
 }
 
 // TriageData is every query result a triage report shows, as typed rows.
@@ -159,6 +162,18 @@ type TriageData struct {
 	Fusions    []FusionMatchesRow
 	// Similarity holds at most one near-miss note per stage.
 	Similarity []FusionSimilarityRow
+	// Timelines are the windows TriageParams.Timelines asked for, in
+	// overlap-row order.
+	Timelines []TriageTimeline
+}
+
+// TriageTimeline is the window around the longest instance of one overlap
+// row, with the events in it (timeline_window.sql).
+type TriageTimeline struct {
+	// Overlap is the row's index in TriageData.Overlap.
+	Overlap      int
+	FromNS, ToNS int64
+	Events       []TimelineWindowRow
 }
 
 // Triage runs every query of one triage report.
@@ -227,7 +242,29 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (*TriageData, error)
 		Rank: p.Rank, Stage: p.Stage}, stages, d.Fusions); err != nil {
 		return nil, err
 	}
+	if d.Timelines, err = triageTimelines(ctx, q, d.Overlap, p.Timelines); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// triageTimelines reads the window around the longest instance of each of
+// the first n overlap rows of every stage.
+func triageTimelines(ctx context.Context, q Querier, rows []OverlapByKernelRow, n int) ([]TriageTimeline, error) {
+	var out []TriageTimeline
+	drawn := map[string]int{}
+	for i, o := range rows {
+		if drawn[o.Stage] >= n {
+			continue
+		}
+		drawn[o.Stage]++
+		from, to, events, err := TimelineAround(ctx, q, o.Longest)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, TriageTimeline{Overlap: i, FromNS: from, ToNS: to, Events: events})
+	}
+	return out, nil
 }
 
 // overlapKnownPaths looks up the overlap-catalog entries of every overlap

@@ -77,7 +77,7 @@ type Doc struct {
 }
 
 // ErrCSVNeedsDir is returned for csv output of several tables without a directory.
-var ErrCSVNeedsDir = errors.New("--format csv writes one file per table: add --out DIR")
+var ErrCSVNeedsDir = errors.New("csv writes one file per table: give a directory")
 
 // Render writes d to w in format f. CSV with more than one table needs
 // RenderCSVDir instead.

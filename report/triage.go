@@ -3,11 +3,10 @@ package report
 import (
 	"database/sql"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // The triage report (spec/triage.md): a typed model whose JSON form is the
@@ -43,7 +42,7 @@ type TriageReport struct {
 	Stages      []TriageStage       `json:"stages"`
 	Notes       []string            `json:"notes"`
 	frameworkID string              // sglang | vllm | ... as stored
-	timelines   map[string][]string // per stage, rendered by the caller
+	timelines   map[string][]string // per stage, ASCII
 }
 
 // TriageParallel is the run's parallel layout; null when not recorded.
@@ -240,27 +239,6 @@ type TriageOptions struct {
 	Framework string
 }
 
-// frameworkNames are the display names of triage.md section 2.
-var frameworkNames = map[string]string{
-	"sglang": "SGLang", "vllm": "vLLM", "trtllm": "TensorRT-LLM", "tokenspeed": "TokenSpeed", "unknown": "unknown",
-}
-
-// FrameworkName is the display name of a stored framework id.
-func FrameworkName(id string) string {
-	if n, ok := frameworkNames[id]; ok {
-		return n
-	}
-	return id
-}
-
-// StageName shows prefill the way SGLang users know it.
-func StageName(s string) string {
-	if s == "prefill" {
-		return "extend/prefill"
-	}
-	return s
-}
-
 func nsToUS(ns int64) float64 { return float64(ns) / 1000 }
 
 func optInt(v sql.NullInt64) *int64 {
@@ -276,7 +254,7 @@ func optInt(v sql.NullInt64) *int64 {
 func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	r := &TriageReport{
 		Mode:              ModeSingle,
-		Framework:         FrameworkName(d.Run.Framework),
+		Framework:         vocab.FrameworkName(d.Run.Framework),
 		FrameworkEvidence: d.Run.FrameworkEvidence,
 		Run:               d.Run.Label,
 		RunID:             d.Run.RunID,
@@ -292,12 +270,12 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	}
 	if fw := strings.ToLower(opt.Framework); fw != "" && fw != "auto" && fw != d.Run.Framework {
 		if d.Run.Framework == "unknown" {
-			r.Framework = FrameworkName(fw)
+			r.Framework = vocab.FrameworkName(fw)
 			r.FrameworkEvidence = "--framework " + fw + " (the traces did not say)"
 			r.frameworkID = fw
 		} else {
 			r.Notes = append(r.Notes, fmt.Sprintf("--framework %s ignored: the traces say %s (%s)",
-				fw, FrameworkName(d.Run.Framework), d.Run.FrameworkEvidence))
+				fw, vocab.FrameworkName(d.Run.Framework), d.Run.FrameworkEvidence))
 		}
 	}
 	if d.MappingRun != nil {
@@ -336,7 +314,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		index[stage] = len(r.Stages)
 		r.Stages = append(r.Stages, TriageStage{Stage: stage, Rank: r.Rank, Coverage: stageCoverage[stage],
 			Families: []TriageFamily{}, Kernels: []TriageKernel{}, Overlap: []TriageOverlap{},
-			Fusions: []TriageFusion{}, displayName: StageName(stage)})
+			Fusions: []TriageFusion{}, displayName: vocab.StageName(stage)})
 		return &r.Stages[len(r.Stages)-1]
 	}
 	type nameKey struct{ stage, kernel string }
@@ -347,9 +325,8 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	}
 	for _, k := range d.Kernels {
 		st := section(k.Stage)
+		st.KernelsHidden, st.HiddenTimeNS = k.StageHiddenRows, k.StageHiddenNS
 		if !k.Shown {
-			st.KernelsHidden++
-			st.HiddenTimeNS += k.GPUNS
 			continue
 		}
 		row := TriageKernel{Kernel: k.Kernel, Family: k.Family, Category: k.Category,
@@ -443,6 +420,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		}
 	}
 	r.Stages = kept
+	r.timelines = drawTimelines(d)
 	return r
 }
 
@@ -474,355 +452,4 @@ func overlapSignal(o TriageOverlap) string {
 	}
 	return fmt.Sprintf("%s us, share %.1f%% of busy, excl %.0f%% / hid %.0f%%, under %s",
 		fmtUS(o.TotalNS), o.BusySharePct, o.ExclusivePct, o.HiddenPct, under)
-}
-
-// SetTimelines attaches pre-rendered ASCII timelines to a stage section.
-func (r *TriageReport) SetTimelines(stage string, lines []string) {
-	if r.timelines == nil {
-		r.timelines = map[string][]string{}
-	}
-	r.timelines[stage] = lines
-}
-
-func fmtMS(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 2, 64) }
-func fmtUS(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
-func fmtPct(p float64) string {
-	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
-}
-
-// maxTextName bounds kernel names in the text format, where a 600-character
-// CUTLASS template name would push every other column off the terminal.
-// Markdown, JSON and CSV keep the full name.
-const maxTextName = 80
-
-// shorten keeps the head and tail of a long name: the head says what it
-// is, the tail often tells variants apart.
-func shorten(s string) string {
-	r := []rune(s)
-	if len(r) <= maxTextName {
-		return s
-	}
-	tail := maxTextName / 4
-	return string(r[:maxTextName-tail-3]) + "..." + string(r[len(r)-tail:])
-}
-
-// Doc renders the report for the text or markdown format.
-func (r *TriageReport) Doc(f Format) Doc {
-	name := func(s string) string { return s }
-	if f == Text {
-		name = shorten
-	}
-	blocks := []any{&Heading{Level: 1, Text: "Triage View"}, r.headerLines()}
-	for i := range r.Stages {
-		st := &r.Stages[i]
-		rank := "all ranks"
-		if st.Rank != nil {
-			rank = "rank " + strconv.FormatInt(*st.Rank, 10)
-		}
-		blocks = append(blocks, &Heading{Level: 2, Text: fmt.Sprintf("%s (%s)", st.displayName, rank)})
-		blocks = append(blocks, Lines{r.familyLine(st)})
-		sub := func(title string, b any) {
-			if f == Text {
-				// the text renderer separates only level-1/2 headings
-				blocks = append(blocks, Lines{""})
-			}
-			blocks = append(blocks, &Heading{Level: 3, Text: title}, b)
-		}
-		sub("Kernels", r.kernelTable(st, name))
-		sub("Overlap opportunities", overlapTable(st, name))
-		if tl := r.timelines[st.Stage]; len(tl) > 0 {
-			if f == Markdown {
-				// keep the drawing's columns: a fenced block
-				tl = append(append([]string{"```"}, tl...), "```")
-			}
-			sub("Timelines", Lines(tl))
-		}
-		sub("Fuse patterns", fusionTable(st, name))
-		if st.Similarity != nil {
-			// triage.md section 5: at most one note, never mixed into the table
-			blocks = append(blocks, Lines{st.Similarity.Note})
-		}
-	}
-	return Doc{Blocks: blocks, JSON: r}
-}
-
-func (r *TriageReport) headerLines() Lines {
-	var l Lines
-	l = append(l, "Mode: "+r.Mode)
-	fw := "Framework: " + r.Framework
-	if r.FrameworkEvidence != "" {
-		fw += " (evidence: " + r.FrameworkEvidence + ")"
-	}
-	l = append(l, fw)
-	par := func(p *int64) string {
-		if p == nil {
-			return "-"
-		}
-		return strconv.FormatInt(*p, 10)
-	}
-	run := "Run: " + r.Run
-	if r.MappingRun != nil {
-		run += " (formal; mapping: " + *r.MappingRun + ")"
-	}
-	l = append(l, fmt.Sprintf("%s   Model: %s   TP/DP/EP/PP: %s/%s/%s/%s", run, r.Model,
-		par(r.Parallel.TP), par(r.Parallel.DP), par(r.Parallel.EP), par(r.Parallel.PP)))
-	l = append(l, "Traces:")
-	for _, t := range r.Traces {
-		role := ""
-		if r.MappingRun != nil {
-			role = ", " + t.Role + " run " + t.Run
-		}
-		l = append(l, fmt.Sprintf("  %s (rank %d, %s%s)", t.Path, t.Rank, StageName(t.Stage), role))
-	}
-	l = append(l, r.gpuEventLines()...)
-	for _, st := range r.Stages {
-		if !st.hasTotals {
-			continue
-		}
-		l = append(l, fmt.Sprintf("Stage %s: summed kernel time %s ms, GPU busy (union) %s ms, window %s ms, streams %d",
-			st.displayName, fmtMS(st.Totals.KernelTimeNS), fmtMS(st.Totals.BusyTimeNS), fmtMS(st.Totals.WindowNS), st.Totals.Streams))
-	}
-	var per []string
-	for _, st := range r.Stages {
-		per = append(per, st.displayName+" "+fmtPct(st.Coverage.CoveragePct))
-	}
-	perStage := ""
-	if len(per) > 1 {
-		perStage = " (" + strings.Join(per, ", ") + ")"
-	}
-	c := r.Coverage
-	if r.MappingRun == nil {
-		l = append(l, fmt.Sprintf("Attribution: %s of kernel time has a Python site%s", fmtPct(c.CoveragePct), perStage))
-	} else {
-		pct := func(ns int64) string {
-			if c.KernelTimeNS == 0 {
-				return fmtPct(0)
-			}
-			return fmtPct(float64(ns) * 100 / float64(c.KernelTimeNS))
-		}
-		l = append(l, fmt.Sprintf("Mapping coverage: %s of formal kernel time received a Python site from %s%s",
-			fmtPct(c.CoveragePct), *r.MappingRun, perStage))
-		l = append(l, fmt.Sprintf("  matched by exact name %s, by template-stripped name %s, unmapped %s",
-			pct(c.ExactTimeNS), pct(c.BaseTimeNS), pct(c.UnmappedNS)))
-	}
-	for _, n := range r.Notes {
-		l = append(l, "Note: "+n)
-	}
-	return l
-}
-
-// gpuEventLines list GPU events per stage and rank and name the pairs
-// with none.
-func (r *TriageReport) gpuEventLines() []string {
-	var parts, none []string
-	for i := 0; i < len(r.GPUEvents); {
-		stage := r.GPUEvents[i].Stage
-		var ranks []string
-		for ; i < len(r.GPUEvents) && r.GPUEvents[i].Stage == stage; i++ {
-			g := r.GPUEvents[i]
-			ranks = append(ranks, fmt.Sprintf("rank %d: %d", g.Rank, g.Events))
-			if g.Events == 0 {
-				none = append(none, fmt.Sprintf("%s rank %d", StageName(g.Stage), g.Rank))
-			}
-		}
-		parts = append(parts, StageName(stage)+" "+strings.Join(ranks, ", "))
-	}
-	out := []string{"GPU events: " + strings.Join(parts, "; ")}
-	if len(none) > 0 {
-		out = append(out, "  no GPU events: "+strings.Join(none, ", "))
-	} else if len(parts) > 0 {
-		out = append(out, "  every stage has GPU events on every rank")
-	} else {
-		out[0] = "GPU events: none"
-	}
-	return out
-}
-
-func (r *TriageReport) familyLine(st *TriageStage) string {
-	var parts []string
-	for _, f := range st.Families {
-		parts = append(parts, f.Family+" "+fmtPct(f.SharePct))
-	}
-	if len(parts) == 0 {
-		return "Families: none"
-	}
-	return "Families: " + strings.Join(parts, ", ") + " (of summed kernel time)"
-}
-
-func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *Table {
-	cols := []Column{{Name: "Kernel"}, {Name: "Family"}, {Name: "Category"}, {Name: "GPU time", Right: true},
-		{Name: "Share", Right: true}, {Name: "Launches", Right: true}, {Name: "Avg", Right: true}}
-	if r.Rank == nil {
-		cols = append(cols, Column{Name: "Rank spread", Right: true})
-	}
-	cols = append(cols, Column{Name: "Python location (site share)"}, Column{Name: "CPU op"})
-	t := &Table{Name: "kernels", Columns: cols}
-	for _, k := range st.Kernels {
-		row := []string{name(k.Kernel), k.Family, k.Category, fmtMS(k.GPUTimeNS) + " ms", fmtPct(k.SharePct),
-			strconv.FormatInt(k.Launches, 10), strconv.FormatFloat(k.AvgUS, 'f', 2, 64) + " us"}
-		if r.Rank == nil && k.RankSpread != nil {
-			s := k.RankSpread
-			row = append(row, fmt.Sprintf("%.2f / %.2f / %.2f ms", s.MinUS/1000, s.MedianUS/1000, s.MaxUS/1000))
-		}
-		loc, ops := siteCells(k)
-		row = append(row, loc, ops)
-		t.Rows = append(t.Rows, row)
-	}
-	if len(t.Rows) == 0 {
-		// triage.md section 3: an empty table prints one row saying so.
-		msg := fmt.Sprintf("(no kernel reached %s of summed kernel time; %d hidden, --min-share 0 shows all)",
-			strconv.FormatFloat(r.MinSharePct, 'f', -1, 64)+"%", st.KernelsHidden)
-		row := make([]string, len(cols))
-		row[0] = msg
-		for i := 1; i < len(row); i++ {
-			row[i] = "-"
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
-}
-
-// siteCells are the "Python location (site share)" and "CPU op" cells.
-func siteCells(k TriageKernel) (string, string) {
-	if len(k.Sites) == 0 {
-		return k.Location, "-"
-	}
-	var locs, ops []string
-	for _, s := range k.Sites {
-		loc := s.Location
-		if k.SiteCount > 1 {
-			loc += fmt.Sprintf(" (site share %.0f%%)", s.SiteSharePct)
-		}
-		locs = append(locs, loc)
-		op := "-"
-		if s.CPUOp != nil {
-			op = *s.CPUOp
-		}
-		ops = append(ops, op)
-	}
-	return strings.Join(locs, "; "), strings.Join(ops, "; ")
-}
-
-func overlapTable(st *TriageStage, name func(string) string) *Table {
-	t := &Table{Name: "overlap", Empty: "no overlap opportunity above the bar",
-		Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope"},
-			{Name: "Signal"}, {Name: "Dep risk"}, {Name: "Recommendation"}}}
-	for _, o := range st.Overlap {
-		sig := o.Signal
-		if o.Dominant != nil {
-			sig = strings.TrimSuffix(sig, *o.Dominant) + name(*o.Dominant)
-		}
-		rec := o.Recommendation
-		if len(o.KnownPaths) > 0 {
-			rec += "; " + strings.Join(o.KnownPaths, "; ")
-		}
-		t.Rows = append(t.Rows, []string{o.Priority, o.Verdict, name(o.Kernel), o.Scope, sig, o.DepRisk, rec})
-	}
-	return t
-}
-
-func fusionTable(st *TriageStage, name func(string) string) *Table {
-	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
-		Columns: []Column{{Name: "Pattern"}, {Name: "Status"}, {Name: "Confidence"},
-			{Name: "Related GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels"},
-			{Name: "Current Python location"}, {Name: "Candidate fused path"}, {Name: "Rationale"}}}
-	for _, f := range st.Fusions {
-		ev := make([]string, len(f.EvidenceKernels))
-		for i, k := range f.EvidenceKernels {
-			ev[i] = name(k)
-		}
-		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtMS(f.RelatedNS) + " ms",
-			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
-	}
-	return t
-}
-
-var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// CSVTables are the report as machine-readable tables, one file each with
-// --out DIR: exact nanoseconds and unrounded shares, no units in cells.
-// Names are `<run>.<table>` and `<run>.<stage>.<table>`.
-func (r *TriageReport) CSVTables() []*Table {
-	prefix := unsafeFileChars.ReplaceAllString(r.Run, "_")
-	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	traces := &Table{Name: prefix + ".traces", Columns: cols("run", "path", "rank", "stage", "role", "gpu_events")}
-	for _, t := range r.Traces {
-		traces.Rows = append(traces.Rows, []string{t.Run, t.Path, i64(t.Rank), t.Stage, t.Role, i64(t.GPUEvents)})
-	}
-	events := &Table{Name: prefix + ".gpu_events", Columns: cols("stage", "rank", "events")}
-	for _, g := range r.GPUEvents {
-		events.Rows = append(events.Rows, []string{g.Stage, i64(g.Rank), i64(g.Events)})
-	}
-	stages := &Table{Name: prefix + ".stages", Columns: cols("stage", "rank", "gpu_events", "kernel_time_ns",
-		"busy_time_ns", "window_ns", "streams", "sited_time_ns", "coverage_pct", "exact_time_ns", "base_time_ns", "unmapped_time_ns")}
-	out := []*Table{traces, events, stages}
-	for _, st := range r.Stages {
-		rank := "all"
-		if st.Rank != nil {
-			rank = i64(*st.Rank)
-		}
-		c := st.Coverage
-		stages.Rows = append(stages.Rows, []string{st.Stage, rank, i64(st.Totals.GPUEvents), i64(st.Totals.KernelTimeNS),
-			i64(st.Totals.BusyTimeNS), i64(st.Totals.WindowNS), i64(st.Totals.Streams), i64(c.SitedTimeNS),
-			ff(c.CoveragePct), i64(c.ExactTimeNS), i64(c.BaseTimeNS), i64(c.UnmappedNS)})
-		sp := prefix + "." + unsafeFileChars.ReplaceAllString(st.Stage, "_")
-		fam := &Table{Name: sp + ".families", Columns: cols("family", "gpu_time_ns", "share_pct", "launches")}
-		for _, f := range st.Families {
-			fam.Rows = append(fam.Rows, []string{f.Family, i64(f.GPUTimeNS), ff(f.SharePct), i64(f.Launches)})
-		}
-		kt := &Table{Name: sp + ".kernels", Columns: cols("kernel", "family", "category", "gpu_time_ns", "share_pct",
-			"launches", "avg_ns", "rank_min_ns", "rank_median_ns", "rank_max_ns", "location_status",
-			"site1", "site1_share_pct", "site1_cpu_op", "site2", "site2_share_pct", "site2_cpu_op")}
-		for _, k := range st.Kernels {
-			row := []string{k.Kernel, k.Family, k.Category, i64(k.GPUTimeNS), ff(k.SharePct), i64(k.Launches),
-				ff(k.AvgUS * 1000), "", "", ""}
-			if k.RankSpread != nil {
-				row[7], row[8], row[9] = ff(k.RankSpread.MinUS*1000), ff(k.RankSpread.MedianUS*1000), ff(k.RankSpread.MaxUS*1000)
-			}
-			row = append(row, k.Location)
-			for i := 0; i < 2; i++ {
-				if i < len(k.Sites) {
-					op := ""
-					if k.Sites[i].CPUOp != nil {
-						op = *k.Sites[i].CPUOp
-					}
-					row = append(row, k.Sites[i].Location, ff(k.Sites[i].SiteSharePct), op)
-				} else {
-					row = append(row, "", "", "")
-				}
-			}
-			kt.Rows = append(kt.Rows, row)
-		}
-		ov := &Table{Name: sp + ".overlap", Columns: cols("priority", "verdict", "kernel", "scope", "scope_match",
-			"family", "category", "launches", "total_ns", "hidden_ns", "hidden_by_compute_ns", "exclusive_ns",
-			"stage_busy_ns", "busy_share_pct", "exclusive_pct", "hidden_pct", "dominant", "dep_risk", "recommendation",
-			"known_paths")}
-		for _, o := range st.Overlap {
-			dom := ""
-			if o.Dominant != nil {
-				dom = *o.Dominant
-			}
-			ov.Rows = append(ov.Rows, []string{o.Priority, o.Verdict, o.Kernel, o.Scope, o.ScopeMatch, o.Family,
-				o.Category, i64(o.Launches), i64(o.TotalNS), i64(o.HiddenNS), i64(o.HiddenByCompNS), i64(o.ExclusiveNS),
-				i64(o.StageBusyNS), ff(o.BusySharePct), ff(o.ExclusivePct), ff(o.HiddenPct), dom, o.DepRisk, o.Recommendation,
-				strings.Join(o.KnownPaths, "; ")})
-		}
-		fu := &Table{Name: sp + ".fusions", Columns: cols("id", "pattern", "status", "confidence", "related_ns",
-			"share_pct", "occurrences", "evidence", "locations", "fused_path", "rationale")}
-		for _, f := range st.Fusions {
-			fu.Rows = append(fu.Rows, []string{f.ID, f.Pattern, f.Status, f.Confidence, i64(f.RelatedNS), ff(f.SharePct),
-				i64(f.Occurrences), strings.Join(f.EvidenceKernels, "; "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
-		}
-		out = append(out, fam, kt, ov, fu)
-	}
-	return out
-}
-
-func cols(names ...string) []Column {
-	out := make([]Column, len(names))
-	for i, n := range names {
-		out[i] = Column{Name: n}
-	}
-	return out
 }

@@ -44,10 +44,10 @@ func triageData(rank sql.NullInt64, mapping bool) *queries.TriageData {
 		},
 		Kernels: []queries.KernelTableRow{
 			{Stage: "prefill", Kernel: "p|gemm", Family: "gemm", Category: "compute", GPUNS: 1000, Launches: 1, AvgNS: 1000, StageKernelNS: 1000, SharePct: 100, Shown: true, RankMinNS: 0, RankMedianNS: 500, RankMaxNS: 1000, Ranks: 2},
-			{Stage: "decode", Kernel: "gemm<1>", Family: "gemm", Category: "compute", GPUNS: 6000, Launches: 2, AvgNS: 3000, StageKernelNS: 10000, SharePct: 60, Shown: true, RankMinNS: 2000, RankMedianNS: 3000, RankMaxNS: 4000, Ranks: 2},
-			{Stage: "decode", Kernel: "norm", Family: "norm", Category: "elementwise", GPUNS: 3000, Launches: 1, AvgNS: 3000, StageKernelNS: 10000, SharePct: 30, Shown: true, Ranks: 2},
-			{Stage: "decode", Kernel: "lost", Family: "norm", Category: "elementwise", GPUNS: 950, Launches: 1, AvgNS: 950, StageKernelNS: 10000, SharePct: 9.5, Shown: true, Ranks: 2},
-			{Stage: "decode", Kernel: "tiny", Family: "norm", Category: "elementwise", GPUNS: 50, Launches: 1, AvgNS: 50, StageKernelNS: 10000, SharePct: 0.5, Shown: false, Ranks: 2},
+			{Stage: "decode", Kernel: "gemm<1>", Family: "gemm", Category: "compute", GPUNS: 6000, Launches: 2, AvgNS: 3000, StageKernelNS: 10000, SharePct: 60, Shown: true, RankMinNS: 2000, RankMedianNS: 3000, RankMaxNS: 4000, Ranks: 2, StageHiddenRows: 1, StageHiddenNS: 50},
+			{Stage: "decode", Kernel: "norm", Family: "norm", Category: "elementwise", GPUNS: 3000, Launches: 1, AvgNS: 3000, StageKernelNS: 10000, SharePct: 30, Shown: true, Ranks: 2, StageHiddenRows: 1, StageHiddenNS: 50},
+			{Stage: "decode", Kernel: "lost", Family: "norm", Category: "elementwise", GPUNS: 950, Launches: 1, AvgNS: 950, StageKernelNS: 10000, SharePct: 9.5, Shown: true, Ranks: 2, StageHiddenRows: 1, StageHiddenNS: 50},
+			{Stage: "decode", Kernel: "tiny", Family: "norm", Category: "elementwise", GPUNS: 50, Launches: 1, AvgNS: 50, StageKernelNS: 10000, SharePct: 0.5, Shown: false, Ranks: 2, StageHiddenRows: 1, StageHiddenNS: 50},
 		},
 		Sites: []queries.KernelSitesRow{
 			{Stage: "prefill", Kernel: "p|gemm", Match: "self", SiteRank: valid(1), Location: vstr("x.py:1 f"), SiteNS: 1000, KernelNS: 1000, SiteSharePct: 100, Sites: 1, SitedNS: 1000},

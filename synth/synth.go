@@ -16,22 +16,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // Framework names accepted in Options.Framework.
 const (
-	SGLang     = "sglang"
-	VLLM       = "vllm"
-	TRTLLM     = "trtllm"
-	TokenSpeed = "tokenspeed"
+	SGLang     = vocab.SGLang
+	VLLM       = vocab.VLLM
+	TRTLLM     = vocab.TRTLLM
+	TokenSpeed = vocab.TokenSpeed
 )
 
 // Stage names used in manifests (the warehouse vocabulary).
 const (
-	StagePrefill = "prefill"
-	StageDecode  = "decode"
-	StageMixed   = "mixed"
-	StageUnknown = "unknown"
+	StagePrefill = vocab.Prefill
+	StageDecode  = vocab.Decode
+	StageMixed   = vocab.Mixed
+	StageUnknown = vocab.StageUnknown
 )
 
 // Time bases accepted in Options.TimeBase.

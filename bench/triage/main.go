@@ -61,7 +61,7 @@ func run() error {
 	runs := flag.Int("n", 5, "timed repetitions (the best is reported)")
 	rebuild := flag.Bool("rebuild", false, "rebuild the warehouse even if one is there")
 	explain := flag.Bool("explain", false, "print EXPLAIN ANALYZE of the slowest query to stderr")
-	saved := flag.Bool("saved-overlap", false, "save the run's per-kernel overlap after ingest (queries.StoreKernelOverlap, as `triage PATH` does)")
+	saved := flag.Bool("saved-overlap", false, "save the run's per-kernel overlap after ingest (ingest.SaveOverlap, as `triage PATH` does)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
 	flag.Parse()
 
@@ -186,7 +186,7 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 	fmt.Fprintf(os.Stderr, "replicated to %d GPU events (%d copies) in %.1f s\n", base*copies, copies, time.Since(t1).Seconds())
 	if saved {
 		t2 := time.Now()
-		if err := queries.StoreKernelOverlap(ctx, w.DB, run); err != nil {
+		if err := ingest.SaveOverlap(ctx, w.DB, run); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the per-kernel overlap in %.1f s\n", time.Since(t2).Seconds())

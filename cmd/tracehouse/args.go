@@ -2,7 +2,9 @@ package main
 
 import "github.com/spf13/cobra"
 
-// minArgs and maxArgs are cobra's argument checks reporting usage errors.
+// Argument checks that report usage errors (exit 2), typed rather than
+// recognised later by cobra's message text.
+
 func minArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
@@ -20,3 +22,24 @@ func maxArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s needs exactly %s, got %d argument(s)", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}
+
+// subcommandOnly is the argument check of a command that only groups
+// subcommands: anything left over is an unknown subcommand.
+func subcommandOnly(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	return nil
+}
+
+// showHelp runs a command that only groups subcommands.
+func showHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/tracehouse/tracehouse/catalog"
 )
 
@@ -236,22 +237,33 @@ func TestCatalogCheck(t *testing.T) {
 // TestCatalogOptions checks the parsed options a run function receives.
 func TestCatalogOptions(t *testing.T) {
 	io, _, _ := testIO("")
-	var got []CatalogOptions
-	cmd := newCmdCatalog(&Factory{IO: io, Getenv: func(string) string { return "" }}, func(o *CatalogOptions) error {
-		got = append(got, *o)
-		return nil
-	})
-	for _, args := range [][]string{
-		{"list", "--kind", "overlap", "--framework", "vllm", "--catalog", "c.yaml"},
-		{"show", "x-id", "--catalog", "c.yaml"},
-		{"check", "a.yaml", "b.yaml"},
-	} {
+	f := &Factory{IO: io, Getenv: func(string) string { return "" }}
+	// Each verb's parsed flags, as its run function receives them.
+	type parsed struct {
+		Verb, File, Kind, Framework, ID string
+		Files                           []string
+	}
+	var got []parsed
+	run := func(cmd *cobra.Command, args ...string) {
+		t.Helper()
 		cmd.SetArgs(args)
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
 	}
-	want := []CatalogOptions{
+	run(newCmdCatalogList(f, func(o *CatalogListOptions) error {
+		got = append(got, parsed{Verb: "list", File: o.File, Kind: o.Kind, Framework: o.Framework})
+		return nil
+	}), "--kind", "overlap", "--framework", "vllm", "--catalog", "c.yaml")
+	run(newCmdCatalogShow(f, func(o *CatalogShowOptions) error {
+		got = append(got, parsed{Verb: "show", File: o.File, ID: o.ID})
+		return nil
+	}), "x-id", "--catalog", "c.yaml")
+	run(newCmdCatalogCheck(f, func(o *CatalogCheckOptions) error {
+		got = append(got, parsed{Verb: "check", Files: o.Files})
+		return nil
+	}), "a.yaml", "b.yaml")
+	want := []parsed{
 		{Verb: "list", File: "c.yaml", Kind: "overlap", Framework: "vllm"},
 		{Verb: "show", File: "c.yaml", ID: "x-id"},
 		{Verb: "check", Files: []string{"a.yaml", "b.yaml"}},

@@ -8,7 +8,13 @@ import (
 	"github.com/tracehouse/tracehouse/schema"
 )
 
-func newCmdReclassify(f *Factory) *cobra.Command {
+// ReclassifyOptions are the parsed flags of `tracehouse reclassify`.
+type ReclassifyOptions struct {
+	common
+}
+
+func newCmdReclassify(f *Factory, runF func(*ReclassifyOptions) error) *cobra.Command {
+	opts := &ReclassifyOptions{}
 	return &cobra.Command{
 		Use:   "reclassify",
 		Short: "Re-apply the kernel classifier to every stored kernel name",
@@ -20,21 +26,29 @@ table yourself. No trace is re-read.`,
   tracehouse sql "SELECT family, count(*) FROM kernel_names GROUP BY 1"`,
 		Args: maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w, err := f.Open(cmd.Context(), false)
-			if err != nil {
-				return err
+			opts.common = f.common(cmd)
+			if runF != nil {
+				return runF(opts)
 			}
-			defer w.Close()
-			n, err := schema.Classify(cmd.Context(), w.DB, true)
-			if err != nil {
-				return err
-			}
-			v, err := schema.ClassifierVersion(cmd.Context(), w.DB)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(f.IO.Out, "classifier version %d (%d rules): %d kernel name(s) changed family or category\n", v.Version, v.Rules, n)
-			return err
+			return reclassifyRun(opts)
 		},
 	}
+}
+
+func reclassifyRun(opts *ReclassifyOptions) error {
+	w, err := opts.Warehouse(opts.Ctx, true)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	n, err := schema.Classify(opts.Ctx, w.DB, true)
+	if err != nil {
+		return err
+	}
+	v, err := schema.ClassifierVersion(opts.Ctx, w.DB)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(opts.IO.Out, "classifier version %d (%d rules): %d kernel name(s) changed family or category\n", v.Version, v.Rules, n)
+	return err
 }

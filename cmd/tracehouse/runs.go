@@ -8,14 +8,18 @@ import (
 
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // RunsOptions are the parsed flags of `tracehouse runs`.
-type RunsOptions struct{}
+type RunsOptions struct {
+	common
+	Format report.Format
+}
 
 func newCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
 	opts := &RunsOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List the runs in the warehouse",
 		Long:  "List runs that hold traces, newest first, with their traces, ranks, stages and GPU event counts.",
@@ -23,12 +27,18 @@ func newCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
   tracehouse runs --format json | jq '.[].label'`,
 		Args: maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			opts.common = f.common(cmd)
+			if opts.Format, err = f.outputFormat(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return runsRun(cmd, f)
+			return runsRun(opts)
 		},
 	}
+	return cmd
 }
 
 // runJSON is the JSON shape of one run; a test pins these names.
@@ -44,17 +54,13 @@ type runJSON struct {
 	IngestedAt string   `json:"ingested_at"`
 }
 
-func runsRun(cmd *cobra.Command, f *Factory) error {
-	format, err := f.OutputFormat()
-	if err != nil {
-		return err
-	}
-	w, err := f.Open(cmd.Context(), true)
+func runsRun(opts *RunsOptions) error {
+	w, err := opts.Warehouse(opts.Ctx, false)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	rows, err := queries.Runs(cmd.Context(), w.DB)
+	rows, err := queries.Runs(opts.Ctx, w.DB)
 	if err != nil {
 		return err
 	}
@@ -72,17 +78,14 @@ func runsRun(cmd *cobra.Command, f *Factory) error {
 			strings.Join(ranks, ","), strings.Join(displayStages(r.Stages), ","), strconv.FormatInt(r.GPUEvents, 10), at})
 		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at})
 	}
-	return report.Render(f.IO.Out, format, report.Doc{Blocks: []any{t}, JSON: js})
+	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // displayStages shows prefill the way SGLang users know it.
 func displayStages(stages []string) []string {
 	out := make([]string, len(stages))
 	for i, s := range stages {
-		if s == "prefill" {
-			s = "extend/prefill"
-		}
-		out[i] = s
+		out[i] = vocab.StageName(s)
 	}
 	return out
 }

@@ -15,7 +15,9 @@ import (
 
 // SQLOptions are the parsed flags of `tracehouse sql`.
 type SQLOptions struct {
-	Query string
+	common
+	Format report.Format
+	Query  string
 }
 
 func newCmdSQL(f *Factory, runF func(*SQLOptions) error) *cobra.Command {
@@ -35,6 +37,11 @@ All times are integer nanoseconds (*_ns).`,
   echo "SELECT count(*) FROM kernels" | tracehouse sql`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			opts.common = f.common(cmd)
+			if opts.Format, err = f.outputFormat(); err != nil {
+				return err
+			}
 			if len(args) == 1 {
 				opts.Query = args[0]
 			} else if f.IO.InTTY {
@@ -52,22 +59,18 @@ All times are integer nanoseconds (*_ns).`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return sqlRun(cmd, f, opts)
+			return sqlRun(opts)
 		},
 	}
 }
 
-func sqlRun(cmd *cobra.Command, f *Factory, opts *SQLOptions) error {
-	format, err := f.OutputFormat()
-	if err != nil {
-		return err
-	}
-	w, err := f.Open(cmd.Context(), true)
+func sqlRun(opts *SQLOptions) error {
+	w, err := opts.Warehouse(opts.Ctx, false)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	rows, err := w.DB.QueryContext(cmd.Context(), opts.Query)
+	rows, err := w.DB.QueryContext(opts.Ctx, opts.Query)
 	if err != nil {
 		return fmt.Errorf("sql: %w", err)
 	}
@@ -105,7 +108,7 @@ func sqlRun(cmd *cobra.Command, f *Factory, opts *SQLOptions) error {
 	if len(cols) == 0 {
 		return nil
 	}
-	return report.Render(f.IO.Out, format, report.Doc{Blocks: []any{t}, JSON: js})
+	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // cell formats a value for a text cell.

@@ -2,15 +2,18 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // SynthOptions are the parsed flags of `tracehouse synth`.
 type SynthOptions struct {
+	IO        *IOStreams
 	Out       string
 	Framework string
 	Run       string
@@ -42,18 +45,26 @@ The same flags always write the same bytes. Prints the written files.`,
   tracehouse synth --out /tmp/demo --demo                          # the bundled demo set`,
 		Args: maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.IO = f.IO
 			if opts.Out == "" {
 				return usagef("--out DIR is required")
+			}
+			opts.Framework = strings.ToLower(opts.Framework)
+			if !slices.Contains(vocab.Frameworks, opts.Framework) {
+				return usagef("--framework %q: want one of %s", opts.Framework, strings.Join(vocab.Frameworks, ", "))
+			}
+			if opts.Stage != "" && opts.Stage != vocab.Prefill && opts.Stage != vocab.Decode {
+				return usagef("--stage %q: want prefill or decode", opts.Stage)
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return synthRun(f, opts)
+			return synthRun(opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Out, "out", "", "output `DIR`")
-	fl.StringVar(&opts.Framework, "framework", "sglang", "sglang, vllm, trtllm or tokenspeed")
+	fl.StringVar(&opts.Framework, "framework", vocab.SGLang, strings.Join(vocab.Frameworks, ", "))
 	fl.StringVar(&opts.Run, "run", "synthetic", "run directory name")
 	fl.StringVar(&opts.Model, "model", "meta-llama/Llama-3.1-8B-Instruct", "model path written to server args")
 	fl.IntVar(&opts.Ranks, "ranks", 1, "TP ranks (one file per rank)")
@@ -66,19 +77,19 @@ The same flags always write the same bytes. Prints the written files.`,
 	fl.BoolVar(&opts.MoE, "moe", false, "a mixture-of-experts model")
 	fl.Int64Var(&opts.Seed, "seed", 1, "random seed")
 	fl.BoolVar(&opts.Demo, "demo", false, "write the bundled demo set (all frameworks) instead")
-	_ = cmd.RegisterFlagCompletionFunc("framework", cobra.FixedCompletions([]string{"sglang", "vllm", "trtllm", "tokenspeed"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions([]string{"prefill", "decode"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("framework", cobra.FixedCompletions(vocab.Frameworks, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions([]string{vocab.Prefill, vocab.Decode}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func synthRun(f *Factory, opts *SynthOptions) error {
+func synthRun(opts *SynthOptions) error {
 	var m synth.Manifest
 	var err error
 	if opts.Demo {
 		m, err = synth.Demo(opts.Out)
 	} else {
 		m, err = synth.Generate(synth.Options{
-			Framework: strings.ToLower(opts.Framework), Dir: opts.Out, Run: opts.Run, Model: opts.Model,
+			Framework: opts.Framework, Dir: opts.Out, Run: opts.Run, Model: opts.Model,
 			Ranks: opts.Ranks, Steps: opts.Steps, Layers: opts.Layers, Graph: opts.Graph, Gzip: opts.Gzip,
 			TargetBytes: opts.SizeMB << 20, Stage: opts.Stage, MoE: opts.MoE, Seed: opts.Seed, TimeBase: "base_ns",
 		})
@@ -87,7 +98,7 @@ func synthRun(f *Factory, opts *SynthOptions) error {
 		return err
 	}
 	for _, file := range m.Files {
-		fmt.Fprintf(f.IO.Out, "%s\t%d events\t%d GPU events\n", file.Path, file.Events, file.GPUEvents)
+		fmt.Fprintf(opts.IO.Out, "%s\t%d events\t%d GPU events\n", file.Path, file.Events, file.GPUEvents)
 	}
 	return nil
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,10 +14,14 @@ import (
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/target"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // TriageOptions are the parsed flags of `tracehouse triage`.
 type TriageOptions struct {
+	common
+	Format report.Format
 	// Targets are RUN labels or PATHs (files or directories), in order.
 	Targets []string
 	// Mapping and Formal name the two runs of two-trace mode.
@@ -40,13 +42,8 @@ type TriageOptions struct {
 	Out         string
 }
 
-// triageStages are the --stage values; extend is SGLang's word for prefill.
-var triageStages = map[string]string{
-	"all": "", "prefill": "prefill", "extend": "prefill", "extend/prefill": "prefill",
-	"decode": "decode", "mixed": "mixed", "unknown": "unknown",
-}
-
-var triageFrameworks = []string{"auto", "sglang", "vllm", "trtllm", "tokenspeed"}
+// triageFrameworks are the --framework values.
+var triageFrameworks = append([]string{"auto"}, vocab.Frameworks...)
 
 func newCmdTriage(f *Factory, runF func(*TriageOptions) error) *cobra.Command {
 	opts := &TriageOptions{}
@@ -84,14 +81,19 @@ beside them. --format csv --out DIR writes one file per table, named
   tracehouse triage sglang-llama --format json | jq '.stages[].kernels[0]'
   tracehouse triage sglang-llama --format csv --out triage-csv/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.common = f.common(cmd)
 			opts.Targets = args
-			if err := opts.parse(cmd, f, stage, rank); err != nil {
+			var err error
+			if opts.Format, err = f.outputFormat(); err != nil {
+				return err
+			}
+			if err := opts.parse(cmd, stage, rank); err != nil {
 				return err
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return triageRun(cmd, f, opts)
+			return triageRun(opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -105,24 +107,25 @@ beside them. --format csv --out DIR writes one file per table, named
 	fl.IntVar(&opts.OverlapRows, "overlap-rows", 10, "at most `N` overlap rows per stage (0 = no cap)")
 	fl.StringVar(&opts.Catalog, "catalog", "", "match fuse patterns against this catalog `FILE` instead of the built-in one")
 	fl.StringVar(&opts.Out, "out", "", "with --format csv: write one CSV file per table into `DIR`")
-	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions([]string{"prefill", "decode", "mixed", "unknown", "all"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("framework", cobra.FixedCompletions(triageFrameworks, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // parse checks the flags together; every mistake is a usage error (exit 2).
-func (o *TriageOptions) parse(cmd *cobra.Command, f *Factory, stage, rank string) error {
+func (o *TriageOptions) parse(cmd *cobra.Command, stage, rank string) error {
 	if (o.Mapping == "") != (o.Formal == "") {
 		return usagef("--mapping and --formal go together (two-trace mode)")
 	}
 	if o.Mapping != "" && len(o.Targets) > 0 {
 		return usagef("two-trace mode takes no RUN or PATH arguments besides --mapping and --formal")
 	}
-	s, ok := triageStages[strings.ToLower(stage)]
-	if !ok {
-		return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
+	if s := strings.ToLower(stage); s != "all" {
+		var ok bool
+		if o.Stage, ok = vocab.ParseStage(s); !ok {
+			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
+		}
 	}
-	o.Stage = s
 	o.RankSet = cmd.Flags().Changed("rank")
 	if strings.EqualFold(rank, "all") {
 		o.RankAll = true
@@ -143,21 +146,13 @@ func (o *TriageOptions) parse(cmd *cobra.Command, f *Factory, stage, rank string
 		return usagef("--overlap-rows %d: want 0 or more", o.OverlapRows)
 	}
 	o.Framework = strings.ToLower(o.Framework)
-	valid := false
-	for _, fw := range triageFrameworks {
-		valid = valid || o.Framework == fw
-	}
-	if !valid {
+	if !slices.Contains(triageFrameworks, o.Framework) {
 		return usagef("--framework %q: want one of %s", o.Framework, strings.Join(triageFrameworks, ", "))
 	}
-	format, err := f.OutputFormat()
-	if err != nil {
-		return err
+	if o.Format == report.CSV && o.Out == "" {
+		return usagef("--format csv writes one file per table: add --out DIR")
 	}
-	if format == report.CSV && o.Out == "" {
-		return &usageError{report.ErrCSVNeedsDir}
-	}
-	if o.Out != "" && format != report.CSV {
+	if o.Out != "" && o.Format != report.CSV {
 		return usagef("--out writes CSV files: add --format csv")
 	}
 	return nil
@@ -165,155 +160,39 @@ func (o *TriageOptions) parse(cmd *cobra.Command, f *Factory, stage, rank string
 
 // triageTarget is one run to report on.
 type triageTarget struct {
-	run     int64
-	label   string
-	mapping sql.NullInt64
+	run     target.Run
+	mapping *target.Run // two-trace mode
 }
 
-func triageRun(cmd *cobra.Command, f *Factory, opts *TriageOptions) error {
-	ctx := cmd.Context()
-	format, err := f.OutputFormat()
+func triageRun(opts *TriageOptions) error {
+	ctx := opts.Ctx
+	cat, err := loadCatalog(opts.Catalog)
 	if err != nil {
 		return err
 	}
-	var paths []string
-	isPath := func(s string) bool {
-		_, err := os.Stat(s)
-		return err == nil
+	write := opts.Catalog != ""
+	for _, t := range append(slices.Clone(opts.Targets), opts.Mapping, opts.Formal) {
+		write = write || t != "" && target.IsPath(t)
 	}
-	for _, t := range append(append([]string{}, opts.Targets...), opts.Mapping, opts.Formal) {
-		if t != "" && isPath(t) {
-			paths = append(paths, t)
-		}
-	}
-	cat := catalog.Default()
-	if opts.Catalog != "" {
-		if cat, err = catalog.Load(opts.Catalog); err != nil {
-			return err
-		}
-	}
-	// Read-only unless something must be written: other readers (and the
-	// duckdb CLI) can then share the warehouse.
-	w, err := f.Open(ctx, len(paths) == 0 && opts.Catalog == "")
+	w, err := target.Open(ctx, opts.Warehouse, write, cat, func(msg string) {
+		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
+	})
 	if err != nil {
-		return err
-	}
-	if w, err = ensureCatalog(ctx, f, w, cat); err != nil {
 		return err
 	}
 	defer w.Close()
 
-	var ingestErr error
-	ingestOne := func(path, role string) ([]queries.TriageRunsOfTracesRow, error) {
-		res, err := ingestPaths(cmd, f, w, []string{path}, ingest.Options{Role: role})
-		if err != nil {
-			return nil, err
-		}
-		if err := summarize(f, res); err != nil {
-			// Reported per file already; triage goes on with what landed
-			// and exits 1 at the end.
-			ingestErr = err
-		}
-		var ids []int64
-		for _, r := range res.Files {
-			if r.Status == ingest.StatusIngested || r.Status == ingest.StatusAlready {
-				ids = append(ids, r.TraceID)
-			}
-		}
-		runs, err := queries.TriageRunsOfTraces(ctx, w.DB, ids)
-		if err != nil {
-			return nil, err
-		}
-		if len(runs) == 0 {
-			// Every file of the path failed (each reported above); the
-			// other arguments may still have landed.
-			fmt.Fprintf(f.IO.ErrOut, "error: %s: no trace of it could be stored\n", path)
-			ingestErr = &silentError{exitError}
-		}
-		return runs, nil
+	targets, ingestErr, err := triageTargets(opts, w, cat)
+	if err != nil {
+		return err
 	}
-	resolve := func(arg, role string) ([]queries.TriageRunsOfTracesRow, error) {
-		if isPath(arg) {
-			return ingestOne(arg, role)
-		}
-		r, err := queries.TriageRun(ctx, w.DB, sql.NullInt64{}, sql.NullString{String: arg, Valid: true})
-		if err != nil {
-			return nil, err
-		}
-		if r == nil {
-			return nil, fmt.Errorf("%q is neither a file, a directory nor a run of %s (see 'tracehouse runs')", arg, f.DBPath())
-		}
-		return []queries.TriageRunsOfTracesRow{{RunID: r.RunID, Label: r.Label}}, nil
-	}
-
-	var targets []triageTarget
-	switch {
-	case opts.Mapping != "":
-		one := func(arg, role string) (queries.TriageRunsOfTracesRow, error) {
-			runs, err := resolve(arg, role)
-			if err != nil {
-				return queries.TriageRunsOfTracesRow{}, err
-			}
-			if len(runs) == 0 {
-				return queries.TriageRunsOfTracesRow{}, ingestErr // reported above
-			}
-			if len(runs) != 1 {
-				labels := make([]string, len(runs))
-				for i, r := range runs {
-					labels[i] = r.Label
-				}
-				return queries.TriageRunsOfTracesRow{}, usagef("--%s %s holds %d runs (%s): name one", role, arg, len(runs), strings.Join(labels, ", "))
-			}
-			return runs[0], nil
-		}
-		m, err := one(opts.Mapping, "mapping")
-		if err != nil {
-			return err
-		}
-		fr, err := one(opts.Formal, "formal")
-		if err != nil {
-			return err
-		}
-		if m.RunID == fr.RunID {
-			return usagef("--mapping and --formal are the same run (%s)", m.Label)
-		}
-		targets = append(targets, triageTarget{run: fr.RunID, label: fr.Label, mapping: sql.NullInt64{Int64: m.RunID, Valid: true}})
-	case len(opts.Targets) == 0:
-		runs, err := queries.Runs(ctx, w.DB)
-		if err != nil {
-			return err
-		}
-		if len(runs) == 0 {
-			return fmt.Errorf("no runs in %s: pass a trace PATH, or ingest with 'tracehouse ingest PATH'", f.DBPath())
-		}
-		targets = append(targets, triageTarget{run: runs[0].RunID, label: runs[0].Label})
-	default:
-		seen := map[int64]bool{}
-		for _, arg := range opts.Targets {
-			runs, err := resolve(arg, "")
-			if err != nil {
-				return err
-			}
-			for _, r := range runs {
-				if !seen[r.RunID] {
-					seen[r.RunID] = true
-					targets = append(targets, triageTarget{run: r.RunID, label: r.Label})
-				}
-			}
-		}
-	}
-
-	if len(targets) == 0 {
-		return ingestErr
-	}
-
 	var csvDoc report.Doc
 	for i, t := range targets {
-		rep, err := triageOne(ctx, f, w.DB, opts, t)
+		rep, err := triageOne(opts, w, t)
 		if err != nil {
 			return err
 		}
-		switch format {
+		switch opts.Format {
 		case report.CSV:
 			for _, tb := range rep.CSVTables() {
 				csvDoc.Blocks = append(csvDoc.Blocks, tb)
@@ -321,164 +200,130 @@ func triageRun(cmd *cobra.Command, f *Factory, opts *TriageOptions) error {
 			continue
 		case report.Text, report.Markdown:
 			if i > 0 {
-				fmt.Fprintln(f.IO.Out)
+				fmt.Fprintln(opts.IO.Out)
 			}
 		}
-		if err := report.Render(f.IO.Out, format, rep.Doc(format)); err != nil {
+		if err := report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format)); err != nil {
 			return err
 		}
 	}
-	if format == report.CSV {
+	if opts.Format == report.CSV && len(targets) > 0 {
 		written, err := report.RenderCSVDir(opts.Out, csvDoc)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(f.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
+		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
 	}
 	return ingestErr
 }
 
-// triageOne builds the report of one run.
-func triageOne(ctx context.Context, f *Factory, db *sql.DB, opts *TriageOptions, t triageTarget) (*report.TriageReport, error) {
-	events, err := queries.TriageGPUEvents(ctx, db, t.run)
-	if err != nil {
-		return nil, err
+// triageTargets resolves the arguments to the runs to report on, ingesting
+// paths first. ingestErr is set when a file failed to ingest (reported
+// already): the reports go on with what landed and the exit status is 1.
+func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Catalog) (targets []triageTarget, ingestErr, err error) {
+	ctx := opts.Ctx
+	resolve := func(arg, role string) ([]target.Run, error) {
+		iopt, done := withProgress(opts.IO, ingest.Options{Role: role})
+		r, err := target.Resolve(ctx, w, arg, iopt, cat)
+		done()
+		if err != nil {
+			return nil, err
+		}
+		if r.Ingest != nil {
+			if err := summarize(opts.IO, r.Ingest); err != nil {
+				ingestErr = err
+			}
+			if len(r.Runs) == 0 {
+				// Every file of the path failed (each reported above); the
+				// other arguments may still have landed.
+				fmt.Fprintf(opts.IO.ErrOut, "error: %s: no trace of it could be stored\n", arg)
+				ingestErr = &silentError{exitError}
+			}
+		}
+		return r.Runs, nil
 	}
-	var ranks []int64
-	for _, e := range events {
-		if e.Events > 0 && !containsInt(ranks, e.Rank) {
-			ranks = append(ranks, e.Rank)
+	switch {
+	case opts.Mapping != "":
+		one := func(arg, role string) (target.Run, error) {
+			runs, err := resolve(arg, role)
+			if err != nil {
+				return target.Run{}, err
+			}
+			if len(runs) == 0 {
+				return target.Run{}, ingestErr // reported above
+			}
+			if len(runs) != 1 {
+				labels := make([]string, len(runs))
+				for i, r := range runs {
+					labels[i] = r.Label
+				}
+				return target.Run{}, usagef("--%s %s holds %d runs (%s): name one", role, arg, len(runs), strings.Join(labels, ", "))
+			}
+			return runs[0], nil
+		}
+		m, err := one(opts.Mapping, vocab.Mapping)
+		if err != nil {
+			return nil, nil, err
+		}
+		fr, err := one(opts.Formal, vocab.Formal)
+		if err != nil {
+			return nil, nil, err
+		}
+		if m.ID == fr.ID {
+			return nil, nil, usagef("--mapping and --formal are the same run (%s)", m.Label)
+		}
+		return []triageTarget{{run: fr, mapping: &m}}, ingestErr, nil
+	case len(opts.Targets) == 0:
+		r, err := target.Latest(ctx, w)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []triageTarget{{run: r}}, nil, nil
+	}
+	seen := map[int64]bool{}
+	for _, arg := range opts.Targets {
+		runs, err := resolve(arg, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range runs {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				targets = append(targets, triageTarget{run: r})
+			}
 		}
 	}
-	p := queries.TriageParams{Run: t.run, Mapping: t.mapping, Stage: sql.NullString{String: opts.Stage, Valid: opts.Stage != ""},
-		MinShare: opts.MinShare, OverlapRows: opts.OverlapRows}
+	return targets, ingestErr, nil
+}
+
+// triageOne builds the report of one run.
+func triageOne(opts *TriageOptions, w *schema.Warehouse, t triageTarget) (*report.TriageReport, error) {
+	p := queries.TriageParams{Run: t.run.ID, Stage: sql.NullString{String: opts.Stage, Valid: opts.Stage != ""},
+		MinShare: opts.MinShare, OverlapRows: opts.OverlapRows, Timelines: opts.Timeline}
+	if t.mapping != nil {
+		p.Mapping = sql.NullInt64{Int64: t.mapping.ID, Valid: true}
+	}
 	var note string
 	if !opts.RankAll {
-		rank := opts.Rank
-		if !containsInt(ranks, rank) && len(ranks) > 0 {
-			if opts.RankSet {
-				return nil, fmt.Errorf("run %s has no GPU events on rank %d (ranks: %s); see --rank", t.label, rank, joinInts(ranks))
-			}
-			rank = minInt(ranks)
-			note = fmt.Sprintf("run %s has no GPU events on rank 0: showing rank %d (--rank all sums every rank)", t.label, rank)
+		rank, fellBack, err := target.Rank(opts.Ctx, w.DB, t.run, opts.Rank, opts.RankSet)
+		if err != nil {
+			return nil, fmt.Errorf("%w; see --rank", err)
+		}
+		if fellBack {
+			note = fmt.Sprintf("run %s has no GPU events on rank %d: showing rank %d (--rank all sums every rank)", t.run.Label, opts.Rank, rank)
 		}
 		p.Rank = sql.NullInt64{Int64: rank, Valid: true}
 	}
-	d, err := queries.Triage(ctx, db, p)
+	d, err := queries.Triage(opts.Ctx, w.DB, p)
 	if err != nil {
 		return nil, err
 	}
 	rep := report.NewTriage(d, report.TriageOptions{Framework: opts.Framework})
-	if opts.Timeline > 0 {
-		if err := triageTimelines(ctx, db, d.Overlap, opts.Timeline, rep); err != nil {
-			return nil, err
-		}
-	}
 	if note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}
 	if opts.Stage != "" && len(rep.Stages) == 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no GPU events in stage %s", report.StageName(opts.Stage)))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no GPU events in stage %s", vocab.StageName(opts.Stage)))
 	}
 	return rep, nil
-}
-
-// triageTimelines draws the ASCII window around the longest instance of
-// each of the first n overlap rows of every stage (triage.md section 4).
-func triageTimelines(ctx context.Context, db *sql.DB, rows []queries.OverlapByKernelRow, n int, rep *report.TriageReport) error {
-	lines := map[string][]string{}
-	drawn := map[string]int{}
-	var stages []string
-	for _, o := range rows {
-		if drawn[o.Stage] >= n {
-			continue
-		}
-		if drawn[o.Stage] == 0 {
-			stages = append(stages, o.Stage)
-		} else {
-			lines[o.Stage] = append(lines[o.Stage], "")
-		}
-		drawn[o.Stage]++
-		from, to, events, err := queries.TimelineAround(ctx, db, o.Longest)
-		if err != nil {
-			return err
-		}
-		t := report.Timeline{Title: fmt.Sprintf("%s %s: longest instance %s us", o.Priority, o.Kernel,
-			strconv.FormatFloat(float64(o.Longest.DurNS)/1000, 'f', 1, 64)), FromNS: from, ToNS: to, FocusID: o.Longest.KernelID}
-		for _, e := range events {
-			t.Events = append(t.Events, report.TimelineEvent{KernelID: e.KernelID, Name: e.Name, Category: e.Category,
-				Stream: e.Stream.Int64, HasStream: e.Stream.Valid, TSNS: e.TSNS, DurNS: e.DurNS})
-		}
-		var b strings.Builder
-		if err := report.RenderTimeline(&b, t, report.DefaultTimelineWidth); err != nil {
-			return err
-		}
-		lines[o.Stage] = append(lines[o.Stage], strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
-	}
-	for _, st := range stages {
-		rep.SetTimelines(st, lines[st])
-	}
-	return nil
-}
-
-// ensureCatalog makes the warehouse hold cat, reopening it for writing
-// when it was opened read-only and holds another catalog (or none). If the
-// warehouse cannot be written (another process holds it), triage goes on
-// with the stored catalog and says so.
-func ensureCatalog(ctx context.Context, f *Factory, w *schema.Warehouse, cat *catalog.Catalog) (*schema.Warehouse, error) {
-	if !w.ReadOnly {
-		if err := catalog.Install(ctx, w.DB, cat); err != nil {
-			w.Close()
-			return nil, err
-		}
-		return w, nil
-	}
-	h, err := catalog.InstalledHash(ctx, w.DB)
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	if h == cat.Hash() {
-		return w, nil
-	}
-	w.Close()
-	rw, err := f.Open(ctx, false)
-	if err != nil {
-		var locked *schema.LockedError
-		if !errors.As(err, &locked) {
-			return nil, err
-		}
-		fmt.Fprintf(f.IO.ErrOut, "note: %v; fuse patterns use the catalog stored there\n", err)
-		return f.Open(ctx, true)
-	}
-	if err := catalog.Install(ctx, rw.DB, cat); err != nil {
-		rw.Close()
-		return nil, err
-	}
-	return rw, nil
-}
-
-func containsInt(s []int64, v int64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func minInt(s []int64) int64 {
-	m := s[0]
-	for _, x := range s[1:] {
-		m = min(m, x)
-	}
-	return m
-}
-
-func joinInts(s []int64) string {
-	out := make([]string, len(s))
-	for i, x := range s {
-		out[i] = strconv.FormatInt(x, 10)
-	}
-	return strings.Join(out, ", ")
 }

@@ -1,10 +1,12 @@
-package schema
+// Package vocab defines once the words tracehouse stores and shows:
+// serving frameworks, stages and two-trace roles (the value domains of the
+// warehouse's text columns). Ingest validates against them, commands offer
+// them for completion, reports spell them, and the synthetic trace generator
+// writes them. It imports nothing of the project, so every package can use
+// it.
+package vocab
 
 import "slices"
-
-// The value domains of the warehouse's text columns, defined once: ingest
-// validates against them, commands offer them for completion, reports name
-// them.
 
 // Serving frameworks (runs.framework, traces.framework), in report order.
 // "unknown" is stored when the evidence does not decide.

@@ -1,0 +1,287 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// The text and markdown view of a triage report.
+
+// drawTimelines renders the ASCII window of each timeline d asked for,
+// grouped by the stage of its overlap row.
+func drawTimelines(d *queries.TriageData) map[string][]string {
+	lines := map[string][]string{}
+	for _, tl := range d.Timelines {
+		o := d.Overlap[tl.Overlap]
+		if len(lines[o.Stage]) > 0 {
+			lines[o.Stage] = append(lines[o.Stage], "")
+		}
+		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s us", o.Priority, o.Kernel,
+			strconv.FormatFloat(float64(o.Longest.DurNS)/1000, 'f', 1, 64)), FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
+		for _, e := range tl.Events {
+			t.Events = append(t.Events, TimelineEvent{KernelID: e.KernelID, Name: e.Name, Category: e.Category,
+				Stream: e.Stream.Int64, HasStream: e.Stream.Valid, TSNS: e.TSNS, DurNS: e.DurNS})
+		}
+		var b strings.Builder
+		_ = RenderTimeline(&b, t, DefaultTimelineWidth) // a strings.Builder does not fail
+		lines[o.Stage] = append(lines[o.Stage], strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
+	}
+	return lines
+}
+
+func fmtMS(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 2, 64) }
+func fmtUS(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) }
+func fmtPct(p float64) string {
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
+}
+
+// maxTextName bounds kernel names in the text format, where a 600-character
+// CUTLASS template name would push every other column off the terminal.
+// Markdown, JSON and CSV keep the full name.
+const maxTextName = 80
+
+// shorten keeps the head and tail of a long name: the head says what it
+// is, the tail often tells variants apart.
+func shorten(s string) string {
+	r := []rune(s)
+	if len(r) <= maxTextName {
+		return s
+	}
+	tail := maxTextName / 4
+	return string(r[:maxTextName-tail-3]) + "..." + string(r[len(r)-tail:])
+}
+
+// Doc renders the report for the text or markdown format.
+func (r *TriageReport) Doc(f Format) Doc {
+	name := func(s string) string { return s }
+	if f == Text {
+		name = shorten
+	}
+	blocks := []any{&Heading{Level: 1, Text: "Triage View"}, r.headerLines()}
+	for i := range r.Stages {
+		st := &r.Stages[i]
+		rank := "all ranks"
+		if st.Rank != nil {
+			rank = "rank " + strconv.FormatInt(*st.Rank, 10)
+		}
+		blocks = append(blocks, &Heading{Level: 2, Text: fmt.Sprintf("%s (%s)", st.displayName, rank)})
+		blocks = append(blocks, Lines{r.familyLine(st)})
+		sub := func(title string, b any) {
+			if f == Text {
+				// the text renderer separates only level-1/2 headings
+				blocks = append(blocks, Lines{""})
+			}
+			blocks = append(blocks, &Heading{Level: 3, Text: title}, b)
+		}
+		sub("Kernels", r.kernelTable(st, name))
+		sub("Overlap opportunities", overlapTable(st, name))
+		if tl := r.timelines[st.Stage]; len(tl) > 0 {
+			if f == Markdown {
+				// keep the drawing's columns: a fenced block
+				tl = append(append([]string{"```"}, tl...), "```")
+			}
+			sub("Timelines", Lines(tl))
+		}
+		sub("Fuse patterns", fusionTable(st, name))
+		if st.Similarity != nil {
+			// triage.md section 5: at most one note, never mixed into the table
+			blocks = append(blocks, Lines{st.Similarity.Note})
+		}
+	}
+	return Doc{Blocks: blocks, JSON: r}
+}
+
+func (r *TriageReport) headerLines() Lines {
+	var l Lines
+	l = append(l, "Mode: "+r.Mode)
+	fw := "Framework: " + r.Framework
+	if r.FrameworkEvidence != "" {
+		fw += " (evidence: " + r.FrameworkEvidence + ")"
+	}
+	l = append(l, fw)
+	par := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	run := "Run: " + r.Run
+	if r.MappingRun != nil {
+		run += " (formal; mapping: " + *r.MappingRun + ")"
+	}
+	l = append(l, fmt.Sprintf("%s   Model: %s   TP/DP/EP/PP: %s/%s/%s/%s", run, r.Model,
+		par(r.Parallel.TP), par(r.Parallel.DP), par(r.Parallel.EP), par(r.Parallel.PP)))
+	l = append(l, "Traces:")
+	for _, t := range r.Traces {
+		role := ""
+		if r.MappingRun != nil {
+			role = ", " + t.Role + " run " + t.Run
+		}
+		l = append(l, fmt.Sprintf("  %s (rank %d, %s%s)", t.Path, t.Rank, vocab.StageName(t.Stage), role))
+	}
+	l = append(l, r.gpuEventLines()...)
+	for _, st := range r.Stages {
+		if !st.hasTotals {
+			continue
+		}
+		l = append(l, fmt.Sprintf("Stage %s: summed kernel time %s ms, GPU busy (union) %s ms, window %s ms, streams %d",
+			st.displayName, fmtMS(st.Totals.KernelTimeNS), fmtMS(st.Totals.BusyTimeNS), fmtMS(st.Totals.WindowNS), st.Totals.Streams))
+	}
+	var per []string
+	for _, st := range r.Stages {
+		per = append(per, st.displayName+" "+fmtPct(st.Coverage.CoveragePct))
+	}
+	perStage := ""
+	if len(per) > 1 {
+		perStage = " (" + strings.Join(per, ", ") + ")"
+	}
+	c := r.Coverage
+	if r.MappingRun == nil {
+		l = append(l, fmt.Sprintf("Attribution: %s of kernel time has a Python site%s", fmtPct(c.CoveragePct), perStage))
+	} else {
+		pct := func(ns int64) string {
+			if c.KernelTimeNS == 0 {
+				return fmtPct(0)
+			}
+			return fmtPct(float64(ns) * 100 / float64(c.KernelTimeNS))
+		}
+		l = append(l, fmt.Sprintf("Mapping coverage: %s of formal kernel time received a Python site from %s%s",
+			fmtPct(c.CoveragePct), *r.MappingRun, perStage))
+		l = append(l, fmt.Sprintf("  matched by exact name %s, by template-stripped name %s, unmapped %s",
+			pct(c.ExactTimeNS), pct(c.BaseTimeNS), pct(c.UnmappedNS)))
+	}
+	for _, n := range r.Notes {
+		l = append(l, "Note: "+n)
+	}
+	return l
+}
+
+// gpuEventLines list GPU events per stage and rank and name the pairs
+// with none.
+func (r *TriageReport) gpuEventLines() []string {
+	var parts, none []string
+	for i := 0; i < len(r.GPUEvents); {
+		stage := r.GPUEvents[i].Stage
+		var ranks []string
+		for ; i < len(r.GPUEvents) && r.GPUEvents[i].Stage == stage; i++ {
+			g := r.GPUEvents[i]
+			ranks = append(ranks, fmt.Sprintf("rank %d: %d", g.Rank, g.Events))
+			if g.Events == 0 {
+				none = append(none, fmt.Sprintf("%s rank %d", vocab.StageName(g.Stage), g.Rank))
+			}
+		}
+		parts = append(parts, vocab.StageName(stage)+" "+strings.Join(ranks, ", "))
+	}
+	out := []string{"GPU events: " + strings.Join(parts, "; ")}
+	if len(none) > 0 {
+		out = append(out, "  no GPU events: "+strings.Join(none, ", "))
+	} else if len(parts) > 0 {
+		out = append(out, "  every stage has GPU events on every rank")
+	} else {
+		out[0] = "GPU events: none"
+	}
+	return out
+}
+
+func (r *TriageReport) familyLine(st *TriageStage) string {
+	var parts []string
+	for _, f := range st.Families {
+		parts = append(parts, f.Family+" "+fmtPct(f.SharePct))
+	}
+	if len(parts) == 0 {
+		return "Families: none"
+	}
+	return "Families: " + strings.Join(parts, ", ") + " (of summed kernel time)"
+}
+
+func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *Table {
+	cols := []Column{{Name: "Kernel"}, {Name: "Family"}, {Name: "Category"}, {Name: "GPU time", Right: true},
+		{Name: "Share", Right: true}, {Name: "Launches", Right: true}, {Name: "Avg", Right: true}}
+	if r.Rank == nil {
+		cols = append(cols, Column{Name: "Rank spread", Right: true})
+	}
+	cols = append(cols, Column{Name: "Python location (site share)"}, Column{Name: "CPU op"})
+	t := &Table{Name: "kernels", Columns: cols}
+	for _, k := range st.Kernels {
+		row := []string{name(k.Kernel), k.Family, k.Category, fmtMS(k.GPUTimeNS) + " ms", fmtPct(k.SharePct),
+			strconv.FormatInt(k.Launches, 10), strconv.FormatFloat(k.AvgUS, 'f', 2, 64) + " us"}
+		if r.Rank == nil && k.RankSpread != nil {
+			s := k.RankSpread
+			row = append(row, fmt.Sprintf("%.2f / %.2f / %.2f ms", s.MinUS/1000, s.MedianUS/1000, s.MaxUS/1000))
+		}
+		loc, ops := siteCells(k)
+		row = append(row, loc, ops)
+		t.Rows = append(t.Rows, row)
+	}
+	if len(t.Rows) == 0 {
+		// triage.md section 3: an empty table prints one row saying so.
+		msg := fmt.Sprintf("(no kernel reached %s of summed kernel time; %d hidden, --min-share 0 shows all)",
+			strconv.FormatFloat(r.MinSharePct, 'f', -1, 64)+"%", st.KernelsHidden)
+		row := make([]string, len(cols))
+		row[0] = msg
+		for i := 1; i < len(row); i++ {
+			row[i] = "-"
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// siteCells are the "Python location (site share)" and "CPU op" cells.
+func siteCells(k TriageKernel) (string, string) {
+	if len(k.Sites) == 0 {
+		return k.Location, "-"
+	}
+	var locs, ops []string
+	for _, s := range k.Sites {
+		loc := s.Location
+		if k.SiteCount > 1 {
+			loc += fmt.Sprintf(" (site share %.0f%%)", s.SiteSharePct)
+		}
+		locs = append(locs, loc)
+		op := "-"
+		if s.CPUOp != nil {
+			op = *s.CPUOp
+		}
+		ops = append(ops, op)
+	}
+	return strings.Join(locs, "; "), strings.Join(ops, "; ")
+}
+
+func overlapTable(st *TriageStage, name func(string) string) *Table {
+	t := &Table{Name: "overlap", Empty: "no overlap opportunity above the bar",
+		Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope"},
+			{Name: "Signal"}, {Name: "Dep risk"}, {Name: "Recommendation"}}}
+	for _, o := range st.Overlap {
+		sig := o.Signal
+		if o.Dominant != nil {
+			sig = strings.TrimSuffix(sig, *o.Dominant) + name(*o.Dominant)
+		}
+		rec := o.Recommendation
+		if len(o.KnownPaths) > 0 {
+			rec += "; " + strings.Join(o.KnownPaths, "; ")
+		}
+		t.Rows = append(t.Rows, []string{o.Priority, o.Verdict, name(o.Kernel), o.Scope, sig, o.DepRisk, rec})
+	}
+	return t
+}
+
+func fusionTable(st *TriageStage, name func(string) string) *Table {
+	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
+		Columns: []Column{{Name: "Pattern"}, {Name: "Status"}, {Name: "Confidence"},
+			{Name: "Related GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels"},
+			{Name: "Current Python location"}, {Name: "Candidate fused path"}, {Name: "Rationale"}}}
+	for _, f := range st.Fusions {
+		ev := make([]string, len(f.EvidenceKernels))
+		for i, k := range f.EvidenceKernels {
+			ev[i] = name(k)
+		}
+		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtMS(f.RelatedNS) + " ms",
+			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
+	}
+	return t
+}

@@ -1,0 +1,194 @@
+// Package target resolves what a command is asked to report on — run
+// labels and trace paths — to runs of the warehouse, ingesting paths first,
+// and picks the rank a report shows. Commands (triage, compare, report,
+// capture) share it so that an argument means the same everywhere.
+package target
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// Opener opens the warehouse, for writing or read-only.
+type Opener func(ctx context.Context, write bool) (*schema.Warehouse, error)
+
+// Run is one run to report on.
+type Run struct {
+	ID    int64
+	Label string
+}
+
+// IsPath says whether an argument names a file or directory rather than a
+// run label: a path that exists wins over a label of the same spelling.
+func IsPath(arg string) bool {
+	_, err := os.Stat(arg)
+	return err == nil
+}
+
+// Open opens the warehouse for a report that needs cat installed: for
+// writing when write is set (paths to ingest), else read-only so other
+// readers can share the file, reopening it for writing only when the
+// stored catalog is another one. When the warehouse cannot be written
+// (another process holds it), the report goes on with the stored catalog
+// and notice says so.
+func Open(ctx context.Context, open Opener, write bool, cat *catalog.Catalog, notice func(string)) (*schema.Warehouse, error) {
+	w, err := open(ctx, write)
+	if err != nil {
+		return nil, err
+	}
+	if write {
+		if err := catalog.Install(ctx, w.DB, cat); err != nil {
+			w.Close()
+			return nil, err
+		}
+		return w, nil
+	}
+	h, err := catalog.InstalledHash(ctx, w.DB)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	if h == cat.Hash() {
+		return w, nil
+	}
+	w.Close()
+	rw, err := open(ctx, true)
+	if err != nil {
+		var locked *schema.LockedError
+		if !errors.As(err, &locked) {
+			return nil, err
+		}
+		notice(fmt.Sprintf("%v; fuse patterns use the catalog stored there", err))
+		return open(ctx, false)
+	}
+	if err := catalog.Install(ctx, rw.DB, cat); err != nil {
+		rw.Close()
+		return nil, err
+	}
+	return rw, nil
+}
+
+// Resolved is what one argument named.
+type Resolved struct {
+	Arg  string
+	Runs []Run // by label; empty when no file of a path could be stored
+	// Ingest is the ingest of a path argument (nil for a run label): its
+	// per-file results, failures included, for the caller to report.
+	Ingest *ingest.Result
+}
+
+// Resolve turns one argument into runs: a path is ingested (with opt, then
+// ingest.Finish with cat) and gives the runs its traces belong to; anything
+// else is a run label.
+func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Options, cat *catalog.Catalog) (Resolved, error) {
+	if !IsPath(arg) {
+		r, err := queries.TriageRun(ctx, w.DB, sql.NullInt64{}, sql.NullString{String: arg, Valid: true})
+		if err != nil {
+			return Resolved{}, err
+		}
+		if r == nil {
+			return Resolved{}, &NotFoundError{Arg: arg, Warehouse: w.Path}
+		}
+		return Resolved{Arg: arg, Runs: []Run{{ID: r.RunID, Label: r.Label}}}, nil
+	}
+	res, err := ingest.Ingest(ctx, w, []string{arg}, opt)
+	if err != nil {
+		return Resolved{}, err
+	}
+	if err := ingest.Finish(ctx, w.DB, cat); err != nil {
+		return Resolved{}, err
+	}
+	var ids []int64
+	for _, r := range res.Files {
+		if r.Status == ingest.StatusIngested || r.Status == ingest.StatusAlready {
+			ids = append(ids, r.TraceID)
+		}
+	}
+	rows, err := queries.TriageRunsOfTraces(ctx, w.DB, ids)
+	if err != nil {
+		return Resolved{}, err
+	}
+	out := Resolved{Arg: arg, Ingest: res}
+	for _, r := range rows {
+		out.Runs = append(out.Runs, Run{ID: r.RunID, Label: r.Label})
+	}
+	return out, nil
+}
+
+// Latest is the most recently ingested run.
+func Latest(ctx context.Context, w *schema.Warehouse) (Run, error) {
+	runs, err := queries.Runs(ctx, w.DB)
+	if err != nil {
+		return Run{}, err
+	}
+	if len(runs) == 0 {
+		return Run{}, &EmptyError{Warehouse: w.Path}
+	}
+	return Run{ID: runs[0].RunID, Label: runs[0].Label}, nil
+}
+
+// NotFoundError is an argument that is neither a path nor a run.
+type NotFoundError struct {
+	Arg       string
+	Warehouse string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("%q is neither a file, a directory nor a run of %s (see 'tracehouse runs')", e.Arg, e.Warehouse)
+}
+
+// EmptyError is a warehouse without runs.
+type EmptyError struct{ Warehouse string }
+
+func (e *EmptyError) Error() string {
+	return fmt.Sprintf("no runs in %s: pass a trace PATH, or ingest with 'tracehouse ingest PATH'", e.Warehouse)
+}
+
+// Rank picks the rank a one-rank report of run shows: want when the run has
+// GPU events there; else, unless the caller insisted (explicit), the run's
+// lowest rank with GPU events, and fellBack says so.
+func Rank(ctx context.Context, q queries.Querier, run Run, want int64, explicit bool) (rank int64, fellBack bool, err error) {
+	events, err := queries.TriageGPUEvents(ctx, q, run.ID)
+	if err != nil {
+		return 0, false, err
+	}
+	var ranks []int64
+	for _, e := range events {
+		if e.Events > 0 && !slices.Contains(ranks, e.Rank) {
+			ranks = append(ranks, e.Rank)
+		}
+	}
+	if len(ranks) == 0 || slices.Contains(ranks, want) {
+		return want, false, nil
+	}
+	if explicit {
+		return 0, false, &NoRankError{Run: run.Label, Rank: want, Ranks: ranks}
+	}
+	return slices.Min(ranks), true, nil
+}
+
+// NoRankError is a rank asked for that has no GPU events in the run.
+type NoRankError struct {
+	Run   string
+	Rank  int64
+	Ranks []int64
+}
+
+func (e *NoRankError) Error() string {
+	s := make([]string, len(e.Ranks))
+	for i, r := range e.Ranks {
+		s[i] = strconv.FormatInt(r, 10)
+	}
+	return fmt.Sprintf("run %s has no GPU events on rank %d (ranks: %s)", e.Run, e.Rank, strings.Join(s, ", "))
+}
