@@ -11,6 +11,10 @@
 -- family.
 --
 -- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every stage).
+--
+-- Columns: stage, family, gpu_ns, launches, stage_kernel_ns (the stage's
+-- summed kernel time), share_pct (100 * gpu_ns / stage_kernel_ns, 0 when
+-- that is 0).
 WITH per_name_id AS (
     SELECT stage, name_id, sum(dur_ns) AS ns, count(*) AS launches
     FROM kernels

@@ -10,7 +10,8 @@ import (
 // TestEveryQueryPrepares prepares every embedded .sql file against a freshly
 // migrated warehouse, so a renamed column or a broken macro call fails here
 // and not in front of a user. It also holds each file to the header
-// convention: a leading comment naming the query after its file.
+// convention: a leading comment naming the query after its file and
+// documenting its parameters and columns.
 func TestEveryQueryPrepares(t *testing.T) {
 	db := newKTDB(t).db
 	names := Names()
@@ -26,6 +27,12 @@ func TestEveryQueryPrepares(t *testing.T) {
 			if !strings.HasPrefix(text, "-- "+name+":") {
 				t.Errorf("%s.sql must start with a header comment %q", name, "-- "+name+": ...")
 			}
+			header := leadingComment(text)
+			for _, section := range []string{"Parameters", "Columns"} {
+				if !strings.Contains(header, section) {
+					t.Errorf("%s.sql: the header comment must document its %s", name, strings.ToLower(section))
+				}
+			}
 			st, err := db.PrepareContext(context.Background(), text)
 			if err != nil {
 				t.Fatalf("prepare %s.sql: %v", name, err)
@@ -33,6 +40,19 @@ func TestEveryQueryPrepares(t *testing.T) {
 			st.Close()
 		})
 	}
+}
+
+// leadingComment returns the comment lines that open a .sql file.
+func leadingComment(text string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "--") {
+			break
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // stageOnly is the filter for one stage (NULL would mean every stage).

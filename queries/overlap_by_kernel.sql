@@ -15,7 +15,7 @@
 --               and left out; 0 keeps every row
 --   $min_dur_ns the "total >= 5 us" floor of the verdicts, in ns
 --
--- Figures (all ns, summed over the rank(s) and devices of the stage):
+-- Columns (figures in ns, summed over the rank(s) and devices of the stage):
 --   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap (read
 --              through kernel_overlap_cached: the saved copy when
 --              ingest.SaveOverlap ran and it is current, computed otherwise)

@@ -1,5 +1,8 @@
 -- runs: one row per run that holds at least one trace, newest first.
 -- Parameters: none.
+-- Columns: run_id, label, framework, model ('unknown' when not recorded),
+-- traces, ranks and stages (sorted lists), gpu_events (kernels + memcpy +
+-- memset), ingested_at.
 SELECT r.run_id,
        r.label,
        r.framework,

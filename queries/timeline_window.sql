@@ -2,7 +2,7 @@
 -- section 4, --timeline): every event of one trace and device that overlaps
 -- a time window, whatever its stream or stage.
 --
--- One row per event: kernel_id, short name, category ('other' when
+-- Columns, one row per event: kernel_id, short name, category ('other' when
 -- unclassified), stream (NULL when the trace gave none), ts_ns, dur_ns.
 -- Sorted by stream (NULL last), start, kernel_id.
 --

@@ -8,6 +8,7 @@
 -- mixed, unknown, others by name), then rank.
 --
 -- Parameters: $run.
+-- Columns: stage, rank, events.
 WITH counts AS (
     SELECT stage, rank, count(*) AS events
     FROM kernels

@@ -5,6 +5,7 @@
 -- label (the order of the reports).
 --
 -- Parameters: $trace_ids (a list of trace_id).
+-- Columns: run_id, label.
 SELECT DISTINCT r.run_id, r.label
 FROM runs r
 JOIN traces t USING (run_id)

@@ -6,6 +6,7 @@
 -- path.
 --
 -- Parameters: $run.
+-- Columns: trace_id, path, rank, stage, role, gpu_events.
 SELECT t.trace_id, t.path, t.rank, t.stage, t.role,
        (t.kernel_events + t.memcpy_events + t.memset_events)::BIGINT AS gpu_events
 FROM traces t
