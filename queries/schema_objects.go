@@ -1,0 +1,24 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+)
+
+// SchemaObjectsRow is one row of schema_objects.sql.
+type SchemaObjectsRow struct {
+	Kind        string
+	Name        string
+	Type        sql.NullString
+	Description string
+}
+
+// SchemaObjects lists the warehouse's tables, views and macros (object
+// NULL), or the columns or parameters of one of them.
+func SchemaObjects(ctx context.Context, q Querier, object sql.NullString) ([]SchemaObjectsRow, error) {
+	return collect(ctx, q, "schema_objects", []any{sql.Named("object", object)}, func(rows *sql.Rows) (SchemaObjectsRow, error) {
+		var r SchemaObjectsRow
+		err := rows.Scan(&r.Kind, &r.Name, &r.Type, &r.Description)
+		return r, err
+	})
+}

@@ -1,0 +1,54 @@
+-- schema_objects: what `tracehouse schema` lists: the warehouse's tables,
+-- views and macros with the descriptions migrations give them (COMMENT ON),
+-- and the columns of one of them.
+--
+-- Objects whose name starts with `_` are internal and left out.
+--
+-- Parameters:
+--   $object  NULL: one row per table, view and macro; a name: one row per
+--            column of that table or view (or per parameter of that macro)
+--
+-- Columns:
+--   kind         table | view | macro | table macro (object rows);
+--                column | parameter (rows of one object)
+--   name         the object's name, or the column's / parameter's
+--   type         the column's DuckDB type; a macro's parameter list; NULL
+--                otherwise
+--   description  the comment, '' when there is none
+-- Sorted by kind (tables, views, table macros, macros), then name; columns
+-- in table order.
+WITH objects AS (
+    SELECT 'table' AS kind, table_name AS name, NULL::VARCHAR AS type,
+           coalesce(comment, '') AS description, 0 AS ord
+    FROM duckdb_tables() WHERE schema_name = 'main' AND NOT internal AND NOT temporary
+    UNION ALL
+    SELECT 'view', view_name, NULL, coalesce(comment, ''), 1
+    FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal AND NOT temporary
+    UNION ALL
+    SELECT CASE function_type WHEN 'table_macro' THEN 'table macro' ELSE 'macro' END,
+           function_name, '(' || array_to_string(parameters, ', ') || ')',
+           coalesce(comment, ''),
+           CASE function_type WHEN 'table_macro' THEN 2 ELSE 3 END
+    FROM duckdb_functions()
+    WHERE schema_name = 'main' AND NOT internal
+      AND function_type IN ('macro', 'table_macro')
+),
+members AS (
+    SELECT 'column' AS kind, column_name AS name, data_type AS type,
+           coalesce(comment, '') AS description, column_index AS ord
+    FROM duckdb_columns()
+    WHERE schema_name = 'main' AND NOT internal AND table_name = $object
+    UNION ALL
+    SELECT 'parameter', p.name, NULL, '', p.i
+    FROM duckdb_functions() f,
+         unnest(f.parameters) WITH ORDINALITY AS p(name, i)
+    WHERE f.schema_name = 'main' AND NOT f.internal AND f.function_name = $object
+      AND f.function_type IN ('macro', 'table_macro')
+)
+SELECT kind, name, type, description
+FROM (
+    SELECT * FROM objects WHERE $object IS NULL AND NOT starts_with(name, '_')
+    UNION ALL
+    SELECT * FROM members WHERE $object IS NOT NULL
+)
+ORDER BY ord, name

@@ -1,0 +1,114 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestOverlapKernelsTakesIDOrLabel: the public overlap_kernels macro gives,
+// for a run named by id or by label, exactly the rows of the internal
+// computation for that run_id; an id wins over a label that reads like it.
+func TestOverlapKernelsTakesIDOrLabel(t *testing.T) {
+	db := openOverlapDB(t)
+	f := fixture{t, db}
+	f.run(1, "base")
+	f.run(2, "1") // a label that reads like run 1's id
+	for tr := 1; tr <= 4; tr++ {
+		f.trace(tr, 1+(tr-1)/2, (tr-1)%2, "decode", "formal")
+	}
+	for id := 1; id <= 6; id++ {
+		c := randomCategories[id]
+		f.name(id, fmt.Sprintf("k%d", id), "", c[0], c[1])
+	}
+	rng := newRand(11)
+	f.kernels(append(randomKernels(rng, 60, 1, 1, 1<<32), randomKernels(rng, 40, 2, 3, 3<<32)...))
+
+	run1 := dumpOverlap(t, db, "kernel_overlap_for(1)")
+	run2 := dumpOverlap(t, db, "kernel_overlap_for(2)")
+	if run1 == "" || run2 == "" || run1 == run2 {
+		t.Fatal("fixture: both runs need distinct kernels")
+	}
+	cols := `kernel_id, trace_id, run_id, rank, stage, device, stream, name_id, ts_ns, dur_ns,
+		hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank, starts_before_end,
+		prev_kernel_id, next_kernel_id, union_share_ns`
+	for _, c := range []struct{ call, want string }{
+		{"overlap_kernels(1)", run1},
+		{"overlap_kernels('base')", run1},
+		{"overlap_kernels('1')", run1},
+		{"overlap_kernels(2)", run2},
+	} {
+		got := dumpOverlap(t, db, "(SELECT "+cols+" FROM "+c.call+")")
+		want := dumpOverlap(t, db, "(SELECT "+cols+" FROM kernel_overlap_for("+map[bool]string{true: "1", false: "2"}[c.want == run1]+"))")
+		if got != want {
+			t.Errorf("%s differs from kernel_overlap_for of its run", c.call)
+		}
+	}
+	var n int
+	err := db.QueryRow(`SELECT count(*) FROM overlap_kernels('no such run')`).Scan(&n)
+	if err == nil || !strings.Contains(err.Error(), "no run with id or label no such run") {
+		t.Errorf("unknown label: want an error naming it, got %v (%d rows)", err, n)
+	}
+}
+
+// TestSchemaObjectsDescribeEverything: every table and view a migration
+// creates carries a description, and one table's columns come back in
+// table order with their comments.
+func TestSchemaObjectsDescribeEverything(t *testing.T) {
+	db := newKTDB(t).db
+	ctx := context.Background()
+	objs, err := SchemaObjects(ctx, db, sql.NullString{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.Kind]++
+		if (o.Kind == "table" || o.Kind == "view") && o.Description == "" {
+			t.Errorf("%s %s has no COMMENT ON", o.Kind, o.Name)
+		}
+		if o.Name[0] == '_' {
+			t.Errorf("internal macro %s listed", o.Name)
+		}
+	}
+	var tables, views int
+	if err := db.QueryRow(`SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal AND NOT temporary`).Scan(&views); err != nil {
+		t.Fatal(err)
+	}
+	if kinds["table"] != tables || kinds["view"] != views {
+		t.Errorf("listed %d tables and %d views, the catalog has %d and %d", kinds["table"], kinds["view"], tables, views)
+	}
+
+	cols, err := SchemaObjects(ctx, db, sql.NullString{String: "kernels", Valid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_name = 'kernels' ORDER BY ordinal_position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var name, typ string
+		if err := rows.Scan(&name, &typ); err != nil {
+			t.Fatal(err)
+		}
+		if i >= len(cols) || cols[i].Kind != "column" || cols[i].Name != name || cols[i].Type.String != typ {
+			t.Fatalf("column %d: want %s %s, got %+v", i, name, typ, cols)
+		}
+		i++
+	}
+	if i != len(cols) || i == 0 {
+		t.Fatalf("kernels: %d columns in information_schema, %d listed", i, len(cols))
+	}
+	if cols[0].Name != "kernel_id" || cols[0].Description == "" {
+		t.Errorf("kernels.kernel_id: want its comment, got %+v", cols[0])
+	}
+}
