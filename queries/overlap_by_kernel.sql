@@ -11,8 +11,9 @@
 --   $mapping    mapping run lending Python scopes, NULL in single-trace mode
 --   $rank       one rank, NULL for all ranks
 --   $stage      one stage, NULL for all stages
---   $min_share  percent of the stage's GPU busy time under which a row is P5
---               and left out; 0 keeps every row
+--   $min_share  percent of the stage's GPU busy time under which a row is
+--               left out (a display filter: it never changes a priority);
+--               0 keeps every row
 --   $min_dur_ns the "total >= 5 us" floor of the verdicts, in ns
 --
 -- Columns (figures in ns, summed over the rank(s) and devices of the stage):
@@ -36,8 +37,8 @@
 --     else `hidden` (total >= floor, mostly overlapped already), else
 --     `negligible` (total under the floor).
 --   * priority, first rule that applies:
---       P5 skip overlap   share < $min_share, or total under the floor;
---                         P5 rows are left out unless $min_share = 0
+--       P5 skip overlap   share < 1% of busy time, or total under the floor
+--                         (whatever $min_share shows)
 --       P3 observe later  headroom, compute (overlapping compute with compute
 --                         is not a quick win, whatever the dependencies)
 --       P3 manual check   headroom, scope unmapped (no code location to act
@@ -46,7 +47,7 @@
 --       P1 try overlap    headroom, dependency low, communication
 --       P1 try fusion     headroom, dependency low, elementwise/memory/other
 --       P4 skip overlap   low-roi-hidden, and `hidden` rows (already hidden)
---   * `share < min-share` uses this table's own share (of busy time).
+--   * `share < 1%` and `$min_share` use this table's own share (of busy time).
 --   * scope: single-trace, the short name's own dominant site (most GPU time,
 --     ties by site_id); two-trace, the site name_scope transferred.
 --   * dependency signal, from the longest instance (ties: smaller
@@ -282,13 +283,13 @@ verdicts AS (
 ),
 ranked AS (
     SELECT *,
-           CASE WHEN busy_share_pct < $min_share OR verdict = 'negligible' THEN 'P5'
+           CASE WHEN busy_share_pct < 1 OR verdict = 'negligible' THEN 'P5'
                 WHEN verdict = 'headroom' AND category = 'compute' THEN 'P3'
                 WHEN verdict = 'headroom' AND scope_site_id IS NULL THEN 'P3'
                 WHEN verdict = 'headroom' AND dep_risk <> 'low' THEN 'P2'
                 WHEN verdict = 'headroom' THEN 'P1'
                 ELSE 'P4' END AS priority,
-           CASE WHEN busy_share_pct < $min_share OR verdict = 'negligible' THEN 'skip overlap'
+           CASE WHEN busy_share_pct < 1 OR verdict = 'negligible' THEN 'skip overlap'
                 WHEN verdict = 'headroom' AND category = 'compute' THEN 'observe later'
                 WHEN verdict = 'headroom' AND scope_site_id IS NULL THEN 'manual check'
                 WHEN verdict = 'headroom' AND dep_risk <> 'low' THEN 'check deps'
@@ -307,7 +308,7 @@ SELECT r.stage, r.priority, r.verdict, r.kernel, coalesce(r.family, 'other') AS 
        r.longest_device, r.longest_stream
 FROM ranked r
 LEFT JOIN sites s ON s.site_id = r.scope_site_id
-WHERE r.priority <> 'P5' OR $min_share = 0
+WHERE r.busy_share_pct >= $min_share
 ORDER BY CASE r.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
          r.stage, r.priority, r.exclusive_ns DESC, r.kernel

@@ -148,27 +148,27 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 		// memcpy: gemm and all_gather_small cover it 30 us each -> compute.
 		fmt.Sprintf("decode P4 low-roi-hidden memcpy | mem.py | 30000 30000 30000 0 | %.2f 0.00 100.00 | gemm low skip overlap", pct(30, 206.5)),
 	}
+	// tiny (2 us) and odd (4.5 us) are P5, under the 5 us floor; odd
+	// follows custom_op by 0.5 us and has no site itself, hence unclear.
+	// --min-share 1 hides tiny (0.97% of busy) but shows odd (2.18%): the
+	// filter is on share alone, never on priority.
+	odd := fmt.Sprintf("decode P5 negligible odd | unmapped | 4500 0 0 4500 | %.2f 100.00 0.00 | - unclear skip overlap", pct(4.5, 206.5))
+	tiny := fmt.Sprintf("decode P5 negligible tiny | act.py | 2000 0 0 2000 | %.2f 100.00 0.00 | - low skip overlap", pct(2, 206.5))
 	rows, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank0, MinShare: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareRows(t, "rank 0, min-share 1", rows, want)
+	compareRows(t, "rank 0, min-share 1", rows, append(append([]string{}, want...), odd))
 
-	// --min-share 0 shows the P5 rows: tiny (2 us) and odd (4.5 us) are
-	// under the 5 us floor; odd follows custom_op by 0.5 us and has no site
-	// itself, hence unclear.
+	// --min-share 0 shows every row.
 	rows, err = OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank0, MinShare: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want0 := append(append([]string{}, want...),
-		fmt.Sprintf("decode P5 negligible odd | unmapped | 4500 0 0 4500 | %.2f 100.00 0.00 | - unclear skip overlap", pct(4.5, 206.5)),
-		fmt.Sprintf("decode P5 negligible tiny | act.py | 2000 0 0 2000 | %.2f 100.00 0.00 | - low skip overlap", pct(2, 206.5)),
-	)
-	compareRows(t, "rank 0, min-share 0", rows, want0)
+	compareRows(t, "rank 0, min-share 0", rows, append(append([]string{}, want...), odd, tiny))
 
-	// A higher bar turns small shares into P5 and drops them; MaxRows caps
-	// each stage.
+	// A higher bar only hides rows (priorities stay); MaxRows caps each
+	// stage.
 	rows, err = OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank0, Stage: stageOnly("decode"), MinShare: 20, MaxRows: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +197,43 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 	if gemm != nil && (gemm.Longest.KernelID != 1 || gemm.Longest.TraceID != 1 || gemm.Longest.DurNS != 100000 ||
 		gemm.Longest.Stream.Int64 != 7 || gemm.Longest.Device.Int64 != 0) {
 		t.Errorf("gemm longest instance %+v", gemm.Longest)
+	}
+}
+
+// TestOverlapMinShareNeverChangesPriority: a kernel under 1% of busy time
+// is P5 whatever --min-share displays (triage.md section 4); --min-share 0
+// used to turn such a kernel into P1.
+func TestOverlapMinShareNeverChangesPriority(t *testing.T) {
+	t.Parallel()
+	db := openOverlapDB(t)
+	f := fixture{t, db}
+	f.run(1, "small")
+	f.trace(1, 1, 0, "decode", "formal")
+	f.name(1, "gemm", "", "gemm", "compute")
+	f.name(2, "allreduce", "", "communication", "communication")
+	f.site(1, "python/sglang/srt/layers/linear.py", 10, "forward")
+	f.site(2, "python/sglang/srt/distributed/comm.py", 20, "all_reduce")
+	// gemm [0, 1000 us) on stream 7; allreduce [2000, 2007 us) alone on
+	// stream 20, long after: exclusive headroom, 7 / 1007 = 0.695% of busy.
+	f.kernels([]kernel{
+		{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 1_000_000, Device: ptr(0), Stream: ptr(7), Site: ptr(1)},
+		{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 2_000_000, Dur: 7_000, Device: ptr(0), Stream: ptr(20), Site: ptr(2)},
+	})
+	ar := fmt.Sprintf("decode P5 headroom allreduce | comm.py | 7000 0 0 7000 | %.2f 100.00 0.00 | - low skip overlap", 100*7.0/1007)
+	gemm := fmt.Sprintf("decode P3 headroom gemm | linear.py | 1000000 0 0 1000000 | %.2f 100.00 0.00 | - low observe later", 100*1000.0/1007)
+	for _, c := range []struct {
+		min  float64
+		want []string
+	}{
+		{0, []string{gemm, ar}},
+		{0.5, []string{gemm, ar}},
+		{1, []string{gemm}},
+	} {
+		rows, err := OverlapByKernel(context.Background(), db, OverlapByKernelParams{Run: 1, MinShare: c.min})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareRows(t, fmt.Sprintf("min-share %g", c.min), rows, c.want)
 	}
 }
 
