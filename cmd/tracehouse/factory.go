@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -37,7 +41,15 @@ func (f *Factory) dbPath() string {
 // and usage errors never touch it.
 func (f *Factory) warehouse() target.Opener {
 	return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
-		return schema.Open(ctx, f.dbPath(), schema.Options{ReadOnly: !write})
+		path := f.dbPath()
+		if !write {
+			// A reader never creates the file: a mistyped --db would
+			// otherwise leave an empty warehouse behind and report nothing.
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("warehouse %s does not exist: ingest traces first ('tracehouse ingest PATH') or point --db at one", path)
+			}
+		}
+		return schema.Open(ctx, path, schema.Options{ReadOnly: !write})
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +48,21 @@ func TestSchemaCommand(t *testing.T) {
 	code, _, stderr = runCmd(t, "--db", db, "schema", "no_such_table")
 	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, `"no_such_table"`) {
 		t.Errorf("unknown object: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestReadersNeverCreateTheWarehouse: read-only commands on a missing
+// warehouse say so in one line, exit 1 and leave no file behind.
+func TestReadersNeverCreateTheWarehouse(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "missing.duckdb")
+	for _, args := range [][]string{{"runs"}, {"sql", "SELECT 1"}, {"triage", "some-run"}, {"schema"}} {
+		code, _, stderr := runCmd(t, append([]string{"--db", db}, args...)...)
+		if code != 1 || !strings.Contains(stderr, db+" does not exist") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Fatalf("%v created %s", args, db)
+		}
 	}
 }
