@@ -136,3 +136,18 @@ func classifyOpenError(path string, err error) error {
 	}
 	return fmt.Errorf("open warehouse %s: %w", path, err)
 }
+
+// EngineVersion is the version of the DuckDB library linked in (e.g.
+// "v1.5.0"), read from a throw-away in-memory database.
+func EngineVersion(ctx context.Context) (string, error) {
+	w, err := open(Memory, false)
+	if err != nil {
+		return "", err
+	}
+	defer w.Close()
+	var v string
+	if err := w.DB.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+		return "", fmt.Errorf("duckdb version: %w", err)
+	}
+	return v, nil
+}
