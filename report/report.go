@@ -90,6 +90,8 @@ func Render(w io.Writer, f Format, d Doc) error {
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		// Kernel names are full of <...>; \u003c helps no reader.
+		enc.SetEscapeHTML(false)
 		return enc.Encode(v)
 	case CSV:
 		tables := d.tables()

@@ -60,7 +60,12 @@ func run(args []string, io *IOStreams, getenv func(string) string) int {
 	}
 	var s *silentError
 	if !errors.As(err, &s) {
-		fmt.Fprintf(io.ErrOut, "tracehouse: %s\n", oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		var se *sqlError
+		if errors.As(err, &se) {
+			msg = strings.TrimRight(se.Error(), "\n")
+		}
+		fmt.Fprintf(io.ErrOut, "tracehouse: %s\n", msg)
 		var u *usageError
 		if errors.As(err, &u) {
 			fmt.Fprintf(io.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())

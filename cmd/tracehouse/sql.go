@@ -3,10 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"math/big"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,6 +61,13 @@ All times are integer nanoseconds (*_ns).`,
 	}
 }
 
+// sqlError keeps DuckDB's own layout (the query line and the caret under
+// the error's position), which one flattened line would lose.
+type sqlError struct{ err error }
+
+func (e *sqlError) Error() string { return "sql: " + e.err.Error() }
+func (e *sqlError) Unwrap() error { return e.err }
+
 func sqlRun(opts *SQLOptions) error {
 	w, err := opts.Warehouse(opts.Ctx, false)
 	if err != nil {
@@ -72,18 +76,18 @@ func sqlRun(opts *SQLOptions) error {
 	defer w.Close()
 	rows, err := w.DB.QueryContext(opts.Ctx, opts.Query)
 	if err != nil {
-		return fmt.Errorf("sql: %w", err)
+		return &sqlError{err}
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return fmt.Errorf("sql: %w", err)
+		return &sqlError{err}
 	}
 	t := &report.Table{Name: "result", Empty: "(no rows)"}
 	for _, c := range cols {
 		t.Columns = append(t.Columns, report.Column{Name: c})
 	}
-	js := []map[string]any{}
+	js := []report.Object{}
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -91,72 +95,22 @@ func sqlRun(opts *SQLOptions) error {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("sql: %w", err)
+			return &sqlError{err}
 		}
 		row := make([]string, len(cols))
-		obj := make(map[string]any, len(cols))
+		obj := report.Object{Keys: cols, Values: make([]any, len(cols))}
 		for i, v := range vals {
-			row[i] = cell(v)
-			obj[cols[i]] = jsonValue(v)
+			row[i] = report.SQLCell(v)
+			obj.Values[i] = report.SQLValue(v)
 		}
 		t.Rows = append(t.Rows, row)
 		js = append(js, obj)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sql: %w", err)
+		return &sqlError{err}
 	}
 	if len(cols) == 0 {
 		return nil
 	}
 	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
-}
-
-// cell formats a value for a text cell.
-func cell(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case float32:
-		return strconv.FormatFloat(float64(x), 'f', -1, 32)
-	case time.Time:
-		return x.Format("2006-01-02 15:04:05.999999")
-	case *big.Int:
-		return x.String()
-	case fmt.Stringer:
-		return x.String()
-	}
-	return fmt.Sprint(v)
-}
-
-// jsonValue keeps numbers and booleans typed in JSON output.
-func jsonValue(v any) any {
-	switch x := v.(type) {
-	case nil, bool, string, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64, int, uint:
-		return x
-	case []byte:
-		return string(x)
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	case *big.Int:
-		return x.String()
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = jsonValue(e)
-		}
-		return out
-	}
-	return cell(v)
 }
