@@ -11,6 +11,9 @@ const (
 	exitError      = 1
 	exitUsage      = 2
 	exitRegression = 3
+	// exitInterrupted is 128 + SIGINT, as a shell reports a command it
+	// interrupted.
+	exitInterrupted = 130
 )
 
 // usageError is a mistake in the command line.

@@ -42,7 +42,7 @@ func (f *Factory) dbPath() string {
 func (f *Factory) warehouse() target.Opener {
 	return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
 		path := f.dbPath()
-		if !write {
+		if !write && path != schema.Memory {
 			// A reader never creates the file: a mistyped --db would
 			// otherwise leave an empty warehouse behind and report nothing.
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

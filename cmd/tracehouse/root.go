@@ -58,6 +58,15 @@ func run(args []string, io *IOStreams, getenv func(string) string) int {
 	if err == nil {
 		return exitOK
 	}
+	if ctx.Err() != nil {
+		// SIGINT or SIGTERM stopped the command: the shell's 128 + SIGINT,
+		// whatever error the cancelled work returned.
+		var s *silentError
+		if !errors.As(err, &s) {
+			fmt.Fprintf(io.ErrOut, "tracehouse: interrupted: %s\n", oneLine(err.Error()))
+		}
+		return exitInterrupted
+	}
 	var s *silentError
 	if !errors.As(err, &s) {
 		msg := oneLine(err.Error())
