@@ -15,22 +15,32 @@ import (
 type RunsOptions struct {
 	common
 	Format report.Format
+	// Run, when set, asks for one run's details.
+	Run string
 }
 
 func newCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
 	opts := &RunsOptions{}
 	cmd := &cobra.Command{
-		Use:   "runs",
-		Short: "List the runs in the warehouse",
-		Long:  "List runs that hold traces, newest first, with their traces, ranks, stages and GPU event counts.",
+		Use:   "runs [RUN]",
+		Short: "List the runs in the warehouse, or show one",
+		Long: `List runs that hold traces, newest first, with their traces, ranks, stages and
+GPU event counts. Given a RUN label: that run's framework (and why), model,
+parallelism, CUDA-graph setting, tags, server args, and every trace file with
+its rank, stage, role and GPU events.`,
 		Example: `  tracehouse runs
+  tracehouse runs sglang-llama
   tracehouse runs --format json | jq '.[].label'`,
-		Args: maxArgs(0),
+		Args:              maxArgs(1),
+		ValidArgsFunction: completeRuns(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			opts.common = f.common(cmd)
 			if opts.Format, err = f.outputFormat(); err != nil {
 				return err
+			}
+			if len(args) == 1 {
+				opts.Run = args[0]
 			}
 			if runF != nil {
 				return runF(opts)
@@ -60,6 +70,9 @@ func runsRun(opts *RunsOptions) error {
 		return err
 	}
 	defer w.Close()
+	if opts.Run != "" {
+		return runDetail(opts, w)
+	}
 	rows, err := queries.Runs(opts.Ctx, w.DB)
 	if err != nil {
 		return err
