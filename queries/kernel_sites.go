@@ -23,7 +23,7 @@ type KernelSitesParams struct {
 type KernelSitesRow struct {
 	Stage        string
 	Kernel       string
-	Match        string // self | exact | base | unmapped
+	Match        string // self | exact | cross-stage | base | base-cross-stage | unmapped
 	SiteRank     sql.NullInt64
 	Location     sql.NullString
 	SiteNS       int64
@@ -32,6 +32,7 @@ type KernelSitesRow struct {
 	CPUOp        sql.NullString
 	Sites        int64 // distinct locations of the kernel
 	SitedNS      int64 // the kernel's GPU time that has a location
+	Replay       bool  // Location is the frame around a CUDA/HIP graph launch
 }
 
 // KernelSites returns the best two Python locations of every short name of
@@ -46,7 +47,7 @@ func KernelSites(ctx context.Context, q Querier, p KernelSitesParams) ([]KernelS
 	return collect(ctx, q, "kernel_sites", args, func(rows *sql.Rows) (KernelSitesRow, error) {
 		var r KernelSitesRow
 		err := rows.Scan(&r.Stage, &r.Kernel, &r.Match, &r.SiteRank, &r.Location, &r.SiteNS,
-			&r.KernelNS, &r.SiteSharePct, &r.CPUOp, &r.Sites, &r.SitedNS)
+			&r.KernelNS, &r.SiteSharePct, &r.CPUOp, &r.Sites, &r.SitedNS, &r.Replay)
 		return r, err
 	})
 }

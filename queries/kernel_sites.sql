@@ -17,13 +17,20 @@
 --   $stage    one stage, NULL for every stage
 --
 -- Columns:
---   match           self (single-trace) | exact | base | unmapped: how the
---                   name found its scope (one value per short name, since
---                   matching depends only on the name)
+--   match           self | graph-replay (single-trace; graph-replay when
+--                   any of the name's time is located by graph launches) |
+--                   exact | cross-stage | base |
+--                   base-cross-stage | unmapped: how the name found its
+--                   scope (one value per short name, since matching depends
+--                   only on the name; see migration 0007)
 --   site_rank       1 or 2; NULL when the kernel has no site at all
 --   location        `path:line func`, path trimmed to the framework-relative
 --                   part (sites.rel_path); the raw frame name when the site
 --                   has no file and line. Sites with one location are one.
+--                   Single-trace mode: a kernel replayed by a CUDA/HIP graph
+--                   (no launch site of its own) is located at the frame
+--                   around its graph launch, as `graph replay @ <location>`
+--   replay          the location is such a graph-replay frame
 --   site_ns         GPU time of the kernel's launches from that location
 --   kernel_ns       GPU time of the kernel (the site shares' denominator)
 --   site_share_pct  100 * site_ns / kernel_ns
@@ -37,9 +44,11 @@ WITH per_own_site AS (
     -- The big table shrinks first: one row per (stage, raw name, own launch
     -- site, CPU op name).
     SELECT k.stage, k.name_id, k.site_id, o.name AS op_name,
+           CASE WHEN k.site_id IS NULL AND k.graph_launch THEN l.site_id END AS replay_site_id,
            sum(k.dur_ns) AS ns, count(*) AS launches
     FROM kernels k
     LEFT JOIN cpu_ops o ON o.op_id = k.op_id
+    LEFT JOIN launches l ON $mapping IS NULL AND k.graph_launch AND l.launch_id = k.launch_id
     WHERE k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
@@ -49,10 +58,14 @@ per_site_op AS (
     -- kernel_scope($run, $mapping), applied to the groups instead of the
     -- kernels (same result, one pass over `kernels` instead of three): the
     -- own site and op in single-trace mode, the name's name_scope row in
-    -- two-trace mode. kernel_sites_test.go checks the two agree.
+    -- two-trace mode. kernel_sites_test.go checks the two agree. A graph
+    -- replay without a site of its own takes its graph launch's frame.
     SELECT p.stage, p.name_id,
-           CASE WHEN $mapping IS NULL THEN 'self' ELSE coalesce(ns.match, 'unmapped') END AS match,
-           CASE WHEN $mapping IS NULL THEN p.site_id ELSE ns.site_id END AS site_id,
+           CASE WHEN $mapping IS NOT NULL THEN coalesce(ns.match, 'unmapped')
+                WHEN p.site_id IS NULL AND p.replay_site_id IS NOT NULL THEN 'graph-replay'
+                ELSE 'self' END AS match,
+           CASE WHEN $mapping IS NULL THEN coalesce(p.site_id, p.replay_site_id) ELSE ns.site_id END AS site_id,
+           $mapping IS NULL AND p.site_id IS NULL AND p.replay_site_id IS NOT NULL AS replay,
            CASE WHEN $mapping IS NULL THEN p.op_name ELSE ns.op_name END AS op_name,
            sum(p.ns) AS ns, sum(p.launches) AS launches
     FROM per_own_site p
@@ -61,11 +74,12 @@ per_site_op AS (
     GROUP BY ALL
 ),
 located AS (
-    SELECT p.stage, n.short_name, p.match, p.op_name, p.ns, p.launches,
-           CASE WHEN p.site_id IS NULL THEN NULL
-                WHEN s.line IS NOT NULL AND coalesce(s.rel_path, s.file) IS NOT NULL
-                THEN coalesce(s.rel_path, s.file) || ':' || s.line || coalesce(' ' || s.func, '')
-                ELSE s.name END AS location
+    SELECT p.stage, n.short_name, p.match, p.op_name, p.ns, p.launches, p.replay,
+           CASE WHEN p.site_id IS NULL THEN NULL ELSE
+               CASE WHEN p.replay THEN 'graph replay @ ' ELSE '' END ||
+               CASE WHEN s.line IS NOT NULL AND coalesce(s.rel_path, s.file) IS NOT NULL
+                    THEN coalesce(s.rel_path, s.file) || ':' || s.line || coalesce(' ' || s.func, '')
+                    ELSE s.name END END AS location
     FROM per_site_op p
     JOIN kernel_names n USING (name_id)
     LEFT JOIN sites s USING (site_id)
@@ -108,7 +122,8 @@ SELECT n.stage, n.short_name, n.match, b.site_rank, b.location,
        CASE WHEN n.kernel_ns > 0 AND b.site_ns IS NOT NULL
             THEN b.site_ns::DOUBLE * 100 / n.kernel_ns::DOUBLE
             ELSE 0 END AS site_share_pct,
-       o.cpu_op, n.sites, n.sited_ns
+       o.cpu_op, n.sites, n.sited_ns,
+       coalesce(starts_with(b.location, 'graph replay @ '), false) AS replay
 FROM per_name n
 LEFT JOIN best b USING (stage, short_name)
 LEFT JOIN ops o

@@ -49,7 +49,9 @@
 --       P4 skip overlap   low-roi-hidden, and `hidden` rows (already hidden)
 --   * `share < 1%` and `$min_share` use this table's own share (of busy time).
 --   * scope: single-trace, the short name's own dominant site (most GPU time,
---     ties by site_id); two-trace, the site name_scope transferred.
+--     ties by site_id), else, for graph replays, `graph replay @ <frame>` of
+--     their graph launches (still "unmapped" for the rules below: it is not
+--     the kernel's code); two-trace, the site name_scope transferred.
 --   * dependency signal, from the longest instance (ties: smaller
 --     kernel_id): previous/next event on the same stream of the same
 --     (trace, stage, device) by start time (kernel_overlap's
@@ -167,19 +169,27 @@ scope_names AS (
     GROUP BY stage, short_name
 ),
 own_site AS (
-    -- single-trace mode: each short name's dominant own site
-    SELECT stage, short_name, first(site_id ORDER BY ns DESC, site_id) AS site_id
+    -- single-trace mode: each short name's dominant own site; a name with
+    -- none but replayed by CUDA/HIP graphs gets the dominant frame around
+    -- its graph launches (kernel_scope's 'graph-replay'), shown as such but
+    -- not a code location: priority and dependency rules see no site
+    SELECT stage, short_name,
+           first(site_id ORDER BY ns DESC, site_id) FILTER (WHERE NOT replay) AS site_id,
+           first(site_id ORDER BY ns DESC, site_id) FILTER (WHERE replay) AS replay_site_id
     FROM (
-        SELECT k.stage, n.short_name, k.site_id, sum(k.ns) AS ns
+        SELECT k.stage, n.short_name, k.site_id, k.replay, sum(k.ns) AS ns
         FROM (
-            SELECT stage, name_id, site_id, sum(dur_ns) AS ns
-            FROM kernels
-            WHERE $mapping IS NULL AND run_id = $run AND site_id IS NOT NULL
-              AND ($rank IS NULL OR rank = $rank) AND ($stage IS NULL OR stage = $stage)
-            GROUP BY stage, name_id, site_id
+            SELECT k.stage, k.name_id, coalesce(k.site_id, l.site_id) AS site_id,
+                   k.site_id IS NULL AS replay, sum(k.dur_ns) AS ns
+            FROM kernels k
+            LEFT JOIN launches l ON k.site_id IS NULL AND k.graph_launch AND l.launch_id = k.launch_id
+            WHERE $mapping IS NULL AND k.run_id = $run
+              AND coalesce(k.site_id, l.site_id) IS NOT NULL
+              AND ($rank IS NULL OR k.rank = $rank) AND ($stage IS NULL OR k.stage = $stage)
+            GROUP BY ALL
         ) k
         JOIN kernel_names n USING (name_id)
-        GROUP BY k.stage, n.short_name, k.site_id
+        GROUP BY ALL
     )
     GROUP BY stage, short_name
 ),
@@ -249,8 +259,11 @@ side_risk AS (
 ),
 table_rows AS (
     SELECT a.stage, a.short_name AS kernel, n.family, n.category,
-           CASE WHEN $mapping IS NULL THEN 'self' ELSE coalesce(sn.match, 'unmapped') END AS scope_match,
+           CASE WHEN $mapping IS NOT NULL THEN coalesce(sn.match, 'unmapped')
+                WHEN os.site_id IS NULL AND os.replay_site_id IS NOT NULL THEN 'graph-replay'
+                ELSE 'self' END AS scope_match,
            CASE WHEN $mapping IS NULL THEN os.site_id ELSE sn.site_id END AS scope_site_id,
+           CASE WHEN $mapping IS NULL AND os.site_id IS NULL THEN os.replay_site_id END AS replay_site_id,
            a.launches, a.total_ns, a.hidden_ns, a.hidden_by_compute_ns, a.exclusive_ns,
            b.busy_ns,
            CASE WHEN b.busy_ns > 0 THEN 100.0 * a.total_ns / b.busy_ns ELSE 0 END AS busy_share_pct,
@@ -300,7 +313,7 @@ ranked AS (
 )
 SELECT r.stage, r.priority, r.verdict, r.kernel, coalesce(r.family, 'other') AS family,
        coalesce(r.category, 'other') AS category,
-       coalesce(s.display, 'unmapped') AS scope, r.scope_match,
+       coalesce(s.display, 'graph replay @ ' || rs.display, 'unmapped') AS scope, r.scope_match,
        r.launches, r.total_ns, r.hidden_ns, r.hidden_by_compute_ns, r.exclusive_ns, r.busy_ns,
        r.busy_share_pct, r.exclusive_pct, r.hidden_pct,
        r.dominant, r.dep_risk, r.recommendation,
@@ -308,6 +321,7 @@ SELECT r.stage, r.priority, r.verdict, r.kernel, coalesce(r.family, 'other') AS 
        r.longest_device, r.longest_stream
 FROM ranked r
 LEFT JOIN sites s ON s.site_id = r.scope_site_id
+LEFT JOIN sites rs ON rs.site_id = r.replay_site_id
 WHERE r.busy_share_pct >= $min_share
 ORDER BY CASE r.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,

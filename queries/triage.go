@@ -83,13 +83,15 @@ type TriageCoverageParams struct {
 // TriageCoverageRow is the Python-site coverage of one stage, or of all
 // (Stage invalid). Times are nanoseconds.
 type TriageCoverageRow struct {
-	Stage       sql.NullString
-	KernelNS    int64
-	SitedNS     int64
-	ExactNS     int64
-	BaseNS      int64
-	UnmappedNS  int64
-	CoveragePct float64
+	Stage        sql.NullString
+	KernelNS     int64
+	SitedNS      int64
+	ExactNS      int64
+	CrossStageNS int64
+	BaseNS       int64
+	UnmappedNS   int64
+	ReplayNS     int64
+	CoveragePct  float64
 }
 
 // TriageCoverage returns per-stage coverage rows, then the total row.
@@ -98,7 +100,7 @@ func TriageCoverage(ctx context.Context, q Querier, p TriageCoverageParams) ([]T
 		sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
 	return collect(ctx, q, "triage_coverage", args, func(rows *sql.Rows) (TriageCoverageRow, error) {
 		var r TriageCoverageRow
-		err := rows.Scan(&r.Stage, &r.KernelNS, &r.SitedNS, &r.ExactNS, &r.BaseNS, &r.UnmappedNS, &r.CoveragePct)
+		err := rows.Scan(&r.Stage, &r.KernelNS, &r.SitedNS, &r.ExactNS, &r.CrossStageNS, &r.BaseNS, &r.UnmappedNS, &r.ReplayNS, &r.CoveragePct)
 		return r, err
 	})
 }

@@ -17,15 +17,22 @@
 --   kernel_ns    summed GPU time
 --   sited_ns     part of it whose kernel has a site: attribution coverage
 --                (single-trace), mapping coverage (two-trace)
---   exact_ns, base_ns, unmapped_ns
---                two-trace: part matched by exact short name, by unique
+--   exact_ns, cross_stage_ns, base_ns, unmapped_ns
+--                two-trace: part matched by exact short name in the same
+--                stage, in another stage of the mapping run (by exact or
+--                template-stripped name: migration 0007), by unique
 --                template-stripped name, not at all (0 in single-trace mode)
+--   replay_ns    single-trace: part located by the frame around its CUDA/HIP
+--                graph launch (kernel_scope's 'graph-replay'; in sited_ns)
 --   coverage_pct 100 * sited_ns / kernel_ns (0 when kernel_ns is 0)
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), total last.
 WITH per_own_site AS (
     -- the big table shrinks first (see kernel_sites.sql)
-    SELECT k.stage, k.name_id, k.site_id, sum(k.dur_ns) AS dur_ns
+    SELECT k.stage, k.name_id, k.site_id,
+           CASE WHEN k.site_id IS NULL AND k.graph_launch THEN l.site_id END AS replay_site_id,
+           sum(k.dur_ns) AS dur_ns
     FROM kernels k
+    LEFT JOIN launches l ON $mapping IS NULL AND k.graph_launch AND l.launch_id = k.launch_id
     WHERE k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
@@ -34,8 +41,11 @@ WITH per_own_site AS (
 scoped AS (
     -- kernel_scope($run, $mapping) applied to the groups (see kernel_sites.sql)
     SELECT p.stage,
-           CASE WHEN $mapping IS NULL THEN 'self' ELSE coalesce(ns.match, 'unmapped') END AS match,
-           CASE WHEN $mapping IS NULL THEN p.site_id ELSE ns.site_id END IS NOT NULL AS sited,
+           CASE WHEN $mapping IS NOT NULL THEN coalesce(ns.match, 'unmapped')
+                WHEN p.site_id IS NULL AND p.replay_site_id IS NOT NULL THEN 'graph-replay'
+                ELSE 'self' END AS match,
+           CASE WHEN $mapping IS NULL THEN coalesce(p.site_id, p.replay_site_id)
+                ELSE ns.site_id END IS NOT NULL AS sited,
            p.dur_ns
     FROM per_own_site p
     LEFT JOIN (SELECT * FROM name_scope($run, $mapping) WHERE $mapping IS NOT NULL) ns
@@ -45,8 +55,10 @@ SELECT stage,
        coalesce(sum(dur_ns), 0)::BIGINT AS kernel_ns,
        coalesce(sum(dur_ns) FILTER (WHERE sited), 0)::BIGINT AS sited_ns,
        coalesce(sum(dur_ns) FILTER (WHERE match = 'exact'), 0)::BIGINT AS exact_ns,
+       coalesce(sum(dur_ns) FILTER (WHERE match IN ('cross-stage', 'base-cross-stage')), 0)::BIGINT AS cross_stage_ns,
        coalesce(sum(dur_ns) FILTER (WHERE match = 'base'), 0)::BIGINT AS base_ns,
        coalesce(sum(dur_ns) FILTER (WHERE match = 'unmapped'), 0)::BIGINT AS unmapped_ns,
+       coalesce(sum(dur_ns) FILTER (WHERE match = 'graph-replay'), 0)::BIGINT AS replay_ns,
        CASE WHEN sum(dur_ns) > 0
             THEN coalesce(sum(dur_ns) FILTER (WHERE sited), 0)::DOUBLE * 100 / sum(dur_ns)::DOUBLE
             ELSE 0 END AS coverage_pct

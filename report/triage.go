@@ -79,8 +79,13 @@ type TriageCoverage struct {
 	SitedTimeNS  int64   `json:"sited_time_ns"`
 	CoveragePct  float64 `json:"coverage_pct"`
 	ExactTimeNS  int64   `json:"exact_time_ns"`
-	BaseTimeNS   int64   `json:"base_time_ns"`
-	UnmappedNS   int64   `json:"unmapped_time_ns"`
+	// CrossStageTimeNS matched a name of another stage of the mapping run.
+	CrossStageTimeNS int64 `json:"cross_stage_time_ns"`
+	BaseTimeNS       int64 `json:"base_time_ns"`
+	UnmappedNS       int64 `json:"unmapped_time_ns"`
+	// ReplayTimeNS (single-trace) is located by the frame around its graph
+	// launch; it is part of SitedTimeNS.
+	ReplayTimeNS int64 `json:"graph_replay_time_ns"`
 }
 
 // TriageStage is one stage section.
@@ -134,9 +139,12 @@ type TriageKernel struct {
 	AvgUS     float64 `json:"avg_us"`
 	// Sites are the best two Python locations; empty when none.
 	Sites []TriageSite `json:"sites"`
-	// Location says why Sites may be empty: resolved | unresolved | unmapped.
+	// Location says whether Sites hold the kernel's own (or transferred)
+	// sites: resolved | graph-replay (the frame around its graph launch) |
+	// unmapped (none).
 	Location string `json:"location_status"`
-	// Match is how the name found its scope: self | exact | base | unmapped.
+	// Match is how the name found its scope: self | graph-replay | exact |
+	// cross-stage | base | base-cross-stage | unmapped.
 	Match      string            `json:"match"`
 	SiteCount  int64             `json:"site_count"`
 	GPUTimeNS  int64             `json:"gpu_time_ns"`
@@ -297,7 +305,8 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	stageCoverage := map[string]TriageCoverage{}
 	for _, c := range d.Coverage {
 		tc := TriageCoverage{KernelTimeNS: c.KernelNS, SitedTimeNS: c.SitedNS, CoveragePct: c.CoveragePct,
-			ExactTimeNS: c.ExactNS, BaseTimeNS: c.BaseNS, UnmappedNS: c.UnmappedNS}
+			ExactTimeNS: c.ExactNS, CrossStageTimeNS: c.CrossStageNS, BaseTimeNS: c.BaseNS, UnmappedNS: c.UnmappedNS,
+			ReplayTimeNS: c.ReplayNS}
 		if c.Stage.Valid {
 			stageCoverage[c.Stage.String] = tc
 		} else {
@@ -331,7 +340,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		}
 		row := TriageKernel{Kernel: k.Kernel, Family: k.Family, Category: k.Category,
 			GPUTimeUS: nsToUS(k.GPUNS), SharePct: k.SharePct, Launches: k.Launches, AvgUS: k.AvgNS / 1000,
-			Sites: []TriageSite{}, Location: "unresolved", Match: "self", GPUTimeNS: k.GPUNS}
+			Sites: []TriageSite{}, Location: "unmapped", Match: "self", GPUTimeNS: k.GPUNS}
 		for _, s := range sites[nameKey{k.Stage, k.Kernel}] {
 			row.Match, row.SiteCount = s.Match, s.Sites
 			if !s.Location.Valid {
@@ -345,10 +354,10 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 			row.Sites = append(row.Sites, ts)
 		}
 		switch {
+		case len(row.Sites) > 0 && row.Match == "graph-replay":
+			row.Location = "graph-replay"
 		case len(row.Sites) > 0:
 			row.Location = "resolved"
-		case row.Match == "unmapped":
-			row.Location = "unmapped"
 		}
 		if r.Rank == nil {
 			row.RankSpread = &TriageRankSpread{MinUS: nsToUS(k.RankMinNS), MedianUS: k.RankMedianNS / 1000,

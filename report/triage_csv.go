@@ -26,7 +26,7 @@ func (r *TriageReport) CSVTables() []*Table {
 		events.Rows = append(events.Rows, []string{g.Stage, i64(g.Rank), i64(g.Events)})
 	}
 	stages := &Table{Name: prefix + ".stages", Columns: cols("stage", "rank", "gpu_events", "kernel_time_ns",
-		"busy_time_ns", "window_ns", "streams", "sited_time_ns", "coverage_pct", "exact_time_ns", "base_time_ns", "unmapped_time_ns")}
+		"busy_time_ns", "window_ns", "streams", "sited_time_ns", "coverage_pct", "exact_time_ns", "cross_stage_time_ns", "base_time_ns", "unmapped_time_ns", "graph_replay_time_ns")}
 	out := []*Table{traces, events, stages}
 	for _, st := range r.Stages {
 		rank := "all"
@@ -36,7 +36,8 @@ func (r *TriageReport) CSVTables() []*Table {
 		c := st.Coverage
 		stages.Rows = append(stages.Rows, []string{st.Stage, rank, i64(st.Totals.GPUEvents), i64(st.Totals.KernelTimeNS),
 			i64(st.Totals.BusyTimeNS), i64(st.Totals.WindowNS), i64(st.Totals.Streams), i64(c.SitedTimeNS),
-			ff(c.CoveragePct), i64(c.ExactTimeNS), i64(c.BaseTimeNS), i64(c.UnmappedNS)})
+			ff(c.CoveragePct), i64(c.ExactTimeNS), i64(c.CrossStageTimeNS), i64(c.BaseTimeNS), i64(c.UnmappedNS),
+			i64(c.ReplayTimeNS)})
 		sp := prefix + "." + unsafeFileChars.ReplaceAllString(st.Stage, "_")
 		fam := &Table{Name: sp + ".families", Columns: cols("family", "gpu_time_ns", "share_pct", "launches")}
 		for _, f := range st.Families {

@@ -16,7 +16,7 @@ func valid(n int64) sql.NullInt64  { return sql.NullInt64{Int64: n, Valid: true}
 func vstr(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
 
 // triageData is a small hand-made query result: two stages, a kernel with
-// two sites, one with one site, one unresolved, one unmapped, one hidden
+// two sites, one with one site, one without a site of its own, one unmapped, one hidden
 // by --min-share, and an overlap and a fusion row.
 func triageData(rank sql.NullInt64, mapping bool) *queries.TriageData {
 	d := &queries.TriageData{
@@ -96,7 +96,7 @@ func TestNewTriageSections(t *testing.T) {
 	for _, k := range dec.Kernels {
 		kernels = append(kernels, k.Kernel+":"+k.Location)
 	}
-	if !slices.Equal(kernels, []string{"gemm<1>:resolved", "norm:unresolved", "lost:unmapped"}) || dec.KernelsHidden != 1 || dec.HiddenTimeNS != 50 {
+	if !slices.Equal(kernels, []string{"gemm<1>:resolved", "norm:unmapped", "lost:unmapped"}) || dec.KernelsHidden != 1 || dec.HiddenTimeNS != 50 {
 		t.Errorf("kernels %v hidden %d/%d", kernels, dec.KernelsHidden, dec.HiddenTimeNS)
 	}
 	g := dec.Kernels[0]
@@ -247,6 +247,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 	keyPaths("", v, got)
 	want := []string{
 		"coverage", "coverage.base_time_ns", "coverage.coverage_pct", "coverage.exact_time_ns",
+		"coverage.cross_stage_time_ns", "coverage.graph_replay_time_ns",
 		"coverage.kernel_time_ns", "coverage.sited_time_ns", "coverage.unmapped_time_ns",
 		"framework", "framework_evidence",
 		"gpu_events", "gpu_events[].events", "gpu_events[].rank", "gpu_events[].stage",
@@ -254,7 +255,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"parallel", "parallel.dp", "parallel.ep", "parallel.pp", "parallel.tp",
 		"rank", "run", "run_id",
 		"stages", "stages[].coverage", "stages[].coverage.base_time_ns", "stages[].coverage.coverage_pct",
-		"stages[].coverage.exact_time_ns", "stages[].coverage.kernel_time_ns", "stages[].coverage.sited_time_ns",
+		"stages[].coverage.exact_time_ns", "stages[].coverage.cross_stage_time_ns", "stages[].coverage.graph_replay_time_ns", "stages[].coverage.kernel_time_ns", "stages[].coverage.sited_time_ns",
 		"stages[].coverage.unmapped_time_ns",
 		"stages[].families", "stages[].families[].family", "stages[].families[].gpu_time_ns",
 		"stages[].families[].gpu_time_us", "stages[].families[].launches", "stages[].families[].share_pct",

@@ -78,6 +78,9 @@ func (r *TriageReport) Doc(f Format) Doc {
 			blocks = append(blocks, &Heading{Level: 3, Text: title}, b)
 		}
 		sub("Kernels", r.kernelTable(st, name))
+		if notes := kernelNotes(st); len(notes) > 0 {
+			blocks = append(blocks, notes)
+		}
 		sub("Overlap opportunities", overlapTable(st, name))
 		if tl := r.timelines[st.Stage]; len(tl) > 0 {
 			if f == Markdown {
@@ -141,7 +144,12 @@ func (r *TriageReport) headerLines() Lines {
 	}
 	c := r.Coverage
 	if r.MappingRun == nil {
-		l = append(l, fmt.Sprintf("Attribution: %s of kernel time has a Python site%s", fmtPct(c.CoveragePct), perStage))
+		line := fmt.Sprintf("Attribution: %s of kernel time has a Python site%s", fmtPct(c.CoveragePct), perStage)
+		if c.ReplayTimeNS > 0 && c.KernelTimeNS > 0 {
+			line += fmt.Sprintf("; %s only the frame around its CUDA-graph launch",
+				fmtPct(float64(c.ReplayTimeNS)*100/float64(c.KernelTimeNS)))
+		}
+		l = append(l, line)
 	} else {
 		pct := func(ns int64) string {
 			if c.KernelTimeNS == 0 {
@@ -151,8 +159,8 @@ func (r *TriageReport) headerLines() Lines {
 		}
 		l = append(l, fmt.Sprintf("Mapping coverage: %s of formal kernel time received a Python site from %s%s",
 			fmtPct(c.CoveragePct), *r.MappingRun, perStage))
-		l = append(l, fmt.Sprintf("  matched by exact name %s, by template-stripped name %s, unmapped %s",
-			pct(c.ExactTimeNS), pct(c.BaseTimeNS), pct(c.UnmappedNS)))
+		l = append(l, fmt.Sprintf("  matched by exact name %s, by name in another stage %s, by template-stripped name %s, unmapped %s",
+			pct(c.ExactTimeNS), pct(c.CrossStageTimeNS), pct(c.BaseTimeNS), pct(c.UnmappedNS)))
 	}
 	for _, n := range r.Notes {
 		l = append(l, "Note: "+n)
@@ -231,6 +239,25 @@ func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *T
 	return t
 }
 
+// kernelNotes explain, once under a kernel table, the marks its location
+// column uses.
+func kernelNotes(st *TriageStage) Lines {
+	var cross, replay bool
+	for _, k := range st.Kernels {
+		cross = cross || k.Match == "cross-stage" || k.Match == "base-cross-stage"
+		replay = replay || k.Location == "graph-replay"
+	}
+	var l Lines
+	if cross {
+		l = append(l, "~ site mapped from another stage of the mapping run (it has no kernel of that name in this stage)")
+	}
+	if replay {
+		l = append(l, "graph replay @: kernels replayed by a CUDA/HIP graph, located by the Python frame around the graph launch;"+
+			" two-trace mode (--mapping with an eager run) gives per-kernel sites")
+	}
+	return l
+}
+
 // siteCells are the "Python location (site share)" and "CPU op" cells.
 func siteCells(k TriageKernel) (string, string) {
 	if len(k.Sites) == 0 {
@@ -239,6 +266,9 @@ func siteCells(k TriageKernel) (string, string) {
 	var locs, ops []string
 	for _, s := range k.Sites {
 		loc := s.Location
+		if k.Match == "cross-stage" || k.Match == "base-cross-stage" {
+			loc = "~" + loc
+		}
 		if k.SiteCount > 1 {
 			loc += fmt.Sprintf(" (site share %.0f%%)", s.SiteSharePct)
 		}

@@ -1,0 +1,34 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestKernelLocationMarks: a site mapped across stages is marked `~`, a
+// graph-replay location keeps its prefix, and each mark is explained once
+// under the table; a stage without either gets no note.
+func TestKernelLocationMarks(t *testing.T) {
+	t.Parallel()
+	op := "aten::mm"
+	st := &TriageStage{Kernels: []TriageKernel{
+		{Kernel: "a", Match: "cross-stage", Location: "resolved", SiteCount: 1, Sites: []TriageSite{{Location: "x.py:1 f", CPUOp: &op}}},
+		{Kernel: "b", Match: "base-cross-stage", Location: "resolved", SiteCount: 1, Sites: []TriageSite{{Location: "y.py:2 g"}}},
+		{Kernel: "c", Match: "graph-replay", Location: "graph-replay", SiteCount: 1, Sites: []TriageSite{{Location: "graph replay @ r.py:3 h"}}},
+		{Kernel: "d", Match: "exact", Location: "resolved", SiteCount: 1, Sites: []TriageSite{{Location: "z.py:4 k"}}},
+		{Kernel: "e", Match: "unmapped", Location: "unmapped", Sites: []TriageSite{}},
+	}}
+	want := [][2]string{{"~x.py:1 f", "aten::mm"}, {"~y.py:2 g", "-"}, {"graph replay @ r.py:3 h", "-"}, {"z.py:4 k", "-"}, {"unmapped", "-"}}
+	for i, k := range st.Kernels {
+		if loc, ops := siteCells(k); loc != want[i][0] || ops != want[i][1] {
+			t.Errorf("%s: %q %q, want %q %q", k.Kernel, loc, ops, want[i][0], want[i][1])
+		}
+	}
+	notes := kernelNotes(st)
+	if len(notes) != 2 || !strings.HasPrefix(notes[0], "~ site mapped from another stage") || !strings.HasPrefix(notes[1], "graph replay @:") {
+		t.Errorf("notes %q", notes)
+	}
+	if n := kernelNotes(&TriageStage{Kernels: st.Kernels[3:]}); len(n) != 0 {
+		t.Errorf("notes without marks: %q", n)
+	}
+}
