@@ -62,3 +62,22 @@ func (d *detail) Unwrap() error { return d.cause }
 func errorf(cause error, format string, args ...any) error {
 	return &detail{cause: cause, text: fmt.Sprintf(format, args...)}
 }
+
+// safely turns a panic in f into an error naming the file, so one bad file
+// can never take the whole ingest down with a Go stack trace.
+func safely(path string, f func() error) func() error {
+	return func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%s: internal error (please report it with the file): %v", path, r)
+			}
+		}()
+		return f()
+	}
+}
+
+// dbError marks a failure of the warehouse rather than of one file.
+type dbError struct{ err error }
+
+func (e *dbError) Error() string { return e.err.Error() }
+func (e *dbError) Unwrap() error { return e.err }
