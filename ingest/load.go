@@ -14,6 +14,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // loader loads one file at a time on its own connection.
@@ -134,17 +135,8 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	began := time.Now()
 	ident := identifyName(filepath.Base(c.path))
-	stage, stageSource := l.opt.Stage, "flag"
-	if stage == "" {
-		stage, stageSource = ident.stage, "filename"
-	}
-	if stage == "" {
-		stage, stageSource = dirStage(c.path), "directory"
-	}
-	stageKnown := stage != ""
-	if !stageKnown {
-		stage, stageSource = "unknown", "none"
-	}
+	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
+	stageKnown := stage != vocab.StageUnknown
 	fileRank := ident.rank
 
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
@@ -245,16 +237,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}
 	}
 	fw, fwEvidence := l.framework(c, run, ident, t)
-	role, roleSource := l.opt.Role, "flag"
-	if role == "" {
-		role, roleSource = "formal", "default"
-		if sa := run.serverArgs; sa != nil && sa.cudaGraph != nil {
-			roleSource = "server_args.json"
-			if !*sa.cudaGraph {
-				role = "mapping"
-			}
-		}
-	}
+	role, roleSource := traceRole(l.opt.Role, run.serverArgs)
 	var notes []string
 	var nwarn int64
 	for msg, n := range t.warnings {

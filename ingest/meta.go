@@ -3,6 +3,8 @@ package ingest
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // metaInfo is what the top-level keys say.
@@ -55,4 +57,35 @@ func traceInfo(meta map[string][]byte) metaInfo {
 		_ = json.Unmarshal(b, &mi.traceName)
 	}
 	return mi
+}
+
+// traceStage decides a trace's stage before its kernels are read, strongest
+// evidence first: the option, the file name, the directory. Unknown (source
+// "none") leaves it to the kernels' annotations (kernelStages).
+func traceStage(opt, path string, ident nameIdentity) (stage, source string) {
+	switch {
+	case opt != "":
+		return opt, "flag"
+	case ident.stage != "":
+		return ident.stage, "filename"
+	}
+	if s := dirStage(path); s != "" {
+		return s, "directory"
+	}
+	return vocab.StageUnknown, "none"
+}
+
+// traceRole decides a trace's two-trace role: the option, else mapping when
+// server_args.json turns CUDA graphs off, else formal.
+func traceRole(opt string, sa *serverArgs) (role, source string) {
+	switch {
+	case opt != "":
+		return opt, "flag"
+	case sa != nil && sa.cudaGraph != nil:
+		if !*sa.cudaGraph {
+			return vocab.Mapping, "server_args.json"
+		}
+		return vocab.Formal, "server_args.json"
+	}
+	return vocab.Formal, "default"
 }
