@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // framework decides a trace's framework from its evidence, strongest first:
@@ -20,25 +22,28 @@ func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *tra
 	// Frames: a fork's own code outranks the code it borrows (SGLang runs
 	// vLLM ops; TokenSpeed grew from SGLang).
 	var frames string
-	for _, i := range []int{3, 2, 0, 1} { // tokenspeed, trtllm, sglang, vllm
-		if t.fwFrames[i] > 0 {
-			frames = frameworks[i]
+	for _, f := range []string{vocab.TokenSpeed, vocab.TRTLLM, vocab.SGLang, vocab.VLLM} {
+		if t.fwFrames[frameworkIndex(f)] > 0 {
+			frames = f
 			break
 		}
 	}
 	var name string
 	switch {
 	case ident.vllmName:
-		name = "vllm"
+		name = vocab.VLLM
 	case ident.tpName:
-		name = "sglang|tokenspeed"
+		name = vocab.SGLang + "|" + vocab.TokenSpeed
 	}
 	steps := ""
 	if t.vllmSteps > 0 {
-		steps = "vllm"
+		steps = vocab.VLLM
 	}
 	var ev []string
-	cands := map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "tokenspeed": true}
+	cands := map[string]bool{}
+	for _, f := range vocab.Frameworks {
+		cands[f] = true
+	}
 	narrow := func(set, why string) bool {
 		if set == "" {
 			return true
@@ -65,18 +70,18 @@ func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *tra
 		narrow(steps, fmt.Sprintf("vLLM step annotations (%d)", t.vllmSteps))
 	if ok && len(ev) == 0 && t.trtNames > 0 {
 		// Weak: kernel names, used only when nothing else speaks.
-		ok = narrow("trtllm", fmt.Sprintf("weak: %d TensorRT-LLM kernel names, no other evidence", t.trtNames))
+		ok = narrow(vocab.TRTLLM, fmt.Sprintf("weak: %d TensorRT-LLM kernel names, no other evidence", t.trtNames))
 	}
 	if !ok {
-		return "unknown", "evidence conflicts: " + strings.Join(ev, "; ")
+		return vocab.FrameworkUnknown, "evidence conflicts: " + strings.Join(ev, "; ")
 	}
 	if len(ev) == 0 {
-		return "unknown", "no framework evidence (no server_args.json, no Python frames, no known file naming)"
+		return vocab.FrameworkUnknown, "no framework evidence (no server_args.json, no Python frames, no known file naming)"
 	}
 	if len(cands) == 1 {
 		for f := range cands {
 			return f, strings.Join(ev, "; ")
 		}
 	}
-	return "unknown", "ambiguous: " + strings.Join(ev, "; ")
+	return vocab.FrameworkUnknown, "ambiguous: " + strings.Join(ev, "; ")
 }

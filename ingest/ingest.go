@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 //go:embed sql/*.sql
@@ -225,8 +226,8 @@ func (opt Options) Validate() error {
 		return fmt.Errorf("--%s %q: want one of %s", flag, v, strings.Join(ok, ", "))
 	}
 	return errors.Join(
-		check("framework", opt.Framework, frameworks...),
-		check("stage", opt.Stage, "prefill", "decode", "mixed"),
-		check("role", opt.Role, "mapping", "formal"),
+		check("framework", opt.Framework, vocab.Frameworks...),
+		check("stage", opt.Stage, vocab.Prefill, vocab.Decode, vocab.Mixed),
+		check("role", opt.Role, vocab.Roles...),
 	)
 }

@@ -322,16 +322,16 @@ func kernelStages(ctx context.Context, conn *sql.Conn, id int64) (string, string
 	if err := rows.Err(); err != nil {
 		return "", "", &dbError{err}
 	}
-	delete(seen, "unknown")
+	delete(seen, vocab.StageUnknown)
 	switch {
 	case len(seen) == 0:
-		return "unknown", "none", nil
+		return vocab.StageUnknown, "none", nil
 	case len(seen) == 1:
 		for s := range seen {
 			return s, "annotations", nil
 		}
 	}
-	return "mixed", "annotations", nil
+	return vocab.Mixed, "annotations", nil
 }
 
 // append writes one decoded batch's rows and keeps what the sweep needs.

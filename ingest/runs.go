@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // runInfo is a run's row and what its files share.
@@ -163,7 +165,7 @@ func finishRuns(ctx context.Context, db *sql.DB, runs map[string]*runInfo) error
 				return fmt.Errorf("summarise run %s: %w", ri.label, err)
 			}
 			n++
-			if f != "unknown" {
+			if f != vocab.FrameworkUnknown {
 				fws[f] = true
 			}
 			if e != "" && len(evidence) < 3 && !contains(evidence, e) {
@@ -177,7 +179,7 @@ func finishRuns(ctx context.Context, db *sql.DB, runs map[string]*runInfo) error
 			}
 			continue
 		}
-		fw := "unknown"
+		fw := vocab.FrameworkUnknown
 		ev := strings.Join(evidence, "; ")
 		switch len(fws) {
 		case 1:
