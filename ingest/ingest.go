@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tracehouse/tracehouse/schema"
@@ -136,65 +135,14 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	}
 	jobs = min(jobs, len(cands))
 	res := &Result{Files: make([]FileResult, len(cands))}
-	seen := &contentClaims{byHash: map[string]string{}}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	var fatalMu sync.Mutex
-	var fatal error
-	// Every decoder of every file shares the machine's cores.
-	decoders := max(1, runtime.NumCPU()/jobs)
-	for j := 0; j < jobs; j++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := w.DB.Conn(ctx)
-			if err == nil {
-				err = prepareConn(ctx, conn)
-			}
-			for i := range work {
-				if err != nil {
-					res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
-					continue
-				}
-				l := &loader{db: w.DB, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen}
-				c := cands[i]
-				if perr := safely(c.path, func() error {
-					res.Files[i] = l.file(ctx, c, runs[runKey(c, opt)])
-					return nil
-				})(); perr != nil {
-					res.Files[i] = FileResult{Path: c.path, Status: StatusFailed, Err: perr}
-				}
-				if res.Files[i].Status == StatusSkipped && opt.Notice != nil {
-					opt.Notice(cands[i].path + ": " + res.Files[i].Reason)
-				}
-				var dbErr *dbError
-				if errors.As(res.Files[i].Err, &dbErr) {
-					fatalMu.Lock()
-					if fatal == nil {
-						fatal = dbErr.err
-					}
-					fatalMu.Unlock()
-				}
-			}
-			if conn != nil {
-				conn.Close()
-			}
-		}()
-	}
-	for i := range cands {
-		select {
-		case work <- i:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(work)
-	wg.Wait()
+	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, res.Files)
 	for i := range res.Files {
 		if res.Files[i].Path == "" {
-			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: ctx.Err()}
+			err := ctx.Err()
+			if err == nil {
+				err = fmt.Errorf("%s: not loaded: the warehouse failed", cands[i].path)
+			}
+			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
 	}
 	if err := finishRuns(ctx, w.DB, runs); err != nil {
@@ -210,10 +158,11 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 		}
 		return res, fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", stored, len(res.Files))
 	}
-	if fatal != nil {
-		return res, fatal
+	var dbErr *dbError
+	if errors.As(fatal, &dbErr) {
+		return res, dbErr.err
 	}
-	return res, nil
+	return res, fatal
 }
 
 // Validate checks the options' enumerated values; the command reports its

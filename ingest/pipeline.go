@@ -2,12 +2,90 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
+
+// loadFiles loads every candidate in three stages joined by an errgroup (the
+// shape of errgroup's MD5All example): a feeder hands out candidates, jobs
+// loaders (each on its own connection) load one file at a time, and the
+// calling goroutine collects their results into files, telling opt.Notice
+// about files skipped on purpose. A damaged file fails alone: its result
+// says why and the loaders go on. A warehouse failure (*dbError) stops the
+// group: nothing more is handed out, loads in flight are cancelled and roll
+// back, and the first such error is returned. A candidate never loaded
+// keeps a zero result.
+func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[string]*runInfo, names *interner,
+	opt Options, jobs int, files []FileResult) error {
+	g, gctx := errgroup.WithContext(ctx)
+	work := make(chan int)
+	g.Go(func() error {
+		defer close(work)
+		for i := range cands {
+			select {
+			case work <- i:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		return nil
+	})
+	type loaded struct {
+		i   int
+		res FileResult
+	}
+	results := make(chan loaded)
+	seen := &contentClaims{byHash: map[string]string{}}
+	// Every decoder of every file shares the machine's cores.
+	decoders := max(1, runtime.NumCPU()/jobs)
+	for range jobs {
+		g.Go(func() error {
+			conn, err := db.Conn(gctx)
+			if err != nil {
+				return &dbError{fmt.Errorf("open a warehouse connection: %w", err)}
+			}
+			defer conn.Close()
+			if err := prepareConn(gctx, conn); err != nil {
+				return &dbError{err}
+			}
+			l := &loader{db: db, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen}
+			for i := range work {
+				c := cands[i]
+				var res FileResult
+				if perr := safely(c.path, func() error {
+					res = l.file(gctx, c, runs[runKey(c, opt)])
+					return nil
+				})(); perr != nil {
+					res = FileResult{Path: c.path, Status: StatusFailed, Err: perr}
+				}
+				// The collector reads until every loader is done: never blocks for good.
+				results <- loaded{i, res}
+				var dbErr *dbError
+				if errors.As(res.Err, &dbErr) {
+					return dbErr
+				}
+			}
+			return nil
+		})
+	}
+	go func() {
+		g.Wait()
+		close(results)
+	}()
+	for r := range results {
+		files[r.i] = r.res
+		if r.res.Status == StatusSkipped && opt.Notice != nil {
+			opt.Notice(r.res.Path + ": " + r.res.Reason)
+		}
+	}
+	return g.Wait()
+}
 
 // decode runs the split -> decode pipeline over one file and hands batches
 // to sink in stream order.
