@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/parseerr"
 	"github.com/tracehouse/tracehouse/vocab"
 	"github.com/valyala/fastjson"
 )
@@ -167,7 +168,7 @@ func newDecoder(file string, names *interner) *decoder {
 }
 
 func (d *decoder) fail(field string, cause error, format string, args ...any) error {
-	return &ParseError{File: d.file, Event: d.cur, Offset: d.off, Field: field, Err: errorf(cause, format, args...)}
+	return parseerr.AtOffset(d.file, d.cur, d.off, field, parseerr.Errorf(cause, format, args...))
 }
 
 // intern returns b as a string, reusing one copy per distinct value.

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/tracehouse/tracehouse/parseerr"
 	"github.com/zeebo/xxh3"
 )
 
@@ -48,7 +49,8 @@ func (r readCloser) Close() error { return r.c.Close() }
 func newGzipReader(r io.Reader) (io.ReadCloser, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, &ParseError{Event: -1, Offset: 0, Err: errorf(ErrGzip, "bad gzip header: %v", err)}
+		// The caller names the file.
+		return nil, parseerr.AtOffset("", -1, 0, "", parseerr.Errorf(ErrGzip, "bad gzip header: %v", err))
 	}
 	return zr, nil
 }
