@@ -93,8 +93,8 @@ func (v *validator) common(entry string, pos position, id, name, framework, orig
 	if strings.TrimSpace(name) == "" {
 		v.add(pos.of("name"), w("name"), ErrMissing, "must not be empty")
 	}
-	if !contains(frameworks, framework) {
-		v.add(pos.of("framework"), w("framework"), ErrValue, "want one of %s; got %q", strings.Join(frameworks, ", "), framework)
+	if !contains(Frameworks, framework) {
+		v.add(pos.of("framework"), w("framework"), ErrValue, "want one of %s; got %q", strings.Join(Frameworks, ", "), framework)
 	}
 	if !contains(origins, origin) {
 		v.add(pos.of("origin"), w("origin"), ErrValue, "want one of %s; got %q", strings.Join(origins, ", "), origin)
