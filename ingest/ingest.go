@@ -35,13 +35,13 @@ func stmt(name string) string {
 // decoded batches from doubling the heap on multi-GB traces.
 const MemoryLimit = 160 << 20
 
-// Options are the ingest command's flags.
+// Options say how to ingest; Validate checks them.
 type Options struct {
-	Run       string            // --run: one label for every file
-	Framework string            // --framework, "" = detect
-	Stage     string            // --stage, "" = detect
-	Role      string            // --role, "" = detect
-	Tags      map[string]string // --tag k=v
+	Run       string            // one label for every file's run, "" = from directories
+	Framework string            // framework of every file, "" = detect
+	Stage     string            // stage of every file, "" = detect
+	Role      string            // two-trace role of every file, "" = detect
+	Tags      map[string]string // key=value tags added to the runs
 	Jobs      int               // files in parallel, 0 = CPUs
 	Replace   bool              // re-ingest files already stored
 	// Progress, when set, hears about bytes read (for a progress bar).
@@ -165,18 +165,30 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	return res, fatal
 }
 
-// Validate checks the options' enumerated values; the command reports its
-// error as a usage error.
+// Validate checks the options' enumerated values: nil, or an *OptionError
+// per bad value (joined when several are bad).
 func (opt Options) Validate() error {
-	check := func(flag, v string, ok ...string) error {
+	check := func(option, v string, ok ...string) error {
 		if v == "" || slices.Contains(ok, v) {
 			return nil
 		}
-		return fmt.Errorf("--%s %q: want one of %s", flag, v, strings.Join(ok, ", "))
+		return &OptionError{Option: option, Value: v, Want: ok}
 	}
 	return errors.Join(
 		check("framework", opt.Framework, vocab.Frameworks...),
 		check("stage", opt.Stage, vocab.Prefill, vocab.Decode, vocab.Mixed),
 		check("role", opt.Role, vocab.Roles...),
 	)
+}
+
+// OptionError is an option whose value is none of those it takes. Option is
+// the lower-case name of the Options field ("framework", "stage", "role").
+type OptionError struct {
+	Option string
+	Value  string
+	Want   []string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("%s %q: want one of %s", e.Option, e.Value, strings.Join(e.Want, ", "))
 }
