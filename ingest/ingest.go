@@ -165,6 +165,10 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	return res, fatal
 }
 
+// Stages are the values Options.Stage takes besides "" (detect): a trace
+// is never declared of unknown stage.
+var Stages = []string{vocab.Prefill, vocab.Decode, vocab.Mixed}
+
 // Validate checks the options' enumerated values: nil, or an *OptionError
 // per bad value (joined when several are bad).
 func (opt Options) Validate() error {
@@ -176,7 +180,7 @@ func (opt Options) Validate() error {
 	}
 	return errors.Join(
 		check("framework", opt.Framework, vocab.Frameworks...),
-		check("stage", opt.Stage, vocab.Prefill, vocab.Decode, vocab.Mixed),
+		check("stage", opt.Stage, Stages...),
 		check("role", opt.Role, vocab.Roles...),
 	)
 }

@@ -74,7 +74,7 @@ path given, else the path itself; --run names them yourself.`,
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "files to load in parallel (default: CPUs)")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "re-ingest files already stored")
 	_ = cmd.RegisterFlagCompletionFunc("framework", cobra.FixedCompletions(vocab.Frameworks, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions([]string{vocab.Prefill, vocab.Decode, vocab.Mixed}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(ingest.Stages, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions(vocab.Roles, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
