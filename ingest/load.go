@@ -66,7 +66,7 @@ var specs = []schema.Spec{
 	{Table: "_derived", Columns: []string{"kind", "ordinal", "value"}},
 }
 
-// traceTables are every table holding a trace's rows, for --replace.
+// traceTables are every table holding a trace's rows, for Options.Replace.
 var traceTables = []string{schema.Kernels, schema.Launches, schema.CPUOps, schema.PyFrameRows, schema.Annotations}
 
 // file ingests one candidate. Errors of the file are in the result; a
