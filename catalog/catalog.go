@@ -12,6 +12,9 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"slices"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // Version is the catalog format this package reads.
@@ -103,17 +106,18 @@ func (p position) of(field string) int {
 	return p.line
 }
 
-// The valid enum values, in the order error messages list them. Never
-// written after init.
-var (
-	frameworks = []string{"sglang", "vllm", "trtllm", "tokenspeed", "flashinfer"}
-	origins    = []string{"mainline", "upstream", "inflight"}
-)
+// FlashInfer is the kernel library several serving frameworks take fused
+// paths from; an entry for its kernels names it as its framework.
+const FlashInfer = "flashinfer"
 
-// Frameworks are the values an entry's framework takes, for commands to
-// offer: the serving frameworks, and flashinfer (a kernel library several
-// of them take fused paths from).
-var Frameworks = frameworks
+// Frameworks are the values an entry's framework takes, in the order error
+// messages list them: vocab's serving frameworks, then FlashInfer. Never
+// written after init.
+var Frameworks = append(slices.Clone(vocab.Frameworks), FlashInfer)
+
+// origins are the values an entry's origin takes, in the order error
+// messages list them. Never written after init.
+var origins = []string{"mainline", "upstream", "inflight"}
 
 // Default returns the catalog embedded in the binary, freshly parsed, so
 // callers may modify it. The embedded file is checked by the package tests;

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/parseerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -51,11 +52,11 @@ type at struct {
 }
 
 func (d *decoder) fail(line int, where at, err error) {
-	d.errs.add(&ParseError{File: d.file, Line: line, Entry: where.entry, Field: where.field, Err: err})
+	d.errs.add(parseerr.AtLine(d.file, line, where.entry, where.field, err))
 }
 
 func (d *decoder) failf(line int, where at, kind error, format string, args ...any) {
-	d.fail(line, where, problem(kind, fmt.Sprintf(format, args...)))
+	d.fail(line, where, parseerr.Errorf(kind, format, args...))
 }
 
 var yamlLine = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
@@ -90,7 +91,7 @@ func (d *decoder) syntax(err error) {
 	if parserProblems[msg] {
 		line++
 	}
-	d.fail(line, at{}, problem(ErrSyntax, msg))
+	d.fail(line, at{}, parseerr.Errorf(ErrSyntax, "%s", msg))
 }
 
 func decode(data []byte, file string) (*Catalog, errorList) {
@@ -318,7 +319,7 @@ func (d *decoder) mapping(n *yaml.Node, where at, allowed, required []string) (m
 				msg += " (did you mean " + s + "?)"
 				suggested[s] = true
 			}
-			d.fail(k.Line, w, problem(ErrUnknownField, msg))
+			d.fail(k.Line, w, parseerr.Errorf(ErrUnknownField, "%s", msg))
 			continue
 		}
 		if first, dup := keyLine[k.Value]; dup {
@@ -334,7 +335,7 @@ func (d *decoder) mapping(n *yaml.Node, where at, allowed, required []string) (m
 			if suggested[r] {
 				continue
 			}
-			d.fail(n.Line, at{entry: where.entry, field: r}, problem(ErrMissing, "required field is missing"))
+			d.fail(n.Line, at{entry: where.entry, field: r}, parseerr.Errorf(ErrMissing, "required field is missing"))
 		}
 	}
 	return m, pos

@@ -2,8 +2,8 @@ package catalog
 
 import (
 	"errors"
-	"strconv"
-	"strings"
+
+	"github.com/tracehouse/tracehouse/parseerr"
 )
 
 // ErrInvalid matches (with errors.Is) every error Parse and Validate report
@@ -12,77 +12,33 @@ import (
 var ErrInvalid = errors.New("invalid catalog")
 
 // The kinds of problem a *ParseError can carry in Err. Each also matches
-// ErrInvalid through the ParseError that wraps it.
+// ErrInvalid.
 var (
-	ErrSyntax       = errors.New("YAML syntax error")
-	ErrUnknownField = errors.New("unknown field")
-	ErrType         = errors.New("wrong type")
-	ErrMissing      = errors.New("missing required field")
-	ErrDuplicate    = errors.New("duplicate id")
-	ErrValue        = errors.New("invalid value")
-	ErrReference    = errors.New("unknown reference")
+	ErrSyntax       error = &invalid{"YAML syntax error"}
+	ErrUnknownField error = &invalid{"unknown field"}
+	ErrType         error = &invalid{"wrong type"}
+	ErrMissing      error = &invalid{"missing required field"}
+	ErrDuplicate    error = &invalid{"duplicate id"}
+	ErrValue        error = &invalid{"invalid value"}
+	ErrReference    error = &invalid{"unknown reference"}
 )
 
-// ParseError is one problem in a catalog file, with its position. It is
-// modelled on encoding/csv's ParseError: one line of text, and a sentinel
-// cause in Err for errors.Is.
-type ParseError struct {
-	File  string // as given to Parse; "" when the catalog was built in code
-	Line  int    // 1-based; 0 when unknown
-	Entry string // "fusions[3] (sglang-x)"; "" for top-level fields
-	Field string // "max_gap_us", "chain[1][0]"; "" for the entry as a whole
-	Err   error  // one of the Err* kinds above, usually with detail
-}
+// invalid is a kind of problem in a catalog's content.
+type invalid struct{ text string }
 
-// Error renders "file:line: entry: field: message", leaving out the parts
-// that are unknown.
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			b.WriteString(":")
-			b.WriteString(strconv.Itoa(e.Line))
-		}
-		b.WriteString(": ")
-	} else if e.Line > 0 {
-		b.WriteString("line ")
-		b.WriteString(strconv.Itoa(e.Line))
-		b.WriteString(": ")
-	}
-	if e.Entry != "" {
-		b.WriteString(e.Entry)
-		b.WriteString(": ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Err.Error())
-	// Keys and ids come from the file and may hold line breaks; escaping them
-	// keeps the one-line-per-problem promise.
-	return oneLine.Replace(b.String())
-}
+func (k *invalid) Error() string { return k.text }
 
-var oneLine = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`)
+// Is makes every kind, and so every ParseError carrying one, match
+// ErrInvalid.
+func (k *invalid) Is(target error) bool { return target == ErrInvalid }
 
-// Unwrap returns the kind of problem.
-func (e *ParseError) Unwrap() error { return e.Err }
-
-// Is makes every ParseError match ErrInvalid.
-func (e *ParseError) Is(target error) bool { return target == ErrInvalid }
-
-// detail is a kind of problem plus the words that describe this instance; the
-// message is the words alone so the kind is not repeated in every line.
-type detail struct {
-	kind error
-	msg  string
-}
-
-func (d *detail) Error() string { return d.msg }
-func (d *detail) Unwrap() error { return d.kind }
-
-func problem(kind error, msg string) error { return &detail{kind: kind, msg: msg} }
+// ParseError is one problem in a catalog file, with its position (see
+// parseerr.Error): the file ("" when the catalog was built in code), the
+// 1-based line (0 when unknown), the entry ("fusions[3] (sglang-x)"; "" for
+// top-level fields), the field ("max_gap_us", "chain[1][0]"; "" for the
+// entry as a whole), and one of the Err* kinds above in Err, usually with
+// detail.
+type ParseError = parseerr.Error
 
 // errorList collects problems in file order.
 type errorList []*ParseError

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/parseerr"
 )
 
 var (
@@ -50,7 +52,7 @@ type validator struct {
 }
 
 func (v *validator) add(line int, where at, kind error, format string, args ...any) {
-	v.errs.add(&ParseError{File: v.file, Line: line, Entry: where.entry, Field: where.field, Err: problem(kind, fmt.Sprintf(format, args...))})
+	v.errs.add(parseerr.AtLine(v.file, line, where.entry, where.field, parseerr.Errorf(kind, format, args...)))
 }
 
 func entryLabel(list string, i int, id string) string {
@@ -91,8 +93,8 @@ func (v *validator) common(entry string, pos position, id, name, framework, orig
 	if strings.TrimSpace(name) == "" {
 		v.add(pos.of("name"), w("name"), ErrMissing, "must not be empty")
 	}
-	if !contains(frameworks, framework) {
-		v.add(pos.of("framework"), w("framework"), ErrValue, "want one of %s; got %q", strings.Join(frameworks, ", "), framework)
+	if !contains(Frameworks, framework) {
+		v.add(pos.of("framework"), w("framework"), ErrValue, "want one of %s; got %q", strings.Join(Frameworks, ", "), framework)
 	}
 	if !contains(origins, origin) {
 		v.add(pos.of("origin"), w("origin"), ErrValue, "want one of %s; got %q", strings.Join(origins, ", "), origin)

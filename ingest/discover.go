@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // candidate is a file that may be a trace, with the run it belongs to.
@@ -257,13 +259,13 @@ func readServerArgs(path string) (*serverArgs, error) {
 	_, hasModelPath := m["model_path"]
 	switch {
 	case strings.Contains(lower, "tokenspeed"):
-		sa.framework, sa.frameworkEvidence = "tokenspeed", "server_args.json mentions tokenspeed"
+		sa.framework, sa.frameworkEvidence = vocab.TokenSpeed, "server_args.json mentions tokenspeed"
 	case hasModelPath && (has(m, "disable_radix_cache") || has(m, "mem_fraction_static") || has(m, "chunked_prefill_size") || has(m, "disable_cuda_graph")):
-		sa.framework, sa.frameworkEvidence = "sglang", "server_args.json has SGLang keys (model_path, mem_fraction_static, ...)"
+		sa.framework, sa.frameworkEvidence = vocab.SGLang, "server_args.json has SGLang keys (model_path, mem_fraction_static, ...)"
 	case strings.Contains(lower, "tensorrt_llm") || strings.Contains(lower, "trtllm"):
-		sa.framework, sa.frameworkEvidence = "trtllm", "server_args.json mentions TensorRT-LLM"
+		sa.framework, sa.frameworkEvidence = vocab.TRTLLM, "server_args.json mentions TensorRT-LLM"
 	case has(m, "tensor_parallel_size") && (has(m, "enforce_eager") || has(m, "gpu_memory_utilization")):
-		sa.framework, sa.frameworkEvidence = "vllm", "server_args.json has vLLM keys (gpu_memory_utilization, enforce_eager)"
+		sa.framework, sa.frameworkEvidence = vocab.VLLM, "server_args.json has vLLM keys (gpu_memory_utilization, enforce_eager)"
 	}
 	return sa, nil
 }

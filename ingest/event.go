@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/parseerr"
+	"github.com/tracehouse/tracehouse/vocab"
 	"github.com/valyala/fastjson"
 )
 
@@ -118,7 +120,7 @@ type summary struct {
 	warnings map[string]int64
 	minTS    int64
 	maxEnd   int64
-	// frames per serving framework (index into frameworks): framework evidence
+	// frames per serving framework (index into vocab.Frameworks): framework evidence
 	fwFrames [4]int64
 	// vLLM-style step annotations seen: framework evidence
 	vllmSteps int64
@@ -166,7 +168,7 @@ func newDecoder(file string, names *interner) *decoder {
 }
 
 func (d *decoder) fail(field string, cause error, format string, args ...any) error {
-	return &ParseError{File: d.file, Event: d.cur, Offset: d.off, Field: field, Err: errorf(cause, format, args...)}
+	return parseerr.AtOffset(d.file, d.cur, d.off, field, parseerr.Errorf(cause, format, args...))
 }
 
 // intern returns b as a string, reusing one copy per distinct value.
@@ -686,11 +688,11 @@ func annotationStage(name []byte) (stage string, vllm bool) {
 			if c >= 0 && g >= 0 {
 				switch {
 				case c > 0 && g > 0:
-					return "mixed", true
+					return vocab.Mixed, true
 				case c > 0:
-					return "prefill", true
+					return vocab.Prefill, true
 				case g > 0:
-					return "decode", true
+					return vocab.Decode, true
 				}
 				return "", true
 			}
@@ -700,11 +702,11 @@ func annotationStage(name []byte) (stage string, vllm bool) {
 	hasDecode := strings.Contains(n, "decode")
 	switch {
 	case hasPrefill && hasDecode:
-		return "mixed", false
+		return vocab.Mixed, false
 	case hasPrefill:
-		return "prefill", false
+		return vocab.Prefill, false
 	case hasDecode:
-		return "decode", false
+		return vocab.Decode, false
 	}
 	return "", false
 }

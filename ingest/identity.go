@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // nameIdentity is what a trace's file name says about it.
@@ -69,10 +71,10 @@ func identifyName(base string) nameIdentity {
 
 func stageWord(w string) string {
 	switch strings.ToLower(w) {
-	case "extend", "prefill":
-		return "prefill"
-	case "decode":
-		return "decode"
+	case "extend", vocab.Prefill:
+		return vocab.Prefill
+	case vocab.Decode:
+		return vocab.Decode
 	}
 	return ""
 }

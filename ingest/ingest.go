@@ -6,22 +6,16 @@ package ingest
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 //go:embed sql/*.sql
@@ -41,13 +35,13 @@ func stmt(name string) string {
 // decoded batches from doubling the heap on multi-GB traces.
 const MemoryLimit = 160 << 20
 
-// Options are the ingest command's flags.
+// Options say how to ingest; Validate checks them.
 type Options struct {
-	Run       string            // --run: one label for every file
-	Framework string            // --framework, "" = detect
-	Stage     string            // --stage, "" = detect
-	Role      string            // --role, "" = detect
-	Tags      map[string]string // --tag k=v
+	Run       string            // one label for every file's run, "" = from directories
+	Framework string            // framework of every file, "" = detect
+	Stage     string            // stage of every file, "" = detect
+	Role      string            // two-trace role of every file, "" = detect
+	Tags      map[string]string // key=value tags added to the runs
 	Jobs      int               // files in parallel, 0 = CPUs
 	Replace   bool              // re-ingest files already stored
 	// Progress, when set, hears about bytes read (for a progress bar).
@@ -141,65 +135,14 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	}
 	jobs = min(jobs, len(cands))
 	res := &Result{Files: make([]FileResult, len(cands))}
-	seen := &contentClaims{byHash: map[string]string{}}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	var fatalMu sync.Mutex
-	var fatal error
-	// Every decoder of every file shares the machine's cores.
-	decoders := max(1, runtime.NumCPU()/jobs)
-	for j := 0; j < jobs; j++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := w.DB.Conn(ctx)
-			if err == nil {
-				err = prepareConn(ctx, conn)
-			}
-			for i := range work {
-				if err != nil {
-					res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
-					continue
-				}
-				l := &loader{db: w.DB, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen}
-				c := cands[i]
-				if perr := safely(c.path, func() error {
-					res.Files[i] = l.file(ctx, c, runs[runKey(c, opt)])
-					return nil
-				})(); perr != nil {
-					res.Files[i] = FileResult{Path: c.path, Status: StatusFailed, Err: perr}
-				}
-				if res.Files[i].Status == StatusSkipped && opt.Notice != nil {
-					opt.Notice(cands[i].path + ": " + res.Files[i].Reason)
-				}
-				var dbErr *dbError
-				if errors.As(res.Files[i].Err, &dbErr) {
-					fatalMu.Lock()
-					if fatal == nil {
-						fatal = dbErr.err
-					}
-					fatalMu.Unlock()
-				}
-			}
-			if conn != nil {
-				conn.Close()
-			}
-		}()
-	}
-	for i := range cands {
-		select {
-		case work <- i:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	close(work)
-	wg.Wait()
+	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, res.Files)
 	for i := range res.Files {
 		if res.Files[i].Path == "" {
-			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: ctx.Err()}
+			err := ctx.Err()
+			if err == nil {
+				err = fmt.Errorf("%s: not loaded: the warehouse failed", cands[i].path)
+			}
+			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
 	}
 	if err := finishRuns(ctx, w.DB, runs); err != nil {
@@ -215,306 +158,41 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 		}
 		return res, fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", stored, len(res.Files))
 	}
-	if fatal != nil {
-		return res, fatal
+	var dbErr *dbError
+	if errors.As(fatal, &dbErr) {
+		return res, dbErr.err
 	}
-	return res, nil
+	return res, fatal
 }
 
-// Validate checks the options' enumerated values; the command reports its
-// error as a usage error.
+// Stages are the values Options.Stage takes besides "" (detect): a trace
+// is never declared of unknown stage.
+var Stages = []string{vocab.Prefill, vocab.Decode, vocab.Mixed}
+
+// Validate checks the options' enumerated values: nil, or an *OptionError
+// per bad value (joined when several are bad).
 func (opt Options) Validate() error {
-	check := func(flag, v string, ok ...string) error {
+	check := func(option, v string, ok ...string) error {
 		if v == "" || slices.Contains(ok, v) {
 			return nil
 		}
-		return fmt.Errorf("--%s %q: want one of %s", flag, v, strings.Join(ok, ", "))
+		return &OptionError{Option: option, Value: v, Want: ok}
 	}
 	return errors.Join(
-		check("framework", opt.Framework, frameworks...),
-		check("stage", opt.Stage, "prefill", "decode", "mixed"),
-		check("role", opt.Role, "mapping", "formal"),
+		check("framework", opt.Framework, vocab.Frameworks...),
+		check("stage", opt.Stage, Stages...),
+		check("role", opt.Role, vocab.Roles...),
 	)
 }
 
-// prepareConn creates the connection's TEMP table for derived values.
-func prepareConn(ctx context.Context, conn *sql.Conn) error {
-	b, err := migrations.Staging.ReadFile("staging/ingest_staging.sql")
-	if err != nil {
-		return err
-	}
-	for _, st := range schema.SplitStatements(string(b)) {
-		if _, err := conn.ExecContext(ctx, st.SQL); err != nil {
-			return fmt.Errorf("prepare ingest connection: %w", err)
-		}
-	}
-	return nil
+// OptionError is an option whose value is none of those it takes. Option is
+// the lower-case name of the Options field ("framework", "stage", "role").
+type OptionError struct {
+	Option string
+	Value  string
+	Want   []string
 }
 
-// dbError marks a failure of the warehouse rather than of one file.
-type dbError struct{ err error }
-
-func (e *dbError) Error() string { return e.err.Error() }
-func (e *dbError) Unwrap() error { return e.err }
-
-// runInfo is a run's row and what its files share.
-type runInfo struct {
-	id         int64
-	label      string
-	dir        string
-	serverArgs *serverArgs
-	argsPath   string
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("%s %q: want one of %s", e.Option, e.Value, strings.Join(e.Want, ", "))
 }
-
-func runKey(c candidate, opt Options) string {
-	if opt.Run != "" {
-		return "\x00" + opt.Run
-	}
-	return c.runDir
-}
-
-// resolveRuns finds or creates the run row of every candidate's run before
-// files are loaded in parallel (creating one run from two transactions at
-// once would conflict).
-func resolveRuns(ctx context.Context, db *sql.DB, cands []candidate, opt Options) (map[string]*runInfo, error) {
-	runs := map[string]*runInfo{}
-	var keys []string
-	for _, c := range cands {
-		k := runKey(c, opt)
-		if _, ok := runs[k]; ok {
-			continue
-		}
-		ri := &runInfo{dir: c.runDir}
-		if opt.Run != "" {
-			ri.label = opt.Run
-			ri.dir = c.root
-		}
-		if p := findServerArgs(c.path, c.root, c.runDir); p != "" {
-			sa, err := readServerArgs(p)
-			if err != nil {
-				if opt.Notice != nil {
-					opt.Notice(fmt.Sprintf("%s: ignored: %v", p, err))
-				}
-			} else {
-				ri.serverArgs, ri.argsPath = sa, p
-			}
-		}
-		runs[k] = ri
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	// Labels are directory names; two run directories with one name in a
-	// single ingest are told apart by their path below the ingest root.
-	byLabel := map[string][]string{}
-	for _, k := range keys {
-		ri := runs[k]
-		if ri.label == "" {
-			ri.label = filepath.Base(ri.dir)
-			if ri.label == "." || ri.label == string(filepath.Separator) {
-				abs, _ := filepath.Abs(ri.dir)
-				ri.label = filepath.Base(abs)
-			}
-		}
-		byLabel[ri.label] = append(byLabel[ri.label], k)
-	}
-	for label, ks := range byLabel {
-		if len(ks) < 2 {
-			continue
-		}
-		for _, k := range ks {
-			runs[k].label = label + "@" + filepath.ToSlash(filepath.Dir(runs[k].dir))
-		}
-	}
-	for _, k := range keys {
-		ri := runs[k]
-		abs, _ := filepath.Abs(ri.dir)
-		id, label, err := findOrCreateRun(ctx, db, ri.label, abs, opt.Run != "", opt.Tags)
-		if err != nil {
-			return nil, err
-		}
-		ri.id, ri.label = id, label
-	}
-	return runs, nil
-}
-
-// findOrCreateRun returns the run with this label and source directory, or
-// creates it. A label already used by a run from another directory gets a
-// numeric suffix, unless the user chose the label with --run.
-func findOrCreateRun(ctx context.Context, db *sql.DB, label, dir string, chosen bool, tags map[string]string) (int64, string, error) {
-	for n := 1; ; n++ {
-		l := label
-		if n > 1 {
-			l = fmt.Sprintf("%s-%d", label, n)
-		}
-		var id int64
-		var src sql.NullString
-		err := db.QueryRowContext(ctx, `SELECT run_id, source_dir FROM runs WHERE label = ?`, l).Scan(&id, &src)
-		if err == nil {
-			if chosen || src.String == dir {
-				if len(tags) > 0 {
-					if err := addTags(ctx, db, id, tags); err != nil {
-						return 0, "", err
-					}
-				}
-				return id, l, nil
-			}
-			continue
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, "", fmt.Errorf("look up run %s: %w", l, err)
-		}
-		err = db.QueryRowContext(ctx, `INSERT INTO runs (run_id, label, source_dir, ingested_at, tags)
-			VALUES (nextval('run_id_seq'), ?, ?, now()::TIMESTAMP, MAP {}) RETURNING run_id`, l, dir).Scan(&id)
-		if err != nil {
-			return 0, "", fmt.Errorf("create run %s: %w", l, err)
-		}
-		if len(tags) > 0 {
-			if err := addTags(ctx, db, id, tags); err != nil {
-				return 0, "", err
-			}
-		}
-		return id, l, nil
-	}
-}
-
-func addTags(ctx context.Context, db *sql.DB, id int64, tags map[string]string) error {
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, err := db.ExecContext(ctx, `UPDATE runs SET tags = map_concat(map_from_entries(list_filter(map_entries(tags), e -> e.key <> ?)), MAP {?: ?}) WHERE run_id = ?`, k, k, tags[k], id); err != nil {
-			return fmt.Errorf("tag run: %w", err)
-		}
-	}
-	return nil
-}
-
-// finishRuns fills each run's summary from its traces and server args, and
-// drops runs left without traces (every file failed or was skipped).
-func finishRuns(ctx context.Context, db *sql.DB, runs map[string]*runInfo) error {
-	ctx = context.WithoutCancel(ctx)
-	for _, ri := range runs {
-		rows, err := db.QueryContext(ctx, `SELECT framework, coalesce(framework_evidence, '') FROM traces WHERE run_id = ? ORDER BY trace_id`, ri.id)
-		if err != nil {
-			return fmt.Errorf("summarise run %s: %w", ri.label, err)
-		}
-		fws := map[string]bool{}
-		var evidence []string
-		n := 0
-		for rows.Next() {
-			var f, e string
-			if err := rows.Scan(&f, &e); err != nil {
-				rows.Close()
-				return fmt.Errorf("summarise run %s: %w", ri.label, err)
-			}
-			n++
-			if f != "unknown" {
-				fws[f] = true
-			}
-			if e != "" && len(evidence) < 3 && !contains(evidence, e) {
-				evidence = append(evidence, e)
-			}
-		}
-		rows.Close()
-		if n == 0 {
-			if _, err := db.ExecContext(ctx, `DELETE FROM runs WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM traces WHERE run_id = ?)`, ri.id, ri.id); err != nil {
-				return fmt.Errorf("drop empty run %s: %w", ri.label, err)
-			}
-			continue
-		}
-		fw := "unknown"
-		ev := strings.Join(evidence, "; ")
-		switch len(fws) {
-		case 1:
-			for f := range fws {
-				fw = f
-			}
-		case 0:
-			if ev == "" {
-				ev = "no evidence"
-			}
-		default:
-			var list []string
-			for f := range fws {
-				list = append(list, f)
-			}
-			sort.Strings(list)
-			ev = "traces disagree: " + strings.Join(list, ", ")
-		}
-		var model, args any
-		var tp, dp, ep, pp, graph any
-		if sa := ri.serverArgs; sa != nil {
-			args = string(sa.raw)
-			if sa.model != "" {
-				model = sa.model
-			}
-			tp, dp, ep, pp = nullInt(sa.tp), nullInt(sa.dp), nullInt(sa.ep), nullInt(sa.pp)
-			if sa.cudaGraph != nil {
-				graph = *sa.cudaGraph
-			}
-		}
-		_, err = db.ExecContext(ctx, `UPDATE runs SET framework = ?, framework_evidence = ?,
-			model = coalesce(?, model), server_args = coalesce(?::JSON, server_args),
-			tp_size = coalesce(?, tp_size), dp_size = coalesce(?, dp_size), ep_size = coalesce(?, ep_size),
-			pp_size = coalesce(?, pp_size), cuda_graph = coalesce(?, cuda_graph), ingested_at = now()::TIMESTAMP
-			WHERE run_id = ?`, fw, ev, model, args, tp, dp, ep, pp, graph, ri.id)
-		if err != nil {
-			return fmt.Errorf("summarise run %s: %w", ri.label, err)
-		}
-	}
-	return nil
-}
-
-func nullInt(v int) any {
-	if v < 0 {
-		return nil
-	}
-	return v
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// openTrace opens a file, decompressing gzip (detected by its magic bytes,
-// not its name).
-func openTrace(path string, p Progress) (io.ReadCloser, bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, false, err
-	}
-	var src io.Reader = f
-	if p != nil {
-		src = &progressReader{r: f, p: p}
-	}
-	var magic [2]byte
-	n, _ := io.ReadFull(f, magic[:])
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return nil, false, err
-	}
-	if n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := newGzipReader(src)
-		if err != nil {
-			f.Close()
-			return nil, true, err
-		}
-		return readCloser{zr, f}, true, nil
-	}
-	return readCloser{src, f}, false, nil
-}
-
-// readCloser reads through r and closes the file underneath.
-type readCloser struct {
-	io.Reader
-	c io.Closer
-}
-
-func (r readCloser) Close() error { return r.c.Close() }

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // interner gives kernel names and Python frame names their warehouse ids.
@@ -28,19 +30,12 @@ type interner struct {
 type siteRef struct {
 	id   int32
 	tier int8
-	fw   int8 // index into frameworks, -1 for non-framework code
+	fw   int8 // index into vocab.Frameworks, -1 for non-framework code
 }
 
-// frameworks are the serving frameworks tracehouse knows, in report order.
-var frameworks = []string{"sglang", "vllm", "trtllm", "tokenspeed"}
-
+// frameworkIndex is name's index in vocab.Frameworks, -1 when it is none.
 func frameworkIndex(name string) int8 {
-	for i, f := range frameworks {
-		if f == name {
-			return int8(i)
-		}
-	}
-	return -1
+	return int8(slices.Index(vocab.Frameworks, name))
 }
 
 // loadInterner reads the names already in the warehouse.

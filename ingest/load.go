@@ -4,33 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/zeebo/xxh3"
-	"golang.org/x/sync/errgroup"
-
+	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/vocab"
 )
-
-func newGzipReader(r io.Reader) (io.ReadCloser, error) {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, &ParseError{Event: -1, Offset: 0, Err: errorf(ErrGzip, "bad gzip header: %v", err)}
-	}
-	return zr, nil
-}
 
 // loader loads one file at a time on its own connection.
 type loader struct {
@@ -81,7 +66,7 @@ var specs = []schema.Spec{
 	{Table: "_derived", Columns: []string{"kind", "ordinal", "value"}},
 }
 
-// traceTables are every table holding a trace's rows, for --replace.
+// traceTables are every table holding a trace's rows, for Options.Replace.
 var traceTables = []string{schema.Kernels, schema.Launches, schema.CPUOps, schema.PyFrameRows, schema.Annotations}
 
 // file ingests one candidate. Errors of the file are in the result; a
@@ -125,21 +110,6 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 	return res
 }
 
-// hashFile is the idempotency key: the same bytes under any path are one trace.
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := xxh3.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	sum := h.Sum128().Bytes()
-	return fmt.Sprintf("xxh3-128:%x", sum[:]), nil
-}
-
 // traceState accumulates what one trace's batches say.
 type traceState struct {
 	id  int64
@@ -165,17 +135,8 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	began := time.Now()
 	ident := identifyName(filepath.Base(c.path))
-	stage, stageSource := l.opt.Stage, "flag"
-	if stage == "" {
-		stage, stageSource = ident.stage, "filename"
-	}
-	if stage == "" {
-		stage, stageSource = dirStage(c.path), "directory"
-	}
-	stageKnown := stage != ""
-	if !stageKnown {
-		stage, stageSource = "unknown", "none"
-	}
+	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
+	stageKnown := stage != vocab.StageUnknown
 	fileRank := ident.rank
 
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
@@ -276,16 +237,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}
 	}
 	fw, fwEvidence := l.framework(c, run, ident, t)
-	role, roleSource := l.opt.Role, "flag"
-	if role == "" {
-		role, roleSource = "formal", "default"
-		if sa := run.serverArgs; sa != nil && sa.cudaGraph != nil {
-			roleSource = "server_args.json"
-			if !*sa.cudaGraph {
-				role = "mapping"
-			}
-		}
-	}
+	role, roleSource := traceRole(l.opt.Role, run.serverArgs)
 	var notes []string
 	var nwarn int64
 	for msg, n := range t.warnings {
@@ -370,88 +322,16 @@ func kernelStages(ctx context.Context, conn *sql.Conn, id int64) (string, string
 	if err := rows.Err(); err != nil {
 		return "", "", &dbError{err}
 	}
-	delete(seen, "unknown")
+	delete(seen, vocab.StageUnknown)
 	switch {
 	case len(seen) == 0:
-		return "unknown", "none", nil
+		return vocab.StageUnknown, "none", nil
 	case len(seen) == 1:
 		for s := range seen {
 			return s, "annotations", nil
 		}
 	}
-	return "mixed", "annotations", nil
-}
-
-// decode runs the split -> decode pipeline over one file and hands batches
-// to sink in stream order.
-func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceState, sink func(*decoded) error) error {
-	g, gctx := errgroup.WithContext(ctx)
-	raw := make(chan *rawBatch, 2*l.decoders)
-	out := make(chan *decoded, 2*l.decoders)
-	pool := make(chan []byte, 4*l.decoders+4)
-	sp := newSplitter(r, path, pool)
-	g.Go(safely(path, func() error {
-		defer close(raw)
-		return sp.run(gctx, raw)
-	}))
-	var live atomic.Int32
-	live.Store(int32(l.decoders))
-	for i := 0; i < l.decoders; i++ {
-		g.Go(safely(path, func() error {
-			defer func() {
-				if live.Add(-1) == 0 {
-					close(out)
-				}
-			}()
-			d := newDecoder(path, l.names)
-			for b := range raw {
-				res, err := d.decode(b)
-				if err != nil {
-					return err
-				}
-				select {
-				case pool <- b.data:
-				default:
-				}
-				select {
-				case out <- res:
-				case <-gctx.Done():
-					return gctx.Err()
-				}
-			}
-			return nil
-		}))
-	}
-	g.Go(safely(path, func() error {
-		pending := map[int]*decoded{}
-		next := 0
-		for b := range out {
-			pending[b.seq] = b
-			for {
-				nb, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				if err := sink(nb); err != nil {
-					return err
-				}
-			}
-		}
-		if gctx.Err() == nil && len(pending) > 0 {
-			return fmt.Errorf("%s: internal error: %d batches out of order", path, len(pending))
-		}
-		return nil
-	}))
-	err := g.Wait()
-	t.meta = sp.meta
-	t.jsonBytes = sp.total
-	if err != nil {
-		// Report the file's own problem rather than the cancellation it caused.
-		return err
-	}
-	return nil
+	return vocab.Mixed, "annotations", nil
 }
 
 // append writes one decoded batch's rows and keeps what the sweep needs.
@@ -525,156 +405,16 @@ func nullStr(s string) driver.Value {
 	return s
 }
 
-// metaInfo is what the top-level keys say.
-type metaInfo struct {
-	rank          int
-	baseNS        int64
-	hasBase       bool
-	deviceName    string
-	devices       []byte
-	schemaVersion string
-	traceName     string
-}
-
-func traceInfo(meta map[string][]byte) metaInfo {
-	mi := metaInfo{rank: -1}
-	if b, ok := meta["baseTimeNanoseconds"]; ok {
-		if v, isInt, ok := parseInt(b); isInt && ok {
-			mi.baseNS, mi.hasBase = v, true
+// prepareConn creates the connection's TEMP table for derived values.
+func prepareConn(ctx context.Context, conn *sql.Conn) error {
+	b, err := migrations.Staging.ReadFile("staging/ingest_staging.sql")
+	if err != nil {
+		return err
+	}
+	for _, st := range schema.SplitStatements(string(b)) {
+		if _, err := conn.ExecContext(ctx, st.SQL); err != nil {
+			return fmt.Errorf("prepare ingest connection: %w", err)
 		}
 	}
-	var dist struct {
-		Rank *int `json:"rank"`
-	}
-	if b, ok := meta["distributedInfo"]; ok && json.Unmarshal(b, &dist) == nil && dist.Rank != nil && *dist.Rank >= 0 {
-		mi.rank = *dist.Rank
-	}
-	devs := meta["deviceProperties"]
-	if devs == nil {
-		devs = meta["computeProperties"]
-	}
-	mi.devices = devs
-	var dp []struct {
-		Name string `json:"name"`
-	}
-	if devs != nil && json.Unmarshal(devs, &dp) == nil && len(dp) > 0 {
-		mi.deviceName = dp[0].Name
-	}
-	if b, ok := meta["schemaVersion"]; ok {
-		var v any
-		if json.Unmarshal(b, &v) == nil {
-			switch x := v.(type) {
-			case string:
-				mi.schemaVersion = x
-			case float64:
-				mi.schemaVersion = strconv.FormatFloat(x, 'f', -1, 64)
-			}
-		}
-	}
-	if b, ok := meta["traceName"]; ok {
-		_ = json.Unmarshal(b, &mi.traceName)
-	}
-	return mi
-}
-
-// framework decides a trace's framework from its evidence, strongest first:
-// the flag; server_args.json; the file name; Python frame paths; annotation
-// vocabulary; and, only when nothing else speaks, TensorRT-LLM kernel names.
-// Conflicting evidence at the deciding level gives unknown, never a guess.
-func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *traceState) (string, string) {
-	if l.opt.Framework != "" {
-		return l.opt.Framework, "--framework flag"
-	}
-	if sa := run.serverArgs; sa != nil && sa.framework != "" {
-		return sa.framework, sa.frameworkEvidence + " (" + run.argsPath + ")"
-	}
-	// Frames: a fork's own code outranks the code it borrows (SGLang runs
-	// vLLM ops; TokenSpeed grew from SGLang).
-	var frames string
-	for _, i := range []int{3, 2, 0, 1} { // tokenspeed, trtllm, sglang, vllm
-		if t.fwFrames[i] > 0 {
-			frames = frameworks[i]
-			break
-		}
-	}
-	var name string
-	switch {
-	case ident.vllmName:
-		name = "vllm"
-	case ident.tpName:
-		name = "sglang|tokenspeed"
-	}
-	steps := ""
-	if t.vllmSteps > 0 {
-		steps = "vllm"
-	}
-	var ev []string
-	cands := map[string]bool{"sglang": true, "vllm": true, "trtllm": true, "tokenspeed": true}
-	narrow := func(set, why string) bool {
-		if set == "" {
-			return true
-		}
-		next := map[string]bool{}
-		for _, f := range strings.Split(set, "|") {
-			if cands[f] {
-				next[f] = true
-			}
-		}
-		ev = append(ev, why)
-		if len(next) == 0 {
-			return false
-		}
-		cands = next
-		return true
-	}
-	framesWhy := ""
-	if frames != "" {
-		framesWhy = fmt.Sprintf("Python frames in %s code (%d)", frames, t.fwFrames[frameworkIndex(frames)])
-	}
-	ok := narrow(name, "file name "+filepath.Base(c.path)+" fits "+strings.ReplaceAll(name, "|", " or ")) &&
-		narrow(frames, framesWhy) &&
-		narrow(steps, fmt.Sprintf("vLLM step annotations (%d)", t.vllmSteps))
-	if ok && len(ev) == 0 && t.trtNames > 0 {
-		// Weak: kernel names, used only when nothing else speaks.
-		ok = narrow("trtllm", fmt.Sprintf("weak: %d TensorRT-LLM kernel names, no other evidence", t.trtNames))
-	}
-	if !ok {
-		return "unknown", "evidence conflicts: " + strings.Join(ev, "; ")
-	}
-	if len(ev) == 0 {
-		return "unknown", "no framework evidence (no server_args.json, no Python frames, no known file naming)"
-	}
-	if len(cands) == 1 {
-		for f := range cands {
-			return f, strings.Join(ev, "; ")
-		}
-	}
-	return "unknown", "ambiguous: " + strings.Join(ev, "; ")
-}
-
-// progressReader reports bytes read from disk to a progress bar.
-type progressReader struct {
-	r io.Reader
-	p Progress
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 0 {
-		p.p.Add(int64(n))
-	}
-	return n, err
-}
-
-// safely turns a panic in f into an error naming the file, so one bad file
-// can never take the whole ingest down with a Go stack trace.
-func safely(path string, f func() error) func() error {
-	return func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("%s: internal error (please report it with the file): %v", path, r)
-			}
-		}()
-		return f()
-	}
+	return nil
 }

@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // Site is what a python_function name says about where code runs.
@@ -23,7 +26,7 @@ func (s *Site) Tier() int8 {
 	switch {
 	case s.Wrapper || s.File == "":
 		return 0
-	case s.Framework == "sglang" || s.Framework == "vllm" || s.Framework == "trtllm" || s.Framework == "tokenspeed":
+	case slices.Contains(vocab.Frameworks, s.Framework):
 		return 2
 	case s.Framework == "other":
 		return 1 // user code outside any framework: better than nothing
@@ -37,14 +40,14 @@ func (s *Site) Tier() int8 {
 var frameworkRoots = []struct {
 	marker, framework string
 }{
-	{"python/sglang/", "sglang"},
-	{"sglang/", "sglang"},
-	{"python/tokenspeed/", "tokenspeed"},
-	{"tokenspeed/", "tokenspeed"},
-	{"tokenspeed_kernel/", "tokenspeed"},
-	{"tokenspeed_mla/", "tokenspeed"},
-	{"tensorrt_llm/", "trtllm"},
-	{"vllm/", "vllm"},
+	{"python/sglang/", vocab.SGLang},
+	{"sglang/", vocab.SGLang},
+	{"python/tokenspeed/", vocab.TokenSpeed},
+	{"tokenspeed/", vocab.TokenSpeed},
+	{"tokenspeed_kernel/", vocab.TokenSpeed},
+	{"tokenspeed_mla/", vocab.TokenSpeed},
+	{"tensorrt_llm/", vocab.TRTLLM},
+	{"vllm/", vocab.VLLM},
 	{"torch/", "torch"},
 	{"triton/", "torch"},
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"strconv"
+
+	"github.com/tracehouse/tracehouse/parseerr"
 )
 
 // Limits that turn pathological input into a clear error instead of unbounded
@@ -76,11 +78,11 @@ func getBuf(pool chan []byte, size int) []byte {
 }
 
 func (s *splitter) fail(cause error, off int64, format string, args ...any) error {
-	return &ParseError{File: s.file, Event: -1, Offset: off, Err: errorf(cause, format, args...)}
+	return parseerr.AtOffset(s.file, -1, off, "", parseerr.Errorf(cause, format, args...))
 }
 
 func (s *splitter) failEvent(cause error, off int64, format string, args ...any) error {
-	return &ParseError{File: s.file, Event: s.events, Offset: off, Err: errorf(cause, format, args...)}
+	return parseerr.AtOffset(s.file, s.events, off, "", parseerr.Errorf(cause, format, args...))
 }
 
 func (s *splitter) off(pos int) int64 { return s.base + int64(pos) }

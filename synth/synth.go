@@ -44,7 +44,7 @@ const (
 
 // Options selects what Generate writes.
 type Options struct {
-	Framework   string // "sglang" | "vllm" | "trtllm" | "tokenspeed"
+	Framework   string // one of vocab.Frameworks
 	Dir         string // output root; files go in the framework's layout beneath it
 	Run         string // run directory name under Dir
 	Model       string // e.g. "meta-llama/Llama-3.1-8B-Instruct"
@@ -165,10 +165,8 @@ type job struct {
 }
 
 func normalize(opt Options) (Options, error) {
-	switch opt.Framework {
-	case SGLang, VLLM, TRTLLM, TokenSpeed:
-	default:
-		return opt, fmt.Errorf("synth: unknown framework %q (want sglang, vllm, trtllm or tokenspeed)", opt.Framework)
+	if !slices.Contains(vocab.Frameworks, opt.Framework) {
+		return opt, fmt.Errorf("synth: unknown framework %q (want one of %s)", opt.Framework, strings.Join(vocab.Frameworks, ", "))
 	}
 	if opt.Dir == "" {
 		return opt, fmt.Errorf("synth: Options.Dir is empty")

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/tracehouse/tracehouse/vocab"
 )
 
 type evKind uint8
@@ -164,9 +165,9 @@ func newGen(opt Options, j job, w io.Writer) *gen {
 	if opt.Framework == TRTLLM && j.fileStage == "" {
 		stage = StageUnknown // nothing in a TRT-LLM trace names the stage
 	}
-	role := "formal"
+	role := vocab.Formal
 	if !opt.Graph && (opt.Framework == SGLang || opt.Framework == TokenSpeed) {
-		role = "mapping" // server_args.json says disable_cuda_graph
+		role = vocab.Mapping // server_args.json says disable_cuda_graph
 	}
 	g.f = &File{Path: j.path, Framework: opt.Framework, Rank: j.rank, WorldSize: opt.Ranks, Stage: stage,
 		Role: role, Graph: opt.Graph, Model: opt.Model, BaseTimeNS: g.base, StageGPU: map[string]StageTotals{}, Sites: map[string]int64{}}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +55,7 @@ path given, else the path itself; --run names them yourself.`,
 				return err
 			}
 			if err := opts.ingestOptions().Validate(); err != nil {
-				return &usageError{err}
+				return optionUsage(err)
 			}
 			if opts.Jobs < 0 {
 				return usagef("--jobs %d: want 1 or more", opts.Jobs)
@@ -65,14 +67,14 @@ path given, else the path itself; --run names them yourself.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Run, "run", "", "label every file's run with `LABEL`")
-	cmd.Flags().StringVar(&opts.Framework, "framework", "", "framework of the traces: sglang, vllm, trtllm or tokenspeed (default: detect)")
+	cmd.Flags().StringVar(&opts.Framework, "framework", "", "framework of the traces: "+strings.Join(vocab.Frameworks, ", ")+" (default: detect)")
 	cmd.Flags().StringVar(&opts.Stage, "stage", "", "stage of the traces: prefill, decode or mixed (default: detect)")
 	cmd.Flags().StringVar(&opts.Role, "role", "", "two-trace role: mapping (CUDA graphs off) or formal (default: detect)")
 	cmd.Flags().StringArrayVar(&tags, "tag", nil, "attach `key=value` to the run (repeatable)")
 	cmd.Flags().IntVarP(&opts.Jobs, "jobs", "j", 0, "files to load in parallel (default: CPUs)")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "re-ingest files already stored")
 	_ = cmd.RegisterFlagCompletionFunc("framework", cobra.FixedCompletions(vocab.Frameworks, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions([]string{vocab.Prefill, vocab.Decode, vocab.Mixed}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(ingest.Stages, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions(vocab.Roles, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -88,6 +90,22 @@ func parseTags(flags []string) (map[string]string, error) {
 		tags[k] = v
 	}
 	return tags, nil
+}
+
+// optionUsage reports the library's option errors as a usage error naming
+// the flags: each of ingest's flags is named after its option.
+func optionUsage(err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = slices.Clone(j.Unwrap())
+	}
+	for i, e := range errs {
+		var oe *ingest.OptionError
+		if errors.As(e, &oe) {
+			errs[i] = fmt.Errorf("--%s %q: want one of %s", oe.Option, oe.Value, strings.Join(oe.Want, ", "))
+		}
+	}
+	return &usageError{errors.Join(errs...)}
 }
 
 // ingestOptions are the library's options for these flags.
