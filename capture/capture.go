@@ -320,7 +320,8 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 	dir := filepath.Join(runDir, w.name)
 	sr = StageResult{Stage: w.name, Dir: dir}
 	defer func() {
-		if err != nil {
+		var te *TimeoutError
+		if err != nil && !errors.As(err, &te) { // a TimeoutError names its stage
 			err = fmt.Errorf("%s: %w", w.name, err)
 		}
 	}()
@@ -433,6 +434,7 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 		}
 	}
 
+	wt.start = time.Now() // the flush timeout counts from the stop
 	names, err := wt.wait(ctx)
 	if err != nil {
 		var te *TimeoutError
