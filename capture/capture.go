@@ -454,7 +454,11 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 		}
 		sr.Files = append(sr.Files, filepath.Join(dir, name))
 	}
-	cp.report(Progress{Phase: PhaseDone, Files: len(names), FilesWant: len(wt.want.labels), Waited: time.Since(wt.start)})
+	var size int64
+	for _, t := range wt.files {
+		size += t.size
+	}
+	cp.report(Progress{Phase: PhaseDone, Files: len(names), FilesWant: len(wt.want.labels), Bytes: size, Waited: time.Since(wt.start)})
 	return sr, nil
 }
 

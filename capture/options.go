@@ -119,7 +119,7 @@ func (e *OptionError) Error() string {
 }
 
 // Validate checks the options; the error is an *OptionError.
-func (o *Options) Validate() error {
+func (o Options) Validate() error {
 	bad := func(opt, val, want string) error { return &OptionError{Option: opt, Value: val, Want: want} }
 	atLeast := func(opt string, v, lo int) error {
 		if v < lo {
