@@ -319,10 +319,11 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 	opt, d := cp.opt, cp.d
 	dir := filepath.Join(runDir, w.name)
 	sr = StageResult{Stage: w.name, Dir: dir}
+	stopped := false // by the deferred stop below
 	defer func() {
 		var te *TimeoutError
 		if err != nil && !errors.As(err, &te) { // a TimeoutError names its stage
-			err = fmt.Errorf("%s: %w", w.name, err)
+			err = fmt.Errorf("%s: %w", w.name, interrupted(ctx, err, stopped))
 		}
 	}()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -346,7 +347,7 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 	for _, s := range w.shapes {
 		for i := 0; i < opt.WarmupSteps; i++ {
 			if err := d.generate(ctx, cp.text(s), s.outputLen); err != nil {
-				return sr, interrupted(ctx, err, false)
+				return sr, err
 			}
 			sent++
 			cp.report(Progress{Phase: PhaseWarmup, Requests: sent, RequestsWant: total})
@@ -368,7 +369,7 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 		prefix = filePrefix
 	}
 	if err := d.start(ctx, profileRequest{dir: dir, prefix: prefix, numSteps: opt.NumSteps, byStage: w.name == ByStage}); err != nil {
-		return sr, interrupted(ctx, err, false)
+		return sr, err
 	}
 	// From here on, never leave the profiler running.
 	armed := true
@@ -379,7 +380,7 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 			if serr := d.stop(sctx); serr != nil {
 				err = fmt.Errorf("%w (and stopping the profiler failed: %v)", err, serr)
 			} else {
-				err = interrupted(ctx, err, true)
+				stopped = true
 			}
 		}
 	}()

@@ -640,3 +640,30 @@ func TestValidate(t *testing.T) {
 		t.Errorf("valid options: %v", err)
 	}
 }
+
+// TestInterruptWhileFlushing: the profiler is already stopped; a cancel
+// while waiting for its files sends nothing more.
+func TestInterruptWhileFlushing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := t.TempDir()
+	srv := capturetest.New(t, capturetest.Config{Framework: "vllm", Dir: out, FlushDelay: 300 * time.Millisecond,
+		OnRequest: func(r capturetest.Request) {
+			if r.Path == "/stop_profile" {
+				time.AfterFunc(50*time.Millisecond, cancel)
+			}
+		}})
+	_, err := capture.Capture(ctx, fast(srv.URL, out))
+	if !errors.Is(err, context.Canceled) || err.Error() != "prefill: interrupted: context canceled" {
+		t.Fatalf("err %v", err)
+	}
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Path == "/stop_profile" {
+			n++
+		}
+	}
+	if n != 1 || srv.Profiling() {
+		t.Errorf("%d stops, profiling %v", n, srv.Profiling())
+	}
+}

@@ -138,6 +138,14 @@ func detect(ctx context.Context, c *client, fw string) (*Server, error) {
 		return nil, &UnknownFrameworkError{URL: c.base, Tried: tried}
 	}
 	s.Model = str(s.info, "model_path", "model", "served_model_name")
+	if s.Model == "" && s.ModelID == "" && s.Framework == vocab.SGLang {
+		// No server info: the model still names the run.
+		models, err := c.do(ctx, "GET", "/v1/models", nil)
+		if isConn(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		s.ModelID, _ = modelCard(models)
+	}
 	if s.Model == "" {
 		s.Model = s.ModelID
 	}
