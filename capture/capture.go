@@ -481,7 +481,7 @@ func flushHint(fw, dir string) string {
 	case vocab.TRTLLM:
 		return "TensorRT-LLM writes the file TLLM_TORCH_PROFILE_TRACE names: is it in " + dir + "?"
 	}
-	return "the server writes traces on a background thread, which can take seconds per profiled second: a longer flush timeout may help"
+	return "the server writes traces on a background thread, which can take seconds per profiled second, into " + dir + " as its own machine sees it: is that path shared? a longer flush timeout may help"
 }
 
 // copyFile copies src to dst through a temporary name, so dst is never

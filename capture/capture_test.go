@@ -99,7 +99,7 @@ func gzipComplete(t *testing.T, path string) bool {
 	return err == nil
 }
 
-func TestSGLangBothStages(t *testing.T) {
+func TestCaptureSGLangBothStages(t *testing.T) {
 	out := t.TempDir()
 	// Rank 1 finishes well after rank 0 is stable: the wait must hold out
 	// for it (the server says tp_size 2).
@@ -165,7 +165,7 @@ func TestSGLangBothStages(t *testing.T) {
 
 // TestSGLangGrowingFile: a background writer that pauses mid-file (size
 // stable for longer than StableFor, gzip stream unfinished) is waited for.
-func TestSGLangGrowingFile(t *testing.T) {
+func TestCaptureSGLangGrowingFile(t *testing.T) {
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", OldInfo: true,
 		FlushDelay: 50 * time.Millisecond, GrowFor: 500 * time.Millisecond})
@@ -186,7 +186,7 @@ func TestSGLangGrowingFile(t *testing.T) {
 
 // TestSGLangOldFilesIgnored: a second capture into the same run directory
 // takes only its own files, never the first capture's.
-func TestSGLangOldFilesIgnored(t *testing.T) {
+func TestCaptureSGLangOldFilesIgnored(t *testing.T) {
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 50 * time.Millisecond})
 	opt := fast(srv.URL, out)
@@ -212,7 +212,7 @@ func TestSGLangOldFilesIgnored(t *testing.T) {
 	}
 }
 
-func TestSGLangProfileByStage(t *testing.T) {
+func TestCaptureSGLangProfileByStage(t *testing.T) {
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Ranks: 2, FlushDelay: 30 * time.Millisecond})
 	opt := fast(srv.URL, out)
@@ -232,7 +232,7 @@ func TestSGLangProfileByStage(t *testing.T) {
 		"tracehouse-*-TP-1-DECODE.trace.json.gz", "tracehouse-*-TP-1-EXTEND.trace.json.gz")
 }
 
-func TestSGLangLegacy(t *testing.T) {
+func TestCaptureSGLangLegacy(t *testing.T) {
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang"})
 	opt := fast(srv.URL, out)
@@ -259,7 +259,7 @@ func TestSGLangLegacy(t *testing.T) {
 // TestVLLM: vLLM writes into its own directory, which holds an older
 // capture's file; the new files (one per rank, written after
 // /stop_profile returned) are copied into each stage's directory.
-func TestVLLM(t *testing.T) {
+func TestCaptureVLLM(t *testing.T) {
 	out := t.TempDir()
 	old := filepath.Join(out, "dp0_pp0_tp0_dcp0_ep0_rank0.1700000000000000000.pt.trace.json.gz")
 	b, err := capturetest.SynthTrace("vllm", 0, "", false, 7)
@@ -318,7 +318,7 @@ func TestVLLM(t *testing.T) {
 
 // TestTRTLLM: TensorRT-LLM rewrites one fixed file; an older copy of it is
 // not the new trace, the rewritten one is.
-func TestTRTLLM(t *testing.T) {
+func TestCaptureTRTLLM(t *testing.T) {
 	out := t.TempDir()
 	old := []byte(`{"traceEvents": []}` + "\n")
 	if err := os.WriteFile(filepath.Join(out, "trace.json"), old, 0o644); err != nil {
@@ -346,7 +346,7 @@ func TestTRTLLM(t *testing.T) {
 	}
 }
 
-func TestTokenSpeed(t *testing.T) {
+func TestCaptureTokenSpeed(t *testing.T) {
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "tokenspeed", Model: "deepseek-ai/DeepSeek-V3", FlushDelay: 50 * time.Millisecond})
 	opt := fast(srv.URL, out)
@@ -378,7 +378,7 @@ func TestTokenSpeed(t *testing.T) {
 
 // TestTokenSpeedReadiness: without /server_info, /readiness tells
 // TokenSpeed.
-func TestTokenSpeedReadiness(t *testing.T) {
+func TestCaptureTokenSpeedReadiness(t *testing.T) {
 	srv := capturetest.New(t, capturetest.Config{Framework: "tokenspeed", NoInfo: true})
 	s, err := capture.Detect(context.Background(), fast(srv.URL, t.TempDir()))
 	if err != nil || s.Framework != "tokenspeed" || s.Evidence != "/readiness answers" || s.ModelID == "" {
@@ -386,7 +386,7 @@ func TestTokenSpeedReadiness(t *testing.T) {
 	}
 }
 
-func TestDetectUnknown(t *testing.T) {
+func TestCaptureDetectUnknown(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	_, err := capture.Capture(context.Background(), fast(srv.URL, t.TempDir()))
@@ -406,7 +406,7 @@ func oneLine(t *testing.T, err error) {
 
 // TestFlushTimeout: a stage whose files do not arrive fails alone, naming
 // the directory and what is missing; the next stage completes.
-func TestFlushTimeout(t *testing.T) {
+func TestCaptureFlushTimeout(t *testing.T) {
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		FlushDelays: []time.Duration{700 * time.Millisecond, 20 * time.Millisecond}})
@@ -433,7 +433,7 @@ func TestFlushTimeout(t *testing.T) {
 }
 
 // TestMissingRank: the server says TP 2 but only rank 0 writes.
-func TestMissingRank(t *testing.T) {
+func TestCaptureMissingRank(t *testing.T) {
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Info: map[string]any{
 		"model_path": "m", "tp_size": 2, "schedule_policy": "fcfs"}})
 	opt := fast(srv.URL, t.TempDir())
@@ -446,7 +446,7 @@ func TestMissingRank(t *testing.T) {
 
 // TestStopOnError: a failing probe stops the armed profiler and reports
 // the URL, status and body on one line.
-func TestStopOnError(t *testing.T) {
+func TestCaptureStopOnError(t *testing.T) {
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		Fail: map[string]capturetest.Failure{"/generate": {After: 3, Status: 500, Body: "CUDA error:\nout of memory"}}})
 	opt := fast(srv.URL, t.TempDir())
@@ -467,7 +467,7 @@ func TestStopOnError(t *testing.T) {
 }
 
 // TestStopOnInterrupt: a cancel while probing stops the profiler.
-func TestStopOnInterrupt(t *testing.T) {
+func TestCaptureStopOnInterrupt(t *testing.T) {
 	for _, fw := range []string{"sglang", "vllm"} {
 		t.Run(fw, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -497,7 +497,7 @@ func TestStopOnInterrupt(t *testing.T) {
 }
 
 // TestInterruptBeforeArming: nothing to stop.
-func TestInterruptBeforeArming(t *testing.T) {
+func TestCaptureInterruptBeforeArming(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", OnRequest: func(r capturetest.Request) {
 		if r.Path == "/generate" {
@@ -515,7 +515,7 @@ func TestInterruptBeforeArming(t *testing.T) {
 	}
 }
 
-func TestConnectionRefused(t *testing.T) {
+func TestCaptureConnectionRefused(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
@@ -531,7 +531,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 }
 
-func TestHTTPErrors(t *testing.T) {
+func TestCaptureHTTPErrors(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		cfg  capturetest.Config
@@ -574,7 +574,7 @@ func TestHTTPErrors(t *testing.T) {
 	}
 }
 
-func TestPairLabels(t *testing.T) {
+func TestCapturePairLabels(t *testing.T) {
 	out := t.TempDir()
 	m := capturetest.New(t, capturetest.Config{Framework: "sglang"})
 	f := capturetest.New(t, capturetest.Config{Framework: "sglang", Graph: true})
@@ -595,7 +595,7 @@ func TestPairLabels(t *testing.T) {
 	}
 }
 
-func TestDefaultLabel(t *testing.T) {
+func TestCaptureDefaultLabel(t *testing.T) {
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	for model, want := range map[string]string{
 		"meta-llama/Llama-3.1-8B-Instruct": "Llama-3.1-8B-Instruct-20260304-050607",
@@ -608,7 +608,7 @@ func TestDefaultLabel(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
+func TestCaptureValidate(t *testing.T) {
 	for _, c := range []struct {
 		edit func(*capture.Options)
 		want string
@@ -643,7 +643,7 @@ func TestValidate(t *testing.T) {
 
 // TestInterruptWhileFlushing: the profiler is already stopped; a cancel
 // while waiting for its files sends nothing more.
-func TestInterruptWhileFlushing(t *testing.T) {
+func TestCaptureInterruptWhileFlushing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := t.TempDir()
