@@ -186,6 +186,15 @@ func triageRun(opts *TriageOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := triageRender(opts, w, targets); err != nil {
+		return err
+	}
+	return ingestErr
+}
+
+// triageRender prints the reports of resolved targets (capture reuses it
+// for the runs it has just ingested).
+func triageRender(opts *TriageOptions, w *schema.Warehouse, targets []triageTarget) error {
 	var csvDoc report.Doc
 	for i, t := range targets {
 		rep, err := triageOne(opts, w, t)
@@ -214,7 +223,7 @@ func triageRun(opts *TriageOptions) error {
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
 	}
-	return ingestErr
+	return nil
 }
 
 // triageTargets resolves the arguments to the runs to report on, ingesting

@@ -1,0 +1,449 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracehouse/tracehouse/capture"
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/target"
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// What capture does once the traces are ingested (--then).
+const (
+	thenTriage  = "triage"
+	thenCompare = "compare"
+	thenNone    = "none"
+)
+
+// CaptureOptions are the parsed flags of `tracehouse capture`.
+type CaptureOptions struct {
+	common
+	Format report.Format
+	// URL is the server of a one-run capture; MappingURL and FormalURL the
+	// two servers of a two-trace capture.
+	URL        string
+	MappingURL string
+	FormalURL  string
+	// OutputDir is where the traces go; the two-trace servers may each
+	// have their own (default OutputDir).
+	OutputDir        string
+	MappingOutputDir string
+	FormalOutputDir  string
+	Framework        string
+	Run              string
+	Workload         string
+	WarmupSteps      int
+	NumSteps         int
+	PrefillInputLen  int
+	PrefillOutputLen int
+	DecodeInputLen   int
+	DecodeOutputLen  int
+	Prompt           string
+	MaxNewTokens     int
+	ProfileByStage   bool
+	Ranks            int
+	FlushTimeout     time.Duration
+	Tags             map[string]string
+	// Then is triage, compare or none; Baseline is compare's selector.
+	Then     string
+	Baseline string
+	// Tune, when set, adjusts the library's options before the capture
+	// (tests shorten the waits).
+	Tune func(*capture.Options)
+}
+
+// compareAfterCapture runs --then compare:SELECTOR against the captured
+// run. It is nil until the compare command exists; wire it to compareRun
+// then.
+var compareAfterCapture func(opts *CaptureOptions, w *schema.Warehouse, candidate, baseline string) error
+
+func newCmdCapture(f *Factory, runF func(*CaptureOptions) error) *cobra.Command {
+	def := capture.Defaults()
+	opts := &CaptureOptions{}
+	var tags []string
+	var then string
+	cmd := &cobra.Command{
+		Use:   "capture --url URL --output-dir DIR",
+		Short: "Profile a running SGLang, vLLM, TensorRT-LLM or TokenSpeed server",
+		Long: `Drive a running server's torch profiler over HTTP, wait for its trace files,
+ingest them as a new run and print its triage.
+
+The server writes the trace files itself: --output-dir must be a directory
+both the server and tracehouse can see (the same machine, or a shared
+mount). vLLM and TensorRT-LLM write into a directory of their own, which
+--output-dir must name (vLLM: its torch_profiler_dir); their new files are
+copied below it. Traces land in DIR/RUN/<stage>/, next to the server's
+arguments (server_args.json) when it exposes them.
+
+The default workload (--workload both) captures prefill (long prompts, one
+output token) then decode (short prompts, long outputs), each after
+--warmup-steps requests of its shape; prefill or decode capture one of
+them, legacy sends --prompt with --max-new-tokens. The workload is recorded
+in the run's tags.
+
+After stopping the profiler, capture waits until every rank's file is new
+(never a file that was there before), complete and no longer growing, up to
+--flush-timeout per stage; a stage that times out is reported and left out,
+the other still lands. Interrupting (Ctrl-C) or any error stops the
+profiler first.
+
+Two-trace capture (--mapping-url with CUDA graphs off, --formal-url with the
+real config) makes two runs, RUN-mapping and RUN-formal, and prints their
+two-trace triage.
+
+--framework is detected from the URL when omitted.`,
+		Example: `  tracehouse capture --url http://localhost:30000 --output-dir /shared/profiles
+  tracehouse capture --url http://localhost:8000 --output-dir /tmp/vllm-profile --run qwen-tp2 --workload decode
+  tracehouse capture --mapping-url http://gpu1:30000 --formal-url http://gpu2:30000 --output-dir /shared/profiles
+  tracehouse capture --url http://localhost:30000 --output-dir /shared/profiles --then none --tag commit=abc123`,
+		Args: maxArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.common = f.common(cmd)
+			var err error
+			if opts.Format, err = f.outputFormat(); err != nil {
+				return err
+			}
+			if opts.Tags, err = parseTags(tags); err != nil {
+				return err
+			}
+			if err := opts.parse(then); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return captureRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.URL, "url", "", "the server's base `URL`, e.g. http://localhost:30000")
+	fl.StringVar(&opts.OutputDir, "output-dir", "", "`DIR` for the traces, seen by both the server and tracehouse")
+	fl.StringVar(&opts.Framework, "framework", "", "sglang, vllm, trtllm or tokenspeed (default: detect from the URL)")
+	fl.StringVar(&opts.Run, "run", "", "label the run `LABEL` (default: the model name and the time)")
+	fl.StringVar(&opts.Workload, "workload", def.Workload, "both, prefill, decode or legacy")
+	fl.IntVar(&opts.WarmupSteps, "warmup-steps", def.WarmupSteps, "requests of each stage's shape before the profiler is armed")
+	fl.IntVar(&opts.NumSteps, "num-steps", def.NumSteps, "forward steps to capture per stage")
+	fl.IntVar(&opts.PrefillInputLen, "prefill-input-len", def.PrefillInputLen, "prefill prompt length in words")
+	fl.IntVar(&opts.PrefillOutputLen, "prefill-output-len", def.PrefillOutputLen, "prefill output length in tokens")
+	fl.IntVar(&opts.DecodeInputLen, "decode-input-len", def.DecodeInputLen, "decode prompt length in words")
+	fl.IntVar(&opts.DecodeOutputLen, "decode-output-len", def.DecodeOutputLen, "decode output length in tokens")
+	fl.StringVar(&opts.Prompt, "prompt", "", "with --workload legacy: the prompt to send")
+	fl.IntVar(&opts.MaxNewTokens, "max-new-tokens", def.MaxNewTokens, "with --workload legacy: tokens to generate")
+	fl.BoolVar(&opts.ProfileByStage, "profile-by-stage", false, "SGLang, TokenSpeed: one profiling window the server splits into EXTEND and DECODE files itself")
+	fl.IntVar(&opts.Ranks, "ranks", 0, "trace files (ranks) to wait for per stage (default: TP x PP when the server says)")
+	fl.DurationVar(&opts.FlushTimeout, "flush-timeout", def.FlushTimeout, "how long to wait for a stage's trace files")
+	fl.StringArrayVar(&tags, "tag", nil, "attach `key=value` to the run (repeatable)")
+	fl.StringVar(&then, "then", thenTriage, "after ingesting: triage, compare:SELECTOR (against a baseline run) or none")
+	fl.StringVar(&opts.MappingURL, "mapping-url", "", "two-trace capture: the `URL` of the server with CUDA graphs off")
+	fl.StringVar(&opts.FormalURL, "formal-url", "", "two-trace capture: the `URL` of the server with the real config")
+	fl.StringVar(&opts.MappingOutputDir, "mapping-output-dir", "", "two-trace capture: the mapping server's `DIR` (default --output-dir)")
+	fl.StringVar(&opts.FormalOutputDir, "formal-output-dir", "", "two-trace capture: the formal server's `DIR` (default --output-dir)")
+	_ = cmd.RegisterFlagCompletionFunc("framework", cobra.FixedCompletions(vocab.Frameworks, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("workload", cobra.FixedCompletions(capture.Workloads, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("then", cobra.FixedCompletions([]string{thenTriage, thenCompare + ":", thenNone}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.MarkFlagDirname("output-dir")
+	return cmd
+}
+
+// parse checks the flags together; every mistake is a usage error.
+func (o *CaptureOptions) parse(then string) error {
+	pair := o.MappingURL != "" || o.FormalURL != ""
+	switch {
+	case pair && (o.MappingURL == "" || o.FormalURL == ""):
+		return usagef("--mapping-url and --formal-url go together (two-trace capture)")
+	case pair && o.URL != "":
+		return usagef("--url captures one server; a two-trace capture takes --mapping-url and --formal-url instead")
+	case !pair && (o.MappingOutputDir != "" || o.FormalOutputDir != ""):
+		return usagef("--mapping-output-dir and --formal-output-dir go with --mapping-url and --formal-url")
+	}
+	kind, sel, _ := strings.Cut(then, ":")
+	switch {
+	case kind == thenCompare && strings.TrimSpace(sel) != "":
+		o.Then, o.Baseline = thenCompare, strings.TrimSpace(sel)
+	case (kind == thenTriage || kind == thenNone) && !strings.Contains(then, ":"):
+		o.Then = kind
+	default:
+		return usagef("--then %q: want triage, compare:SELECTOR or none", then)
+	}
+	if o.Then == thenTriage && o.Format == report.CSV {
+		return usagef("--format csv writes one file per table: use --then none, then 'tracehouse triage RUN --format csv --out DIR'")
+	}
+	if pair {
+		for _, role := range vocab.Roles {
+			if err := o.captureOptions(role).Validate(); err != nil {
+				return optionError(err, role)
+			}
+		}
+		return nil
+	}
+	return optionError(o.captureOptions("").Validate(), "")
+}
+
+// optionError turns the library's option error into a usage error naming
+// the flag (for a two-trace capture, the role's --mapping-url and the like).
+func optionError(err error, role string) error {
+	var oe *capture.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	e := *oe
+	if role != "" && (e.Option == "url" || e.Option == "output-dir") {
+		e.Option = role + "-" + e.Option
+	}
+	return usagef("--%s", e.Error())
+}
+
+// captureOptions are the library's options for one server: role "" for a
+// one-run capture, else mapping or formal.
+func (o *CaptureOptions) captureOptions(role string) capture.Options {
+	c := capture.Defaults()
+	c.URL, c.OutputDir, c.Run, c.Role = o.URL, o.OutputDir, o.Run, role
+	switch role {
+	case vocab.Mapping:
+		c.URL = o.MappingURL
+		if o.MappingOutputDir != "" {
+			c.OutputDir = o.MappingOutputDir
+		}
+	case vocab.Formal:
+		c.URL = o.FormalURL
+		if o.FormalOutputDir != "" {
+			c.OutputDir = o.FormalOutputDir
+		}
+	}
+	if role != "" && o.Run != "" {
+		c.Run = o.Run + "-" + role
+	}
+	c.Framework = strings.ToLower(o.Framework)
+	c.Workload = o.Workload
+	c.WarmupSteps, c.NumSteps = o.WarmupSteps, o.NumSteps
+	c.PrefillInputLen, c.PrefillOutputLen = o.PrefillInputLen, o.PrefillOutputLen
+	c.DecodeInputLen, c.DecodeOutputLen = o.DecodeInputLen, o.DecodeOutputLen
+	c.Prompt, c.MaxNewTokens = o.Prompt, o.MaxNewTokens
+	c.ProfileByStage, c.Ranks, c.FlushTimeout = o.ProfileByStage, o.Ranks, o.FlushTimeout
+	if o.Tune != nil {
+		o.Tune(&c)
+	}
+	return c
+}
+
+func captureRun(opts *CaptureOptions) error {
+	ctx := opts.Ctx
+	if opts.Then == thenCompare && compareAfterCapture == nil {
+		return errors.New("--then compare: compare is not available yet; use --then triage or none, and compare the run later")
+	}
+	prog := &captureProgress{io: opts.IO}
+	var results []*capture.Result
+	var capErr error
+	if opts.MappingURL != "" {
+		m, f := opts.captureOptions(vocab.Mapping), opts.captureOptions(vocab.Formal)
+		m.Progress, f.Progress = prog.update, prog.update
+		results, capErr = capture.Pair(ctx, m, f)
+	} else {
+		c := opts.captureOptions("")
+		c.Progress = prog.update
+		r, err := capture.Capture(ctx, c)
+		if r != nil {
+			results = append(results, r)
+		}
+		capErr = err
+	}
+	prog.finish()
+	if ctx.Err() != nil {
+		return capErr // interrupted: nothing is ingested
+	}
+	var stageErrs []error
+	var files int
+	for _, r := range results {
+		for _, s := range r.Stages {
+			if s.Err != nil {
+				stageErrs = append(stageErrs, s.Err)
+			}
+		}
+		files += len(r.Files())
+	}
+	// A fatal error ended the capture: it is returned after what landed
+	// is ingested. Stages that timed out are reported here.
+	fatal := fatalOf(capErr)
+	for _, e := range stageErrs {
+		fmt.Fprintf(opts.IO.ErrOut, "error: %s\n", oneLine(e.Error()))
+	}
+	if files == 0 {
+		if fatal != nil {
+			return fatal
+		}
+		if len(stageErrs) > 0 {
+			return &silentError{exitError}
+		}
+		return errors.New("no trace was captured")
+	}
+
+	w, err := opts.Warehouse(ctx, true)
+	if err != nil {
+		var dirs []string
+		for _, r := range results {
+			dirs = append(dirs, r.Dir)
+		}
+		return fmt.Errorf("%w; the traces are in %s: ingest them with 'tracehouse ingest --run LABEL DIR'", err, strings.Join(dirs, ", "))
+	}
+	defer w.Close()
+	var failed error
+	for _, r := range results {
+		if len(r.Files()) == 0 {
+			continue
+		}
+		tags := map[string]string{}
+		for k, v := range r.Tags {
+			tags[k] = v
+		}
+		for k, v := range opts.Tags {
+			tags[k] = v
+		}
+		iopt, done := withProgress(opts.IO, ingest.Options{Run: r.Run, Framework: r.Framework, Role: r.Role, Tags: tags})
+		res, err := ingest.Ingest(ctx, w, r.Files(), iopt)
+		done()
+		if err != nil {
+			return err
+		}
+		if err := summarize(opts.IO, res); err != nil {
+			failed = err
+		}
+	}
+	if err := ingest.Finish(ctx, w.DB, catalog.Default()); err != nil {
+		return err
+	}
+	for _, r := range results {
+		fmt.Fprintln(opts.IO.ErrOut, captureSummary(r))
+	}
+	if fatal != nil {
+		return fatal
+	}
+	if err := captureThen(opts, w, results); err != nil {
+		return err
+	}
+	if failed != nil || len(stageErrs) > 0 {
+		return &silentError{exitError}
+	}
+	return nil
+}
+
+// fatalOf is err without the stage timeouts it joins (reported with
+// their stages), nil when nothing else is left.
+func fatalOf(err error) error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			if f := fatalOf(e); f != nil {
+				out = append(out, f)
+			}
+		}
+		return errors.Join(out...)
+	}
+	var te *capture.TimeoutError
+	if errors.As(err, &te) {
+		return nil
+	}
+	return err
+}
+
+// captureSummary is the line saying what a capture stored.
+func captureSummary(r *capture.Result) string {
+	var parts []string
+	for _, s := range r.Stages {
+		if s.Err == nil {
+			parts = append(parts, fmt.Sprintf("%s %d file(s)", s.Stage, len(s.Files)))
+		} else {
+			parts = append(parts, s.Stage+" failed")
+		}
+	}
+	what := vocab.FrameworkName(r.Framework)
+	if r.Model != "" {
+		what += ", " + r.Model
+	}
+	return fmt.Sprintf("captured run %s (%s): %s, in %s", r.Run, what, strings.Join(parts, ", "), r.Dir)
+}
+
+// captureThen runs --then on the captured runs.
+func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.Result) error {
+	if opts.Then == thenNone {
+		return nil
+	}
+	var runs []triageTarget
+	for _, r := range results {
+		if len(r.Files()) == 0 {
+			continue
+		}
+		row, err := queries.TriageRun(opts.Ctx, w.DB, sql.NullInt64{}, sql.NullString{String: r.Run, Valid: true})
+		if err != nil {
+			return err
+		}
+		if row == nil {
+			continue // every file failed to ingest (reported)
+		}
+		runs = append(runs, triageTarget{run: target.Run{ID: row.RunID, Label: row.Label}})
+	}
+	pair := opts.MappingURL != ""
+	if len(runs) == 0 || (pair && len(runs) != 2) {
+		fmt.Fprintf(opts.IO.ErrOut, "note: not every run of the capture landed: no %s\n", opts.Then)
+		return nil
+	}
+	if pair {
+		m := runs[0].run
+		runs = []triageTarget{{run: runs[1].run, mapping: &m}}
+	}
+	if opts.Then == thenCompare {
+		return compareAfterCapture(opts, w, runs[0].run.Label, opts.Baseline)
+	}
+	topts := &TriageOptions{common: opts.common, Format: opts.Format, MinShare: 1, Framework: "auto", OverlapRows: 10}
+	return triageRender(topts, w, runs)
+}
+
+// captureProgress prints the capture's progress on stderr: a line
+// rewritten in place on a terminal, else one line per phase.
+type captureProgress struct {
+	io    *IOStreams
+	last  string
+	drawn time.Time
+	open  bool // a line without its newline is on screen
+}
+
+func (p *captureProgress) update(pr capture.Progress) {
+	key := pr.Role + "/" + pr.Stage + "/" + pr.Phase
+	if !p.io.ErrTTY {
+		if key != p.last {
+			p.last = key
+			fmt.Fprintln(p.io.ErrOut, pr.String())
+		}
+		return
+	}
+	if key == p.last && time.Since(p.drawn) < 100*time.Millisecond {
+		return
+	}
+	p.last, p.drawn = key, time.Now()
+	fmt.Fprintf(p.io.ErrOut, "\r\033[K%s", pr.String())
+	p.open = true
+	if pr.Phase == capture.PhaseDone {
+		fmt.Fprintln(p.io.ErrOut)
+		p.open = false
+	}
+}
+
+func (p *captureProgress) finish() {
+	if p.open {
+		fmt.Fprint(p.io.ErrOut, "\r\033[K")
+		p.open = false
+	}
+}
