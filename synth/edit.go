@@ -14,9 +14,9 @@ type Edit struct {
 	Factor float64
 	// Into, when not nil, launches these kernels in the matched one's place,
 	// in order, each with its launch configuration, site and (scaled)
-	// duration; an empty list removes the kernel. One name renames it; the
-	// name itself and another adds a kernel; two others split a fused
-	// kernel into its chain.
+	// duration; an empty list removes the kernel; "" stands for the matched
+	// kernel's own name. One name renames it; "" and another adds a kernel;
+	// two others split a fused kernel into its chain.
 	Into []string
 }
 
@@ -63,7 +63,9 @@ func editKernel(edits []Edit, memo map[*kspec][]*kspec, k *kspec) []*kspec {
 			out = out[:0]
 			for _, name := range e.Into {
 				c := scaled
-				c.name = name
+				if name != "" {
+					c.name = name
+				}
 				out = append(out, &c)
 			}
 		}

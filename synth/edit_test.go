@@ -31,7 +31,7 @@ func TestEdits(t *testing.T) {
 		{Match: "FusedAddRMSNorm", Into: []string{kAddElementwise, kRMSNorm}},
 		{Match: "nvjet_tst_64x8_64x16", Into: []string{"nvjet_tst_64x16_64x8_4x1_v_bz_TNT"}},
 		{Match: "rotary_embedding", Into: []string{}},
-		{Match: "act_and_mul", Into: []string{kActAndMulFI, "added_kernel"}},
+		{Match: "act_and_mul", Into: []string{"", "added_kernel"}},
 		{Match: "BatchDecodeWithPagedKVCache", Factor: 1.2},
 	}})
 	if got[kFusedAddRMSNorm] != 0 || got[kAddElementwise] != base[kAddElementwise]+base[kFusedAddRMSNorm] ||
