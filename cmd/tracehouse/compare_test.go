@@ -12,12 +12,12 @@ import (
 	"github.com/tracehouse/tracehouse/synth"
 )
 
-// Kernel names as the synthetic SGLang decode recipe writes them.
-const (
-	kAddElementwise = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)"
-	kRMSNorm        = "void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, __nv_bfloat16*, unsigned int, unsigned int, unsigned int, unsigned int, float, float)"
-	attentionMatch  = "BatchDecodeWithPagedKVCache"
-)
+// attentionMatch names the decode attention kernel of the synthetic SGLang
+// recipe.
+const attentionMatch = "BatchDecodeWithPagedKVCache"
+
+// fusedAllReduce is FlashInfer's fused all-reduce + residual norm kernel.
+const fusedAllReduce = "void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<__nv_bfloat16, 2>(flashinfer::trtllm_allreduce_fusion::AllReduceFusionParams<__nv_bfloat16>)"
 
 // compareRuns are synthetic SGLang decode runs with known differences from
 // "base" (16 steps, 14 after dropping the edges).
@@ -38,9 +38,10 @@ var compareRuns = []struct {
 		{Match: "rotary_embedding", Into: []string{}},
 		{Match: "act_and_mul", Into: []string{"", "added_kernel"}},
 	}}},
-	// fused add+RMSNorm switched off: its split chain runs instead
-	{"unfused", synth.Options{Seed: 6, Steps: 16, Edits: []synth.Edit{
-		{Match: "FusedAddRMSNorm", Into: []string{kAddElementwise, kRMSNorm}},
+	// TP 2 with FlashInfer's all-reduce fusion on: against tp2 (off, the
+	// split all-reduce -> norm chain runs) the fusion is switched off
+	{"arfused", synth.Options{Seed: 6, Steps: 16, Ranks: 2, Edits: []synth.Edit{
+		{Match: "cross_device_reduce", Into: []string{fusedAllReduce}},
 	}}},
 	// 5 steps, 3 after the edges: too few to test
 	{"base3", synth.Options{Seed: 7, Steps: 5}},
@@ -216,20 +217,24 @@ func testCompareBuckets(t *testing.T, db string) {
 }
 
 func testCompareFusionSwitchedOff(t *testing.T, db string) {
-	_, r := compareJSON(t, db, "base", "unfused")
+	_, r := compareJSON(t, db, "arfused", "tp2")
 	st := decodeStage(t, r)
 	var found bool
 	for _, f := range st.Fusions {
-		if f.ID == "sglang-fused-add-rmsnorm" {
+		if f.ID == "sglang-flashinfer-allreduce-fusion" {
 			found = true
-			if !slices.Equal(f.BaseStatus, []string{"already fused"}) || !slices.Contains(f.CandStatus, "opportunity") ||
-				f.Change != "switched off" {
+			if !slices.Equal(f.BaseStatus, []string{"already fused"}) || !slices.Equal(f.CandStatus, []string{"opportunity"}) ||
+				f.Change != "switched off" || f.Switch != "--enable-flashinfer-allreduce-fusion" {
 				t.Errorf("fusion row %+v", f)
 			}
 		}
 	}
 	if !found {
-		t.Errorf("no change for sglang-fused-add-rmsnorm in %+v", st.Fusions)
+		t.Errorf("no change for sglang-flashinfer-allreduce-fusion in %+v", st.Fusions)
+	}
+	_, out, _ := runCompare(db, "arfused", "tp2")
+	if !strings.Contains(out, "switched off") {
+		t.Errorf("text has no fusion change:\n%s", out)
 	}
 }
 
@@ -321,11 +326,19 @@ func testCompareFormats(t *testing.T, db string) {
 }
 
 func testCompareSelectors(t *testing.T, db string) {
-	// tp2 is the last run ingested (label order within one ingest), and
-	// @latest~1 the one before it.
+	// @latest and @latest~1 are the first two runs 'runs' lists.
+	io, out, _ := testIO("")
+	run([]string{"--db", db, "runs", "--format", "json"}, io, func(string) string { return "" })
+	var runs []struct {
+		Label string `json:"label"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &runs); err != nil || len(runs) < 2 {
+		t.Fatalf("runs: %v %s", err, out)
+	}
 	_, r := compareJSON(t, db, "@latest~1", "@latest")
-	if r.Candidate.Label != "tp2" || r.Base.Label == "tp2" {
-		t.Errorf("@latest~1 -> @latest resolved to %s -> %s", r.Base.Label, r.Candidate.Label)
+	if r.Candidate.Label != runs[0].Label || r.Base.Label != runs[1].Label {
+		t.Errorf("@latest~1 -> @latest resolved to %s -> %s, runs lists %s, %s", r.Base.Label, r.Candidate.Label,
+			runs[1].Label, runs[0].Label)
 	}
 	if code, _, errOut := runCompare(db, "tag:nope=1", "@latest"); code != exitError || !strings.Contains(errOut, "no run") {
 		t.Errorf("unknown tag: exit %d: %s", code, errOut)
