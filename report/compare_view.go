@@ -50,10 +50,14 @@ func fmtTest(t CompareTest) string {
 	if t.Q != nil {
 		p = *t.Q
 	}
-	if !t.Significant {
-		return fmt.Sprintf("~ (p=%.3f)", p)
+	v := fmt.Sprintf("p=%.3f", p)
+	if p < 0.001 {
+		v = "p<0.001"
 	}
-	return fmt.Sprintf("p=%.3f", p)
+	if !t.Significant {
+		return "~ (" + v + ")"
+	}
+	return v
 }
 
 func (r *CompareRun) line() string {
