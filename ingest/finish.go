@@ -10,8 +10,9 @@ import (
 )
 
 // Finish completes what reports need after an ingest: the catalog they
-// match fuse patterns against, and the saved per-kernel overlap of every
-// run whose copy is missing or older than one of its traces. It works from
+// match fuse patterns against, and the saved per-kernel overlap and
+// per-step aggregates of every run whose copy is missing or older than one
+// of its traces. It works from
 // what the warehouse holds, not from one ingest's result, so after an
 // interrupted ingest (or a crash between a trace's commit and this step)
 // running it again finishes the job. `ingest`, `triage PATH` and `capture`
@@ -20,21 +21,8 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := catalog.Install(ctx, db, cat); err != nil {
 		return err
 	}
-	rows, err := db.QueryContext(ctx, stmt("overlap_pending"))
+	runs, err := pendingRuns(ctx, db, "overlap_pending")
 	if err != nil {
-		return fmt.Errorf("find runs without a saved overlap: %w", err)
-	}
-	var runs []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("find runs without a saved overlap: %w", err)
-		}
-		runs = append(runs, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("find runs without a saved overlap: %w", err)
 	}
 	for _, run := range runs {
@@ -42,7 +30,34 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 			return err
 		}
 	}
+	// Step aggregates read the saved overlap: after it.
+	if runs, err = pendingRuns(ctx, db, "steps_pending"); err != nil {
+		return fmt.Errorf("find runs without saved steps: %w", err)
+	}
+	for _, run := range runs {
+		if err := SaveSteps(ctx, db, run); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// pendingRuns runs one of the *_pending queries: run ids, one per row.
+func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, stmt(name))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		runs = append(runs, id)
+	}
+	return runs, rows.Err()
 }
 
 // SaveOverlap computes run's per-kernel overlap once and saves it in

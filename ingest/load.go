@@ -67,7 +67,7 @@ var specs = []schema.Spec{
 }
 
 // traceTables are every table holding a trace's rows, for Options.Replace.
-var traceTables = []string{schema.Kernels, schema.Launches, schema.CPUOps, schema.PyFrameRows, schema.Annotations}
+var traceTables = []string{schema.Kernels, schema.Launches, schema.CPUOps, schema.PyFrameRows, schema.Annotations, schema.Steps}
 
 // file ingests one candidate. Errors of the file are in the result; a
 // *dbError in it means the warehouse itself failed.
@@ -226,6 +226,13 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 				return nil, err
 			}
 		}
+	}
+	// Steps need absolute times (kernels, launches and annotations alike).
+	if err := exec("insert_steps", sql.Named("trace", id), sql.Named("steps_by", nil)); err != nil {
+		return nil, err
+	}
+	if err := exec("link_steps", sql.Named("trace", id)); err != nil {
+		return nil, err
 	}
 	if _, err := conn.ExecContext(ctx, "DELETE FROM _derived"); err != nil {
 		return nil, &dbError{fmt.Errorf("clear derived rows: %w", err)}

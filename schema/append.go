@@ -23,6 +23,7 @@ const (
 	PyFrames     = "py_frames"
 	Annotations  = "annotations"
 	KernelEvents = "kernel_events"
+	Steps        = "steps"
 )
 
 // Appender appends rows to one table within the connection's current

@@ -84,7 +84,7 @@ func recipeFor(opt Options, stage string, sms int) *stepTree {
 	default:
 		st, b = sglangTree(opt, fam, stage)
 	}
-	finish(b, st, sms)
+	finish(b, st, sms, opt.Edits)
 	return st
 }
 
@@ -476,11 +476,12 @@ func rebuildNames(b *builder, nd *node) *node {
 }
 
 // finish resolves attribution sites and prepares each kspec's text.
-func finish(b *builder, st *stepTree, sms int) {
+func finish(b *builder, st *stepTree, sms int, edits []Edit) {
 	all := append(append(append([]*node{}, st.prologue...), st.model), st.epilogue...)
 	if st.second != nil {
 		all = append(all, st.second)
 	}
+	applyEdits(edits, all)
 	for _, nd := range all {
 		b.resolveSites(nd, "")
 		walkKernels(nd, func(k *kspec) { prepareKSpec(k, sms) })

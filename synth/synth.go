@@ -69,6 +69,17 @@ type Options struct {
 	// Start is the wall-clock start of the trace; zero means a fixed date
 	// derived from Seed, so that output is deterministic.
 	Start time.Time
+
+	// Noise is the relative spread of each launch's duration around its
+	// mean (uniform, +-Noise); 0 means the default 0.1.
+	Noise float64
+	// BatchSize, when > 0, fixes every decode step's batch (and prefill
+	// steps' requests) instead of drawing it per step, so that steps differ
+	// only by Noise.
+	BatchSize int
+	// Edits change kernels (slower, added, removed, renamed, split) for
+	// comparison tests.
+	Edits []Edit
 }
 
 // StageTotals is the expected GPU work of one stage in one trace.
@@ -206,6 +217,9 @@ func normalize(opt Options) (Options, error) {
 	case "", StagePrefill, StageDecode:
 	default:
 		return opt, fmt.Errorf("synth: unknown stage %q (want prefill, decode or empty)", opt.Stage)
+	}
+	if opt.Noise < 0 || opt.Noise >= 1 {
+		return opt, fmt.Errorf("synth: noise %v out of range [0, 1)", opt.Noise)
 	}
 	if opt.GzipLevel < 0 || opt.GzipLevel > 9 {
 		return opt, fmt.Errorf("synth: gzip level %d out of range 0..9", opt.GzipLevel)

@@ -446,10 +446,16 @@ func (g *gen) step(i int) {
 	case StagePrefill:
 		ctx = 1 + g.rng.IntN(4)
 		ctxTok = 1024 * (2 + g.rng.IntN(7))
+		if g.opt.BatchSize > 0 {
+			ctx, ctxTok = g.opt.BatchSize, 1024*g.opt.BatchSize
+		}
 		g.tokens, g.seqs = int64(ctxTok), int64(ctx)
 		g.scaleP = g.tokens * 1000 / 4096
 	case StageDecode:
 		gen = 8 + g.rng.IntN(57)
+		if g.opt.BatchSize > 0 {
+			gen = g.opt.BatchSize
+		}
 		g.tokens, g.seqs = int64(gen), int64(gen)
 	case StageMixed:
 		ctx, ctxTok, gen = 1, 512*(1+g.rng.IntN(4)), 8+g.rng.IntN(25)
@@ -700,6 +706,10 @@ func (g *gen) duration(k *kspec) int64 {
 	}
 	if k.zero && g.rng.IntN(5) == 0 {
 		return 0
+	}
+	if g.opt.Noise > 0 {
+		spread := int(g.opt.Noise * 1000)
+		return max(mean*g.jitter(1000-spread, 2*spread+1)/1000, 700)
 	}
 	return max(mean*g.jitter(900, 200)/1000, 700)
 }

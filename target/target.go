@@ -192,3 +192,49 @@ func (e *NoRankError) Error() string {
 	}
 	return fmt.Sprintf("run %s has no GPU events on rank %d (ranks: %s)", e.Run, e.Rank, strings.Join(s, ", "))
 }
+
+// Select resolves a run selector (compare.md section 5): @latest (the most
+// recently ingested run), @latest~N (N runs before it), tag:KEY=VALUE (the
+// latest run carrying that tag), else a PATH or a run label as Resolve.
+func Select(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Options, cat *catalog.Catalog) (Resolved, error) {
+	var key, value sql.NullString
+	back := 0
+	switch {
+	case arg == "@latest" || strings.HasPrefix(arg, "@latest~"):
+		if n, ok := strings.CutPrefix(arg, "@latest~"); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil || v < 0 {
+				return Resolved{}, &SelectorError{Arg: arg, Why: "want @latest or @latest~N with N >= 0"}
+			}
+			back = v
+		}
+	case strings.HasPrefix(arg, "tag:"):
+		k, v, ok := strings.Cut(strings.TrimPrefix(arg, "tag:"), "=")
+		if !ok || k == "" {
+			return Resolved{}, &SelectorError{Arg: arg, Why: "want tag:KEY=VALUE"}
+		}
+		key, value = sql.NullString{String: k, Valid: true}, sql.NullString{String: v, Valid: true}
+	default:
+		return Resolve(ctx, w, arg, opt, cat)
+	}
+	rows, err := queries.RunSelect(ctx, w.DB, key, value)
+	if err != nil {
+		return Resolved{}, err
+	}
+	if back >= len(rows) {
+		why := fmt.Sprintf("%s has only %d run(s)", w.Path, len(rows))
+		if key.Valid {
+			why = fmt.Sprintf("no run of %s carries tag %s=%s", w.Path, key.String, value.String)
+		}
+		return Resolved{}, &SelectorError{Arg: arg, Why: why}
+	}
+	r := rows[back]
+	return Resolved{Arg: arg, Runs: []Run{{ID: r.RunID, Label: r.Label}}}, nil
+}
+
+// SelectorError is a selector that names no run.
+type SelectorError struct {
+	Arg, Why string
+}
+
+func (e *SelectorError) Error() string { return fmt.Sprintf("selector %q: %s", e.Arg, e.Why) }

@@ -172,7 +172,7 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 		INSERT INTO kernels
 		SELECT k.kernel_id + c.i * $stride, k.trace_id, k.run_id, k.rank, k.stage, k.name_id, k.kind,
 		       k.ts_ns + c.i * $shift, k.dur_ns, k.device, k.stream, k.correlation, k.external_id,
-		       k.grid, k.block, k.bytes, k.graph_launch, k.launch_id, k.op_id, k.site_id, NULL
+		       k.grid, k.block, k.bytes, k.graph_launch, k.launch_id, k.op_id, k.site_id, NULL, k.step
 		FROM kernels k, range(1, $copies) c(i)
 		WHERE k.run_id = $run`,
 		sql.Named("stride", stride), sql.Named("shift", span+1_000_000),

@@ -63,11 +63,6 @@ type CaptureOptions struct {
 	Tune func(*capture.Options)
 }
 
-// compareAfterCapture runs --then compare:SELECTOR against the captured
-// run. It is nil until the compare command exists; wire it to compareRun
-// then.
-var compareAfterCapture func(opts *CaptureOptions, w *schema.Warehouse, candidate, baseline string) error
-
 func newCmdCapture(f *Factory, runF func(*CaptureOptions) error) *cobra.Command {
 	def := capture.Defaults()
 	opts := &CaptureOptions{}
@@ -239,9 +234,6 @@ func (o *CaptureOptions) captureOptions(role string) capture.Options {
 
 func captureRun(opts *CaptureOptions) error {
 	ctx := opts.Ctx
-	if opts.Then == thenCompare && compareAfterCapture == nil {
-		return errors.New("--then compare: compare is not available yet; use --then triage or none, and compare the run later")
-	}
 	prog := &captureProgress{io: opts.IO}
 	var results []*capture.Result
 	var capErr error
@@ -405,7 +397,14 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 		runs = []triageTarget{{run: runs[1].run, mapping: &m}}
 	}
 	if opts.Then == thenCompare {
-		return compareAfterCapture(opts, w, runs[0].run.Label, opts.Baseline)
+		// compare opens the warehouse itself (it may store steps again)
+		if err := w.Close(); err != nil {
+			return err
+		}
+		copts := defaultCompareGates()
+		copts.common, copts.Format = opts.common, opts.Format
+		copts.Base, copts.Candidate = opts.Baseline, runs[0].run.Label
+		return compareRun(&copts)
 	}
 	topts := &TriageOptions{common: opts.common, Format: opts.Format, MinShare: 1, Framework: "auto", OverlapRows: 10}
 	return triageRender(topts, w, runs)

@@ -180,6 +180,26 @@ func TestCaptureTwoTrace(t *testing.T) {
 
 // TestCaptureStageTimeout: the prefill flush never arrives in time; decode
 // still lands, and the exit status says something failed.
+// TestCaptureThenCompare: a capture can end in a comparison against a
+// baseline run, exactly as 'tracehouse compare BASELINE RUN' would print.
+func TestCaptureThenCompare(t *testing.T) {
+	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
+	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 30 * time.Millisecond})
+	base := append([]string{"--url", srv.URL, "--output-dir", out, "--run", "base", "--then", "none"}, smallWorkload...)
+	if code, _, stderr := runCapture(t, context.Background(), db, base...); code != 0 {
+		t.Fatalf("baseline capture: exit %d\n%s", code, stderr)
+	}
+	cand := append([]string{"--url", srv.URL, "--output-dir", out, "--run", "cand", "--then", "compare:base"}, smallWorkload...)
+	code, stdout, stderr := runCapture(t, context.Background(), db, cand...)
+	if code != 0 {
+		t.Fatalf("capture --then compare: exit %d\n%s", code, stderr)
+	}
+	_, want, _ := runCmd(t, "--db", db, "compare", "base", "cand")
+	if want == "" || stdout != want {
+		t.Errorf("capture --then compare printed:\n%s\nwant what compare prints:\n%s", stdout, want)
+	}
+}
+
 func TestCaptureStageTimeout(t *testing.T) {
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
@@ -244,8 +264,6 @@ func TestCaptureErrors(t *testing.T) {
 		{[]string{"--mapping-url", "http://x:1", "--output-dir", out}, 2, "tracehouse: --mapping-url and --formal-url go together"},
 		{[]string{"--mapping-url", "x", "--formal-url", "http://x:2", "--output-dir", out}, 2, `tracehouse: --mapping-url "x": want http://HOST:PORT`},
 		{[]string{"--mapping-url", "http://x:1", "--formal-url", "http://x:2", "--mapping-output-dir", out}, 2, "tracehouse: --formal-output-dir: required"},
-		{[]string{"--url", "http://x:1", "--output-dir", out, "--then", "compare:@latest"}, 1,
-			"tracehouse: --then compare: compare is not available yet; use --then triage or none, and compare the run later\n"},
 	} {
 		code, _, stderr := runCapture(t, context.Background(), db, c.args...)
 		// Progress lines first, then the error on one line.

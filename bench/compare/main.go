@@ -1,0 +1,204 @@
+// Command compare measures `tracehouse compare` on two already-ingested runs
+// of about 1 M GPU events each (compare.md section 7: about 2 s).
+//
+//	go run ./bench/compare                  # build the warehouse once, then time
+//	go run ./bench/compare -kernels 500000  # another size
+//	go run ./bench/compare -rebuild         # regenerate the warehouse
+//
+// The warehouse is built like bench/triage's: two synthetic SGLang decode
+// runs (the candidate's decode attention 20% slower) are ingested, then
+// each run's GPU events and steps are replicated in SQL, each copy shifted
+// after the previous one and given fresh kernel ids and step numbers,
+// until the run holds at least -kernels events; then the per-kernel overlap
+// and the per-step aggregates are saved (ingest.Finish's work, timed on
+// stderr).
+//
+// What is timed is what `tracehouse compare BASE CANDIDATE` does after
+// ingest: read both sides' step samples and aggregates (queries.CompareFetch),
+// the statistics and the verdict (report.NewCompare), and the text and JSON
+// renderings (discarded). The best of -n runs is the last line of stdout.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/compare:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	kernels := flag.Int64("kernels", 1_000_000, "GPU events per run")
+	steps := flag.Int("steps", 200, "decode steps written per run before replication")
+	n := flag.Int("n", 3, "timed repetitions (the best is reported)")
+	rebuild := flag.Bool("rebuild", false, "rebuild the warehouse even if one is there")
+	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
+	flag.Parse()
+	ctx := context.Background()
+	dir := filepath.Join(*data, fmt.Sprintf("compare-%dk-%dsteps", *kernels/1000, *steps))
+	db := filepath.Join(dir, "compare.duckdb")
+	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil || *rebuild {
+		if err := build(ctx, dir, db, *kernels, *steps); err != nil {
+			return err
+		}
+	}
+	w, err := schema.Open(ctx, db, schema.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	best := time.Duration(1 << 62)
+	for i := 0; i < *n; i++ {
+		t := time.Now()
+		var sides [2]*queries.CompareSide
+		for j, label := range []string{"base", "cand"} {
+			var id int64
+			if err := w.DB.QueryRowContext(ctx, `SELECT run_id FROM runs WHERE label = ?`, label).Scan(&id); err != nil {
+				return err
+			}
+			rank := sql.NullInt64{Int64: 0, Valid: true}
+			if sides[j], err = queries.CompareFetch(ctx, w.DB, queries.CompareParams{Run: id, Rank: rank}, rank); err != nil {
+				return err
+			}
+		}
+		fetched := time.Since(t)
+		rep := report.NewCompare(sides[0], sides[1], report.CompareOptions{Alpha: 0.05, ThresholdPct: 5,
+			KernelThreshold: 10, MinDeltaNS: 1000, MinSharePct: 1})
+		if err := report.Render(io.Discard, report.Text, rep.Doc(report.Text)); err != nil {
+			return err
+		}
+		if err := report.Render(io.Discard, report.JSON, rep.Doc(report.JSON)); err != nil {
+			return err
+		}
+		d := time.Since(t)
+		fmt.Fprintf(os.Stderr, "run %d: %.2f s (queries %.2f s), %d+%d steps, %s\n", i+1, d.Seconds(), fetched.Seconds(),
+			len(sides[0].Steps), len(sides[1].Steps), rep.VerdictLine())
+		best = min(best, d)
+	}
+	var events int64
+	if err := w.DB.QueryRowContext(ctx, `SELECT count(*) FROM kernels`).Scan(&events); err != nil {
+		return err
+	}
+	fmt.Printf("compare of two runs (%d GPU events in all): best of %d %.2f s\n", events, *n, best.Seconds())
+	return nil
+}
+
+func build(ctx context.Context, dir, db string, kernels int64, steps int) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	traces := filepath.Join(dir, "traces")
+	t0 := time.Now()
+	for _, r := range []struct {
+		label string
+		seed  int64
+		edits []synth.Edit
+	}{
+		{"base", 1, nil},
+		{"cand", 2, []synth.Edit{{Match: "BatchDecodeWithPagedKVCache", Factor: 1.2}}},
+	} {
+		if _, err := synth.Generate(synth.Options{Framework: synth.SGLang, Dir: traces, Run: r.label, Stage: synth.StageDecode,
+			Steps: steps, Layers: 32, Seed: r.seed, Gzip: true, Noise: 0.02, BatchSize: 32, Edits: r.edits}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "wrote the traces in %.1f s\n", time.Since(t0).Seconds())
+	w, err := schema.Open(ctx, db, schema.Options{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	t1 := time.Now()
+	res, err := ingest.Ingest(ctx, w, []string{traces}, ingest.Options{})
+	if err != nil {
+		return err
+	}
+	if res.Failed() > 0 {
+		return fmt.Errorf("%d file(s) failed to ingest", res.Failed())
+	}
+	fmt.Fprintf(os.Stderr, "ingested in %.1f s\n", time.Since(t1).Seconds())
+	t2 := time.Now()
+	var runs []int64
+	rows, err := w.DB.QueryContext(ctx, `SELECT run_id FROM runs ORDER BY run_id`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		runs = append(runs, id)
+	}
+	rows.Close()
+	for _, run := range runs {
+		var base, maxOrd, span, maxStep int64
+		if err := w.DB.QueryRowContext(ctx, `SELECT count(*), max(kernel_id & 4294967295), max(ts_ns + dur_ns) - min(ts_ns), max(step)
+			FROM kernels WHERE run_id = ?`, run).Scan(&base, &maxOrd, &span, &maxStep); err != nil {
+			return err
+		}
+		copies := (kernels + base - 1) / base
+		stride := maxOrd + 1
+		if stride*copies >= 1<<32 {
+			return fmt.Errorf("%d copies of %d ordinals do not fit a trace's id range", copies, stride)
+		}
+		shift := span + 1_000_000
+		if _, err := w.DB.ExecContext(ctx, `
+			INSERT INTO kernels
+			SELECT k.kernel_id + c.i * $stride, k.trace_id, k.run_id, k.rank, k.stage, k.name_id, k.kind,
+			       k.ts_ns + c.i * $shift, k.dur_ns, k.device, k.stream, k.correlation, k.external_id,
+			       k.grid, k.block, k.bytes, k.graph_launch, k.launch_id, k.op_id, k.site_id, NULL,
+			       k.step + c.i * $steps
+			FROM kernels k, range(1, $copies) c(i)
+			WHERE k.run_id = $run`,
+			sql.Named("stride", stride), sql.Named("shift", shift), sql.Named("steps", maxStep),
+			sql.Named("copies", copies), sql.Named("run", run)); err != nil {
+			return fmt.Errorf("replicate kernels: %w", err)
+		}
+		if _, err := w.DB.ExecContext(ctx, `
+			INSERT INTO steps
+			SELECT s.trace_id, s.step + c.i * $steps, s.source, s.name, s.stage, s.batch_size, s.tokens,
+			       s.cpu_ts_ns + c.i * $shift, s.cpu_end_ns + c.i * $shift, s.gpu_ts_ns + c.i * $shift,
+			       s.gpu_end_ns + c.i * $shift, false
+			FROM steps s JOIN traces t USING (trace_id), range(1, $copies) c(i)
+			WHERE t.run_id = $run`,
+			sql.Named("shift", shift), sql.Named("steps", maxStep), sql.Named("copies", copies), sql.Named("run", run)); err != nil {
+			return fmt.Errorf("replicate steps: %w", err)
+		}
+	}
+	if err := schema.NumberStreams(ctx, w.DB); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "replicated to %d GPU events per run in %.1f s\n", kernels, time.Since(t2).Seconds())
+	t3 := time.Now()
+	for _, q := range []string{`DELETE FROM kernel_overlap_runs`, `DELETE FROM step_store_runs`} {
+		if _, err := w.DB.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	if err := ingest.Finish(ctx, w.DB, catalog.Default()); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "saved the overlap and step aggregates in %.1f s\n", time.Since(t3).Seconds())
+	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "done"), []byte("ok"), 0o644)
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/target"
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// CompareOptions are the parsed flags of `tracehouse compare`.
+type CompareOptions struct {
+	common
+	Format report.Format
+	// Base and Candidate are run selectors or PATHs.
+	Base, Candidate string
+	Stage           string // "" = every stage
+	Rank            int64
+	RankAll         bool
+	RankSet         bool
+	Threshold       float64
+	KernelThreshold float64
+	MinDeltaUS      float64
+	Alpha           float64
+	FailOnRegress   bool
+	Strict          bool
+	KeepEdges       bool
+	StepsBy         string
+	Out             string
+}
+
+func newCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command {
+	opts := &CompareOptions{}
+	var stage, rank string
+	cmd := &cobra.Command{
+		Use:   "compare BASE CANDIDATE",
+		Short: "What changed between two runs, whether it is real, and whether CI should fail",
+		Long: `Compare two runs step by step (spec: compare.md): per stage, the step time,
+kernel time, GPU busy, idle and exposed-communication time per step (median
+per side, 95% interval, two-sided Mann-Whitney U test), where the step-time
+delta went (by kernel family, overlap and idle: the rows add up exactly),
+the kernel table with same/new/gone/renamed buckets (p-values adjusted by
+Benjamini-Hochberg across the stage's kernels; "~" = not significant),
+overlap and fusion-status changes, and a verdict.
+
+A sample is one step (a kernel's summed time in that step), never one
+launch, so runs with different numbers of steps compare. Steps come from
+SGLang step[...], vLLM execute_... or ProfilerStep#N annotations, a
+repeating GPU annotation, or --steps-by KERNEL_PATTERN; the first and last
+step of a trace with more than four are left out (--keep-edges keeps them).
+With fewer than 4 steps on a side nothing can be significant at 0.05: the
+report says "too few steps to test" and the practical gate alone decides.
+
+A row is a regression only when it is significant AND practically large:
+the step time or busy time per step grows by more than --threshold, or a
+kernel with >= 1% share grows by more than --kernel-threshold and by more
+than --min-delta-us per step. The mirror is an improvement.
+
+BASE and CANDIDATE are run labels, @latest (most recently ingested),
+@latest~N (N runs before it), tag:KEY=VALUE (the latest run with that tag),
+or PATHs (ingested first). Exit status with --fail-on-regression: 3 on a
+regression verdict, else 0; 1 on errors; 2 on usage errors and, with
+--strict, when the runs are not comparable (GPU, framework, model, parallel
+sizes, CUDA graphs, batch size or tokens per step differ).`,
+		Example: `  tracehouse compare nightly-0412 nightly-0413
+  tracehouse compare tag:baseline=true @latest --fail-on-regression
+  tracehouse compare base/ cand/ --db :memory: --stage decode
+  tracehouse compare run-a run-b --rank all --format json | jq .verdict
+  tracehouse compare run-a run-b --steps-by 'lm_head|logits' --format csv --out cmp/`,
+		Args: exactArgs(2, "BASE and CANDIDATE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.common = f.common(cmd)
+			opts.Base, opts.Candidate = args[0], args[1]
+			var err error
+			if opts.Format, err = f.outputFormat(); err != nil {
+				return err
+			}
+			if err := opts.parse(cmd, stage, rank); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return compareRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&stage, "stage", "all", "stage to compare: prefill (extend), decode, mixed, unknown or all")
+	fl.StringVar(&rank, "rank", "0", "rank to compare, or all (each rank compared, the straggler named)")
+	def := defaultCompareGates()
+	fl.Float64Var(&opts.Threshold, "threshold", def.Threshold, "step or busy time growth per step that matters, in `PERCENT`")
+	fl.Float64Var(&opts.KernelThreshold, "kernel-threshold", def.KernelThreshold, "kernel time growth per step that matters, in `PERCENT` (kernels with >= 1% share)")
+	fl.Float64Var(&opts.MinDeltaUS, "min-delta-us", def.MinDeltaUS, "and a kernel must grow by more than this many `µs` per step")
+	fl.Float64Var(&opts.Alpha, "alpha", def.Alpha, "significance level (false discovery rate across a stage's kernel rows)")
+	fl.BoolVar(&opts.FailOnRegress, "fail-on-regression", false, "exit 3 when the verdict is a regression")
+	fl.BoolVar(&opts.Strict, "strict", false, "refuse (exit 2) runs that are not comparable instead of warning")
+	fl.BoolVar(&opts.KeepEdges, "keep-edges", false, "keep the first and last step of each trace")
+	fl.StringVar(&opts.StepsBy, "steps-by", "", "find steps by a kernel that runs once per step: RE2 `PATTERN` on kernel short names")
+	fl.StringVar(&opts.Out, "out", "", "with --format csv: write one CSV file per table into `DIR`")
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// defaultCompareGates are the verdict's default gates (compare.md section
+// 4), shared by the flags and by capture --then compare.
+func defaultCompareGates() CompareOptions {
+	return CompareOptions{Threshold: 5, KernelThreshold: 10, MinDeltaUS: 1, Alpha: 0.05}
+}
+
+func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
+	if s := strings.ToLower(stage); s != "all" {
+		var ok bool
+		if o.Stage, ok = vocab.ParseStage(s); !ok {
+			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
+		}
+	}
+	o.RankSet = cmd.Flags().Changed("rank")
+	if strings.EqualFold(rank, "all") {
+		o.RankAll = true
+	} else {
+		n, err := strconv.ParseInt(rank, 10, 32)
+		if err != nil || n < 0 {
+			return usagef("--rank %q: want a rank number (0, 1, ...) or all", rank)
+		}
+		o.Rank = n
+	}
+	switch {
+	case o.Threshold < 0:
+		return usagef("--threshold %v: want a percentage >= 0", o.Threshold)
+	case o.KernelThreshold < 0:
+		return usagef("--kernel-threshold %v: want a percentage >= 0", o.KernelThreshold)
+	case o.MinDeltaUS < 0:
+		return usagef("--min-delta-us %v: want 0 or more", o.MinDeltaUS)
+	case o.Alpha <= 0 || o.Alpha >= 1:
+		return usagef("--alpha %v: want a level between 0 and 1", o.Alpha)
+	}
+	if err := ingest.CheckStepsBy(o.StepsBy); err != nil {
+		return &usageError{err}
+	}
+	if o.Format == report.CSV && o.Out == "" {
+		return usagef("--format csv writes one file per table: add --out DIR")
+	}
+	if o.Out != "" && o.Format != report.CSV {
+		return usagef("--out writes CSV files: add --format csv")
+	}
+	return nil
+}
+
+func compareRun(opts *CompareOptions) error {
+	ctx := opts.Ctx
+	cat := catalog.Default()
+	write := opts.StepsBy != "" || target.IsPath(opts.Base) || target.IsPath(opts.Candidate)
+	notice := func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg) }
+	w, err := target.Open(ctx, opts.Warehouse, write, cat, notice)
+	if err != nil {
+		return err
+	}
+	defer func() { w.Close() }()
+
+	var ingestErr error
+	one := func(arg string) (target.Run, error) {
+		iopt, done := withProgress(opts.IO, ingest.Options{})
+		r, err := target.Select(ctx, w, arg, iopt, cat)
+		done()
+		if err != nil {
+			return target.Run{}, err
+		}
+		if r.Ingest != nil {
+			if err := summarize(opts.IO, r.Ingest); err != nil {
+				ingestErr = err
+			}
+		}
+		switch len(r.Runs) {
+		case 0:
+			return target.Run{}, fmt.Errorf("%s: no trace of it could be stored", arg)
+		case 1:
+			return r.Runs[0], nil
+		}
+		labels := make([]string, len(r.Runs))
+		for i, x := range r.Runs {
+			labels[i] = x.Label
+		}
+		return target.Run{}, usagef("%s holds %d runs (%s): name one", arg, len(r.Runs), strings.Join(labels, ", "))
+	}
+	base, err := one(opts.Base)
+	if err != nil {
+		return err
+	}
+	cand, err := one(opts.Candidate)
+	if err != nil {
+		return err
+	}
+	if base.ID == cand.ID {
+		fmt.Fprintf(opts.IO.ErrOut, "note: BASE and CANDIDATE are the same run (%s)\n", base.Label)
+	}
+	// Steps found another way than asked (an earlier --steps-by, or a
+	// warehouse from before steps) are found again, which needs writing.
+	for _, r := range []target.Run{base, cand} {
+		ok, err := ingest.StepsCurrent(ctx, w.DB, r.ID, opts.StepsBy)
+		if err != nil {
+			return err
+		}
+		if ok {
+			continue
+		}
+		if w.ReadOnly {
+			w.Close()
+			if w, err = opts.Warehouse(ctx, true); err != nil {
+				return err
+			}
+		}
+		if err := ingest.RecomputeSteps(ctx, w.DB, r.ID, opts.StepsBy); err != nil {
+			return err
+		}
+	}
+
+	ropt := report.CompareOptions{Alpha: opts.Alpha, ThresholdPct: opts.Threshold, KernelThreshold: opts.KernelThreshold,
+		MinDeltaNS: opts.MinDeltaUS * 1000, MinSharePct: 1, Stage: opts.Stage, RankAll: opts.RankAll, KeepEdges: opts.KeepEdges}
+	var notes []string
+	side := func(r target.Run) (*queries.CompareSide, error) {
+		p := queries.CompareParams{Run: r.ID, KeepEdges: opts.KeepEdges}
+		if !opts.RankAll {
+			rank, fellBack, err := target.Rank(ctx, w.DB, r, opts.Rank, opts.RankSet)
+			if err != nil {
+				return nil, fmt.Errorf("%w; see --rank", err)
+			}
+			if fellBack {
+				notes = append(notes, fmt.Sprintf("run %s has no GPU events on rank %d: comparing its rank %d", r.Label, opts.Rank, rank))
+			}
+			p.Rank = sql.NullInt64{Int64: rank, Valid: true}
+			ropt.Rank = rank
+		}
+		return queries.CompareFetch(ctx, w.DB, p, p.Rank)
+	}
+	bs, err := side(base)
+	if err != nil {
+		return err
+	}
+	cs, err := side(cand)
+	if err != nil {
+		return err
+	}
+	rep := report.NewCompare(bs, cs, ropt)
+	rep.Notes = append(rep.Notes, notes...)
+	if opts.Strict && len(rep.Mismatches) > 0 {
+		return usagef("--strict: the runs are not comparable: %s", strings.Join(rep.Mismatches, "; "))
+	}
+	if opts.Format == report.CSV {
+		written, err := report.RenderCSVDir(opts.Out, report.Doc{Blocks: tablesOf(rep.CSVTables())})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
+		fmt.Fprintln(opts.IO.ErrOut, rep.VerdictLine())
+	} else if err := report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format)); err != nil {
+		return err
+	}
+	if ingestErr != nil {
+		return ingestErr
+	}
+	if opts.FailOnRegress && rep.Regression() {
+		return &silentError{exitRegression}
+	}
+	return nil
+}
+
+func tablesOf(ts []*report.Table) []any {
+	out := make([]any, len(ts))
+	for i, t := range ts {
+		out[i] = t
+	}
+	return out
+}

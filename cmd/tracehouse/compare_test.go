@@ -1,0 +1,349 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// attentionMatch names the decode attention kernel of the synthetic SGLang
+// recipe.
+const attentionMatch = "BatchDecodeWithPagedKVCache"
+
+// fusedAllReduce is FlashInfer's fused all-reduce + residual norm kernel.
+const fusedAllReduce = "void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<__nv_bfloat16, 2>(flashinfer::trtllm_allreduce_fusion::AllReduceFusionParams<__nv_bfloat16>)"
+
+// compareRuns are synthetic SGLang decode runs with known differences from
+// "base" (16 steps, 14 after dropping the edges).
+var compareRuns = []struct {
+	label string
+	opt   synth.Options
+}{
+	{"base", synth.Options{Seed: 1, Steps: 16}},
+	// one kernel (decode attention) 20% slower in every step
+	{"slow20", synth.Options{Seed: 2, Steps: 16, Edits: []synth.Edit{{Match: attentionMatch, Factor: 1.2}}}},
+	// the same deployment again: other noise, half the steps
+	{"again8", synth.Options{Seed: 3, Steps: 8}},
+	// every kernel 2% slower
+	{"all2", synth.Options{Seed: 4, Steps: 16, Edits: []synth.Edit{{Factor: 1.02}}}},
+	// the QKV GEMM under another tile name, RoPE gone, a kernel added
+	{"buckets", synth.Options{Seed: 5, Steps: 16, Edits: []synth.Edit{
+		{Match: "nvjet_tst_64x8_64x16", Into: []string{"nvjet_tst_64x16_64x8_4x1_v_bz_TNT"}},
+		{Match: "rotary_embedding", Into: []string{}},
+		{Match: "act_and_mul", Into: []string{"", "added_kernel"}},
+	}}},
+	// TP 2 with FlashInfer's all-reduce fusion on: against tp2 (off, the
+	// split all-reduce -> norm chain runs) the fusion is switched off
+	{"arfused", synth.Options{Seed: 6, Steps: 16, Ranks: 2, Edits: []synth.Edit{
+		{Match: "cross_device_reduce", Into: []string{fusedAllReduce}},
+	}}},
+	// 5 steps, 3 after the edges: too few to test
+	{"base3", synth.Options{Seed: 7, Steps: 5}},
+	{"slow3", synth.Options{Seed: 8, Steps: 5, Edits: []synth.Edit{{Match: attentionMatch, Factor: 1.2}}}},
+	// another TP size
+	{"tp2", synth.Options{Seed: 9, Steps: 16, Ranks: 2}},
+}
+
+// TestCompareEndToEnd writes the runs, ingests them once and checks that
+// each comparison finds exactly the difference built into it.
+func TestCompareEndToEnd(t *testing.T) {
+	root := t.TempDir()
+	for _, r := range compareRuns {
+		o := r.opt
+		o.Dir, o.Run, o.Framework, o.Stage = root, r.label, synth.SGLang, synth.StageDecode
+		o.Noise, o.BatchSize = 0.02, 32
+		if _, err := synth.Generate(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "cmp.duckdb")
+	io, _, errOut := testIO("")
+	if code := run([]string{"--db", db, "ingest", root}, io, func(string) string { return "" }); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errOut)
+	}
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"SlowKernel", testCompareSlowKernel},
+		{"SameRunAgain", testCompareSameRunAgain},
+		{"UniformTwoPercent", testCompareUniformTwoPercent},
+		{"Buckets", testCompareBuckets},
+		{"FusionSwitchedOff", testCompareFusionSwitchedOff},
+		{"TooFewSteps", testCompareTooFewSteps},
+		{"Mismatch", testCompareMismatch},
+		{"Decomposition", testCompareDecomposition},
+		{"Formats", testCompareFormats},
+		{"Selectors", testCompareSelectors},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
+	}
+}
+
+func runCompare(db string, args ...string) (int, string, string) {
+	io, out, errOut := testIO("")
+	code := run(append([]string{"--db", db, "compare"}, args...), io, func(string) string { return "" })
+	return code, out.String(), errOut.String()
+}
+
+func compareJSON(t *testing.T, db string, args ...string) (int, report.CompareReport) {
+	t.Helper()
+	code, out, errOut := runCompare(db, append(args, "--format", "json")...)
+	var r report.CompareReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, errOut, out)
+	}
+	return code, r
+}
+
+func decodeStage(t *testing.T, r report.CompareReport) report.CompareStage {
+	t.Helper()
+	for _, s := range r.Stages {
+		if s.Stage == "decode" {
+			return s
+		}
+	}
+	t.Fatalf("no decode stage in %+v", r.Stages)
+	return report.CompareStage{}
+}
+
+func testCompareSlowKernel(t *testing.T, db string) {
+	code, r := compareJSON(t, db, "base", "slow20", "--fail-on-regression")
+	if code != exitRegression || r.Verdict.Verdict != report.VerdictRegression {
+		t.Fatalf("exit %d, verdict %+v", code, r.Verdict)
+	}
+	st := decodeStage(t, r)
+	if st.BaseSteps != 14 || st.CandSteps != 14 {
+		t.Errorf("steps %d vs %d, want 14 vs 14 (edges dropped)", st.BaseSteps, st.CandSteps)
+	}
+	var regressed []string
+	for _, k := range st.Kernels {
+		if k.Verdict == report.VerdictRegression {
+			regressed = append(regressed, k.Kernel)
+			if k.DeltaPct == nil || *k.DeltaPct < 17 || *k.DeltaPct > 23 || !k.Test.Significant {
+				t.Errorf("%s: delta %v%%, test %+v; want about +20%%, significant", k.Kernel, k.DeltaPct, k.Test)
+			}
+		}
+	}
+	if len(regressed) != 1 || !strings.Contains(regressed[0], attentionMatch) {
+		t.Errorf("regressed kernels %q, want only the decode attention", regressed)
+	}
+	if len(r.Verdict.Rows) != 1 || !strings.Contains(r.Verdict.Rows[0], attentionMatch) {
+		t.Errorf("verdict rows %q, want the attention kernel only", r.Verdict.Rows)
+	}
+	// Without --fail-on-regression the exit status stays 0.
+	if code, _, _ := runCompare(db, "base", "slow20"); code != 0 {
+		t.Errorf("exit %d without --fail-on-regression", code)
+	}
+}
+
+func testCompareSameRunAgain(t *testing.T, db string) {
+	code, r := compareJSON(t, db, "base", "again8", "--fail-on-regression")
+	if code != 0 || r.Verdict.Verdict != report.VerdictNoChange {
+		t.Fatalf("exit %d, verdict %+v", code, r.Verdict)
+	}
+	st := decodeStage(t, r)
+	if st.BaseSteps != 14 || st.CandSteps != 6 {
+		t.Errorf("steps %d vs %d, want 14 vs 6", st.BaseSteps, st.CandSteps)
+	}
+	for _, k := range st.Kernels {
+		if k.Bucket != report.BucketSame {
+			t.Errorf("%s in bucket %s", k.Kernel, k.Bucket)
+		}
+		if k.BaseLaunchStep != k.CandLaunchStep {
+			t.Errorf("%s: launches per step %v vs %v", k.Kernel, k.BaseLaunchStep, k.CandLaunchStep)
+		}
+	}
+	for _, m := range st.Summary {
+		if m.Metric == "launches" && m.DeltaNS != 0 {
+			t.Errorf("launches per step differ: %+v", m)
+		}
+	}
+}
+
+func testCompareUniformTwoPercent(t *testing.T, db string) {
+	code, r := compareJSON(t, db, "base", "all2", "--fail-on-regression")
+	if code != 0 || r.Verdict.Verdict == report.VerdictRegression {
+		t.Fatalf("exit %d, verdict %+v", code, r.Verdict)
+	}
+	st := decodeStage(t, r)
+	significant := 0
+	for _, k := range st.Kernels {
+		if k.Test.Significant && k.DeltaPct != nil && *k.DeltaPct > 1 && *k.DeltaPct < 3 {
+			significant++
+		}
+		if k.Verdict != "" {
+			t.Errorf("%s: verdict %s at %v%%", k.Kernel, k.Verdict, *k.DeltaPct)
+		}
+	}
+	if significant < 3 {
+		t.Errorf("only %d kernel rows significantly ~2%% slower", significant)
+	}
+}
+
+func testCompareBuckets(t *testing.T, db string) {
+	_, r := compareJSON(t, db, "base", "buckets")
+	st := decodeStage(t, r)
+	got := map[string][]string{}
+	for _, k := range st.Kernels {
+		if k.Bucket == report.BucketSame {
+			continue
+		}
+		name := k.Kernel
+		if k.Bucket == report.BucketRenamed {
+			name = k.BaseKernel + " -> " + k.Kernel
+		}
+		got[k.Bucket] = append(got[k.Bucket], name)
+	}
+	want := map[string][]string{
+		report.BucketRenamed: {"nvjet_tst_64x8_64x16_4x1_v_bz_TNT -> nvjet_tst_64x16_64x8_4x1_v_bz_TNT"},
+		report.BucketGone:    {"void vllm::rotary_embedding_kernel<c10::BFloat16, true>"},
+		report.BucketNew:     {"added_kernel"},
+	}
+	for b, names := range want {
+		if !slices.Equal(got[b], names) {
+			t.Errorf("bucket %s: %q, want %q", b, got[b], names)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("buckets %v", got)
+	}
+}
+
+func testCompareFusionSwitchedOff(t *testing.T, db string) {
+	_, r := compareJSON(t, db, "arfused", "tp2")
+	st := decodeStage(t, r)
+	var found bool
+	for _, f := range st.Fusions {
+		if f.ID == "sglang-flashinfer-allreduce-fusion" {
+			found = true
+			if !slices.Equal(f.BaseStatus, []string{"already fused"}) || !slices.Equal(f.CandStatus, []string{"opportunity"}) ||
+				f.Change != "switched off" || f.Switch != "--enable-flashinfer-allreduce-fusion" {
+				t.Errorf("fusion row %+v", f)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no change for sglang-flashinfer-allreduce-fusion in %+v", st.Fusions)
+	}
+	_, out, _ := runCompare(db, "arfused", "tp2")
+	if !strings.Contains(out, "switched off") {
+		t.Errorf("text has no fusion change:\n%s", out)
+	}
+}
+
+func testCompareTooFewSteps(t *testing.T, db string) {
+	code, r := compareJSON(t, db, "base3", "slow3", "--fail-on-regression")
+	st := decodeStage(t, r)
+	if !st.TooFew || st.BaseSteps != 3 || st.CandSteps != 3 {
+		t.Fatalf("too few %v, steps %d vs %d", st.TooFew, st.BaseSteps, st.CandSteps)
+	}
+	for _, k := range st.Kernels {
+		if k.Test.Method != "too few" || k.Test.P != nil {
+			t.Errorf("%s tested with 3 steps: %+v", k.Kernel, k.Test)
+		}
+	}
+	if code != exitRegression || r.Verdict.Verdict != report.VerdictRegression || !r.Verdict.Untested {
+		t.Errorf("exit %d, verdict %+v: want a regression from the practical gate, marked untested", code, r.Verdict)
+	}
+	_, out, _ := runCompare(db, "base3", "slow3")
+	if !strings.Contains(out, "too few steps to test") {
+		t.Errorf("text does not say too few steps to test:\n%s", out)
+	}
+}
+
+func testCompareMismatch(t *testing.T, db string) {
+	code, out, _ := runCompare(db, "base", "tp2")
+	if code != 0 || !strings.Contains(out, "warning: TP size differs: 1 (base) vs 2 (candidate)") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, _, errOut := runCompare(db, "base", "tp2", "--strict")
+	if code != exitUsage || !strings.Contains(errOut, "TP size differs") {
+		t.Errorf("--strict: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCompare(db, "base", "again8", "--strict"); code != 0 {
+		t.Errorf("--strict on comparable runs: exit %d: %s", code, errOut)
+	}
+}
+
+// testCompareDecomposition: the parts add up exactly to the step-time delta,
+// which is the delta of the mean step times of compare_steps.
+func testCompareDecomposition(t *testing.T, db string) {
+	_, r := compareJSON(t, db, "base", "slow20")
+	st := decodeStage(t, r)
+	var sum int64
+	for _, p := range st.Decomposition {
+		sum += p.DeltaNS
+		if p.BaseNS+p.DeltaNS-p.CandNS > 1 || p.CandNS-p.BaseNS-p.DeltaNS > 1 {
+			t.Errorf("%s: %d -> %d but delta %d", p.Part, p.BaseNS, p.CandNS, p.DeltaNS)
+		}
+	}
+	if sum != st.StepDeltaNS || sum == 0 {
+		t.Errorf("parts sum to %d, step delta %d", sum, st.StepDeltaNS)
+	}
+}
+
+func testCompareFormats(t *testing.T, db string) {
+	for _, f := range []string{"table", "markdown"} {
+		code, out, errOut := runCompare(db, "base", "slow20", "--format", f)
+		if code != 0 || !strings.Contains(out, "verdict: regression") {
+			t.Errorf("%s: exit %d %s\n%s", f, code, errOut, out)
+		}
+		_, again, _ := runCompare(db, "base", "slow20", "--format", f)
+		if again != out {
+			t.Errorf("%s: output differs between two runs", f)
+		}
+	}
+	dir := t.TempDir()
+	code, _, errOut := runCompare(db, "base", "slow20", "--format", "csv", "--out", dir)
+	if code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, errOut)
+	}
+	for _, name := range []string{"compare.summary.csv", "compare.decomposition.csv", "compare.kernels.csv",
+		"compare.overlap.csv", "compare.fusions.csv"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(b) == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// JSON field names are a contract.
+	_, out, _ := runCompare(db, "base", "slow20", "--format", "json")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"base", "candidate", "rank", "normalisation", "comparability", "stages", "verdict", "gates", "notes"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON has no %q", k)
+		}
+	}
+}
+
+func testCompareSelectors(t *testing.T, db string) {
+	// @latest and @latest~1 are the first two runs 'runs' lists.
+	io, out, _ := testIO("")
+	run([]string{"--db", db, "runs", "--format", "json"}, io, func(string) string { return "" })
+	var runs []struct {
+		Label string `json:"label"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &runs); err != nil || len(runs) < 2 {
+		t.Fatalf("runs: %v %s", err, out)
+	}
+	_, r := compareJSON(t, db, "@latest~1", "@latest")
+	if r.Candidate.Label != runs[0].Label || r.Base.Label != runs[1].Label {
+		t.Errorf("@latest~1 -> @latest resolved to %s -> %s, runs lists %s, %s", r.Base.Label, r.Candidate.Label,
+			runs[1].Label, runs[0].Label)
+	}
+	if code, _, errOut := runCompare(db, "tag:nope=1", "@latest"); code != exitError || !strings.Contains(errOut, "no run") {
+		t.Errorf("unknown tag: exit %d: %s", code, errOut)
+	}
+	if code, _, _ := runCompare(db, "base"); code != exitUsage {
+		t.Errorf("one argument: exit %d", code)
+	}
+}

@@ -1,0 +1,191 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// CompareParams selects one side of a comparison: a run, one rank or every
+// rank, and whether the edge steps count.
+type CompareParams struct {
+	Run       int64
+	Rank      sql.NullInt64 // invalid = every rank
+	KeepEdges bool
+}
+
+func (p CompareParams) args() []any {
+	return []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("keep_edges", p.KeepEdges)}
+}
+
+// CompareRunRow is one row of compare_run.sql.
+type CompareRunRow struct {
+	RunID          int64
+	Label          string
+	Framework      string
+	Model          string
+	TP, DP, EP, PP sql.NullInt64
+	CUDAGraph      sql.NullBool
+	GPUs           []string
+	Tags           []string // key=value, sorted by key
+	IngestedAt     time.Time
+}
+
+// CompareRun returns the header facts of a run; nil when there is none.
+func CompareRun(ctx context.Context, q Querier, run int64) (*CompareRunRow, error) {
+	rows, err := collect(ctx, q, "compare_run", []any{sql.Named("run", run)}, func(rows *sql.Rows) (CompareRunRow, error) {
+		var r CompareRunRow
+		var gpus, tags []any
+		err := rows.Scan(&r.RunID, &r.Label, &r.Framework, &r.Model, &r.TP, &r.DP, &r.EP, &r.PP, &r.CUDAGraph,
+			&gpus, &tags, &r.IngestedAt)
+		r.GPUs, r.Tags = fusionStrings(gpus), fusionStrings(tags)
+		return r, err
+	})
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return &rows[0], nil
+}
+
+// CompareStepsRow is one step of compare_steps.sql. Times are nanoseconds.
+type CompareStepsRow struct {
+	Stage         string
+	Rank          int64
+	TraceID       int64
+	Step          int64
+	Source        string
+	BatchSize     sql.NullInt64
+	Tokens        sql.NullInt64
+	Kernels       int64
+	KernelNS      int64
+	BusyNS        int64
+	WindowNS      int64 // the step time
+	IdleNS        int64
+	ExposedCommNS int64
+}
+
+// CompareSteps returns the per-step samples of one side.
+func CompareSteps(ctx context.Context, q Querier, p CompareParams) ([]CompareStepsRow, error) {
+	return collect(ctx, q, "compare_steps", p.args(), func(rows *sql.Rows) (CompareStepsRow, error) {
+		var r CompareStepsRow
+		err := rows.Scan(&r.Stage, &r.Rank, &r.TraceID, &r.Step, &r.Source, &r.BatchSize, &r.Tokens,
+			&r.Kernels, &r.KernelNS, &r.BusyNS, &r.WindowNS, &r.IdleNS, &r.ExposedCommNS)
+		return r, err
+	})
+}
+
+// CompareKernelStepsRow is one kernel in one step (compare_kernel_steps.sql).
+type CompareKernelStepsRow struct {
+	Stage    string
+	Kernel   string // short name
+	Rank     int64
+	TraceID  int64
+	Step     int64
+	NS       int64
+	Launches int64
+}
+
+// CompareKernelSteps returns every kernel's time per step of one side.
+func CompareKernelSteps(ctx context.Context, q Querier, p CompareParams) ([]CompareKernelStepsRow, error) {
+	return collect(ctx, q, "compare_kernel_steps", p.args(), func(rows *sql.Rows) (CompareKernelStepsRow, error) {
+		var r CompareKernelStepsRow
+		err := rows.Scan(&r.Stage, &r.Kernel, &r.Rank, &r.TraceID, &r.Step, &r.NS, &r.Launches)
+		return r, err
+	})
+}
+
+// CompareKernelsRow is one kernel of one stage (compare_kernels.sql).
+type CompareKernelsRow struct {
+	Stage            string
+	Kernel           string // short name
+	Family           string
+	Category         string
+	NS               int64
+	Launches         int64
+	StageNS          int64 // the share's denominator
+	HiddenNS         int64
+	HiddenByComputNS int64
+	Site             sql.NullString
+}
+
+// CompareKernels returns one side's kernel rows over the steps used.
+func CompareKernels(ctx context.Context, q Querier, p CompareParams) ([]CompareKernelsRow, error) {
+	return collect(ctx, q, "compare_kernels", p.args(), func(rows *sql.Rows) (CompareKernelsRow, error) {
+		var r CompareKernelsRow
+		err := rows.Scan(&r.Stage, &r.Kernel, &r.Family, &r.Category, &r.NS, &r.Launches, &r.StageNS,
+			&r.HiddenNS, &r.HiddenByComputNS, &r.Site)
+		return r, err
+	})
+}
+
+// Parts of compare_decomposition.sql.
+const (
+	PartStepTime = "step_time"
+	PartFamily   = "family"
+	PartOverlap  = "overlap"
+	PartIdle     = "idle"
+)
+
+// CompareDecompositionRow is one part of one stage's step time, summed
+// over its steps (compare_decomposition.sql).
+type CompareDecompositionRow struct {
+	Stage   string
+	Part    string
+	Family  string // for PartFamily
+	TotalNS int64
+	Steps   int64
+}
+
+// CompareDecomposition returns one side's step-time parts.
+func CompareDecomposition(ctx context.Context, q Querier, p CompareParams) ([]CompareDecompositionRow, error) {
+	return collect(ctx, q, "compare_decomposition", p.args(), func(rows *sql.Rows) (CompareDecompositionRow, error) {
+		var r CompareDecompositionRow
+		var fam sql.NullString
+		err := rows.Scan(&r.Stage, &r.Part, &fam, &r.TotalNS, &r.Steps)
+		r.Family = fam.String
+		return r, err
+	})
+}
+
+// CompareSide is everything a comparison reads about one side.
+type CompareSide struct {
+	Params        CompareParams
+	Run           CompareRunRow
+	Steps         []CompareStepsRow // every rank when Params.Rank is invalid
+	KernelSteps   []CompareKernelStepsRow
+	Kernels       []CompareKernelsRow
+	Decomposition []CompareDecompositionRow
+	Fusions       []FusionMatchesRow
+}
+
+// CompareFetch reads one side of a comparison. Steps come for every rank
+// (for the rank spread); the kernel figures for detail, one rank (every
+// rank when invalid).
+func CompareFetch(ctx context.Context, q Querier, p CompareParams, detail sql.NullInt64) (*CompareSide, error) {
+	run, err := CompareRun(ctx, q, p.Run)
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		return nil, sql.ErrNoRows
+	}
+	s := &CompareSide{Params: p, Run: *run}
+	if s.Steps, err = CompareSteps(ctx, q, p); err != nil {
+		return nil, err
+	}
+	d := p
+	d.Rank = detail
+	if s.KernelSteps, err = CompareKernelSteps(ctx, q, d); err != nil {
+		return nil, err
+	}
+	if s.Kernels, err = CompareKernels(ctx, q, d); err != nil {
+		return nil, err
+	}
+	if s.Decomposition, err = CompareDecomposition(ctx, q, d); err != nil {
+		return nil, err
+	}
+	if s.Fusions, err = FusionMatches(ctx, q, FusionMatchesParams{Run: p.Run, Rank: detail}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,20 @@
+-- compare_kernel_steps: each kernel's time in each step of one run (the
+-- kernel table's samples, compare.md section 3): one row per (stage, rank,
+-- trace, step, short name) where the kernel ran; a step where it did not
+-- run has no row (its sample is 0). Edge steps are left out unless
+-- $keep_edges. Sorted by stage, short name, rank, trace, step.
+--
+-- Parameters: $run; $rank (NULL = every rank); $keep_edges.
+--
+-- Columns:
+--   stage, short_name, rank, trace_id, step
+--   ns         summed dur_ns of the kernel's events in the step
+--   launches   its events in the step
+SELECT k.stage, n.short_name, k.rank, k.trace_id, k.step,
+       sum(k.dur_ns)::BIGINT AS ns, sum(k.launches)::BIGINT AS launches
+FROM step_kernels_cached($run) k
+JOIN steps s ON s.trace_id = k.trace_id AND s.step = k.step
+JOIN kernel_names n ON n.name_id = k.name_id
+WHERE ($rank IS NULL OR k.rank = $rank) AND ($keep_edges OR NOT s.edge)
+GROUP BY k.stage, n.short_name, k.rank, k.trace_id, k.step
+ORDER BY k.stage, n.short_name, k.rank, k.trace_id, k.step

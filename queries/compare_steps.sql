@@ -1,0 +1,27 @@
+-- compare_steps: the per-step samples of one run (compare.md sections 1
+-- and 3): one row per (stage, rank, trace, step) of run $run, edge steps
+-- left out unless $keep_edges. Sorted by stage (prefill, decode, mixed,
+-- unknown, others by name), rank, trace, step.
+--
+-- Parameters: $run; $rank (NULL = every rank); $keep_edges.
+--
+-- Columns:
+--   stage, rank, trace_id, step
+--   source           how the trace's steps were found (steps.source;
+--                    'window' = no step evidence, the trace is one sample)
+--   batch_size, tokens  from the step's annotation, NULL when it does not say
+--   kernels          GPU events in the step (launches)
+--   kernel_ns        summed kernel time
+--   busy_ns          GPU busy time: union of the step's intervals per device
+--   window_ns        step time: the step's GPU window, last end - first start
+--   idle_ns          window_ns - busy_ns
+--   exposed_comm_ns  communication time not hidden under compute
+SELECT t.stage, t.rank, t.trace_id, t.step, s.source, s.batch_size, s.tokens,
+       t.kernels, t.kernel_ns, t.busy_ns, t.window_ns, t.window_ns - t.busy_ns AS idle_ns,
+       t.exposed_comm_ns
+FROM step_totals_cached($run) t
+JOIN steps s ON s.trace_id = t.trace_id AND s.step = t.step
+WHERE ($rank IS NULL OR t.rank = $rank) AND ($keep_edges OR NOT s.edge)
+ORDER BY CASE t.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
+                      WHEN 'unknown' THEN 3 ELSE 4 END,
+         t.stage, t.rank, t.trace_id, t.step

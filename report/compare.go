@@ -1,0 +1,947 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/stats"
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// The compare report (spec/compare.md sections 2-4): per-step samples and
+// aggregates come from the compare_*.sql queries; medians, intervals, the
+// Mann-Whitney tests and the Benjamini-Hochberg adjustment come from the
+// stats package; this file only puts them side by side and applies the
+// two gates.
+
+// Verdicts.
+const (
+	VerdictRegression  = "regression"
+	VerdictImprovement = "improvement"
+	VerdictNoChange    = "no significant change"
+)
+
+// Kernel buckets.
+const (
+	BucketSame    = "same"
+	BucketNew     = "new"
+	BucketGone    = "gone"
+	BucketRenamed = "renamed"
+)
+
+// CompareOptions are the gates and filters of a comparison.
+type CompareOptions struct {
+	Alpha           float64 // significance level (FDR level for kernel rows)
+	ThresholdPct    float64 // step time / busy growth that matters
+	KernelThreshold float64 // kernel growth (%) that matters
+	MinDeltaNS      float64 // and by at least this much per step
+	MinSharePct     float64 // kernel share (either side) for the kernel gate: 1
+	Stage           string  // "" = every stage
+	RankAll         bool
+	Rank            int64 // the rank compared when not RankAll
+	KeepEdges       bool
+}
+
+// CompareReport is a whole comparison. JSON names are a contract (a test
+// pins them); times are µs numbers with exact *_ns integers beside them.
+type CompareReport struct {
+	Base          CompareRun     `json:"base"`
+	Candidate     CompareRun     `json:"candidate"`
+	Rank          *int64         `json:"rank"` // null: every rank
+	Normalisation string         `json:"normalisation"`
+	Mismatches    []string       `json:"comparability"`
+	Stages        []CompareStage `json:"stages"`
+	Verdict       CompareVerdict `json:"verdict"`
+	Gates         CompareGates   `json:"gates"`
+	Notes         []string       `json:"notes"`
+}
+
+// CompareGates echo the thresholds the verdict used.
+type CompareGates struct {
+	Alpha              float64 `json:"alpha"`
+	ThresholdPct       float64 `json:"threshold_pct"`
+	KernelThresholdPct float64 `json:"kernel_threshold_pct"`
+	MinDeltaUS         float64 `json:"min_delta_us"`
+	KernelMinSharePct  float64 `json:"kernel_min_share_pct"`
+}
+
+// CompareRun describes one side.
+type CompareRun struct {
+	Label      string          `json:"label"`
+	Framework  string          `json:"framework"`
+	Model      string          `json:"model"`
+	GPUs       []string        `json:"gpus"`
+	Parallel   TriageParallel  `json:"parallel"`
+	CUDAGraph  *bool           `json:"cuda_graph"`
+	Tags       []string        `json:"tags"`
+	StepSource []string        `json:"step_source"`
+	Steps      map[string]int  `json:"steps"`       // per stage, used
+	BatchSizes map[string]*int `json:"batch_sizes"` // per stage: median, null when unknown
+	Tokens     map[string]*int `json:"tokens"`      // per stage: median per step
+}
+
+// CompareStat is one side of one row: the median of the per-step samples
+// and, with 6 or more, its 95% interval.
+type CompareStat struct {
+	N        int      `json:"n"`
+	MedianUS float64  `json:"median_us"`
+	MedianNS float64  `json:"median_ns"`
+	LoNS     *float64 `json:"ci_lo_ns"`
+	HiNS     *float64 `json:"ci_hi_ns"`
+}
+
+// CompareTest is the significance of one row.
+type CompareTest struct {
+	// Method is exact, normal or "too few" (fewer than 4 steps on a side:
+	// no test, the practical gate alone decides, marked).
+	Method string   `json:"method"`
+	P      *float64 `json:"p"`
+	// Q is the Benjamini-Hochberg adjusted p across the stage's kernel
+	// rows (kernel rows only).
+	Q           *float64 `json:"q,omitempty"`
+	Significant bool     `json:"significant"`
+}
+
+// CompareMetric is one step-summary row.
+type CompareMetric struct {
+	Metric    string      `json:"metric"`
+	Unit      string      `json:"unit"` // ns or count
+	Base      CompareStat `json:"base"`
+	Candidate CompareStat `json:"candidate"`
+	DeltaNS   float64     `json:"delta_ns"`
+	DeltaPct  *float64    `json:"delta_pct"`
+	Test      CompareTest `json:"test"`
+	Verdict   string      `json:"verdict"` // regression | improvement | ""
+}
+
+// CompareDecomp is one part of the step-time delta: per-step means, exact
+// nanoseconds apportioned so that the parts add up to the step-time delta.
+type CompareDecomp struct {
+	Part      string `json:"part"` // family:<f> | overlap | idle
+	BaseNS    int64  `json:"base_ns"`
+	CandNS    int64  `json:"candidate_ns"`
+	DeltaNS   int64  `json:"delta_ns"`
+	Component string `json:"component"`
+}
+
+// CompareKernel is one kernel-table row.
+type CompareKernel struct {
+	Bucket          string      `json:"bucket"`
+	Kernel          string      `json:"kernel"`
+	BaseKernel      string      `json:"base_kernel,omitempty"` // renamed rows
+	Family          string      `json:"family"`
+	Site            string      `json:"site,omitempty"`
+	Base            CompareStat `json:"base"`
+	Candidate       CompareStat `json:"candidate"`
+	BaseLaunches    int64       `json:"base_launches"`
+	CandLaunches    int64       `json:"candidate_launches"`
+	BaseLaunchStep  float64     `json:"base_launches_per_step"`
+	CandLaunchStep  float64     `json:"candidate_launches_per_step"`
+	BaseMeanNS      float64     `json:"base_mean_launch_ns"`
+	CandMeanNS      float64     `json:"candidate_mean_launch_ns"`
+	BaseSharePct    float64     `json:"base_share_pct"`
+	CandSharePct    float64     `json:"candidate_share_pct"`
+	DeltaNS         float64     `json:"delta_ns"`
+	DeltaPct        *float64    `json:"delta_pct"`
+	Test            CompareTest `json:"test"`
+	Verdict         string      `json:"verdict"`
+	baseHidden      float64
+	candHidden      float64
+	baseHasOverlap  bool
+	candHasOverlap  bool
+	baseSample      []float64
+	candSample      []float64
+	baseSite, cSite string
+}
+
+// CompareOverlap is a kernel whose hidden ratio moved by more than 10 points.
+type CompareOverlap struct {
+	Kernel        string  `json:"kernel"`
+	BaseHiddenPct float64 `json:"base_hidden_pct"`
+	CandHiddenPct float64 `json:"candidate_hidden_pct"`
+	DeltaPoints   float64 `json:"delta_points"`
+}
+
+// CompareFusion is a catalog entry whose status changed between the runs.
+type CompareFusion struct {
+	ID         string   `json:"id"`
+	Pattern    string   `json:"pattern"`
+	BaseStatus []string `json:"base_status"`
+	CandStatus []string `json:"candidate_status"`
+	Change     string   `json:"change"` // switched off | now fused | appeared | vanished | changed
+	Switch     string   `json:"switch,omitempty"`
+	Evidence   []string `json:"evidence"`
+}
+
+// CompareRankRow is one rank's step time (with --rank all).
+type CompareRankRow struct {
+	Rank   int64         `json:"rank"`
+	Metric CompareMetric `json:"step_time"`
+}
+
+// CompareStage is one stage's comparison.
+type CompareStage struct {
+	Stage         string           `json:"stage"`
+	BaseSteps     int              `json:"base_steps"`
+	CandSteps     int              `json:"candidate_steps"`
+	TooFew        bool             `json:"too_few_steps"`
+	PerWindow     bool             `json:"per_window"`
+	Summary       []CompareMetric  `json:"summary"`
+	Decomposition []CompareDecomp  `json:"decomposition"`
+	StepDeltaNS   int64            `json:"step_delta_ns"`
+	Kernels       []CompareKernel  `json:"kernels"`
+	Overlap       []CompareOverlap `json:"overlap_changes"`
+	Fusions       []CompareFusion  `json:"fusion_changes"`
+	Ranks         []CompareRankRow `json:"ranks,omitempty"`
+	BaseStraggler *int64           `json:"base_straggler_rank,omitempty"`
+	CandStraggler *int64           `json:"candidate_straggler_rank,omitempty"`
+}
+
+// CompareVerdict is the outcome and the rows that decided it.
+type CompareVerdict struct {
+	Verdict string   `json:"verdict"`
+	Rows    []string `json:"rows"`
+	// Untested says a deciding stage had too few steps to test: the
+	// practical gate alone decided.
+	Untested bool `json:"untested"`
+}
+
+// Regression says whether CI should fail.
+func (r *CompareReport) Regression() bool { return r.Verdict.Verdict == VerdictRegression }
+
+func nsStat(xs []float64) CompareStat {
+	s := stats.Summarize(xs, 0.95)
+	st := CompareStat{N: s.N, MedianNS: s.Median, MedianUS: s.Median / 1000}
+	if s.N == 0 {
+		st.MedianNS, st.MedianUS = 0, 0
+	}
+	if s.HasCI {
+		lo, hi := s.Lo, s.Hi
+		st.LoNS, st.HiNS = &lo, &hi
+	}
+	return st
+}
+
+func test(a, b []float64, alpha float64) CompareTest {
+	u := stats.MannWhitney(a, b)
+	t := CompareTest{Method: string(u.Method)}
+	if u.Tested() {
+		p := u.P
+		t.P = &p
+		t.Significant = p <= alpha
+	}
+	return t
+}
+
+func deltaPct(base, cand float64) *float64 {
+	if base == 0 {
+		return nil
+	}
+	v := (cand - base) / base * 100
+	return &v
+}
+
+func i64p(v int64) *int64 { return &v }
+
+// stageKey identifies a sample: one step of one trace of one rank.
+type stepKey struct {
+	rank, trace, step int64
+}
+
+// NewCompare builds the comparison of two sides.
+func NewCompare(base, cand *queries.CompareSide, o CompareOptions) *CompareReport {
+	r := &CompareReport{Base: compareRun(base), Candidate: compareRun(cand), Mismatches: []string{}, Notes: []string{},
+		Gates: CompareGates{Alpha: o.Alpha, ThresholdPct: o.ThresholdPct, KernelThresholdPct: o.KernelThreshold,
+			MinDeltaUS: o.MinDeltaNS / 1000, KernelMinSharePct: o.MinSharePct}}
+	if !o.RankAll {
+		r.Rank = i64p(o.Rank)
+	}
+	stages := map[string]bool{}
+	for _, s := range base.Steps {
+		stages[s.Stage] = true
+	}
+	for _, s := range cand.Steps {
+		stages[s.Stage] = true
+	}
+	var order []string
+	for s := range stages {
+		if o.Stage == "" || s == o.Stage {
+			order = append(order, s)
+		}
+	}
+	slices.SortFunc(order, func(a, b string) int { return cmp.Or(cmp.Compare(stageOrder(a), stageOrder(b)), cmp.Compare(a, b)) })
+	perWindow := false
+	for _, st := range order {
+		cs := compareStage(st, base, cand, o)
+		perWindow = perWindow || cs.PerWindow
+		r.Stages = append(r.Stages, cs)
+	}
+	r.Normalisation = "per step: each sample is one step's value (runs capture different numbers of steps, so window sums never compare); medians per side"
+	if !o.KeepEdges {
+		r.Normalisation += "; the first and last step of a trace with more than four are left out (cut by the profiler)"
+	}
+	if perWindow {
+		r.Normalisation += "; a trace without step evidence is one sample (per window)"
+	}
+	r.Mismatches = mismatches(r.Base, r.Candidate)
+	r.Verdict = verdict(r.Stages)
+	return r
+}
+
+func stageOrder(s string) int {
+	switch s {
+	case vocab.Prefill:
+		return 0
+	case vocab.Decode:
+		return 1
+	case vocab.Mixed:
+		return 2
+	case vocab.StageUnknown:
+		return 3
+	}
+	return 4
+}
+
+func compareRun(s *queries.CompareSide) CompareRun {
+	run := s.Run
+	c := CompareRun{Label: run.Label, Framework: run.Framework, Model: run.Model, GPUs: run.GPUs, Tags: run.Tags,
+		Steps: map[string]int{}, BatchSizes: map[string]*int{}, Tokens: map[string]*int{}, StepSource: []string{}}
+	c.Parallel = TriageParallel{TP: optInt(run.TP), DP: optInt(run.DP), EP: optInt(run.EP), PP: optInt(run.PP)}
+	if run.CUDAGraph.Valid {
+		b := run.CUDAGraph.Bool
+		c.CUDAGraph = &b
+	}
+	bs, tok := map[string][]float64{}, map[string][]float64{}
+	sources := map[string]bool{}
+	for _, st := range s.Steps {
+		c.Steps[st.Stage]++
+		sources[st.Source] = true
+		if st.BatchSize.Valid {
+			bs[st.Stage] = append(bs[st.Stage], float64(st.BatchSize.Int64))
+		}
+		if st.Tokens.Valid {
+			tok[st.Stage] = append(tok[st.Stage], float64(st.Tokens.Int64))
+		}
+	}
+	for st := range c.Steps {
+		c.BatchSizes[st], c.Tokens[st] = medianInt(bs[st]), medianInt(tok[st])
+	}
+	for src := range sources {
+		c.StepSource = append(c.StepSource, src)
+	}
+	slices.Sort(c.StepSource)
+	return c
+}
+
+func medianInt(xs []float64) *int {
+	if len(xs) == 0 {
+		return nil
+	}
+	v := int(math.Round(stats.Median(xs)))
+	return &v
+}
+
+func mismatches(a, b CompareRun) []string {
+	var out []string
+	diff := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s differs: %s (base) vs %s (candidate)", what, x, y))
+		}
+	}
+	diff("GPU", orUnknown(strings.Join(a.GPUs, ", ")), orUnknown(strings.Join(b.GPUs, ", ")))
+	diff("framework", a.Framework, b.Framework)
+	diff("model", a.Model, b.Model)
+	for _, p := range []struct {
+		name string
+		x, y *int64
+	}{{"TP size", a.Parallel.TP, b.Parallel.TP}, {"DP size", a.Parallel.DP, b.Parallel.DP},
+		{"EP size", a.Parallel.EP, b.Parallel.EP}, {"PP size", a.Parallel.PP, b.Parallel.PP}} {
+		diff(p.name, fmtOptInt(p.x), fmtOptInt(p.y))
+	}
+	diff("CUDA graphs", optBool(a.CUDAGraph), optBool(b.CUDAGraph))
+	var stagesSeen []string
+	for st := range a.Steps {
+		if _, ok := b.Steps[st]; ok {
+			stagesSeen = append(stagesSeen, st)
+		}
+	}
+	slices.Sort(stagesSeen)
+	for _, st := range stagesSeen {
+		diff(vocab.StageName(st)+" batch size per step (median)", optIntp(a.BatchSizes[st]), optIntp(b.BatchSizes[st]))
+		diff(vocab.StageName(st)+" tokens per step (median)", optIntp(a.Tokens[st]), optIntp(b.Tokens[st]))
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func fmtOptInt(v *int64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*v)
+}
+
+func optIntp(v *int) string {
+	if v == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*v)
+}
+
+func optBool(v *bool) string {
+	if v == nil {
+		return "unknown"
+	}
+	if *v {
+		return "on"
+	}
+	return "off"
+}
+
+// metric names of the step summary.
+var summaryMetrics = []struct {
+	name, unit string
+	get        func(queries.CompareStepsRow) float64
+}{
+	{"step time", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.WindowNS) }},
+	{"kernel time", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.KernelNS) }},
+	{"GPU busy", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.BusyNS) }},
+	{"idle", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.IdleNS) }},
+	{"exposed communication", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.ExposedCommNS) }},
+	{"launches", "count", func(s queries.CompareStepsRow) float64 { return float64(s.Kernels) }},
+}
+
+func stepsOf(s *queries.CompareSide, stage string, rank *int64) []queries.CompareStepsRow {
+	var out []queries.CompareStepsRow
+	for _, st := range s.Steps {
+		if st.Stage == stage && (rank == nil || st.Rank == *rank) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func metric(name, unit string, a, b []float64, o CompareOptions, gated bool) CompareMetric {
+	m := CompareMetric{Metric: name, Unit: unit, Base: nsStat(a), Candidate: nsStat(b), Test: test(a, b, o.Alpha)}
+	m.DeltaNS = m.Candidate.MedianNS - m.Base.MedianNS
+	m.DeltaPct = deltaPct(m.Base.MedianNS, m.Candidate.MedianNS)
+	if gated && m.DeltaPct != nil && (m.Test.Significant || m.Test.Method == string(stats.TooFew)) {
+		switch {
+		case *m.DeltaPct > o.ThresholdPct:
+			m.Verdict = VerdictRegression
+		case *m.DeltaPct < -o.ThresholdPct:
+			m.Verdict = VerdictImprovement
+		}
+	}
+	return m
+}
+
+func compareStage(stage string, base, cand *queries.CompareSide, o CompareOptions) CompareStage {
+	cs := CompareStage{Stage: stage, Kernels: []CompareKernel{}, Overlap: []CompareOverlap{}, Fusions: []CompareFusion{},
+		Decomposition: []CompareDecomp{}}
+	bSteps, cSteps := stepsOf(base, stage, nil), stepsOf(cand, stage, nil)
+	cs.BaseSteps, cs.CandSteps = len(bSteps), len(cSteps)
+	cs.TooFew = cs.BaseSteps < stats.MinSamples || cs.CandSteps < stats.MinSamples
+	for _, s := range append(slices.Clone(bSteps), cSteps...) {
+		if s.Source == "window" {
+			cs.PerWindow = true
+		}
+	}
+	for _, m := range summaryMetrics {
+		a, b := make([]float64, len(bSteps)), make([]float64, len(cSteps))
+		for i, s := range bSteps {
+			a[i] = m.get(s)
+		}
+		for i, s := range cSteps {
+			b[i] = m.get(s)
+		}
+		gated := m.name == "step time" || m.name == "GPU busy"
+		cs.Summary = append(cs.Summary, metric(m.name, m.unit, a, b, o, gated))
+	}
+	if o.RankAll {
+		ranks := map[int64]bool{}
+		for _, s := range append(slices.Clone(bSteps), cSteps...) {
+			ranks[s.Rank] = true
+		}
+		var rs []int64
+		for r := range ranks {
+			rs = append(rs, r)
+		}
+		slices.Sort(rs)
+		var bWorst, cWorst *int64
+		var bMax, cMax float64
+		for _, rk := range rs {
+			var a, b []float64
+			for _, s := range stepsOf(base, stage, &rk) {
+				a = append(a, float64(s.WindowNS))
+			}
+			for _, s := range stepsOf(cand, stage, &rk) {
+				b = append(b, float64(s.WindowNS))
+			}
+			m := metric("step time", "ns", a, b, o, false)
+			cs.Ranks = append(cs.Ranks, CompareRankRow{Rank: rk, Metric: m})
+			if len(a) > 0 && (bWorst == nil || m.Base.MedianNS > bMax) {
+				bWorst, bMax = i64p(rk), m.Base.MedianNS
+			}
+			if len(b) > 0 && (cWorst == nil || m.Candidate.MedianNS > cMax) {
+				cWorst, cMax = i64p(rk), m.Candidate.MedianNS
+			}
+		}
+		cs.BaseStraggler, cs.CandStraggler = bWorst, cWorst
+	}
+	cs.Decomposition, cs.StepDeltaNS = decomposition(stage, base, cand)
+	cs.Kernels = kernelRows(stage, base, cand, bSteps, cSteps, o)
+	cs.Overlap = overlapChanges(cs.Kernels)
+	cs.Fusions = fusionChanges(stage, base, cand)
+	return cs
+}
+
+// decomposition apportions the per-step mean step-time delta over the
+// parts (families, overlap, idle) in whole nanoseconds: each part's delta
+// of per-step means, rounded by the largest-remainder rule so that the
+// parts add up exactly to the rounded step-time delta.
+func decomposition(stage string, base, cand *queries.CompareSide) ([]CompareDecomp, int64) {
+	type sums struct {
+		b, c float64
+	}
+	parts := map[string]*sums{}
+	var stepB, stepC float64
+	add := func(rows []queries.CompareDecompositionRow, isBase bool) {
+		for _, r := range rows {
+			if r.Stage != stage || r.Steps == 0 {
+				continue
+			}
+			mean := float64(r.TotalNS) / float64(r.Steps)
+			key := r.Part
+			if r.Part == queries.PartFamily {
+				key = "family:" + r.Family
+			}
+			if r.Part == queries.PartStepTime {
+				if isBase {
+					stepB = mean
+				} else {
+					stepC = mean
+				}
+				continue
+			}
+			if parts[key] == nil {
+				parts[key] = &sums{}
+			}
+			if isBase {
+				parts[key].b = mean
+			} else {
+				parts[key].c = mean
+			}
+		}
+	}
+	add(base.Decomposition, true)
+	add(cand.Decomposition, false)
+	keys := make([]string, 0, len(parts))
+	for k := range parts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	total := int64(math.Round(stepC - stepB))
+	deltas := make([]float64, len(keys))
+	for i, k := range keys {
+		deltas[i] = parts[k].c - parts[k].b
+	}
+	ints := apportion(deltas, total)
+	out := make([]CompareDecomp, 0, len(keys))
+	for i, k := range keys {
+		comp := k
+		if f, ok := strings.CutPrefix(k, "family:"); ok {
+			comp = f + " kernels"
+		} else if k == queries.PartOverlap {
+			comp = "overlap (minus time kernels run concurrently)"
+		} else if k == queries.PartIdle {
+			comp = "idle inside the step"
+		}
+		out = append(out, CompareDecomp{Part: k, BaseNS: int64(math.Round(parts[k].b)), CandNS: int64(math.Round(parts[k].c)),
+			DeltaNS: ints[i], Component: comp})
+	}
+	slices.SortStableFunc(out, func(a, b CompareDecomp) int {
+		return cmp.Or(cmp.Compare(abs64(b.DeltaNS), abs64(a.DeltaNS)), cmp.Compare(a.Part, b.Part))
+	})
+	return out, total
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// apportion rounds xs to integers summing to total (largest remainder:
+// floor each, then hand the remaining units to the largest fractional
+// parts, ties by position). xs must sum to total up to rounding.
+func apportion(xs []float64, total int64) []int64 {
+	out := make([]int64, len(xs))
+	var sum int64
+	type frac struct {
+		i int
+		f float64
+	}
+	fr := make([]frac, len(xs))
+	for i, x := range xs {
+		out[i] = int64(math.Floor(x))
+		sum += out[i]
+		fr[i] = frac{i, x - math.Floor(x)}
+	}
+	rest := total - sum
+	slices.SortStableFunc(fr, func(a, b frac) int { return cmp.Compare(b.f, a.f) })
+	for k := 0; rest > 0 && len(fr) > 0; k, rest = (k+1)%len(fr), rest-1 {
+		out[fr[k].i]++
+	}
+	for k := len(fr) - 1; rest < 0 && len(fr) > 0; k, rest = (k-1+len(fr))%len(fr), rest+1 {
+		out[fr[k].i]--
+	}
+	return out
+}
+
+// kernelRows builds the kernel table: per-step samples (0 in a step where
+// the kernel did not run), buckets, tests with Benjamini-Hochberg across
+// the stage's rows, and the kernel gate.
+func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []queries.CompareStepsRow, o CompareOptions) []CompareKernel {
+	type side struct {
+		info    queries.CompareKernelsRow
+		perStep map[stepKey]float64
+	}
+	collect := func(s *queries.CompareSide) map[string]*side {
+		m := map[string]*side{}
+		for _, k := range s.Kernels {
+			if k.Stage == stage {
+				m[k.Kernel] = &side{info: k, perStep: map[stepKey]float64{}}
+			}
+		}
+		for _, k := range s.KernelSteps {
+			if k.Stage != stage {
+				continue
+			}
+			if e := m[k.Kernel]; e != nil {
+				e.perStep[stepKey{k.Rank, k.TraceID, k.Step}] += float64(k.NS)
+			}
+		}
+		return m
+	}
+	bm, cm := collect(base), collect(cand)
+	sample := func(e *side, steps []queries.CompareStepsRow) []float64 {
+		out := make([]float64, len(steps))
+		if e == nil {
+			return out
+		}
+		for i, s := range steps {
+			out[i] = e.perStep[stepKey{s.Rank, s.TraceID, s.Step}]
+		}
+		return out
+	}
+	mk := func(name, baseName string, b, c *side) CompareKernel {
+		k := CompareKernel{Kernel: name, BaseKernel: baseName}
+		k.baseSample, k.candSample = sample(b, bSteps), sample(c, cSteps)
+		k.Base, k.Candidate = nsStat(k.baseSample), nsStat(k.candSample)
+		if b != nil {
+			k.Family, k.BaseLaunches = b.info.Family, b.info.Launches
+			k.BaseSharePct = share(b.info.NS, b.info.StageNS)
+			if b.info.Launches > 0 {
+				k.BaseMeanNS = float64(b.info.NS) / float64(b.info.Launches)
+			}
+			k.baseSite = b.info.Site.String
+			if b.info.NS > 0 {
+				k.baseHidden, k.baseHasOverlap = float64(b.info.HiddenNS)/float64(b.info.NS), true
+			}
+		}
+		if c != nil {
+			k.Family, k.CandLaunches = c.info.Family, c.info.Launches
+			k.CandSharePct = share(c.info.NS, c.info.StageNS)
+			if c.info.Launches > 0 {
+				k.CandMeanNS = float64(c.info.NS) / float64(c.info.Launches)
+			}
+			k.cSite = c.info.Site.String
+			if c.info.NS > 0 {
+				k.candHidden, k.candHasOverlap = float64(c.info.HiddenNS)/float64(c.info.NS), true
+			}
+		}
+		k.Site = k.cSite
+		if k.Site == "" {
+			k.Site = k.baseSite
+		}
+		if len(bSteps) > 0 {
+			k.BaseLaunchStep = float64(k.BaseLaunches) / float64(len(bSteps))
+		}
+		if len(cSteps) > 0 {
+			k.CandLaunchStep = float64(k.CandLaunches) / float64(len(cSteps))
+		}
+		k.DeltaNS = k.Candidate.MedianNS - k.Base.MedianNS
+		k.DeltaPct = deltaPct(k.Base.MedianNS, k.Candidate.MedianNS)
+		return k
+	}
+	var rows []CompareKernel
+	var gone, added []string
+	for name, b := range bm {
+		if c := cm[name]; c != nil {
+			k := mk(name, "", b, c)
+			k.Bucket = BucketSame
+			rows = append(rows, k)
+		} else {
+			gone = append(gone, name)
+		}
+	}
+	for name := range cm {
+		if bm[name] == nil {
+			added = append(added, name)
+		}
+	}
+	slices.Sort(gone)
+	slices.Sort(added)
+	// Renamed: a gone and a new kernel of the same family and Python site
+	// whose launches per step are within 10% of each other, paired greedily
+	// by name order.
+	used := map[string]bool{}
+	for _, g := range gone {
+		b := bm[g]
+		if !b.info.Site.Valid {
+			continue
+		}
+		bl := float64(b.info.Launches) / float64(max(1, len(bSteps)))
+		for _, n := range added {
+			c := cm[n]
+			if used[n] || !c.info.Site.Valid || c.info.Site.String != b.info.Site.String || c.info.Family != b.info.Family {
+				continue
+			}
+			cl := float64(c.info.Launches) / float64(max(1, len(cSteps)))
+			if math.Abs(cl-bl) > 0.1*math.Max(bl, cl) {
+				continue
+			}
+			used[n], used[g] = true, true
+			k := mk(n, g, b, c)
+			k.Bucket = BucketRenamed
+			rows = append(rows, k)
+			break
+		}
+	}
+	for _, g := range gone {
+		if !used[g] {
+			k := mk(g, "", bm[g], nil)
+			k.Bucket = BucketGone
+			rows = append(rows, k)
+		}
+	}
+	for _, n := range added {
+		if !used[n] {
+			k := mk(n, "", nil, cm[n])
+			k.Bucket = BucketNew
+			rows = append(rows, k)
+		}
+	}
+	// Tests, then Benjamini-Hochberg across the stage's tested rows.
+	ps := make([]float64, len(rows))
+	for i := range rows {
+		rows[i].Test = test(rows[i].baseSample, rows[i].candSample, o.Alpha)
+		ps[i] = math.NaN()
+		if rows[i].Test.P != nil {
+			ps[i] = *rows[i].Test.P
+		}
+	}
+	qs := stats.BenjaminiHochberg(ps)
+	for i := range rows {
+		t := &rows[i].Test
+		if !math.IsNaN(qs[i]) {
+			q := qs[i]
+			t.Q = &q
+			t.Significant = q <= o.Alpha
+		}
+		k := &rows[i]
+		if !(t.Significant || t.Method == string(stats.TooFew)) {
+			continue
+		}
+		if math.Max(k.BaseSharePct, k.CandSharePct) < o.MinSharePct || math.Abs(k.DeltaNS) <= o.MinDeltaNS {
+			continue
+		}
+		grow := math.Inf(1)
+		if k.DeltaPct != nil {
+			grow = *k.DeltaPct
+		} else if k.DeltaNS < 0 {
+			grow = math.Inf(-1)
+		} else if k.DeltaNS == 0 {
+			grow = 0
+		}
+		switch {
+		case grow > o.KernelThreshold:
+			k.Verdict = VerdictRegression
+		case grow < -o.KernelThreshold:
+			k.Verdict = VerdictImprovement
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b CompareKernel) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.DeltaNS), math.Abs(a.DeltaNS)), cmp.Compare(a.Kernel, b.Kernel))
+	})
+	return rows
+}
+
+func share(ns, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return float64(ns) * 100 / float64(total)
+}
+
+// overlapChanges lists kernels present in both runs whose hidden ratio
+// (time under another stream / kernel time) moved by more than 10 points.
+func overlapChanges(rows []CompareKernel) []CompareOverlap {
+	out := []CompareOverlap{}
+	for _, k := range rows {
+		if !k.baseHasOverlap || !k.candHasOverlap {
+			continue
+		}
+		d := (k.candHidden - k.baseHidden) * 100
+		if math.Abs(d) <= 10 {
+			continue
+		}
+		out = append(out, CompareOverlap{Kernel: k.Kernel, BaseHiddenPct: k.baseHidden * 100, CandHiddenPct: k.candHidden * 100,
+			DeltaPoints: d})
+	}
+	slices.SortStableFunc(out, func(a, b CompareOverlap) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.DeltaPoints), math.Abs(a.DeltaPoints)), cmp.Compare(a.Kernel, b.Kernel))
+	})
+	return out
+}
+
+// fusionChanges joins both runs' fuse-pattern rows of the stage by catalog
+// entry and keeps the entries whose statuses differ.
+func fusionChanges(stage string, base, cand *queries.CompareSide) []CompareFusion {
+	type entry struct {
+		pattern, sw string
+		status      []string
+		evidence    []string
+	}
+	collect := func(rows []queries.FusionMatchesRow) map[string]*entry {
+		m := map[string]*entry{}
+		for _, f := range rows {
+			if f.Stage != stage {
+				continue
+			}
+			e := m[f.ID]
+			if e == nil {
+				e = &entry{pattern: f.Pattern, sw: f.Switch}
+				m[f.ID] = e
+			}
+			if !slices.Contains(e.status, f.Status) {
+				e.status = append(e.status, f.Status)
+			}
+			e.evidence = append(e.evidence, f.Evidence...)
+		}
+		for _, e := range m {
+			slices.Sort(e.status)
+		}
+		return m
+	}
+	bm, cm := collect(base.Fusions), collect(cand.Fusions)
+	ids := map[string]bool{}
+	for id := range bm {
+		ids[id] = true
+	}
+	for id := range cm {
+		ids[id] = true
+	}
+	out := []CompareFusion{}
+	for id := range ids {
+		b, c := bm[id], cm[id]
+		f := CompareFusion{ID: id, BaseStatus: []string{}, CandStatus: []string{}, Evidence: []string{}}
+		if b != nil {
+			f.Pattern, f.Switch, f.BaseStatus = b.pattern, b.sw, b.status
+		}
+		if c != nil {
+			f.Pattern, f.CandStatus, f.Evidence = c.pattern, c.status, c.evidence
+			if f.Switch == "" {
+				f.Switch = c.sw
+			}
+		} else if b != nil {
+			f.Evidence = b.evidence
+		}
+		if slices.Equal(f.BaseStatus, f.CandStatus) {
+			continue
+		}
+		bf := slices.Contains(f.BaseStatus, queries.FusionAlreadyFused)
+		cf := slices.Contains(f.CandStatus, queries.FusionAlreadyFused)
+		co := slices.Contains(f.CandStatus, queries.FusionOpportunity)
+		bo := slices.Contains(f.BaseStatus, queries.FusionOpportunity)
+		switch {
+		case bf && !cf && co:
+			f.Change = "switched off"
+		case !bf && cf && bo:
+			f.Change = "now fused"
+		case b == nil:
+			f.Change = "appeared"
+		case c == nil:
+			f.Change = "vanished"
+		default:
+			f.Change = "changed"
+		}
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b CompareFusion) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// verdict applies section 4: any regression row makes a regression; else
+// any improvement row an improvement; else no significant change.
+func verdict(stages []CompareStage) CompareVerdict {
+	var reg, imp []string
+	untestedReg, untestedImp := false, false
+	for _, st := range stages {
+		name := vocab.StageName(st.Stage)
+		for _, m := range st.Summary {
+			row := fmt.Sprintf("%s %s %s", name, m.Metric, signedPct(m.DeltaPct))
+			switch m.Verdict {
+			case VerdictRegression:
+				reg = append(reg, row)
+				untestedReg = untestedReg || st.TooFew
+			case VerdictImprovement:
+				imp = append(imp, row)
+				untestedImp = untestedImp || st.TooFew
+			}
+		}
+		for _, k := range st.Kernels {
+			row := fmt.Sprintf("%s kernel %s %s", name, k.Kernel, signedPct(k.DeltaPct))
+			if k.Bucket == BucketNew {
+				row = fmt.Sprintf("%s new kernel %s", name, k.Kernel)
+			}
+			switch k.Verdict {
+			case VerdictRegression:
+				reg = append(reg, row)
+				untestedReg = untestedReg || st.TooFew
+			case VerdictImprovement:
+				imp = append(imp, row)
+				untestedImp = untestedImp || st.TooFew
+			}
+		}
+	}
+	switch {
+	case len(reg) > 0:
+		return CompareVerdict{Verdict: VerdictRegression, Rows: reg, Untested: untestedReg}
+	case len(imp) > 0:
+		return CompareVerdict{Verdict: VerdictImprovement, Rows: imp, Untested: untestedImp}
+	}
+	return CompareVerdict{Verdict: VerdictNoChange, Rows: []string{}}
+}
+
+func signedPct(p *float64) string {
+	if p == nil {
+		return "(new)"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}

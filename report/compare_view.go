@@ -1,0 +1,277 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// The text/markdown and CSV views of a compare report.
+
+// compareTextRows is how many kernel rows text and markdown show besides
+// the rows that decided the verdict and the new/gone/renamed ones.
+const compareTextRows = 20
+
+func fmtUSf(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
+
+func fmtSignedUS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
+
+// fmtStat is "median ±spread%" (the wider side of the 95% interval), or the
+// median alone when there is no interval.
+func fmtStat(s CompareStat, unit string) string {
+	v := fmtUSf(s.MedianNS)
+	if unit == "count" {
+		v = strconv.FormatFloat(s.MedianNS, 'f', -1, 64)
+	}
+	if s.LoNS != nil && s.MedianNS != 0 {
+		spread := math.Max(s.MedianNS-*s.LoNS, *s.HiNS-s.MedianNS) / math.Abs(s.MedianNS) * 100
+		v += fmt.Sprintf(" ±%.0f%%", spread)
+	}
+	return v
+}
+
+func fmtDeltaPct(p *float64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// fmtTest is the p column: the p-value (adjusted for kernel rows) when
+// significant, "~" when not, "too few" when untested.
+func fmtTest(t CompareTest) string {
+	if t.P == nil {
+		return "too few"
+	}
+	p := *t.P
+	if t.Q != nil {
+		p = *t.Q
+	}
+	v := fmt.Sprintf("p=%.3f", p)
+	if p < 0.001 {
+		v = "p<0.001"
+	}
+	if !t.Significant {
+		return "~ (" + v + ")"
+	}
+	return v
+}
+
+func (r *CompareRun) line() string {
+	var parts []string
+	parts = append(parts, r.Label, r.Framework, r.Model, "GPU "+orUnknown(strings.Join(r.GPUs, ", ")))
+	par := fmt.Sprintf("TP %s DP %s EP %s PP %s", fmtOptInt(r.Parallel.TP), fmtOptInt(r.Parallel.DP), fmtOptInt(r.Parallel.EP), fmtOptInt(r.Parallel.PP))
+	parts = append(parts, par, "CUDA graphs "+optBool(r.CUDAGraph))
+	if len(r.Tags) > 0 {
+		parts = append(parts, "tags "+strings.Join(r.Tags, ","))
+	}
+	var steps []string
+	for _, st := range vocab.Stages {
+		if n, ok := r.Steps[st]; ok {
+			s := fmt.Sprintf("%s %d", vocab.StageName(st), n)
+			if b := r.BatchSizes[st]; b != nil {
+				s += fmt.Sprintf(" (bs %d)", *b)
+			}
+			steps = append(steps, s)
+		}
+	}
+	if len(steps) > 0 {
+		parts = append(parts, "steps "+strings.Join(steps, ", ")+" from "+strings.Join(r.StepSource, ","))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Doc renders the comparison for the text or markdown format.
+func (r *CompareReport) Doc(f Format) Doc {
+	name := shorten
+	if f == Markdown {
+		name = func(s string) string { return s }
+	}
+	d := Doc{JSON: r}
+	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: fmt.Sprintf("Compare %s -> %s", r.Base.Label, r.Candidate.Label)})
+	head := Lines{"base:      " + r.Base.line(), "candidate: " + r.Candidate.line()}
+	if r.Rank != nil {
+		head = append(head, fmt.Sprintf("rank:      %d", *r.Rank))
+	} else {
+		head = append(head, "rank:      every rank (each compared; detail tables pool the ranks' steps)")
+	}
+	head = append(head, "normalisation: "+r.Normalisation)
+	if len(r.Mismatches) == 0 {
+		head = append(head, "comparability: same GPU, framework, model, parallel sizes, CUDA-graph setting, batch size and tokens per step")
+	} else {
+		for _, m := range r.Mismatches {
+			head = append(head, "warning: "+m)
+		}
+	}
+	head = append(head, r.Notes...)
+	d.Blocks = append(d.Blocks, head)
+	for _, st := range r.Stages {
+		title := fmt.Sprintf("%s: %d vs %d steps", vocab.StageName(st.Stage), st.BaseSteps, st.CandSteps)
+		if st.TooFew {
+			title += " (too few steps to test: the practical gate alone decides)"
+		}
+		d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: title})
+		sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric"}, {Name: "Base/step", Right: true},
+			{Name: "Candidate/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}, {Name: "Gate"}}}
+		for _, m := range st.Summary {
+			unit := " µs"
+			delta := fmtSignedUS(m.DeltaNS)
+			if m.Unit == "count" {
+				unit, delta = "", strconv.FormatFloat(m.DeltaNS, 'f', -1, 64)
+			}
+			sum.Rows = append(sum.Rows, []string{m.Metric + unit, fmtStat(m.Base, m.Unit), fmtStat(m.Candidate, m.Unit), delta,
+				fmtDeltaPct(m.DeltaPct), fmtTest(m.Test), m.Verdict})
+		}
+		d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Step summary (median per step, ±: 95% interval)"}, sum)
+		if len(st.Ranks) > 0 {
+			rt := &Table{Name: "ranks", Columns: []Column{{Name: "Rank", Right: true}, {Name: "Base step µs", Right: true},
+				{Name: "Candidate step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}}}
+			for _, rr := range st.Ranks {
+				rt.Rows = append(rt.Rows, []string{strconv.FormatInt(rr.Rank, 10), fmtStat(rr.Metric.Base, "ns"),
+					fmtStat(rr.Metric.Candidate, "ns"), fmtDeltaPct(rr.Metric.DeltaPct), fmtTest(rr.Metric.Test)})
+			}
+			d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Ranks (step time)"}, rt)
+			var l Lines
+			if st.BaseStraggler != nil && st.CandStraggler != nil {
+				l = append(l, fmt.Sprintf("straggler (slowest median step, sets the step time): rank %d in base, rank %d in candidate",
+					*st.BaseStraggler, *st.CandStraggler))
+			}
+			d.Blocks = append(d.Blocks, l)
+		}
+		dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part"}, {Name: "Base µs/step", Right: true},
+			{Name: "Candidate µs/step", Right: true}, {Name: "Delta µs", Right: true}}}
+		for _, p := range st.Decomposition {
+			dt.Rows = append(dt.Rows, []string{p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), fmtUS3(p.DeltaNS)})
+		}
+		dt.Rows = append(dt.Rows, []string{"= step time", "", "", fmtUS3(st.StepDeltaNS)})
+		d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Where the step-time delta went (per-step means; the rows add up exactly to the step-time delta)"}, dt)
+
+		kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket"}, {Name: "Kernel"}, {Name: "Family"},
+			{Name: "Base µs/step", Right: true}, {Name: "Cand µs/step", Right: true}, {Name: "Delta µs", Right: true},
+			{Name: "Delta %", Right: true}, {Name: "p (BH)"}, {Name: "Launches/step", Right: true}, {Name: "µs/launch", Right: true},
+			{Name: "Share %", Right: true}, {Name: "Gate"}}}
+		hidden := 0
+		for i, k := range st.Kernels {
+			if i >= compareTextRows && k.Verdict == "" && k.Bucket == BucketSame {
+				hidden++
+				continue
+			}
+			kn := name(k.Kernel)
+			if k.Bucket == BucketRenamed {
+				kn = name(k.BaseKernel) + " -> " + name(k.Kernel)
+			}
+			launches := fmtLaunches(k.BaseLaunchStep, k.CandLaunchStep)
+			mean := fmtPair(k.BaseMeanNS/1e3, k.CandMeanNS/1e3)
+			sh := fmtPair(k.BaseSharePct, k.CandSharePct)
+			kt.Rows = append(kt.Rows, []string{k.Bucket, kn, k.Family, fmtUSf(k.Base.MedianNS), fmtUSf(k.Candidate.MedianNS),
+				fmtSignedUS(k.DeltaNS), fmtDeltaPct(k.DeltaPct), fmtTest(k.Test), launches, mean, sh, k.Verdict})
+		}
+		d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Kernels (time per step: median per side; launches, µs per launch and share: base -> candidate)"}, kt)
+		if hidden > 0 {
+			d.Blocks = append(d.Blocks, Lines{fmt.Sprintf("%d more unchanged-bucket rows (smaller deltas): --format json or csv lists every kernel", hidden)})
+		}
+		if len(st.Overlap) > 0 {
+			ot := &Table{Name: "overlap", Columns: []Column{{Name: "Kernel"}, {Name: "Base hidden %", Right: true},
+				{Name: "Candidate hidden %", Right: true}, {Name: "Delta (points)", Right: true}}}
+			for _, o := range st.Overlap {
+				ot.Rows = append(ot.Rows, []string{name(o.Kernel), fmtPct(o.BaseHiddenPct), fmtPct(o.CandHiddenPct), fmt.Sprintf("%+.1f", o.DeltaPoints)})
+			}
+			d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Overlap changes (time hidden under other streams moved by more than 10 points)"}, ot)
+		}
+		if len(st.Fusions) > 0 {
+			ft := &Table{Name: "fusions", Columns: []Column{{Name: "Entry"}, {Name: "Base"}, {Name: "Candidate"}, {Name: "Change"}, {Name: "Switch"}}}
+			for _, fu := range st.Fusions {
+				ft.Rows = append(ft.Rows, []string{fu.Pattern + " (" + fu.ID + ")", orDash(strings.Join(fu.BaseStatus, ", ")),
+					orDash(strings.Join(fu.CandStatus, ", ")), fu.Change, orDash(fu.Switch)})
+			}
+			d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Fusion changes (catalog entries whose status differs)"}, ft)
+		}
+	}
+	d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: "Verdict"}, Lines{r.VerdictLine()})
+	return d
+}
+
+// VerdictLine is the one line a CI log shows.
+func (r *CompareReport) VerdictLine() string {
+	v := r.Verdict
+	s := "verdict: " + v.Verdict
+	if len(v.Rows) > 0 {
+		s += ": " + strings.Join(v.Rows, "; ")
+	}
+	if v.Untested {
+		s += " [too few steps to test: practical gate only]"
+	}
+	return s
+}
+
+func fmtUS3(ns int64) string { return strconv.FormatFloat(float64(ns)/1e3, 'f', 3, 64) }
+
+func fmtLaunches(a, b float64) string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	if a == b {
+		return f(a)
+	}
+	return fmt.Sprintf("%s -> %s", strconv.FormatFloat(a, 'f', 2, 64), strconv.FormatFloat(b, 'f', 2, 64))
+}
+
+func fmtPair(a, b float64) string {
+	return fmt.Sprintf("%s -> %s", strconv.FormatFloat(a, 'f', 1, 64), strconv.FormatFloat(b, 'f', 1, 64))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// CSVTables are the comparison as machine-readable tables (--out DIR):
+// compare.summary, compare.decomposition, compare.kernels, compare.overlap,
+// compare.fusions, one row per stage and row, exact nanoseconds.
+func (r *CompareReport) CSVTables() []*Table {
+	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	fp := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return ff(*v)
+	}
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	sum := &Table{Name: "compare.summary", Columns: cols("stage", "metric", "unit", "base_steps", "candidate_steps",
+		"base_median", "base_ci_lo", "base_ci_hi", "candidate_median", "candidate_ci_lo", "candidate_ci_hi",
+		"delta", "delta_pct", "method", "p", "significant", "verdict")}
+	dec := &Table{Name: "compare.decomposition", Columns: cols("stage", "part", "base_ns", "candidate_ns", "delta_ns")}
+	ker := &Table{Name: "compare.kernels", Columns: cols("stage", "bucket", "kernel", "base_kernel", "family", "site",
+		"base_median_ns", "candidate_median_ns", "delta_ns", "delta_pct", "method", "p", "q", "significant",
+		"base_launches", "candidate_launches", "base_launches_per_step", "candidate_launches_per_step",
+		"base_mean_launch_ns", "candidate_mean_launch_ns", "base_share_pct", "candidate_share_pct", "verdict")}
+	ov := &Table{Name: "compare.overlap", Columns: cols("stage", "kernel", "base_hidden_pct", "candidate_hidden_pct", "delta_points")}
+	fu := &Table{Name: "compare.fusions", Columns: cols("stage", "id", "pattern", "base_status", "candidate_status", "change", "switch")}
+	for _, st := range r.Stages {
+		for _, m := range st.Summary {
+			sum.Rows = append(sum.Rows, []string{st.Stage, m.Metric, m.Unit, strconv.Itoa(st.BaseSteps), strconv.Itoa(st.CandSteps),
+				ff(m.Base.MedianNS), fp(m.Base.LoNS), fp(m.Base.HiNS), ff(m.Candidate.MedianNS), fp(m.Candidate.LoNS), fp(m.Candidate.HiNS),
+				ff(m.DeltaNS), fp(m.DeltaPct), m.Test.Method, fp(m.Test.P), strconv.FormatBool(m.Test.Significant), m.Verdict})
+		}
+		for _, p := range st.Decomposition {
+			dec.Rows = append(dec.Rows, []string{st.Stage, p.Part, i64(p.BaseNS), i64(p.CandNS), i64(p.DeltaNS)})
+		}
+		dec.Rows = append(dec.Rows, []string{st.Stage, "step_time", "", "", i64(st.StepDeltaNS)})
+		for _, k := range st.Kernels {
+			ker.Rows = append(ker.Rows, []string{st.Stage, k.Bucket, k.Kernel, k.BaseKernel, k.Family, k.Site,
+				ff(k.Base.MedianNS), ff(k.Candidate.MedianNS), ff(k.DeltaNS), fp(k.DeltaPct), k.Test.Method, fp(k.Test.P), fp(k.Test.Q),
+				strconv.FormatBool(k.Test.Significant), i64(k.BaseLaunches), i64(k.CandLaunches), ff(k.BaseLaunchStep), ff(k.CandLaunchStep),
+				ff(k.BaseMeanNS), ff(k.CandMeanNS), ff(k.BaseSharePct), ff(k.CandSharePct), k.Verdict})
+		}
+		for _, o := range st.Overlap {
+			ov.Rows = append(ov.Rows, []string{st.Stage, o.Kernel, ff(o.BaseHiddenPct), ff(o.CandHiddenPct), ff(o.DeltaPoints)})
+		}
+		for _, f := range st.Fusions {
+			fu.Rows = append(fu.Rows, []string{st.Stage, f.ID, f.Pattern, strings.Join(f.BaseStatus, "; "), strings.Join(f.CandStatus, "; "), f.Change, f.Switch})
+		}
+	}
+	return []*Table{sum, dec, ker, ov, fu}
+}
