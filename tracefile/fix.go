@@ -835,8 +835,10 @@ func writeLaneMeta(o *output, lanes *laneTable, comma bool) {
 			continue
 		}
 		name := l.name
-		if name == "" {
-			name = "stream " + strings.Trim(l.tid, `"`)
+		if name == "" && strings.HasPrefix(l.tid, `"`) {
+			name = strings.Trim(l.tid, `"`)
+		} else if name == "" {
+			name = "stream " + l.tid
 		}
 		sort := l.sortIndex
 		if sort == "" && l.numeric {
