@@ -38,6 +38,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		newCmdTriage(f, nil),
 		newCmdSynth(f, nil),
 		newCmdReclassify(f, nil),
+		newCmdPerfettoFix(f, nil),
 		newCmdVersion(f, nil),
 	)
 	return cmd
