@@ -20,6 +20,17 @@ type RawBatch struct {
 	Base  int64  // offset of Data[0] in the decompressed stream
 	Data  []byte // the events and the separators between them
 	spans []span
+	pool  chan []byte
+}
+
+// Recycle hands the batch's buffer back to the splitter; the batch must not
+// be used afterwards. Without it every batch costs a fresh buffer.
+func (b *RawBatch) Recycle() {
+	select {
+	case b.pool <- b.Data[:0]:
+	default:
+	}
+	b.Data, b.spans = nil, nil
 }
 
 // Len is the number of events in the batch.
@@ -52,7 +63,8 @@ func SplitEvents(ctx context.Context, r io.Reader, file string, out chan<- *RawB
 	br := bufio.NewReaderSize(r, 4096)
 	array := startsWithArray(br)
 	raw := make(chan *rawBatch, 2)
-	sp := newSplitter(br, file, make(chan []byte, 4))
+	pool := make(chan []byte, 2*cap(out)+4)
+	sp := newSplitter(fullReader{br}, file, pool)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(safely(file, func() error {
 		defer close(raw)
@@ -60,7 +72,7 @@ func SplitEvents(ctx context.Context, r io.Reader, file string, out chan<- *RawB
 	}))
 	g.Go(func() error {
 		for b := range raw {
-			rb := &RawBatch{Seq: b.seq, First: b.first, Base: b.base, Data: b.data, spans: b.spans}
+			rb := &RawBatch{Seq: b.seq, First: b.first, Base: b.base, Data: b.data, spans: b.spans, pool: pool}
 			select {
 			case out <- rb:
 			case <-gctx.Done():
@@ -73,6 +85,20 @@ func SplitEvents(ctx context.Context, r io.Reader, file string, out chan<- *RawB
 	})
 	err := g.Wait()
 	return Layout{Array: array, Meta: sp.meta, Bytes: sp.total}, err
+}
+
+// fullReader fills each buffer it is given (a gzip reader returns 32 KiB
+// per call): the splitter cuts a batch whenever its data ends inside an
+// event, so short reads meant many small batches, each with a fresh buffer.
+type fullReader struct{ r io.Reader }
+
+func (f fullReader) Read(p []byte) (n int, err error) {
+	for n < len(p) && err == nil {
+		var m int
+		m, err = f.r.Read(p[n:])
+		n += m
+	}
+	return n, err
 }
 
 // startsWithArray peeks past blanks and a byte-order mark for a '['.

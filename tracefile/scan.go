@@ -78,6 +78,7 @@ func scan[R any](ctx context.Context, path string, workers int,
 				if err := sink(p.b, p.r); err != nil {
 					return err
 				}
+				p.b.Recycle()
 			}
 		}
 		return nil
