@@ -238,7 +238,7 @@ func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
 		for si, stage := range []string{"prefill", "decode", "mixed"} {
 			want := f.StageGPU[stage]
 			// A neutral name: ingest takes the stages from the annotations.
-			out := filepath.Join(dir, fmt.Sprintf("%s-%d.trace.json.gz", filepath.Base(filepath.Dir(f.Path)), si))
+			out := filepath.Join(dir, fmt.Sprintf("slice%d-%d.trace.json.gz", checked, si))
 			res, err := Slice(ctx, filepath.Join("../testdata/demo", f.Path), out, SliceOptions{Stage: stage})
 			if want.Count == 0 {
 				if !errors.Is(err, ErrNothingSelected) {
