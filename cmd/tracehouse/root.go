@@ -39,6 +39,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		newCmdSynth(f, nil),
 		newCmdReclassify(f, nil),
 		newCmdPerfettoFix(f, nil),
+		newCmdSlice(f, nil),
 		newCmdVersion(f, nil),
 	)
 	return cmd
