@@ -22,7 +22,7 @@ type codec[T any] struct {
 // read buffer per run, whatever the number of records.
 type sorter[T any] struct {
 	budget int
-	cmp    func(a, b *T) int
+	cmp    func(a, b T) int
 	codec  codec[T]
 	dir    string
 
@@ -36,7 +36,7 @@ type sorter[T any] struct {
 
 type extRun struct{ off, n int64 }
 
-func newSorter[T any](dir string, budget int, c codec[T], cmp func(a, b *T) int) *sorter[T] {
+func newSorter[T any](dir string, budget int, c codec[T], cmp func(a, b T) int) *sorter[T] {
 	return &sorter[T]{budget: budget, codec: c, cmp: cmp, dir: dir}
 }
 
@@ -44,6 +44,13 @@ func newSorter[T any](dir string, budget int, c codec[T], cmp func(a, b *T) int)
 func (s *sorter[T]) Len() int64 { return s.n }
 
 func (s *sorter[T]) add(v T) error {
+	if len(s.buf) == cap(s.buf) {
+		// Small, then the whole budget at once: growing by doubling
+		// copied and page-faulted more than the sort itself cost.
+		nb := make([]T, len(s.buf), min(s.budget, max(4096, 64*cap(s.buf))))
+		copy(nb, s.buf)
+		s.buf = nb
+	}
 	s.buf = append(s.buf, v)
 	s.n++
 	if len(s.buf) >= s.budget {
@@ -67,7 +74,7 @@ func (s *sorter[T]) spill() error {
 		s.f = f
 		s.w = bufio.NewWriterSize(f, 1<<16)
 	}
-	slices.SortFunc(s.buf, func(a, b T) int { return s.cmp(&a, &b) })
+	slices.SortFunc(s.buf, s.cmp)
 	rec := make([]byte, s.codec.size)
 	for i := range s.buf {
 		s.codec.put(rec, &s.buf[i])
@@ -96,7 +103,7 @@ func (s *sorter[T]) close() {
 func (s *sorter[T]) sorted() (*merger[T], error) {
 	m := &merger[T]{cmp: s.cmp}
 	if len(s.runs) == 0 {
-		slices.SortStableFunc(s.buf, func(a, b T) int { return s.cmp(&a, &b) })
+		slices.SortStableFunc(s.buf, s.cmp)
 		m.mem = s.buf
 		return m, nil
 	}
@@ -146,12 +153,12 @@ func (r *runReader[T]) next() (bool, error) {
 
 type runHeap[T any] struct {
 	runs []*runReader[T]
-	cmp  func(a, b *T) int
+	cmp  func(a, b T) int
 }
 
 func (h runHeap[T]) Len() int { return len(h.runs) }
 func (h runHeap[T]) Less(i, j int) bool {
-	c := h.cmp(&h.runs[i].cur, &h.runs[j].cur)
+	c := h.cmp(h.runs[i].cur, h.runs[j].cur)
 	return c < 0 || c == 0 && h.runs[i].idx < h.runs[j].idx
 }
 func (h runHeap[T]) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
@@ -164,7 +171,7 @@ func (h *runHeap[T]) Pop() any {
 
 // merger yields sorted records.
 type merger[T any] struct {
-	cmp func(a, b *T) int
+	cmp func(a, b T) int
 	mem []T // when everything fit in memory
 	i   int
 	h   runHeap[T]

@@ -24,6 +24,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tracehouse/tracehouse/ingest"
@@ -90,6 +91,7 @@ func run() error {
 		defer pprof.StopCPUProfile()
 	}
 	ctx := context.Background()
+	cpu0 := cpuTime()
 	start := time.Now()
 	var jsonBytes int64
 	var what string
@@ -114,13 +116,15 @@ func run() error {
 		return fmt.Errorf("-op %q: want fix or slice", *op)
 	}
 	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
 	peak := peakMiB()
 	st, _ := os.Stat(out)
 	var outSize int64
 	if st != nil {
 		outSize = st.Size()
 	}
-	fmt.Fprintf(os.Stderr, "%.1f MB JSON in %.2f s (two passes); output file %.1f MB\n", float64(jsonBytes)/1e6, elapsed.Seconds(), float64(outSize)/1e6)
+	fmt.Fprintf(os.Stderr, "%.1f MB JSON in %.2f s (two passes), %.2f s of CPU (%.1f MB per CPU second); output file %.1f MB\n",
+		float64(jsonBytes)/1e6, elapsed.Seconds(), cpu.Seconds(), float64(jsonBytes)/1e6/cpu.Seconds(), float64(outSize)/1e6)
 	kind := "plain"
 	if *gz {
 		kind = "gzip"
@@ -142,6 +146,16 @@ func findTrace(dir string) (string, error) {
 		err = fmt.Errorf("no trace under %s", dir)
 	}
 	return found, err
+}
+
+// cpuTime is the process's user + system CPU time: on a shared machine it
+// says more than the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // resetPeak clears the kernel's peak-RSS mark so generation is not counted.
