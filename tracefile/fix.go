@@ -3,7 +3,6 @@ package tracefile
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -462,9 +461,9 @@ func PerfettoFix(ctx context.Context, in, out string, opt FixOptions) (*FixResul
 	newTids(lanes)
 
 	// Top-level keys, repaired the same way.
-	meta, err := repairMeta(layout.Meta, res)
+	meta, err := repairMeta(in, layout.Meta, res)
 	if err != nil {
-		return nil, fileError(in, err)
+		return nil, err
 	}
 
 	// Pass 2: copy, rewriting the events that need it.
@@ -770,7 +769,7 @@ func (rw *rewriter) rewrite(raw []byte, flags uint8, mv fixRec) ([]byte, error) 
 
 // repairMeta applies the string repairs to the top-level keys and returns
 // them in key order.
-func repairMeta(meta map[string][]byte, res *FixResult) ([][2][]byte, error) {
+func repairMeta(in string, meta map[string][]byte, res *FixResult) ([][2][]byte, error) {
 	keys := make([]string, 0, len(meta))
 	for k := range meta {
 		keys = append(keys, k)
@@ -784,7 +783,7 @@ func repairMeta(meta map[string][]byte, res *FixResult) ([][2][]byte, error) {
 		ctl := rawControl(raw)
 		v, err := p.ParseBytes(raw)
 		if err != nil {
-			return nil, fmt.Errorf("top-level key %q: %w", k, errors.Join(ingest.ErrSyntax, errors.New(shorten(err.Error()))))
+			return nil, &ingest.ParseError{File: in, Event: -1, Offset: -1, Field: k, Err: &causeError{ingest.ErrSyntax, shorten(err.Error())}}
 		}
 		var bad bool
 		num, bad = badNumber(v, num)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -138,6 +139,30 @@ func isGPU(ev map[string]any) bool {
 	return ev["ph"] == "X" && ingest.Category([]byte(c)) >= ingest.CatKernel && ingest.Category([]byte(c)) <= ingest.CatMemset
 }
 
+// gpuSpan is a GPU event's span, when it has a usable one (events without
+// stay where they are).
+func gpuSpan(ev map[string]any) (span, bool) {
+	if !isGPU(ev) {
+		return span{}, false
+	}
+	ts, ok1 := timeText(ev["ts"])
+	dur, ok2 := timeText(ev["dur"])
+	if !ok1 || !ok2 || dur < 0 || ts > math.MaxInt64-dur {
+		return span{}, false
+	}
+	return span{ts, ts + dur}, true
+}
+
+func timeText(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return ingest.MicrosToNanos([]byte(x))
+	case string:
+		return ingest.MicrosToNanos([]byte(x))
+	}
+	return 0, false
+}
+
 func laneKey(ev map[string]any) string { return fmt.Sprint(ev["pid"], "/", ev["tid"]) }
 
 type span struct{ start, end int64 }
@@ -202,8 +227,7 @@ func checkFix(t testing.TB, in, out string) {
 		if len(g) != len(w) && !(w["tid"] == nil && len(g) == len(w)+1) {
 			t.Fatalf("event %d: fields %v -> %v", i, w, g)
 		}
-		if isGPU(w) {
-			s := span{nsOf(t, w["ts"]), nsOf(t, w["ts"]) + nsOf(t, w["dur"])}
+		if s, ok := gpuSpan(w); ok {
 			inLanes[laneKey(w)] = append(inLanes[laneKey(w)], s)
 			outLanes[laneKey(g)] = append(outLanes[laneKey(g)], s)
 			if laneMap[laneKey(w)] == nil {
@@ -482,4 +506,39 @@ func TestDefaultFixOutput(t *testing.T) {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
+}
+
+// FuzzPerfettoFix feeds arbitrary bytes to PerfettoFix and checks on every
+// input: no panic; a failure is one line naming the file and leaves no
+// output; a success keeps every promise checkFix checks.
+func FuzzPerfettoFix(f *testing.F) {
+	for _, s := range []string{
+		`{"traceEvents": [{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2},{"ph":"X","cat":"kernel","name":"j","pid":0,"tid":7,"ts":2,"dur":2}]}`,
+		`[{"ph":"X","cat":"gpu_memset","name":"m","pid":"0","tid":"stream 7","ts":"1","dur":"3"},{"ph":"f","id":1,"pid":"0","tid":"stream 7","ts":"1"}]`,
+		`{"traceEvents": [{"ph":"X","cat":"kernel","name":"a` + "\x01" + `","ts":1,"dur":NaN}], "x": [1, Infinity]}`,
+		`{"traceEvents": [{"ph":"M","name":"thread_name","pid":0,"tid":7,"args":{"name":"s"}}, {"ph":"X","cat":"Kernel","ts":0,"dur":0,"tid":7},{"ph":"X","cat":"Kernel","ts":0,"dur":5,"tid":7}]}`,
+		`{"traceEvents": [`,
+		`{"traceEvents": [{"ph":"X","cat":"kernel","ts":1,"dur":-1,"tid":1},{"ph":"X","cat":"kernel","ts":1e3,"dur":1,"tid":1}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "in.json")
+		os.WriteFile(in, data, 0o644)
+		outDir := filepath.Join(dir, "out")
+		os.Mkdir(outDir, 0o755)
+		out := filepath.Join(outDir, "o.json")
+		_, err := PerfettoFix(context.Background(), in, out, FixOptions{SortBudget: 3})
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, in+": ") {
+				t.Fatalf("error is not one line naming the file: %q", msg)
+			}
+			if left, _ := os.ReadDir(outDir); len(left) != 0 {
+				t.Fatalf("left behind %v", left)
+			}
+			return
+		}
+		checkFix(t, in, out)
+	})
 }
