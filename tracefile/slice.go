@@ -549,7 +549,6 @@ type selection struct {
 	window   span64 // absolute, for GPU event starts
 	hasWin   bool
 	rankDev  int64 // device to keep in a merged trace; noCorr when not filtering
-	fileOut  bool  // the trace is not the asked rank: nothing matches
 	stepWin  []window
 	stepCPU  bool
 	stageAll int // 1: the file's stage matches, -1: it does not, 0: per event
@@ -768,7 +767,7 @@ func (s *selection) decide(ix *index, res *SliceResult) (*keepBits, error) {
 		if s.rankDev != noCorr && r.dev != s.rankDev {
 			return false
 		}
-		if s.hasWin && !(s.window.start <= r.ts && r.ts < s.window.end) {
+		if s.hasWin && !(s.window.start <= r.ts && (r.ts < s.window.end || s.window.end == math.MaxInt64)) {
 			return false
 		}
 		if s.opt.Steps != nil {

@@ -276,3 +276,57 @@ func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
 		t.Fatalf("only %d slices checked", checked)
 	}
 }
+
+// FuzzSlice slices arbitrary bytes with an open window (every GPU event
+// with a time is selected) and checks: no panic; a failure is one line
+// naming the file and leaves no output; a success is a subsequence of the
+// input holding every metadata event and every selected GPU event.
+func FuzzSlice(f *testing.F) {
+	for _, s := range []string{
+		`{"traceEvents": [{"ph":"M","name":"thread_name","pid":0,"tid":7,"args":{"name":"s"}},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1.5,"dur":2,"args":{"correlation":3}},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":3}},{"ph":"s","id":3,"pid":1,"tid":1,"ts":1},{"ph":"f","id":3,"pid":0,"tid":7,"ts":1.5}]}`,
+		`[{"ph":"X","cat":"gpu_user_annotation","name":"step[DECODE bs=1]","ts":0,"dur":9},{"ph":"X","cat":"kernel","ts":"1","dur":"3"},{"ph":"i","ts":2}]`,
+		`{"traceEvents": [{"ph":"X","cat":"kernel","ts":1,"dur":-1},{"ph":"X","cat":"cpu_op","ts":0,"dur":5,"args":{"External id":1}}], "distributedInfo": {"rank": 0}}`,
+		`{"traceEvents": [`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "in.json")
+		os.WriteFile(in, data, 0o644)
+		outDir := filepath.Join(dir, "out")
+		os.Mkdir(outDir, 0o755)
+		out := filepath.Join(outDir, "o.json")
+		res, err := Slice(context.Background(), in, out, SliceOptions{Window: &Window{0, math.MaxInt64}})
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, in+": ") {
+				t.Fatalf("error is not one line naming the file: %q", msg)
+			}
+			if left, _ := os.ReadDir(outDir); len(left) != 0 {
+				t.Fatalf("left behind %v", left)
+			}
+			return
+		}
+		_, want := readTrace(t, in, true)
+		_, got := readTrace(t, out, true)
+		j, gpu := 0, int64(0)
+		for _, w := range want {
+			_, selected := gpuSpan(w)
+			if w["ph"] == "M" || selected {
+				gpu += map[bool]int64{true: 1}[selected]
+				if j >= len(got) || !equalJSON(w, got[j]) {
+					t.Fatalf("lost %v", w)
+				}
+			}
+			if j < len(got) && equalJSON(w, got[j]) {
+				j++
+			}
+		}
+		if j != len(got) {
+			t.Fatalf("output is not a subsequence of the input: %d of %d matched", j, len(got))
+		}
+		if gpu != res.KeptGPU {
+			t.Fatalf("kept %d GPU events, want %d", res.KeptGPU, gpu)
+		}
+	})
+}
