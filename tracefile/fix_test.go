@@ -549,3 +549,25 @@ func FuzzPerfettoFix(f *testing.F) {
 		checkFix(t, in, out)
 	})
 }
+
+// An interrupted rewrite (Ctrl-C cancels the context) leaves nothing behind.
+func TestCancelledLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	var events []string
+	for i := range 20000 {
+		events = append(events, fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": %d, "dur": 3}`, 2*i))
+	}
+	in := writeTrace(t, dir, "t.json", events, "")
+	outDir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := PerfettoFix(ctx, in, filepath.Join(outDir, "f.json.gz"), FixOptions{SortBudget: 100}); !errors.Is(err, context.Canceled) {
+		t.Errorf("perfetto-fix: %v", err)
+	}
+	if _, err := Slice(ctx, in, filepath.Join(outDir, "s.json.gz"), SliceOptions{Steps: &StepRange{0, 1}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("slice: %v", err)
+	}
+	if left, _ := os.ReadDir(outDir); len(left) != 0 {
+		t.Errorf("left behind %v", left)
+	}
+}
