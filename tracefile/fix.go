@@ -744,7 +744,7 @@ func (rw *rewriter) rewrite(raw []byte, flags uint8, mv fixRec) ([]byte, error) 
 		b = appendString(b, k)
 		b = append(b, ':')
 		switch {
-		case moved && string(k) == "tid" && !sawTid:
+		case moved && string(k) == "tid":
 			sawTid = true
 			b = strconv.AppendInt(b, newTid, 10)
 		case flags&fixTS != 0 && string(k) == "ts" && v.Type() == fastjson.TypeString,

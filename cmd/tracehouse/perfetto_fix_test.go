@@ -67,13 +67,15 @@ func TestPerfettoFixBadInput(t *testing.T) {
 	for _, name := range []string{"truncated-gzip.trace.json.gz", "gzip-of-garbage.trace.json.gz", "truncated.trace.json", "stray-brace.trace.json"} {
 		dir := t.TempDir()
 		in := copyFile(t, "../../testdata/bad/"+name, dir)
-		code, out, stderr := runCmd(t, "perfetto-fix", in)
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != 1 || out != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "tracehouse: "+in+": ") {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q", name, code, out, stderr)
-		}
-		if left, _ := os.ReadDir(dir); len(left) != 1 {
-			t.Errorf("%s: left behind %v", name, left)
+		for _, args := range [][]string{{"perfetto-fix", in}, {"slice", in, "-o", filepath.Join(dir, "s.json.gz"), "--step", "0"}} {
+			code, out, stderr := runCmd(t, args...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 1 || out != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], "tracehouse: "+in+": ") {
+				t.Errorf("%s %s: exit %d, stdout %q, stderr %q", args[0], name, code, out, stderr)
+			}
+			if left, _ := os.ReadDir(dir); len(left) != 1 {
+				t.Errorf("%s %s: left behind %v", args[0], name, left)
+			}
 		}
 	}
 }
