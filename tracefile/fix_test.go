@@ -19,6 +19,8 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
 )
 
 // writeTrace writes a trace of the given events ({"traceEvents": [...]}
@@ -569,5 +571,48 @@ func TestCancelledLeavesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(outDir); len(left) != 0 {
 		t.Errorf("left behind %v", left)
+	}
+}
+
+// A Perfetto-safe copy is still a trace tracehouse reads the same: the
+// demo traces with PDL overlaps ingest with the manifest's GPU events and
+// summed time.
+func TestFixedTraceIngestsTheSame(t *testing.T) {
+	ctx := context.Background()
+	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := t.TempDir()
+	moved := int64(0)
+	for i, f := range m.Files {
+		if f.Framework != "trtllm" && !(f.Framework == "sglang" && f.Graph) {
+			continue
+		}
+		out := filepath.Join(dir, fmt.Sprintf("fixed%d.trace.json.gz", i))
+		res, err := PerfettoFix(ctx, filepath.Join("../testdata/demo", f.Path), out, FixOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved += res.Moved
+		ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "fixed"})
+		if err != nil || ir.Failed() != 0 {
+			t.Fatalf("%s: %v %v", f.Path, err, ir.Files[0].Err)
+		}
+		var n, dur int64
+		if err := w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns) FROM kernels WHERE trace_id = ?`, ir.Files[0].TraceID).Scan(&n, &dur); err != nil {
+			t.Fatal(err)
+		}
+		if n != f.GPUEvents || dur != f.GPUDurNS {
+			t.Errorf("%s: %d GPU events, %d ns; manifest %d, %d ns", f.Path, n, dur, f.GPUEvents, f.GPUDurNS)
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no demo trace had an overlap to spread")
 	}
 }
