@@ -43,6 +43,8 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		newCmdCompare(f, nil),
 		newCmdSynth(f, nil),
 		newCmdReclassify(f, nil),
+		newCmdPerfettoFix(f, nil),
+		newCmdSlice(f, nil),
 		newCmdVersion(f, nil),
 	)
 	return cmd

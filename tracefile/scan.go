@@ -1,0 +1,129 @@
+package tracefile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tracehouse/tracehouse/ingest"
+)
+
+// scan streams a trace through the split -> decode pipeline: one goroutine
+// decompresses and splits, workers decode batches in parallel (each with its
+// own state from newWorker), and sink receives the results on the calling
+// goroutine in stream order. Memory is a few batches per worker.
+func scan[R any](ctx context.Context, path string, workers int,
+	newWorker func() func(*ingest.RawBatch) (R, error),
+	sink func(*ingest.RawBatch, R) error) (ingest.Layout, error) {
+	rc, _, err := ingest.OpenTrace(path)
+	if err != nil {
+		return ingest.Layout{}, fileError(path, err)
+	}
+	defer rc.Close()
+	workers = max(1, workers)
+	g, gctx := errgroup.WithContext(ctx)
+	raw := make(chan *ingest.RawBatch, workers)
+	type result struct {
+		b *ingest.RawBatch
+		r R
+	}
+	out := make(chan result, 2*workers)
+	var layout ingest.Layout
+	g.Go(func() error {
+		defer close(raw)
+		var err error
+		layout, err = ingest.SplitEvents(gctx, rc, path, raw)
+		return err
+	})
+	var live atomic.Int32
+	live.Store(int32(workers))
+	for range workers {
+		g.Go(safely(path, func() error {
+			defer func() {
+				if live.Add(-1) == 0 {
+					close(out)
+				}
+			}()
+			work := newWorker()
+			for b := range raw {
+				r, err := work(b)
+				if err != nil {
+					return err
+				}
+				select {
+				case out <- result{b, r}:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			}
+			return nil
+		}))
+	}
+	g.Go(safely(path, func() error {
+		pending := map[int]result{}
+		next := 0
+		for res := range out {
+			pending[res.b.Seq] = res
+			for {
+				p, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				if err := sink(p.b, p.r); err != nil {
+					return err
+				}
+				p.b.Recycle()
+			}
+		}
+		return nil
+	}))
+	err = g.Wait()
+	if err != nil && ctx.Err() != nil {
+		return layout, ctx.Err()
+	}
+	return layout, err
+}
+
+// safely turns a panic into an error naming the file.
+func safely(path string, f func() error) func() error {
+	return func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%s: internal error (please report it with the file): %v", path, r)
+			}
+		}()
+		return f()
+	}
+}
+
+// fileError names the file in an error that does not already.
+func fileError(path string, err error) error {
+	var pe *ingest.ParseError
+	if errors.As(err, &pe) {
+		return err
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return fmt.Errorf("%s: %w", path, pathErr.Err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// eventError is a damaged event, positioned as ingest positions them.
+func eventError(path string, event, off int64, field string, cause error, detail string) error {
+	return &ingest.ParseError{File: path, Event: event, Offset: off, Field: field, Err: &causeError{cause, detail}}
+}
+
+type causeError struct {
+	cause error
+	text  string
+}
+
+func (e *causeError) Error() string { return e.text }
+func (e *causeError) Unwrap() error { return e.cause }
