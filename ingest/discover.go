@@ -38,6 +38,12 @@ func isTraceName(name string) bool {
 	return strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")
 }
 
+// isPerfettoCopy reports a file `tracehouse perfetto-fix` wrote by default.
+func isPerfettoCopy(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".perfetto.json") || strings.HasSuffix(n, ".perfetto.json.gz")
+}
+
 func claimsTrace(name string) bool {
 	n := strings.ToLower(name)
 	return strings.HasSuffix(n, ".trace.json") || strings.HasSuffix(n, ".trace.json.gz")
@@ -80,6 +86,11 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 				return nil
 			}
 			if !isTraceName(name) || sidecars[name] {
+				return nil
+			}
+			if isPerfettoCopy(name) {
+				// perfetto-fix's output beside its input: the same events again
+				notices = append(notices, path+": perfetto-fix copy, skipped (name the file to ingest it)")
 				return nil
 			}
 			if filepath.Base(filepath.Dir(path)) == "capture_traces" {
