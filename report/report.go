@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 )
 
 // Format is an output format.
@@ -51,13 +50,19 @@ type Heading struct {
 	Text  string
 }
 
-// Lines are plain text lines.
+// Lines are plain text lines; text output wraps them at the Doc's Width.
 type Lines []string
+
+// Pre are preformatted lines (drawings): never wrapped.
+type Pre []string
 
 // Column is a table column; Right aligns numbers right in markdown.
 type Column struct {
 	Name  string
 	Right bool
+	// Prose marks a column of sentences (rationales, candidate paths): in a
+	// width-limited text table its cells become numbered notes under it.
+	Prose bool
 }
 
 // Table is a named table of strings, already formatted.
@@ -74,6 +79,9 @@ type Doc struct {
 	Blocks []any // *Heading, Lines, *Table
 	// JSON is the value the json format encodes; nil encodes the tables.
 	JSON any
+	// Width, when > 0, is the terminal width text output fits (tables
+	// narrowed, prose moved to notes, lines wrapped); 0 prints everything.
+	Width int
 }
 
 // ErrCSVNeedsDir is returned for csv output of several tables without a directory.
@@ -185,6 +193,7 @@ func writeCSV(w io.Writer, t *Table) error {
 
 func renderText(w io.Writer, d Doc) error {
 	ew := &errWriter{w: w}
+	note := 0
 	for i, b := range d.Blocks {
 		switch b := b.(type) {
 		case *Heading:
@@ -197,6 +206,12 @@ func renderText(w io.Writer, d Doc) error {
 			}
 		case Lines:
 			for _, l := range b {
+				for _, part := range wrapLine(l, d.Width) {
+					ew.printf("%s\n", part)
+				}
+			}
+		case Pre:
+			for _, l := range b {
 				ew.printf("%s\n", l)
 			}
 		case *Table:
@@ -204,26 +219,48 @@ func renderText(w io.Writer, d Doc) error {
 				ew.printf("%s\n", b.Empty)
 				continue
 			}
-			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-			head := make([]string, len(b.Columns))
-			rule := make([]string, len(b.Columns))
-			for i, c := range b.Columns {
-				head[i] = c.Name
-				rule[i] = strings.Repeat("-", max(3, len([]rune(c.Name))))
+			head, rows, notes := fitTable(b, d.Width, &note)
+			rule := make([]string, len(head))
+			for i, h := range head {
+				rule[i] = strings.Repeat("-", max(3, textWidth(h)))
 			}
-			fmt.Fprintln(tw, strings.Join(head, "\t"))
-			fmt.Fprintln(tw, strings.Join(rule, "\t"))
-			for _, r := range b.Rows {
-				fmt.Fprintln(tw, strings.Join(cleanCells(r), "\t"))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
+			writeAligned(ew, append([][]string{head, rule}, rows...))
+			for _, n := range notes {
+				for _, part := range wrapLine(n, d.Width) {
+					ew.printf("%s\n", part)
+				}
 			}
 		default:
 			return fmt.Errorf("report: unknown block %T", b)
 		}
 	}
 	return ew.err
+}
+
+// writeAligned pads every cell but the last of a row to its column's
+// width plus the gap (the layout text/tabwriter gave, measured in display
+// columns).
+func writeAligned(ew *errWriter, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i := 0; i < len(r)-1; i++ {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], textWidth(r[i]))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-textWidth(c)+colGap))
+			}
+		}
+		ew.printf("%s\n", b.String())
+	}
 }
 
 // cleanCells keeps one cell on one line and free of the tab separator.
@@ -245,6 +282,10 @@ func renderMarkdown(w io.Writer, d Doc) error {
 		case *Heading:
 			ew.printf("%s %s\n", strings.Repeat("#", max(1, b.Level)), b.Text)
 		case Lines:
+			for _, l := range b {
+				ew.printf("%s  \n", escapeMarkdownText(l))
+			}
+		case Pre:
 			for _, l := range b {
 				ew.printf("%s  \n", escapeMarkdownText(l))
 			}

@@ -83,8 +83,8 @@ type TriageCoverage struct {
 	CrossStageTimeNS int64 `json:"cross_stage_time_ns"`
 	BaseTimeNS       int64 `json:"base_time_ns"`
 	UnmappedNS       int64 `json:"unmapped_time_ns"`
-	// ReplayTimeNS (single-trace) is located by the frame around its graph
-	// launch; it is part of SitedTimeNS.
+	// ReplayTimeNS (single-trace) has no site of its own but is located by
+	// the frame around its graph launch; it is not part of SitedTimeNS.
 	ReplayTimeNS int64 `json:"graph_replay_time_ns"`
 }
 

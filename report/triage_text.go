@@ -146,7 +146,7 @@ func (r *TriageReport) headerLines() Lines {
 	if r.MappingRun == nil {
 		line := fmt.Sprintf("Attribution: %s of kernel time has a Python site%s", fmtPct(c.CoveragePct), perStage)
 		if c.ReplayTimeNS > 0 && c.KernelTimeNS > 0 {
-			line += fmt.Sprintf("; %s only the frame around its CUDA-graph launch",
+			line += fmt.Sprintf("; graph replays located by their graph launch: %s",
 				fmtPct(float64(c.ReplayTimeNS)*100/float64(c.KernelTimeNS)))
 		}
 		l = append(l, line)
