@@ -15,7 +15,7 @@ import (
 
 // minFitWidth is the narrowest a shortened column gets: enough to tell
 // kernels apart by head and tail.
-const minFitWidth = 12
+const minFitWidth = 10
 
 // colGap is the space between two text columns.
 const colGap = 2
@@ -41,33 +41,26 @@ func middleEllipsis(s string, w int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-tail:])
 }
 
-// fitTable returns the rows to print and the notes to print under them:
-// prose cells become "[n]" markers (numbered from *note), and text columns
-// are capped so the table fits width (0: no limit, nothing changes).
+// fitTable returns the header and rows to print and the notes to print
+// under them. With a width (0: no limit, nothing changes), the table's prose
+// columns collapse into one "Note" column of "[n]" markers (numbered from
+// *note) whose texts go under the table, and text columns wider than a cap
+// are cut to it with a middle ellipsis, the cap being the largest that fits.
 func fitTable(t *Table, width int, note *int) (head []string, rows [][]string, notes []string) {
-	head = make([]string, len(t.Columns))
-	for i, c := range t.Columns {
-		head[i] = c.Name
-	}
+	cols := t.Columns
 	rows = make([][]string, len(t.Rows))
 	for i, r := range t.Rows {
 		rows[i] = cleanCells(r)
 	}
+	if width > 0 {
+		cols, rows, notes = proseToNotes(cols, rows, note)
+	}
+	head = make([]string, len(cols))
+	for i, c := range cols {
+		head[i] = c.Name
+	}
 	if width <= 0 {
 		return head, rows, nil
-	}
-	for i, c := range t.Columns {
-		if !c.Prose {
-			continue
-		}
-		for _, r := range rows {
-			if i >= len(r) || r[i] == "" || r[i] == "-" {
-				continue
-			}
-			*note++
-			notes = append(notes, "["+strconv.Itoa(*note)+"] "+r[i])
-			r[i] = "[" + strconv.Itoa(*note) + "]"
-		}
 	}
 	natural := make([]int, len(head))
 	for i, h := range head {
@@ -78,52 +71,86 @@ func fitTable(t *Table, width int, note *int) (head []string, rows [][]string, n
 			natural[i] = max(natural[i], textWidth(r[i]))
 		}
 	}
-	total := colGap * (len(natural) - 1)
-	for _, w := range natural {
-		total += w
-	}
-	if total <= width {
-		return head, rows, notes
-	}
-	// The largest cap on text columns that fits: columns narrower than the
-	// cap keep their width, wider ones are cut to it.
-	capOf := func(c int) int {
+	// widthAt is the table's width with text columns capped at c (never
+	// below minFitWidth, nor below their natural width when that is less).
+	widthAt := func(c int) int {
 		sum := colGap * (len(natural) - 1)
 		for i, w := range natural {
-			if shrinkable(t.Columns[i]) {
-				w = min(w, max(c, minFitWidth, textWidth(head[i])))
+			if !cols[i].Right {
+				w = min(w, max(c, minFitWidth))
 			}
 			sum += w
 		}
 		return sum
 	}
-	lo, hi := minFitWidth, 0
+	hi := 0
 	for _, w := range natural {
 		hi = max(hi, w)
 	}
+	if widthAt(hi) <= width {
+		return head, rows, notes
+	}
+	lo := minFitWidth
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if capOf(mid) <= width {
+		if widthAt(mid) <= width {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	for i, c := range t.Columns {
-		if !shrinkable(c) {
+	for i, c := range cols {
+		if c.Right {
 			continue
 		}
-		w := max(lo, minFitWidth, textWidth(head[i]))
+		head[i] = middleEllipsis(head[i], lo)
 		for _, r := range rows {
 			if i < len(r) {
-				r[i] = middleEllipsis(r[i], w)
+				r[i] = middleEllipsis(r[i], lo)
 			}
 		}
 	}
 	return head, rows, notes
 }
 
-func shrinkable(c Column) bool { return !c.Right && !c.Prose }
+// proseToNotes replaces a table's prose columns by one "Note" column: a
+// row with prose gets "[n]", and note n reads "Column: text. Column: text".
+func proseToNotes(cols []Column, rows [][]string, note *int) ([]Column, [][]string, []string) {
+	var prose []int
+	var keep []Column
+	for i, c := range cols {
+		if c.Prose {
+			prose = append(prose, i)
+		} else {
+			keep = append(keep, c)
+		}
+	}
+	if len(prose) == 0 {
+		return cols, rows, nil
+	}
+	keep = append(keep, Column{Name: "Note"})
+	var notes []string
+	out := make([][]string, len(rows))
+	for ri, r := range rows {
+		var parts []string
+		var kept []string
+		for i, cell := range r {
+			if !cols[i].Prose {
+				kept = append(kept, cell)
+			} else if cell != "" && cell != "-" {
+				parts = append(parts, cols[i].Name+": "+cell)
+			}
+		}
+		marker := "-"
+		if len(parts) > 0 {
+			*note++
+			marker = "[" + strconv.Itoa(*note) + "]"
+			notes = append(notes, marker+" "+strings.Join(parts, ". "))
+		}
+		out[ri] = append(kept, marker)
+	}
+	return keep, out, notes
+}
 
 // wrapLine breaks a line longer than width at spaces; continuation lines
 // are indented two more than the line's own indentation. A word longer

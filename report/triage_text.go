@@ -87,7 +87,7 @@ func (r *TriageReport) Doc(f Format) Doc {
 				// keep the drawing's columns: a fenced block
 				tl = append(append([]string{"```"}, tl...), "```")
 			}
-			sub("Timelines", Lines(tl))
+			sub("Timelines", Pre(tl))
 		}
 		sub("Fuse patterns", fusionTable(st, name))
 		if st.Similarity != nil {
@@ -304,7 +304,7 @@ func fusionTable(st *TriageStage, name func(string) string) *Table {
 	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
 		Columns: []Column{{Name: "Pattern"}, {Name: "Status"}, {Name: "Confidence"},
 			{Name: "Related GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels"},
-			{Name: "Current Python location"}, {Name: "Candidate fused path"}, {Name: "Rationale"}}}
+			{Name: "Current Python location"}, {Name: "Candidate fused path", Prose: true}, {Name: "Rationale", Prose: true}}}
 	for _, f := range st.Fusions {
 		ev := make([]string, len(f.EvidenceKernels))
 		for i, k := range f.EvidenceKernels {

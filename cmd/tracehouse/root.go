@@ -28,6 +28,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.db, "db", "", "warehouse file (default $TRACEHOUSE_DB or ./tracehouse.duckdb; :memory: for a throw-away one)")
 	cmd.PersistentFlags().StringVar(&f.format, "format", "table", "output format: table, markdown, json or csv")
+	cmd.PersistentFlags().BoolVar(&f.wide, "wide", false, "table output: print every column in full instead of fitting the terminal ($COLUMNS, else 120)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
 	cmd.AddCommand(

@@ -112,5 +112,5 @@ func sqlRun(opts *SQLOptions) error {
 	if len(cols) == 0 {
 		return nil
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }

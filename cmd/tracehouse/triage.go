@@ -212,7 +212,7 @@ func triageRender(opts *TriageOptions, w *schema.Warehouse, targets []triageTarg
 				fmt.Fprintln(opts.IO.Out)
 			}
 		}
-		if err := report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format)); err != nil {
+		if err := opts.render(opts.Format, rep.Doc(opts.Format)); err != nil {
 			return err
 		}
 	}
