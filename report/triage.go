@@ -459,6 +459,6 @@ func overlapSignal(o TriageOverlap) string {
 	if o.Dominant != nil {
 		under = *o.Dominant
 	}
-	return fmt.Sprintf("%s us, share %.1f%% of busy, excl %.0f%% / hid %.0f%%, under %s",
-		fmtUS(o.TotalNS), o.BusySharePct, o.ExclusivePct, o.HiddenPct, under)
+	return fmt.Sprintf("%s, share %.1f%% of busy, excl %.0f%% / hid %.0f%%, under %s",
+		fmtDur(float64(o.TotalNS)), o.BusySharePct, o.ExclusivePct, o.HiddenPct, under)
 }

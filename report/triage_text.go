@@ -20,8 +20,7 @@ func drawTimelines(d *queries.TriageData) map[string][]string {
 		if len(lines[o.Stage]) > 0 {
 			lines[o.Stage] = append(lines[o.Stage], "")
 		}
-		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s us", o.Priority, o.Kernel,
-			strconv.FormatFloat(float64(o.Longest.DurNS)/1000, 'f', 1, 64)), FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
+		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s", o.Priority, o.Kernel, fmtDur(float64(o.Longest.DurNS))), FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
 		for _, e := range tl.Events {
 			t.Events = append(t.Events, TimelineEvent{KernelID: e.KernelID, Name: e.Name, Category: e.Category,
 				Stream: e.Stream.Int64, HasStream: e.Stream.Valid, TSNS: e.TSNS, DurNS: e.DurNS})
@@ -131,8 +130,8 @@ func (r *TriageReport) headerLines() Lines {
 		if !st.hasTotals {
 			continue
 		}
-		l = append(l, fmt.Sprintf("Stage %s: summed kernel time %s ms, GPU busy (union) %s ms, window %s ms, streams %d",
-			st.displayName, fmtMS(st.Totals.KernelTimeNS), fmtMS(st.Totals.BusyTimeNS), fmtMS(st.Totals.WindowNS), st.Totals.Streams))
+		l = append(l, fmt.Sprintf("Stage %s: summed kernel time %s, GPU busy (union) %s, window %s, streams %d",
+			st.displayName, fmtDur(float64(st.Totals.KernelTimeNS)), fmtDur(float64(st.Totals.BusyTimeNS)), fmtDur(float64(st.Totals.WindowNS)), st.Totals.Streams))
 	}
 	var per []string
 	for _, st := range r.Stages {
@@ -215,11 +214,11 @@ func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *T
 	cols = append(cols, Column{Name: "Python location (site share)"}, Column{Name: "CPU op"})
 	t := &Table{Name: "kernels", Columns: cols}
 	for _, k := range st.Kernels {
-		row := []string{name(k.Kernel), k.Family, k.Category, fmtMS(k.GPUTimeNS) + " ms", fmtPct(k.SharePct),
-			strconv.FormatInt(k.Launches, 10), strconv.FormatFloat(k.AvgUS, 'f', 2, 64) + " us"}
+		row := []string{name(k.Kernel), k.Family, k.Category, fmtDur(float64(k.GPUTimeNS)), fmtPct(k.SharePct),
+			strconv.FormatInt(k.Launches, 10), fmtDur(k.AvgUS * 1000)}
 		if r.Rank == nil && k.RankSpread != nil {
 			s := k.RankSpread
-			row = append(row, fmt.Sprintf("%.2f / %.2f / %.2f ms", s.MinUS/1000, s.MedianUS/1000, s.MaxUS/1000))
+			row = append(row, strings.Join(fmtDurs(s.MinUS*1000, s.MedianUS*1000, s.MaxUS*1000), " / "))
 		}
 		loc, ops := siteCells(k)
 		row = append(row, loc, ops)
@@ -310,7 +309,7 @@ func fusionTable(st *TriageStage, name func(string) string) *Table {
 		for i, k := range f.EvidenceKernels {
 			ev[i] = name(k)
 		}
-		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtMS(f.RelatedNS) + " ms",
+		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtDur(float64(f.RelatedNS)),
 			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
 	}
 	return t
