@@ -106,11 +106,41 @@ func fitTable(t *Table, width int, note *int) (head []string, rows [][]string, n
 		head[i] = middleEllipsis(head[i], lo)
 		for _, r := range rows {
 			if i < len(r) {
-				r[i] = middleEllipsis(r[i], lo)
+				r[i] = cutCell(r[i], lo, c.Cut)
 			}
 		}
 	}
 	return head, rows, notes
+}
+
+// cutCell shortens s to width w the way its column asks.
+func cutCell(s string, w int, how Cut) string {
+	if textWidth(s) <= w {
+		return s
+	}
+	switch how {
+	case CutPath:
+		s = dropDirs(s)
+	case CutEnd:
+		r := []rune(s)
+		for len(r) > 0 && textWidth(string(r))+1 > w {
+			r = r[:len(r)-1]
+		}
+		return string(r) + "…"
+	}
+	return middleEllipsis(s, w)
+}
+
+// dropDirs replaces the directories of every path in s (words holding a
+// '/') by "…/": a location reads by its file, line and function.
+func dropDirs(s string) string {
+	words := strings.Split(s, " ")
+	for i, w := range words {
+		if j := strings.LastIndexByte(w, '/'); j >= 0 {
+			words[i] = "…/" + w[j+1:]
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // proseToNotes replaces a table's prose columns by one "Note" column: a

@@ -63,7 +63,22 @@ type Column struct {
 	// Prose marks a column of sentences (rationales, candidate paths): in a
 	// width-limited text table its cells become numbered notes under it.
 	Prose bool
+	// Cut says how a width-limited text table shortens the column's cells.
+	Cut Cut
 }
+
+// Cut is how a too-wide cell is shortened.
+type Cut int
+
+const (
+	// CutMiddle keeps head and tail (names that differ at both ends).
+	CutMiddle Cut = iota
+	// CutPath drops leading directories of the Python locations in the
+	// cell first ("…/linear.py:131 apply"), then cuts the middle.
+	CutPath
+	// CutEnd keeps the head (figures first, detail last).
+	CutEnd
+)
 
 // Table is a named table of strings, already formatted.
 type Table struct {

@@ -211,7 +211,7 @@ func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *T
 	if r.Rank == nil {
 		cols = append(cols, Column{Name: "Rank spread", Right: true})
 	}
-	cols = append(cols, Column{Name: "Python location (site share)"}, Column{Name: "CPU op"})
+	cols = append(cols, Column{Name: "Python location (site share)", Cut: CutPath}, Column{Name: "CPU op"})
 	t := &Table{Name: "kernels", Columns: cols}
 	for _, k := range st.Kernels {
 		row := []string{name(k.Kernel), k.Family, k.Category, fmtDur(float64(k.GPUTimeNS)), fmtPct(k.SharePct),
@@ -283,8 +283,8 @@ func siteCells(k TriageKernel) (string, string) {
 
 func overlapTable(st *TriageStage, name func(string) string) *Table {
 	t := &Table{Name: "overlap", Empty: "no overlap opportunity above the bar",
-		Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope"},
-			{Name: "Signal"}, {Name: "Dep risk"}, {Name: "Recommendation"}}}
+		Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope", Cut: CutPath},
+			{Name: "Signal", Cut: CutEnd}, {Name: "Dep risk"}, {Name: "Recommendation", Cut: CutEnd}}}
 	for _, o := range st.Overlap {
 		sig := o.Signal
 		if o.Dominant != nil {
@@ -303,7 +303,7 @@ func fusionTable(st *TriageStage, name func(string) string) *Table {
 	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
 		Columns: []Column{{Name: "Pattern"}, {Name: "Status"}, {Name: "Confidence"},
 			{Name: "Related GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels"},
-			{Name: "Current Python location"}, {Name: "Candidate fused path", Prose: true}, {Name: "Rationale", Prose: true}}}
+			{Name: "Current Python location", Cut: CutPath}, {Name: "Candidate fused path", Prose: true}, {Name: "Rationale", Prose: true}}}
 	for _, f := range st.Fusions {
 		ev := make([]string, len(f.EvidenceKernels))
 		for i, k := range f.EvidenceKernels {
