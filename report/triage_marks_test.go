@@ -31,4 +31,9 @@ func TestKernelLocationMarks(t *testing.T) {
 	if n := kernelNotes(&TriageStage{Kernels: st.Kernels[3:]}); len(n) != 0 {
 		t.Errorf("notes without marks: %q", n)
 	}
+	// Rows --min-share hid are counted under the table.
+	n := kernelNotes(&TriageStage{Kernels: st.Kernels[3:], KernelsHidden: 3, HiddenTimeNS: 1500})
+	if len(n) != 1 || n[0] != "3 kernel(s) under --min-share hidden (1.50 µs of summed kernel time); --min-share 0 shows all" {
+		t.Errorf("hidden rows note: %q", n)
+	}
 }

@@ -247,6 +247,10 @@ func kernelNotes(st *TriageStage) Lines {
 		replay = replay || k.Location == "graph-replay"
 	}
 	var l Lines
+	if st.KernelsHidden > 0 && len(st.Kernels) > 0 {
+		l = append(l, fmt.Sprintf("%d kernel(s) under --min-share hidden (%s of summed kernel time); --min-share 0 shows all",
+			st.KernelsHidden, fmtDur(float64(st.HiddenTimeNS))))
+	}
 	if cross {
 		l = append(l, "~ site mapped from another stage of the mapping run (it has no kernel of that name in this stage)")
 	}
