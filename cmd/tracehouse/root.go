@@ -69,8 +69,11 @@ func run(args []string, io *IOStreams, getenv func(string) string) int {
 		// SIGINT or SIGTERM stopped the command: the shell's 128 + SIGINT,
 		// whatever error the cancelled work returned.
 		var s *silentError
-		if !errors.As(err, &s) {
-			fmt.Fprintf(io.ErrOut, "tracehouse: interrupted: %s\n", oneLine(err.Error()))
+		if msg := oneLine(err.Error()); !errors.As(err, &s) {
+			if !strings.HasPrefix(msg, "interrupted") {
+				msg = "interrupted: " + msg
+			}
+			fmt.Fprintf(io.ErrOut, "tracehouse: %s\n", msg)
 		}
 		return exitInterrupted
 	}
