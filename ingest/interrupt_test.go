@@ -87,4 +87,3 @@ func TestInterruptedIngestCountsAndResumes(t *testing.T) {
 		t.Errorf("overlap not saved by the re-run (%v)", err)
 	}
 }
-
