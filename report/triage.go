@@ -204,6 +204,9 @@ type TriageFusion struct {
 	RelatedUS       float64  `json:"related_us"`
 	SharePct        float64  `json:"share_pct"`
 	EvidenceKernels []string `json:"evidence"`
+	// EvidenceSharePct is each evidence kernel's share of the stage's summed
+	// kernel time, in percent (same order).
+	EvidenceSharePct []float64 `json:"evidence_share_pct"`
 	// Locations are the evidence kernels' Python sites (unmapped left out).
 	Locations []string `json:"locations"`
 	FusedPath string   `json:"fused_path"`
@@ -404,6 +407,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		st := section(f.Stage)
 		row := TriageFusion{Pattern: f.Pattern, Status: f.Status, Confidence: f.Confidence,
 			RelatedUS: nsToUS(f.RelatedNS), SharePct: f.SharePct, EvidenceKernels: nonNil(f.Evidence),
+			EvidenceSharePct: append([]float64{}, f.EvidenceSharePct...),
 			Locations: nonNil(f.Locations), FusedPath: f.CandidatePath, Rationale: f.Rationale, ID: f.ID,
 			RelatedNS: f.RelatedNS, Occurrences: f.Occurrences, Sources: nonNil(f.Sources),
 			Origin: f.Origin, Framework: f.Framework, Priority: f.Priority, Steps: f.Steps}

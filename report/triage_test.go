@@ -259,7 +259,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].coverage.unmapped_time_ns",
 		"stages[].families", "stages[].families[].family", "stages[].families[].gpu_time_ns",
 		"stages[].families[].gpu_time_us", "stages[].families[].launches", "stages[].families[].share_pct",
-		"stages[].fusions", "stages[].fusions[].confidence", "stages[].fusions[].evidence",
+		"stages[].fusions", "stages[].fusions[].confidence", "stages[].fusions[].evidence", "stages[].fusions[].evidence_share_pct",
 		"stages[].fusions[].framework", "stages[].fusions[].fused_path", "stages[].fusions[].id",
 		"stages[].fusions[].locations", "stages[].fusions[].occurrences", "stages[].fusions[].origin",
 		"stages[].fusions[].pattern", "stages[].fusions[].priority", "stages[].fusions[].rationale",

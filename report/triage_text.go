@@ -88,7 +88,7 @@ func (r *TriageReport) Doc(f Format) Doc {
 			}
 			sub("Timelines", Pre(tl))
 		}
-		sub("Fuse patterns", fusionTable(st, name))
+		sub("Fuse patterns", fusionTable(st, name, f == Markdown))
 		if st.Similarity != nil {
 			// triage.md section 5: at most one note, never mixed into the table
 			blocks = append(blocks, Lines{st.Similarity.Note})
@@ -303,7 +303,19 @@ func overlapTable(st *TriageStage, name func(string) string) *Table {
 	return t
 }
 
-func fusionTable(st *TriageStage, name func(string) string) *Table {
+// fusedPaths is the "Candidate fused path" cell: the first path, and how
+// many more the entry lists (all of them when all is set: markdown).
+func fusedPaths(f TriageFusion, all bool) string {
+	if len(f.Sources) <= 1 {
+		return f.FusedPath
+	}
+	if all {
+		return f.Framework + ": " + strings.Join(f.Sources, "; ")
+	}
+	return fmt.Sprintf("%s (+%d more)", f.FusedPath, len(f.Sources)-1)
+}
+
+func fusionTable(st *TriageStage, name func(string) string, all bool) *Table {
 	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
 		Columns: []Column{{Name: "Pattern"}, {Name: "Status"}, {Name: "Confidence"},
 			{Name: "Related GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels"},
@@ -312,9 +324,12 @@ func fusionTable(st *TriageStage, name func(string) string) *Table {
 		ev := make([]string, len(f.EvidenceKernels))
 		for i, k := range f.EvidenceKernels {
 			ev[i] = name(k)
+			if i < len(f.EvidenceSharePct) {
+				ev[i] += " (" + fmtPct(f.EvidenceSharePct[i]) + ")"
+			}
 		}
 		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtDur(float64(f.RelatedNS)),
-			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
+			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), fusedPaths(f, all), f.Rationale})
 	}
 	return t
 }
