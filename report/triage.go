@@ -408,7 +408,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		row := TriageFusion{Pattern: f.Pattern, Status: f.Status, Confidence: f.Confidence,
 			RelatedUS: nsToUS(f.RelatedNS), SharePct: f.SharePct, EvidenceKernels: nonNil(f.Evidence),
 			EvidenceSharePct: append([]float64{}, f.EvidenceSharePct...),
-			Locations: nonNil(f.Locations), FusedPath: f.CandidatePath, Rationale: f.Rationale, ID: f.ID,
+			Locations:        nonNil(f.Locations), FusedPath: f.CandidatePath, Rationale: f.Rationale, ID: f.ID,
 			RelatedNS: f.RelatedNS, Occurrences: f.Occurrences, Sources: nonNil(f.Sources),
 			Origin: f.Origin, Framework: f.Framework, Priority: f.Priority, Steps: f.Steps}
 		if f.Switch != "" {
