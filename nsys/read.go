@@ -602,3 +602,48 @@ func (e *Export) Ranges(ctx context.Context, f func(*Range) error) error {
 		}
 	}
 }
+
+// Devices lists the deviceId values of the GPU activity tables, sorted: the
+// GPUs that ran something.
+func (e *Export) Devices(ctx context.Context) ([]int64, error) {
+	var parts []string
+	for _, t := range []string{TableKernel, TableMemcpy, TableMemset} {
+		if e.HasColumn(t, "deviceId") {
+			parts = append(parts, `SELECT DISTINCT "deviceId" FROM `+quote(t)+` WHERE "deviceId" IS NOT NULL`)
+		}
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	return e.ints(ctx, TableKernel, strings.Join(parts, " UNION ")+" ORDER BY 1")
+}
+
+// Processes lists the processes that made CUDA runtime calls, sorted (none
+// when the export records no thread ids).
+func (e *Export) Processes(ctx context.Context) ([]int64, error) {
+	if !e.HasColumn(TableRuntime, "globalTid") {
+		return nil, nil
+	}
+	return e.ints(ctx, TableRuntime, `SELECT DISTINCT ("globalTid" >> 24) & 16777215 FROM `+TableRuntime+
+		` WHERE "globalTid" IS NOT NULL ORDER BY 1`)
+}
+
+func (e *Export) ints(ctx context.Context, table, q string) ([]int64, error) {
+	rows, err := e.db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, e.damaged(table, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, e.damaged(table, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, e.damaged(table, err)
+	}
+	return out, nil
+}

@@ -83,12 +83,12 @@ type Kernel struct {
 
 // Memcpy is one memcpy row (CUPTI memcpy and memory kinds).
 type Memcpy struct {
-	Start, End                int64
-	Device, Stream            int64
-	Correlation, PID          int64
-	Bytes                     int64
+	Start, End                 int64
+	Device, Stream             int64
+	Correlation, PID           int64
+	Bytes                      int64
 	CopyKind, SrcKind, DstKind int64
-	GraphNode                 int64
+	GraphNode                  int64
 }
 
 // Memset is one memset row.
@@ -103,10 +103,10 @@ type Memset struct {
 // Call is one CUDA runtime call; Name as Nsight writes it
 // (cudaLaunchKernel_v7000).
 type Call struct {
-	Name             string
-	Start, End       int64
-	PID, TID         int64
-	Correlation      int64 // 0 = NULL
+	Name        string
+	Start, End  int64
+	PID, TID    int64
+	Correlation int64 // 0 = NULL
 }
 
 // Range is one NVTX range; End nsys.None leaves it open.
