@@ -76,7 +76,7 @@ func (l *loader) loadAny(ctx context.Context, c candidate, run *runInfo, hash st
 			return nil, err
 		}
 		return l.loadNsys(ctx, c, src, run, hash, replace)
-	case nsys.IsSQLite(c.path):
+	case strings.HasSuffix(strings.ToLower(c.path), nsysExt) || nsys.IsSQLite(c.path):
 		return l.loadNsys(ctx, c, c.path, run, hash, replace)
 	}
 	return l.load(ctx, c, run, hash, replace)
