@@ -261,9 +261,22 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	if err := exec("launch_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
 		return nil, err
 	}
-	if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", 0), sql.Named("rank", plan.rank),
-		sql.Named("merged", plan.merged), sql.Named("stage_known", stageKnown)); err != nil {
+	link := func() error {
+		return exec("link_kernels", sql.Named("trace", id), sql.Named("base", 0), sql.Named("rank", plan.rank),
+			sql.Named("merged", plan.merged), sql.Named("stage_known", stageKnown))
+	}
+	if err := link(); err != nil {
 		return nil, err
+	}
+	// GPU windows of the NVTX ranges need the launches linked; a stage read
+	// from annotations prefers them, so the link runs again when it needs one.
+	if err := exec("nsys_gpu_ranges", sql.Named("trace", id)); err != nil {
+		return nil, err
+	}
+	if !stageKnown {
+		if err := link(); err != nil {
+			return nil, err
+		}
 	}
 	if err := exec("insert_steps", sql.Named("trace", id), sql.Named("steps_by", nil)); err != nil {
 		return nil, err

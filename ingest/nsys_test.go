@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/nsys"
 	"github.com/tracehouse/tracehouse/nsys/nsystest"
+	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
 )
 
 const nsysSession = 1_751_289_296_000_000_000
@@ -124,11 +127,15 @@ Memset (Device),memset,20300,10,5,7,NULL,NULL,NULL,64,2,unknown,false,NULL,NULL,
 				t.Errorf("kernels:\n got %s\nwant %s", got, want)
 			}
 			got = mustCSV(t, w.DB, `SELECT name, cat, ts_ns - 1751289296000000000 AS ts, dur_ns, pid, tid, stage
-				FROM annotations ORDER BY ts_ns`)
+				FROM annotations ORDER BY cat DESC, ts_ns, name`)
+			// NVTX ranges, then their GPU projections (kernels launched inside).
 			want = `name,cat,ts,dur_ns,pid,tid,stage
 step[DECODE bs=4 toks=4],user_annotation,100,9900,4242,4243,decode
 layer.attn,user_annotation,150,300,4242,4243,NULL
 layer.mlp,user_annotation,450,450,4242,4243,NULL
+layer.attn,gpu_user_annotation,1000,300,5,NULL,NULL
+step[DECODE bs=4 toks=4],gpu_user_annotation,1000,1300,5,NULL,decode
+layer.mlp,gpu_user_annotation,1300,500,5,NULL,NULL
 `
 			if got != want {
 				t.Errorf("annotations:\n got %s\nwant %s", got, want)
@@ -262,7 +269,7 @@ func TestNsysRejects(t *testing.T) {
 	}
 	bw.Close()
 	want := map[string]string{
-		write("corrupt.sqlite", garbled):             "damaged SQLite file",
+		write("corrupt.sqlite", garbled):              "damaged SQLite file",
 		write("truncated.sqlite", data[:len(data)/3]): "damaged SQLite file: truncated",
 		write("text.sqlite", []byte("plain text")):    "not a SQLite database",
 		other: "not an Nsight Systems export",
@@ -293,7 +300,7 @@ func TestNsysRejects(t *testing.T) {
 	got := mustCSV(t, w.DB, `SELECT (SELECT count(*) FROM traces) AS traces, (SELECT count(*) FROM kernels) AS kernels,
 		(SELECT count(*) FROM launches) AS launches, (SELECT count(*) FROM annotations) AS annotations,
 		(SELECT count(*) FROM steps) AS steps`)
-	if want := "traces,kernels,launches,annotations,steps\n1,6,4,3,1\n"; got != want {
+	if want := "traces,kernels,launches,annotations,steps\n1,6,4,6,1\n"; got != want {
 		t.Errorf("stored:\n got %s\nwant %s", got, want)
 	}
 }
@@ -383,4 +390,112 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// kinetoToNsys converts every trace under src into an Nsight export at the
+// same place under dst (name ending .sqlite), and copies the other files
+// (server_args.json), so both trees have the same layout.
+func kinetoToNsys(t *testing.T, src, dst string, v nsystest.Variant) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		if !strings.Contains(d.Name(), "trace.json") {
+			return os.WriteFile(out, mustRead(t, p), 0o644)
+		}
+		n++
+		out = strings.TrimSuffix(strings.TrimSuffix(out, ".gz"), ".json") + ".sqlite"
+		return nsystest.FromKineto(p, out, v)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestNsysMatchesKineto emits one synthetic workload as Kineto traces
+// (synth) and as the Nsight exports of the same events, ingests both, and
+// requires the same kernel table (GPU time, launches, shares, rank spread,
+// stages) and the same GPU events one by one (times, devices, streams,
+// stages, ranks, CUDA-graph replays and the launch each one links to).
+func TestNsysMatchesKineto(t *testing.T) {
+	for _, c := range []struct {
+		opt synth.Options
+		v   nsystest.Variant
+	}{
+		// Stage from the file name, CUDA graphs in decode, TP=2.
+		{synth.Options{Framework: synth.SGLang, Ranks: 2, Steps: 3, Layers: 2, Graph: true, Seed: 7}, nsystest.Recent},
+		// Stages only from the execute_... annotations, MoE, eager.
+		{synth.Options{Framework: synth.VLLM, Ranks: 2, Steps: 6, Layers: 2, MoE: true, Seed: 8}, nsystest.Legacy},
+		// Driver launches, CUDA graphs, no stage anywhere.
+		{synth.Options{Framework: synth.TRTLLM, Ranks: 1, Steps: 5, Layers: 2, Graph: true, Seed: 9}, nsystest.Recent},
+	} {
+		t.Run(c.opt.Framework, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			kdir, ndir := filepath.Join(dir, "kineto"), filepath.Join(dir, "nsys")
+			c.opt.Dir, c.opt.Run = kdir, "run"
+			if _, err := synth.Generate(c.opt); err != nil {
+				t.Fatal(err)
+			}
+			files := kinetoToNsys(t, kdir, ndir, c.v)
+			w := openMemory(t)
+			for _, in := range []struct{ dir, label string }{{kdir, "kineto"}, {ndir, "nsys"}} {
+				res, err := Ingest(ctx, w, []string{in.dir}, Options{Run: in.label})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Files) != files || res.Failed() > 0 {
+					t.Fatalf("%s: %+v", in.label, res.Files)
+				}
+			}
+			var runs [2]int64
+			for i, label := range []string{"kineto", "nsys"} {
+				if err := w.DB.QueryRow(`SELECT run_id FROM runs WHERE label = ?`, label).Scan(&runs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var tables [2][]queries.KernelTableRow
+			for i, run := range runs {
+				rows, err := queries.KernelTable(ctx, w.DB, queries.KernelTableParams{Run: run})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tables[i] = rows
+			}
+			if len(tables[0]) == 0 || !reflect.DeepEqual(tables[0], tables[1]) {
+				t.Errorf("kernel tables differ:\nkineto %+v\n  nsys %+v", tables[0], tables[1])
+			}
+			events := func(label string) string {
+				return mustCSV(t, w.DB, `SELECT n.name, k.kind, k.stage, k.rank, k.ts_ns, k.dur_ns, k.device, k.stream,
+						k.correlation, k.bytes, k.graph_launch, l.name AS launch, l.ts_ns AS launch_ts
+					FROM kernels k JOIN kernel_names n USING (name_id) JOIN runs r USING (run_id)
+					LEFT JOIN launches l ON l.launch_id = k.launch_id
+					WHERE r.label = '`+label+`'
+					ORDER BY k.rank, k.ts_ns, k.device, k.stream, n.name`)
+			}
+			ke, ne := events("kineto"), events("nsys")
+			if strings.Count(ke, "\n") < 50 || ke != ne {
+				t.Errorf("GPU events differ (%d and %d lines)", strings.Count(ke, "\n"), strings.Count(ne, "\n"))
+				kl, nl := strings.Split(ke, "\n"), strings.Split(ne, "\n")
+				for i := range min(len(kl), len(nl)) {
+					if kl[i] != nl[i] {
+						t.Errorf("first difference, line %d:\nkineto %s\n  nsys %s", i, kl[i], nl[i])
+						break
+					}
+				}
+			}
+			got := mustCSV(t, w.DB, `SELECT DISTINCT source_format FROM traces t JOIN runs r USING (run_id) WHERE r.label = 'nsys'`)
+			if got != "source_format\nnsys\n" {
+				t.Errorf("nsys run formats: %s", got)
+			}
+		})
+	}
 }
