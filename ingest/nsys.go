@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -27,6 +28,7 @@ import (
 //	CUPTI_ACTIVITY_KIND_RUNTIME              -> launches (correlationId -> correlation)
 //	NVTX_EVENTS push/pop and start/end       -> annotations (cat user_annotation)
 //	innermost NVTX range around the launch   -> kernels.site_id (sites.framework nvtx)
+//	GPU span of the work launched in a range -> annotations (cat gpu_user_annotation)
 //	TARGET_INFO_GPU                          -> traces.device_name, device_properties
 //	TARGET_INFO_SESSION_START_TIME           -> traces.base_time_ns (times made absolute)
 //
@@ -214,8 +216,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	if err != nil {
 		return nil, &dbError{err}
 	}
-	t = &traceState{id: id, key: id << 32, summary: newSummary(),
-		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
+	t = &traceState{id: id, key: id << 32, summary: newSummary()}
 	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
 	stageKnown := stage != vocab.StageUnknown
 
@@ -250,7 +251,6 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 		}
 		return nil, l.nsysError(c, src, err)
 	}
-	t.frames, t.points = nil, nil
 
 	exec := func(name string, args ...any) error {
 		if _, err := conn.ExecContext(ctx, stmt(name), args...); err != nil {
@@ -261,22 +261,9 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	if err := exec("launch_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
 		return nil, err
 	}
-	link := func() error {
-		return exec("link_kernels", sql.Named("trace", id), sql.Named("base", 0), sql.Named("rank", plan.rank),
-			sql.Named("merged", plan.merged), sql.Named("stage_known", stageKnown))
-	}
-	if err := link(); err != nil {
+	if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", 0), sql.Named("rank", plan.rank),
+		sql.Named("merged", plan.merged), sql.Named("stage_known", stageKnown)); err != nil {
 		return nil, err
-	}
-	// GPU windows of the NVTX ranges need the launches linked; a stage read
-	// from annotations prefers them, so the link runs again when it needs one.
-	if err := exec("nsys_gpu_ranges", sql.Named("trace", id)); err != nil {
-		return nil, err
-	}
-	if !stageKnown {
-		if err := link(); err != nil {
-			return nil, err
-		}
 	}
 	if err := exec("insert_steps", sql.Named("trace", id), sql.Named("steps_by", nil)); err != nil {
 		return nil, err
@@ -381,10 +368,38 @@ func (t *traceState) warn(msg string) {
 	t.warnings[msg]++
 }
 
-// appendNsys appends an export's rows: NVTX ranges as annotations (and as
-// frames for the sweep), runtime calls as launches (and as points), GPU
-// activity as kernels; then sweeps for each launch's innermost NVTX range.
-// Times are made absolute with base; ordinals number rows across tables.
+// nvtxRange is an NVTX range kept for locating launches and projecting
+// ranges onto the GPU.
+type nvtxRange struct {
+	start, end int64 // absolute ns
+	thread     int32
+	site       int32
+	parent     int32 // the range open around this one's start on its thread, -1 for none
+	name       string
+	stage      string
+	windows    []gpuWindow // per device: the span of GPU work launched inside
+}
+
+type gpuWindow struct {
+	device     int64
+	start, end int64
+}
+
+// nvtxLaunch is a runtime call on a known thread.
+type nvtxLaunch struct {
+	ts        int64
+	thread    int32
+	ordinal   uint32
+	innermost int32 // innermost open range at ts, -1 for none
+}
+
+// appendNsys appends an export's rows: NVTX ranges as annotations, runtime
+// calls as launches, GPU activity as kernels. Per thread, a sweep gives
+// each launch its innermost open NVTX range (its location, through
+// _derived), and each GPU event extends the GPU windows of the ranges
+// around its launch; those windows are appended as gpu_user_annotation
+// rows, as Kineto records them. Times are made absolute with base;
+// ordinals number launches and GPU events together.
 func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.Appender, t *traceState,
 	p nsysPlan, runID int64, stage string, base int64) error {
 	var ordinal int64
@@ -401,7 +416,7 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 		}
 		return pid<<32 | c&0xFFFFFFFF
 	}
-	var frameOrd uint32
+	var ranges []nvtxRange
 	err := x.Ranges(ctx, func(r *nsys.Range) error {
 		if r.End == nsys.None {
 			t.counts.events++
@@ -421,33 +436,46 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 		}
 		if r.PID != nsys.None && r.End > r.Start {
 			site := l.names.site([]byte(NVTXSitePrefix + r.Name))
-			t.frames.add(sweepFrame{ts: r.Start + base, end: r.End + base, pyID: null, parentID: null,
-				ordinal: frameOrd, thread: t.threads.id(r.PID, r.TID), site: site.id, tier: 2})
-			frameOrd++
+			ranges = append(ranges, nvtxRange{start: r.Start + base, end: r.End + base, thread: t.threads.id(r.PID, r.TID),
+				site: site.id, parent: -1, name: r.Name, stage: st})
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	var launches []nvtxLaunch
+	byCorr := map[int64]int32{}
 	err = x.Runtime(ctx, func(c *nsys.Call) error {
 		span(c.Start, c.End)
 		t.counts.launches++
 		if strings.Contains(c.Name, "GraphLaunch") {
 			t.counts.graphLaunches++
 		}
+		cr := corr(c.Correlation, c.PID)
 		if err := apps[appLaunches].Append(t.key+ordinal, int32(t.id), c.Name, c.Start+base, c.End-c.Start,
-			nullable(c.PID), nullable(c.TID), nullable(corr(c.Correlation, c.PID)), nil); err != nil {
+			nullable(c.PID), nullable(c.TID), nullable(cr), nil); err != nil {
 			return &dbError{err}
 		}
 		if c.PID != nsys.None {
-			t.points.add(sweepPoint{ts: c.Start + base, ordinal: uint32(ordinal), thread: t.threads.id(c.PID, c.TID), kind: derivedLaunchSite})
+			if cr != nsys.None {
+				byCorr[cr] = int32(len(launches))
+			}
+			launches = append(launches, nvtxLaunch{ts: c.Start + base, thread: t.threads.id(c.PID, c.TID), ordinal: uint32(ordinal), innermost: -1})
 		}
 		ordinal++
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	locateLaunches(ranges, launches)
+	for i := range launches {
+		if r := launches[i].innermost; r >= 0 {
+			if err := apps[appDerived].Append(int8(derivedLaunchSite), int64(launches[i].ordinal), ranges[r].site); err != nil {
+				return &dbError{err}
+			}
+		}
 	}
 	kernelIDs := map[string]int32{}
 	var dims []byte
@@ -486,12 +514,16 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 			dims = appendDims(dims[:0], a.Block)
 			block = string(dims)
 		}
+		cr := corr(a.Correlation, a.PID)
 		if err := apps[appKernels].Append(t.key+ordinal, int32(t.id), int32(runID), int32(rank), stage, nameID,
 			kindNames[kind], a.Start+base, a.End-a.Start, int32(a.Device), nullable(a.Stream),
-			nullable(corr(a.Correlation, a.PID)), nil, grid, block, nullable(a.Bytes), false); err != nil {
+			nullable(cr), nil, grid, block, nullable(a.Bytes), false); err != nil {
 			return &dbError{err}
 		}
 		ordinal++
+		if li, ok := byCorr[cr]; ok && cr != nsys.None {
+			project(ranges, launches[li], a.Device, a.Start+base, a.End+base)
+		}
 		return nil
 	})
 	if err != nil {
@@ -500,12 +532,90 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 	if ordinal >= 1<<32 {
 		return fmt.Errorf("%s: more than 2^32 rows", x.Path())
 	}
-	return sweep(t.frames, t.points, func(*sweepFrame, int32) error { return nil }, func(r derivedRow) error {
-		if err := apps[appDerived].Append(int8(r.kind), r.ordinal, r.value); err != nil {
-			return &dbError{err}
+	for i := range ranges {
+		r := &ranges[i]
+		slices.SortFunc(r.windows, func(a, b gpuWindow) int { return cmp.Compare(a.device, b.device) })
+		for _, w := range r.windows {
+			if err := apps[appAnnotations].Append(int32(t.id), r.name, "gpu_user_annotation", w.start, w.end-w.start,
+				w.device, nil, nullStr(r.stage)); err != nil {
+				return &dbError{err}
+			}
 		}
-		return nil
+	}
+	return nil
+}
+
+// locateLaunches sets each launch's innermost open range and each range's
+// parent, thread by thread in time order with a stack. A range starting at
+// a launch's instant is open at it; a range ending there is not.
+func locateLaunches(ranges []nvtxRange, launches []nvtxLaunch) {
+	ri := make([]int32, len(ranges))
+	for i := range ri {
+		ri[i] = int32(i)
+	}
+	slices.SortFunc(ri, func(a, b int32) int {
+		x, y := &ranges[a], &ranges[b]
+		return cmp.Or(cmp.Compare(x.thread, y.thread), cmp.Compare(x.start, y.start), cmp.Compare(y.end, x.end), cmp.Compare(a, b))
 	})
+	li := make([]int32, len(launches))
+	for i := range li {
+		li[i] = int32(i)
+	}
+	slices.SortFunc(li, func(a, b int32) int {
+		x, y := &launches[a], &launches[b]
+		return cmp.Or(cmp.Compare(x.thread, y.thread), cmp.Compare(x.ts, y.ts), cmp.Compare(a, b))
+	})
+	var stack []int32
+	thread := int32(-1)
+	i, j := 0, 0
+	for i < len(ri) || j < len(li) {
+		takeRange := j == len(li) || i < len(ri) && (ranges[ri[i]].thread < launches[li[j]].thread ||
+			ranges[ri[i]].thread == launches[li[j]].thread && ranges[ri[i]].start <= launches[li[j]].ts)
+		var th int32
+		var ts int64
+		if takeRange {
+			th, ts = ranges[ri[i]].thread, ranges[ri[i]].start
+		} else {
+			th, ts = launches[li[j]].thread, launches[li[j]].ts
+		}
+		if th != thread {
+			stack, thread = stack[:0], th
+		}
+		for len(stack) > 0 && ranges[stack[len(stack)-1]].end <= ts {
+			stack = stack[:len(stack)-1]
+		}
+		if takeRange {
+			r := ri[i]
+			if len(stack) > 0 {
+				ranges[r].parent = stack[len(stack)-1]
+			}
+			stack = append(stack, r)
+			i++
+			continue
+		}
+		if len(stack) > 0 {
+			launches[li[j]].innermost = stack[len(stack)-1]
+		}
+		j++
+	}
+}
+
+// project extends, on device, the GPU window of every range open around
+// the launch of a GPU event spanning [start, end).
+func project(ranges []nvtxRange, l nvtxLaunch, device, start, end int64) {
+	for r := l.innermost; r >= 0; r = ranges[r].parent {
+		g := &ranges[r]
+		if l.ts < g.start || l.ts >= g.end {
+			continue
+		}
+		k := slices.IndexFunc(g.windows, func(w gpuWindow) bool { return w.device == device })
+		if k < 0 {
+			g.windows = append(g.windows, gpuWindow{device, start, end})
+			continue
+		}
+		w := &g.windows[k]
+		w.start, w.end = min(w.start, start), max(w.end, end)
+	}
 }
 
 // appendDims writes `[x,y,z]`, the form Kineto traces give grid and block.
