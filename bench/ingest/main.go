@@ -47,7 +47,7 @@ func run() error {
 	nsysKernels := flag.Int64("nsys", 0, "measure an Nsight Systems export of this many kernels instead")
 	flag.Parse()
 	if *nsysKernels > 0 {
-		return benchNsys(context.Background(), *data, *nsysKernels, *jobs)
+		return benchNsys(context.Background(), *data, *nsysKernels, *jobs, *cpuprof)
 	}
 
 	dir := filepath.Join(*data, fmt.Sprintf("traces-%dMB-%dfiles-gz%v", *size, *files, *gz))

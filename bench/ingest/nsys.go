@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"time"
 
 	"github.com/tracehouse/tracehouse/ingest"
@@ -18,7 +19,7 @@ import (
 // kernels kernels (with one runtime call each, and NVTX step and layer
 // ranges around them), written once into data by nsystest. The figure is
 // rows (GPU events + runtime calls + NVTX ranges) per second.
-func benchNsys(ctx context.Context, data string, kernels int64, jobs int) error {
+func benchNsys(ctx context.Context, data string, kernels int64, jobs int, cpuprof string) error {
 	dir := filepath.Join(data, fmt.Sprintf("nsys-%dk", kernels/1000))
 	path := filepath.Join(dir, "decode", "profile-TP-0.sqlite")
 	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {
@@ -46,6 +47,16 @@ func benchNsys(ctx context.Context, data string, kernels int64, jobs int) error 
 	}
 	runtime.GC()
 	resetPeak()
+	if cpuprof != "" {
+		f, err := os.Create(cpuprof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	res, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{Jobs: jobs})
 	if err != nil {
