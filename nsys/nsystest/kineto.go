@@ -68,7 +68,7 @@ func FromKineto(src, dst string, v Variant) error {
 	}
 	info := Info{SessionStartNS: session, SchemaVersion: "3.11.1"}
 	for _, d := range tr.devices {
-		info.Devices = append(info.Devices, Device{ID: d.ID, Name: d.Name, SMs: d.SMs})
+		info.Devices = append(info.Devices, Device(d))
 	}
 	w.Info(info)
 	nodes := int64(0)
