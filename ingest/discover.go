@@ -80,7 +80,7 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 			}
 			name := d.Name()
 			if d.IsDir() {
-				if path != p && strings.HasPrefix(name, ".") {
+				if path != p && (strings.HasPrefix(name, ".") || strings.HasSuffix(name, nsysCacheSuffix)) {
 					return filepath.SkipDir
 				}
 				return nil

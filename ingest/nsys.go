@@ -90,8 +90,11 @@ func defaultNsysCache(warehouse string) string {
 	if warehouse == "" || warehouse == schema.Memory {
 		return filepath.Join(os.TempDir(), "tracehouse-nsys-cache")
 	}
-	return warehouse + ".nsys-cache"
+	return warehouse + nsysCacheSuffix
 }
+
+// nsysCacheSuffix names the cache directory; discovery never walks into one.
+const nsysCacheSuffix = ".nsys-cache"
 
 // ExportCommand is the command that exports an Nsight Systems report to
 // the SQLite file ingest reads, written beside the report.
@@ -348,6 +351,9 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 		return nil, &dbError{fmt.Errorf("%s: commit: %w", c.path, err)}
 	}
 	committed = true
+	if l.opt.Progress != nil {
+		l.opt.Progress.Add(c.size)
+	}
 	return t, nil
 }
 
