@@ -38,7 +38,7 @@ var timestampDir = regexp.MustCompile(`^(\d{8,}([._-]\d+)*|\d{4}-\d{2}-\d{2}([T_
 
 func isTraceName(name string) bool {
 	n := strings.ToLower(name)
-	return strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")
+	return strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz") || isNsysName(n)
 }
 
 // isPerfettoCopy reports a file `tracehouse perfetto-fix` wrote by default.
@@ -83,7 +83,7 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 			}
 			name := d.Name()
 			if d.IsDir() {
-				if path != p && strings.HasPrefix(name, ".") {
+				if path != p && (strings.HasPrefix(name, ".") || strings.HasSuffix(name, nsysCacheSuffix)) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -94,6 +94,10 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 			if isPerfettoCopy(name) {
 				// perfetto-fix's output beside its input: the same events again
 				notices = append(notices, path+": perfetto-fix copy, skipped (name the file to ingest it)")
+				return nil
+			}
+			if isRepName(name) && fileExists(exportedSibling(path)) {
+				notices = append(notices, path+": Nsight Systems report, skipped: its export "+filepath.Base(exportedSibling(path))+" is ingested instead")
 				return nil
 			}
 			if filepath.Base(filepath.Dir(path)) == "capture_traces" {
@@ -121,7 +125,7 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 			return nil, nil, err
 		}
 		if found == 0 {
-			return nil, nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz) found", p)
+			return nil, nil, fmt.Errorf("%s: no trace files (*.json, *.json.gz, *.sqlite, *.nsys-rep) found", p)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].path < out[j].path })

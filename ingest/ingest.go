@@ -48,6 +48,9 @@ type Options struct {
 	Progress Progress
 	// Notice, when set, hears one line per file skipped on purpose.
 	Notice func(string)
+	// NsysCache is where Nsight Systems reports (.nsys-rep) are exported
+	// to SQLite, once each; "" = beside the warehouse file.
+	NsysCache string
 }
 
 // Progress is told the total input size, then bytes as they are read.
@@ -104,6 +107,9 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	}
 	if err := opt.Validate(); err != nil {
 		return nil, err
+	}
+	if opt.NsysCache == "" {
+		opt.NsysCache = defaultNsysCache(w.Path)
 	}
 	cands, notices, err := discover(paths, opt.Run != "")
 	if err != nil {

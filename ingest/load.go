@@ -95,10 +95,14 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 	case err != nil:
 		old = 0
 	}
-	t, err := l.load(ctx, c, run, hash, old)
+	t, err := l.loadAny(ctx, c, run, hash, old)
 	res.Elapsed = time.Since(start)
 	if err != nil {
 		res.Status, res.Err = StatusFailed, err
+		var skip *skipError
+		if errors.As(err, &skip) {
+			res.Status, res.Err, res.Reason = StatusSkipped, nil, skip.reason
+		}
 		var pe *ParseError
 		if errors.As(err, &pe) && errors.Is(err, errNotTrace) {
 			switch {

@@ -80,6 +80,10 @@ var (
 func ParseSite(name string) Site {
 	s := Site{Name: name, Framework: "other"}
 	switch {
+	case strings.HasPrefix(name, NVTXSitePrefix):
+		// An NVTX range standing for a location in an nsys trace.
+		s.Func, s.Display, s.Framework = name[len(NVTXSitePrefix):], name, "nvtx"
+		return s
 	case strings.HasPrefix(name, "nn.Module: "), strings.HasPrefix(name, "<built-in"), strings.HasPrefix(name, "torch/"+"autograd"):
 		s.Func = name
 		s.Display = name

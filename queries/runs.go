@@ -17,14 +17,15 @@ type RunsRow struct {
 	Stages     []string
 	GPUEvents  int64
 	IngestedAt time.Time
+	Formats    []string // the traces' source formats: kineto, nsys
 }
 
 // Runs lists runs with at least one trace, newest first.
 func Runs(ctx context.Context, q Querier) ([]RunsRow, error) {
 	return collect(ctx, q, "runs", nil, func(rows *sql.Rows) (RunsRow, error) {
 		var r RunsRow
-		var ranks, stages []any
-		err := rows.Scan(&r.RunID, &r.Label, &r.Framework, &r.Model, &r.Traces, &ranks, &stages, &r.GPUEvents, &r.IngestedAt)
+		var ranks, stages, formats []any
+		err := rows.Scan(&r.RunID, &r.Label, &r.Framework, &r.Model, &r.Traces, &ranks, &stages, &r.GPUEvents, &r.IngestedAt, &formats)
 		for _, v := range ranks {
 			if n, ok := v.(int32); ok {
 				r.Ranks = append(r.Ranks, int64(n))
@@ -33,6 +34,11 @@ func Runs(ctx context.Context, q Querier) ([]RunsRow, error) {
 		for _, v := range stages {
 			if s, ok := v.(string); ok {
 				r.Stages = append(r.Stages, s)
+			}
+		}
+		for _, v := range formats {
+			if s, ok := v.(string); ok {
+				r.Formats = append(r.Formats, s)
 			}
 		}
 		return r, err

@@ -2,7 +2,8 @@
 -- Parameters: none.
 -- Columns: run_id, label, framework, model ('unknown' when not recorded),
 -- traces, ranks and stages (sorted lists), gpu_events (kernels + memcpy +
--- memset), ingested_at.
+-- memset), ingested_at, formats (the traces' source formats, sorted:
+-- kineto, nsys).
 SELECT r.run_id,
        r.label,
        r.framework,
@@ -11,7 +12,8 @@ SELECT r.run_id,
        list(DISTINCT t.rank ORDER BY t.rank) AS ranks,
        list(DISTINCT t.stage ORDER BY t.stage) AS stages,
        sum(t.kernel_events + t.memcpy_events + t.memset_events) AS gpu_events,
-       r.ingested_at
+       r.ingested_at,
+       list(DISTINCT coalesce(t.source_format, 'kineto') ORDER BY coalesce(t.source_format, 'kineto')) AS formats
 FROM runs r
 JOIN traces t USING (run_id)
 GROUP BY ALL

@@ -5,6 +5,7 @@
 //	go run ./bench/ingest -gzip                 # the same, gzip input
 //	go run ./bench/ingest -size 1000            # peak memory on 1 GB
 //	go run ./bench/ingest -files 40 -size 2000  # a directory of 40 traces, 2 GB in all
+//	go run ./bench/ingest -nsys 1000000         # an Nsight Systems export of 1 M kernels
 //
 // Traces are generated once into -data (default bench/out) and reused. The
 // figure is printed on the last line of stdout; everything else goes to stderr.
@@ -43,7 +44,11 @@ func run() error {
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the ingest to this file")
 	duckMem := flag.String("duckdb-memory", "", "DuckDB memory_limit to set (e.g. 256MB)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for generated traces and the warehouse")
+	nsysKernels := flag.Int64("nsys", 0, "measure an Nsight Systems export of this many kernels instead")
 	flag.Parse()
+	if *nsysKernels > 0 {
+		return benchNsys(context.Background(), *data, *nsysKernels, *jobs, *cpuprof)
+	}
 
 	dir := filepath.Join(*data, fmt.Sprintf("traces-%dMB-%dfiles-gz%v", *size, *files, *gz))
 	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {

@@ -33,7 +33,9 @@ func newCmdIngest(f *Factory, runF func(*IngestOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
 		Short: "Load trace files and directories into the warehouse",
-		Long: `Load torch.profiler Chrome traces (*.json, *.json.gz) into the warehouse.
+		Long: `Load torch.profiler Chrome traces (*.json, *.json.gz) and Nsight Systems
+profiles (SQLite exports *.sqlite; *.nsys-rep reports when nsys is on PATH,
+exported once into <warehouse>.nsys-cache) into the warehouse.
 
 Directories are searched recursively. Each file lands whole or not at all;
 a file already stored (same content) is skipped; damaged files are reported
@@ -45,7 +47,8 @@ parent when that is a timestamp directory), else the first directory below the
 path given, else the path itself; --run names them yourself.`,
 		Example: `  tracehouse ingest profiles/
   tracehouse ingest --run llama-tp8-nightly --tag date=2026-11-29 /data/traces/*.json.gz
-  tracehouse ingest --stage decode --framework sglang decode-trace.json`,
+  tracehouse ingest --stage decode --framework sglang decode-trace.json
+  nsys export --type sqlite --output decode.sqlite decode.nsys-rep && tracehouse ingest decode.sqlite`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)

@@ -24,8 +24,9 @@ func newCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs [RUN]",
 		Short: "List the runs in the warehouse, or show one",
-		Long: `List runs that hold traces, newest first, with their traces, ranks, stages and
-GPU event counts. Given a RUN label: that run's framework (and why), model,
+		Long: `List runs that hold traces, newest first, with their traces, ranks, stages,
+GPU event counts and source formats (kineto: torch.profiler traces; nsys:
+Nsight Systems exports). Given a RUN label: that run's framework (and why), model,
 parallelism, CUDA-graph setting, tags, server args, and every trace file with
 its rank, stage, role and GPU events.`,
 		Example: `  tracehouse runs
@@ -62,6 +63,7 @@ type runJSON struct {
 	Stages     []string `json:"stages"`
 	GPUEvents  int64    `json:"gpu_events"`
 	IngestedAt string   `json:"ingested_at"`
+	Formats    []string `json:"source_formats"`
 }
 
 func runsRun(opts *RunsOptions) error {
@@ -79,7 +81,7 @@ func runsRun(opts *RunsOptions) error {
 	}
 	t := &report.Table{Name: "runs", Empty: "no runs: ingest traces with 'tracehouse ingest PATH'",
 		Columns: []report.Column{{Name: "Run"}, {Name: "Framework"}, {Name: "Model"}, {Name: "Traces", Right: true},
-			{Name: "Ranks"}, {Name: "Stages"}, {Name: "GPU events", Right: true}, {Name: "Ingested"}}}
+			{Name: "Ranks"}, {Name: "Stages"}, {Name: "GPU events", Right: true}, {Name: "Format"}, {Name: "Ingested"}}}
 	js := []runJSON{}
 	for _, r := range rows {
 		ranks := make([]string, len(r.Ranks))
@@ -88,8 +90,8 @@ func runsRun(opts *RunsOptions) error {
 		}
 		at := r.IngestedAt.Format("2006-01-02 15:04:05")
 		t.Rows = append(t.Rows, []string{r.Label, r.Framework, r.Model, strconv.FormatInt(r.Traces, 10),
-			strings.Join(ranks, ","), strings.Join(displayStages(r.Stages), ","), strconv.FormatInt(r.GPUEvents, 10), at})
-		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at})
+			strings.Join(ranks, ","), strings.Join(displayStages(r.Stages), ","), strconv.FormatInt(r.GPUEvents, 10), strings.Join(r.Formats, ","), at})
+		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at, r.Formats})
 	}
 	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
