@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestFusionDemo runs the fuse-pattern query over the committed demo set
@@ -18,18 +17,7 @@ import (
 // run holds; the comments below say why each row is there.
 func TestFusionDemo(t *testing.T) {
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	res, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{Jobs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Failed() != 0 {
-		t.Fatalf("%d demo files failed to ingest", res.Failed())
-	}
+	w := schematest.Open(t, demoTemplate(t))
 	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}

@@ -61,8 +61,8 @@ func TestTimelineAround(t *testing.T) {
 	}
 	// A window ending where an event starts (custom_op at 600 us) leaves it
 	// out; a zero-length event at the window's start is in.
-	fixture{t, db}.kernels([]kernel{{ID: 99, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 500_000,
-		Device: ptr(0), Stream: ptr(30)}})
+	fixture{t, db}.kernels(kernel{ID: 99, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 500_000,
+		Device: ptr(0), Stream: ptr(30)})
 	events, err = TimelineWindow(ctx, db, TimelineWindowParams{Trace: 1, Device: inst.Device, FromNS: 500_000, ToNS: 600_000})
 	if err != nil {
 		t.Fatal(err)
