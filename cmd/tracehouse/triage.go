@@ -192,18 +192,7 @@ func triageRun(opts *TriageOptions) error {
 		if err != nil {
 			return err
 		}
-		switch opts.Format {
-		case report.CSV:
-			for _, tb := range rep.CSVTables() {
-				csvDoc.Blocks = append(csvDoc.Blocks, tb)
-			}
-			continue
-		case report.Text, report.Markdown:
-			if i > 0 {
-				fmt.Fprintln(opts.IO.Out)
-			}
-		}
-		if err := report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format)); err != nil {
+		if err := writeTriage(opts, i, rep, &csvDoc); err != nil {
 			return err
 		}
 	}
@@ -215,6 +204,24 @@ func triageRun(opts *TriageOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
 	}
 	return ingestErr
+}
+
+// writeTriage writes the i-th report of a triage in opts.Format: rendered
+// to the output stream (a blank line between text or markdown reports), or
+// for CSV added to csvDoc, whose tables are written to files at the end.
+func writeTriage(opts *TriageOptions, i int, rep *report.TriageReport, csvDoc *report.Doc) error {
+	switch opts.Format {
+	case report.CSV:
+		for _, tb := range rep.CSVTables() {
+			csvDoc.Blocks = append(csvDoc.Blocks, tb)
+		}
+		return nil
+	case report.Text, report.Markdown:
+		if i > 0 {
+			fmt.Fprintln(opts.IO.Out)
+		}
+	}
+	return report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format))
 }
 
 // triageTargets resolves the arguments to the runs to report on, ingesting
