@@ -186,6 +186,26 @@ func testTriageMarkdownEscapes(t *testing.T, db string) {
 	}
 }
 
+// triageMemo holds the output of triage command lines that only read the
+// demo and that several subtests check, run once each (triageOnce).
+var triageMemo sync.Map // args joined by NUL -> *memoRun
+
+type memoRun struct {
+	once        sync.Once
+	code        int
+	out, errOut string
+}
+
+// triageOnce runs `triage ARGS` on a copy of the demo warehouse, once per
+// test binary.
+func triageOnce(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	v, _ := triageMemo.LoadOrStore(strings.Join(args, "\x00"), &memoRun{})
+	m := v.(*memoRun)
+	m.once.Do(func() { m.code, m.out, m.errOut = runTriage(demoCopy(t), args...) })
+	return m.code, m.out, m.errOut
+}
+
 // testTriageDeterministic: the same warehouse gives byte-identical output:
 // each command's output is its golden file's, written by another process
 // from another ingest.
@@ -199,7 +219,7 @@ func testTriageDeterministic(t *testing.T, db string) {
 		{"triage-tokenspeed-deepseek-min-share-0.json", []string{"tokenspeed-deepseek", "--format", "json", "--min-share", "0"}},
 		{"triage-two-trace.json", []string{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"}},
 	} {
-		code, out, stderr := runTriage(db, c.args...)
+		code, out, stderr := triageOnce(t, c.args...)
 		if code != 0 || out == "" {
 			t.Errorf("%v: exit %d, %d bytes: %s", c.args, code, len(out), stderr)
 			continue
@@ -577,7 +597,7 @@ func testTriageJSONContract(t *testing.T, db string) {
 		{demoDir, "--rank", "all", "--format", "json"},
 		{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
 	} {
-		code, out, stderr := runTriage(db, args...)
+		code, out, stderr := triageOnce(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: %s", args, stderr)
 		}
