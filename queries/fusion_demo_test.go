@@ -16,6 +16,7 @@ import (
 // status, confidence and occurrences. See testdata/README.md for what each
 // run holds; the comments below say why each row is there.
 func TestFusionDemo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := schematest.Open(t, demoTemplate(t))
 	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
@@ -110,6 +111,7 @@ func TestFusionDemo(t *testing.T) {
 		}},
 	} {
 		t.Run(c.run+"+"+c.mapping, func(t *testing.T) {
+			t.Parallel()
 			p := FusionMatchesParams{Run: runID(c.run), Rank: rank0}
 			if c.mapping != "" {
 				p.Mapping = sql.NullInt64{Int64: runID(c.mapping), Valid: true}

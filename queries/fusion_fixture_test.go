@@ -16,11 +16,19 @@ import (
 // runs, traces, names and sites itself, to match a catalog against.
 type fusionFX struct {
 	fixture
-	ctx   context.Context
+	ctx context.Context
+	*fusionIDs
+}
+
+// fusionIDs is what a warehouse's fusionFX values share: the ids given and
+// what was stored under them.
+type fusionIDs struct {
 	names map[string]int64
 	sites map[string]int64
 	// the last run and trace ids given
 	runs, traces int64
+	// run and rank of each trace
+	traceRuns map[int64][2]int64
 	// next event ordinal per trace, for warehouse-unique kernel ids
 	ordinal map[int64]int64
 	// summed duration per (run, rank, stage): the share denominators,
@@ -32,18 +40,42 @@ type fusionFX struct {
 // catalog, already in the template copied, when nil).
 func newFusionFX(t *testing.T, cat *catalog.Catalog) *fusionFX {
 	t.Helper()
-	ctx := context.Background()
-	var w *schema.Warehouse
-	if cat == nil {
-		w = schematest.Open(t, catalogTemplate(t))
-	} else {
-		w = schematest.Open(t, "")
-		if err := catalog.Install(ctx, w.DB, cat); err != nil {
-			t.Fatal(err)
-		}
+	f := sharedFusionFX(t)
+	if cat != nil {
+		f.install(cat)
 	}
-	return &fusionFX{fixture: fixture{t: t, db: w.DB}, ctx: ctx, names: map[string]int64{}, sites: map[string]int64{},
-		ordinal: map[int64]int64{}, stageNS: map[string]int64{}}
+	return f
+}
+
+// sharedFusionFX is a warehouse with the embedded catalog that the cases
+// (subtests) of a test share, one after another, through forCase or
+// ruleFX: copying a warehouse per case would cost about as much as the
+// case. Each case stores runs of its own and asks about those.
+func sharedFusionFX(t *testing.T) *fusionFX {
+	t.Helper()
+	return &fusionFX{fixture: fixture{t: t, db: schematest.Open(t, catalogTemplate(t)).DB}, ctx: context.Background(),
+		fusionIDs: &fusionIDs{names: map[string]int64{}, sites: map[string]int64{}, traceRuns: map[int64][2]int64{},
+			ordinal: map[int64]int64{}, stageNS: map[string]int64{}}}
+}
+
+// forCase is f for the case t of the test that made f, with cat installed
+// (the embedded catalog when nil).
+func (f *fusionFX) forCase(t *testing.T, cat *catalog.Catalog) *fusionFX {
+	t.Helper()
+	c := &fusionFX{fixture: fixture{t: t, db: f.db}, ctx: f.ctx, fusionIDs: f.fusionIDs}
+	if cat == nil {
+		cat = catalog.Default()
+	}
+	c.install(cat)
+	return c
+}
+
+// install makes cat the warehouse's catalog (a no-op when it already is).
+func (f *fusionFX) install(cat *catalog.Catalog) {
+	f.t.Helper()
+	if err := catalog.Install(f.ctx, f.db, cat); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // run adds a run; model "" and tp 0 store NULL.
@@ -80,6 +112,7 @@ func (f *fusionFX) traceOf(run int64, rank, tpRank int) int64 {
 		0 AS cpu_op_events, 0 AS py_frame_events, 0 AS annotation_events, 0 AS flow_events, 0 AS counter_events,
 		0 AS instant_events, 0 AS metadata_events, 0 AS other_events, 0 AS warnings,
 		TIMESTAMP '2026-01-01' AS ingested_at`, f.traces, run, f.traces, f.traces, rank, tpr, run)
+	f.traceRuns[f.traces] = [2]int64{run, int64(rank)}
 	return f.traces
 }
 
@@ -122,10 +155,11 @@ func fDur(es ...fk) int64 {
 // with each event's gap before it, and returns where the last one ends.
 func (f *fusionFX) seq(trace int64, stage string, stream int64, start int64, es ...fk) int64 {
 	f.t.Helper()
-	var run, rank int64
-	if err := f.db.QueryRowContext(f.ctx, `SELECT run_id, rank FROM traces WHERE trace_id = ?`, trace).Scan(&run, &rank); err != nil {
-		f.t.Fatal(err)
+	rr, ok := f.traceRuns[trace]
+	if !ok {
+		f.t.Fatalf("trace %d was not made by traceOf", trace)
 	}
+	run, rank := rr[0], rr[1]
 	var ks []kernel
 	var ops strings.Builder
 	var opArgs []any

@@ -51,6 +51,7 @@ func compareSites(t *testing.T, what string, got []KernelSitesRow, want []siteVi
 // path without a framework-relative form kept whole, and a kernel with no
 // site at all.
 func TestKernelSitesSingleTrace(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.run(1, "r")
 	f.trace(1, 1, 0, "decode", "formal")
@@ -157,6 +158,7 @@ func twoTraceDB(t *testing.T) fixture {
 // prefix matching, a matched name whose mapping kernels have no site; the
 // timing is the formal run's.
 func TestKernelSitesTwoTrace(t *testing.T) {
+	t.Parallel()
 	f := twoTraceDB(t)
 	rows, err := KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Mapping: rankOf(2)})
 	if err != nil {
@@ -176,6 +178,7 @@ func TestKernelSitesTwoTrace(t *testing.T) {
 // TestTriageCoverage: mapping coverage is the formal kernel time that got a
 // site, split by match kind; attribution coverage in single-trace mode.
 func TestTriageCoverage(t *testing.T) {
+	t.Parallel()
 	f := twoTraceDB(t)
 	ctx := context.Background()
 	rows, err := TriageCoverage(ctx, f.db, TriageCoverageParams{Run: 1, Mapping: rankOf(2)})
@@ -210,6 +213,7 @@ func TestTriageCoverage(t *testing.T) {
 // two-trace pairs (the real pair, and a pair of different frameworks where
 // most names stay unmapped), for every rank.
 func TestKernelSitesAgreeWithKernelScope(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	runs := demoRuns(t, db)

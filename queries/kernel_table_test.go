@@ -166,6 +166,7 @@ func expectKernelTable(raw []rawKernel, rank sql.NullInt64) []KernelTableRow {
 // stage's totals against the generator's manifest (counted while writing
 // the traces, not parsed back).
 func TestKernelTableDemo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
@@ -235,6 +236,7 @@ func TestKernelTableDemo(t *testing.T) {
 // the bar is shown, and every row comes back (Shown false below the bar)
 // so the report can count what it hid.
 func TestKernelTableMinShare(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.run(1, "r")
 	f.trace(1, 1, 0, "decode", "formal")
@@ -296,6 +298,7 @@ func TestKernelTableMinShare(t *testing.T) {
 // name shared by two raw names (the one with more time wins), and name
 // order on equal times.
 func TestKernelTableRankSpread(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.run(1, "r")
 	f.trace(1, 1, 0, "prefill", "formal")
@@ -353,6 +356,7 @@ func TestKernelTableRankSpread(t *testing.T) {
 // TestFamilyRollup checks the roll-up equals the kernel table summed by
 // family on every demo run, with shares of the same denominator.
 func TestFamilyRollup(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	for label, run := range demoRuns(t, db) {

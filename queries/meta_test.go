@@ -12,6 +12,7 @@ import (
 // and not in front of a user. It also holds each file to the header
 // convention: a leading comment naming the query after its file.
 func TestEveryQueryPrepares(t *testing.T) {
+	t.Parallel()
 	db := newFixture(t).db
 	names := Names()
 	if len(names) == 0 {

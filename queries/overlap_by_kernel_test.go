@@ -106,6 +106,7 @@ func rowLine(r OverlapByKernelRow) string {
 }
 
 func TestOverlapByKernelHandMade(t *testing.T) {
+	t.Parallel()
 	db := overlapCase(t)
 	ctx := context.Background()
 	rank0 := sql.NullInt64{Int64: 0, Valid: true}
@@ -224,6 +225,7 @@ func compareRows(t *testing.T, what string, rows []OverlapByKernelRow, want []st
 // kernel (pairwise overlap summed over instances, with its tie-breaks) equal
 // a brute-force pass over every pair, and the output is identical twice.
 func TestOverlapByKernelRandomDominant(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	db := f.db
 	f.run(1, "timed")

@@ -156,6 +156,7 @@ var randomCategories = map[int][2]string{
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }
 
 func TestKernelOverlapMatchesBruteForce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	db := f.db
 	f.run(1, "timed")
@@ -229,6 +230,7 @@ func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 }
 
 func TestDeviceBusyMatchesBruteForce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	db := f.db
 	f.run(1, "timed")

@@ -38,6 +38,7 @@ func dumpOverlap(t *testing.T, db *sql.DB, from string) string {
 }
 
 func TestKernelOverlapStore(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	db := f.db
 	f.run(1, "stored")

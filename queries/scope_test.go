@@ -81,6 +81,7 @@ func scopeCase(t *testing.T) *sql.DB {
 }
 
 func TestNameScopeTransfer(t *testing.T) {
+	t.Parallel()
 	db := scopeCase(t)
 	rows, err := db.Query(`SELECT stage, short_name, match, coalesce(mapped_short_name, '-'),
 		coalesce(site_id::VARCHAR, '-'), coalesce(op_name, '-')
@@ -112,6 +113,7 @@ func TestNameScopeTransfer(t *testing.T) {
 }
 
 func TestKernelScopeModes(t *testing.T) {
+	t.Parallel()
 	db := scopeCase(t)
 	read := func(q string) string {
 		rows, err := db.Query(q)
@@ -167,6 +169,7 @@ func TestKernelScopeModes(t *testing.T) {
 // In two-trace mode the overlap table shows the transferred scope, and its
 // dependency check uses the transferred sites and ops.
 func TestOverlapByKernelTwoTrace(t *testing.T) {
+	t.Parallel()
 	db := scopeCase(t)
 	rows, err := OverlapByKernel(context.Background(), db, OverlapByKernelParams{
 		Run: 2, Mapping: sql.NullInt64{Int64: 1, Valid: true}, Stage: stageOnly("decode"), MinShare: 0, MinDurUS: 0.05})

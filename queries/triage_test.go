@@ -11,6 +11,7 @@ import (
 // for a pair that has no GPU events, including a stage known only from a
 // trace's file-level stage.
 func TestTriageGPUEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.run(1, "r")
 	f.trace(1, 1, 0, "decode", "formal")
@@ -36,6 +37,7 @@ func TestTriageGPUEvents(t *testing.T) {
 // TestTriageRunLookups covers run lookup by id and label, the traces list
 // and the runs holding given traces.
 func TestTriageRunLookups(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.run(1, "b-run")
@@ -89,6 +91,7 @@ func TestTriageRunLookups(t *testing.T) {
 // table's stage totals, the busy query's summed kernel time, the roll-up
 // and the coverage denominators.
 func TestTriageDemoConsistent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	for label, run := range demoRuns(t, db) {
