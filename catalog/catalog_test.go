@@ -7,6 +7,7 @@ import (
 )
 
 func TestDefaultValidates(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestDefaultValidates(t *testing.T) {
 }
 
 func TestDefaultCounts(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	got := map[string]int{}
 	for _, f := range c.Fusions {
@@ -54,6 +56,7 @@ func TestDefaultCounts(t *testing.T) {
 
 // Default parses afresh: one caller's edits never leak into another's.
 func TestDefaultIsFresh(t *testing.T) {
+	t.Parallel()
 	a, b := Default(), Default()
 	a.Fusions[0].Fused[0] = "changed"
 	a.Fusions = a.Fusions[:1]
@@ -65,6 +68,7 @@ func TestDefaultIsFresh(t *testing.T) {
 // Every rationale is a single sentence of our own: one line, ending with a
 // full stop, and no two entries share one.
 func TestDefaultRationales(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	seen := map[string]string{}
 	check := func(id, r string) {
@@ -87,6 +91,7 @@ func TestDefaultRationales(t *testing.T) {
 // An entry that subsumes another must outrank it, or conflict resolution
 // (priority first) could keep the subsumed entry and drop its replacement.
 func TestDefaultSubsumesOutrank(t *testing.T) {
+	t.Parallel()
 	c := Default()
 	for _, f := range c.Fusions {
 		for _, id := range f.Subsumes {
@@ -99,6 +104,7 @@ func TestDefaultSubsumesOutrank(t *testing.T) {
 }
 
 func TestHash(t *testing.T) {
+	t.Parallel()
 	a, b := Default(), Default()
 	if a.Hash() != b.Hash() {
 		t.Fatal("hash differs between two parses of the same file")

@@ -4,55 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"io/fs"
+	"os"
 	"reflect"
-	"strings"
 	"testing"
-	"testing/fstest"
 
-	"github.com/tracehouse/tracehouse/migrations"
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
-// migrationFS is the embedded warehouse migrations, renumbered
-// consecutively. Migrations are written in parallel, so the embedded set may
-// briefly have a gap (0003 committed before 0002); these tests are about the
-// catalog tables, and the schema package's tests own the numbering rule.
-func migrationFS(t *testing.T) fs.FS {
-	t.Helper()
-	entries, err := fs.ReadDir(migrations.FS, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := fstest.MapFS{}
-	n, found := 0, false
-	for _, e := range entries { // ReadDir sorts by name, so by number
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
-			continue
-		}
-		b, err := fs.ReadFile(migrations.FS, e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-		found = found || e.Name() == "0003_catalog.sql"
-		out[fmt.Sprintf("%04d_%s", n, e.Name()[5:])] = &fstest.MapFile{Data: b}
-	}
-	if !found {
-		t.Fatal("migrations/0003_catalog.sql is not embedded")
-	}
-	return out
-}
+// TestMain removes the warehouse templates the tests copy.
+func TestMain(m *testing.M) { os.Exit(schematest.Main(m)) }
 
+// openWarehouse is a migrated warehouse of the test's own.
 func openWarehouse(t *testing.T) *sql.DB {
 	t.Helper()
-	w, err := schema.Open(context.Background(), schema.Memory, schema.Options{Migrations: migrationFS(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w.DB
+	return schematest.Open(t, "").DB
 }
 
 func strs(t *testing.T, v any) []string {
@@ -203,6 +168,7 @@ func assertInstalled(t *testing.T, db *sql.DB, want *Catalog) {
 }
 
 func TestInstallRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
 	if h, err := InstalledHash(ctx, db); err != nil || h != "" {
@@ -219,6 +185,7 @@ func TestInstallRoundTrip(t *testing.T) {
 }
 
 func TestInstallTwiceIsNoOp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
 	if changed, err := install(ctx, db, Default()); err != nil || !changed {
@@ -244,6 +211,7 @@ func TestInstallTwiceIsNoOp(t *testing.T) {
 // A user's --catalog FILE replaces the default, and dropping the flag puts
 // the default back.
 func TestInstallReplacesAndBack(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
 	def := Default()
@@ -261,6 +229,7 @@ func TestInstallReplacesAndBack(t *testing.T) {
 }
 
 func TestInstallRejectsInvalidCatalog(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
 	def := Default()
@@ -279,6 +248,7 @@ func TestInstallRejectsInvalidCatalog(t *testing.T) {
 // catalog_keywords holds every keyword once per place it is listed, in the
 // forms the contract matches on.
 func TestCatalogKeywordsView(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
 	c := Default()

@@ -72,6 +72,7 @@ func edit(t *testing.T, old, repl string) string {
 }
 
 func TestParseBase(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte(base), "t.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,7 @@ func TestParseBase(t *testing.T) {
 }
 
 func TestParseDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte(`version: 1
 fusions:
   - id: a
@@ -111,6 +113,7 @@ fusions:
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name string
 		doc  string
@@ -254,6 +257,7 @@ t.yaml:24: fusions[1] (a-one): id: id "a-one" is already used (first at line 3)`
 
 // Several problems are all reported, one line each, in file order.
 func TestParseReportsEveryProblem(t *testing.T) {
+	t.Parallel()
 	doc := edit(t, "    max_gap_us: 50", "    max_gap_us: abc")
 	doc = strings.Replace(doc, "    framework: flashinfer", "    framework: [x]", 1)
 	_, err := Parse([]byte(doc), "t.yaml")
@@ -266,6 +270,7 @@ t.yaml:37: overlaps[0] (o-one): framework: want a string, got a list`
 
 // Anchors and aliases are plain YAML; sharing a keyword list must work.
 func TestParseAliases(t *testing.T) {
+	t.Parallel()
 	doc := edit(t, "    fused: [x_fused]", "    fused: &kw [x_fused, x2]")
 	doc = strings.Replace(doc, "    fused: [y_fused]", "    fused: *kw", 1)
 	c, err := Parse([]byte(doc), "t.yaml")
@@ -279,6 +284,7 @@ func TestParseAliases(t *testing.T) {
 
 // Validate also checks catalogs built in code, which have no positions.
 func TestValidateBuiltInCode(t *testing.T) {
+	t.Parallel()
 	c := &Catalog{Version: 1, Fusions: []Fusion{{
 		ID: "x", Name: "X", Framework: "sglang", Origin: "mainline", Fused: []string{"k"},
 		MinTP: 1, MinShare: 1, LikelyShare: 0.5, Sources: []string{"a"}, Rationale: "r",

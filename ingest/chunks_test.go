@@ -9,6 +9,7 @@ import (
 // TestChunksMergeInOrder checks that sorting blocks and merging them yields
 // exactly the records a single sort of everything gives, in that order.
 func TestChunksMergeInOrder(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 7, 8, 9, 1000} {
 		c := newChunks[sweepFrame](8)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestMicrosToNanos(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want int64
@@ -46,6 +47,7 @@ func TestMicrosToNanos(t *testing.T) {
 }
 
 func TestParseInt(t *testing.T) {
+	t.Parallel()
 	if v, isInt, ok := parseInt([]byte("10159970886766084423")); !isInt || ok {
 		t.Errorf("uint64-sized value: %d %v %v", v, isInt, ok)
 	}
@@ -146,6 +148,7 @@ func jsonNumber(s string) bool {
 }
 
 func TestValidNumber(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"0", "-0", "12", "12.5", "1e3", "1E+3", "-1.5e-3", "0.001"} {
 		if !validNumber([]byte(s)) || !jsonNumber(s) {
 			t.Errorf("%q should be valid", s)

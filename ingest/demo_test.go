@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 	"github.com/tracehouse/tracehouse/synth"
 )
 
@@ -18,16 +18,13 @@ import (
 // absolute GPU span, identity, and the expected Python site of every eager
 // kernel.
 func TestDemoMatchesManifest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := schematest.Open(t, "")
 	res, err := Ingest(ctx, w, []string{"../testdata/demo"}, Options{Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +138,7 @@ func TestDemoMatchesManifest(t *testing.T) {
 // trace: each fails alone with a one-line positioned error naming the file,
 // nothing of it is stored, the good trace lands, non-traces are skipped.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	cases, err := synth.WriteBroken(dir)
@@ -150,11 +148,8 @@ func TestBadInput(t *testing.T) {
 	good := filepath.Join("../testdata/demo/tokenspeed-deepseek")
 	for _, c := range cases {
 		t.Run(c.Damage, func(t *testing.T) {
-			w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
+			t.Parallel()
+			w := schematest.Open(t, "")
 			path := filepath.Join(dir, c.File)
 			res, err := Ingest(ctx, w, []string{path, good}, Options{Jobs: 2})
 			if err != nil {

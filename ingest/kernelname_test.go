@@ -51,6 +51,7 @@ var shortNameCases = []struct{ name, in, want string }{
 }
 
 func TestShortName(t *testing.T) {
+	t.Parallel()
 	for _, c := range shortNameCases {
 		got := ShortName(c.in)
 		if got != c.want {
@@ -63,6 +64,7 @@ func TestShortName(t *testing.T) {
 }
 
 func TestBaseName(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >", "void at::native::vectorized_elementwise_kernel"},
 		{"void vllm::act_and_mul_kernel<c10::BFloat16, &(float vllm::silu_kernel<float>(float const&)), true>", "void vllm::act_and_mul_kernel"},
@@ -97,6 +99,7 @@ func TestBaseName(t *testing.T) {
 }
 
 func TestDemangle(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want string
@@ -136,6 +139,7 @@ func TestDemangle(t *testing.T) {
 }
 
 func TestNormalizeKernelName(t *testing.T) {
+	t.Parallel()
 	f := NormalizeKernelName("_ZN5aiter24add_rmsnorm_quant_kernelIDF16bLi256ELi8ELb1EEEvPT_PKS1_S4_fi")
 	want := KernelNameForms{
 		Demangled: "void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, 256, 8, true>(std::bfloat16_t*, std::bfloat16_t const*, std::bfloat16_t const*, float, int)",
@@ -156,6 +160,7 @@ func TestNormalizeKernelName(t *testing.T) {
 // TestLinearOnHugeNames feeds megabyte-long pathological names: a quadratic
 // pass would take minutes, a linear one milliseconds.
 func TestLinearOnHugeNames(t *testing.T) {
+	t.Parallel()
 	const n = 1 << 20
 	inputs := []string{
 		strings.Repeat("<", n),

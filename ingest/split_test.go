@@ -55,6 +55,7 @@ func makeTrace(n int, rng *rand.Rand) (string, []string) {
 }
 
 func TestSplitterFindsEveryEvent(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 3, 5000, 40000} {
 		doc, want := makeTrace(n, rng)
@@ -94,6 +95,7 @@ func TestSplitterFindsEveryEvent(t *testing.T) {
 }
 
 func TestSplitterBareArray(t *testing.T) {
+	t.Parallel()
 	got, _, err := splitAll(t, strings.NewReader(`[{"ph":"X"}, {"ph":"i"}]`))
 	if err != nil || len(got) != 2 || got[1] != `{"ph":"i"}` {
 		t.Fatalf("got %q, %v", got, err)
@@ -101,6 +103,7 @@ func TestSplitterBareArray(t *testing.T) {
 }
 
 func TestSplitterLargeEvent(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 3*batchBytes)
 	doc := `{"traceEvents":[{"a":1},{"name":"` + big + `"},{"b":2}]}`
 	got, _, err := splitAll(t, strings.NewReader(doc))
@@ -110,6 +113,7 @@ func TestSplitterLargeEvent(t *testing.T) {
 }
 
 func TestSplitterErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		doc   string
 		cause error
@@ -144,6 +148,7 @@ func TestSplitterErrors(t *testing.T) {
 }
 
 func TestSplitterEventOffsets(t *testing.T) {
+	t.Parallel()
 	doc := `{"traceEvents": [{"a":1},` + "\n" + `  {"b":2}, {"c":`
 	_, _, err := splitAll(t, strings.NewReader(doc))
 	var pe *ParseError

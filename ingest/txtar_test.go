@@ -13,7 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestCases runs the .txtar cases under testdata/cases: each holds trace
@@ -21,12 +21,14 @@ import (
 // pairs of sql/NAME and want/NAME, a query and its expected CSV (with header).
 // Expected values in the cases are worked out by hand from the trace text.
 func TestCases(t *testing.T) {
+	t.Parallel()
 	paths, _ := filepath.Glob("testdata/cases/*.txtar")
 	if len(paths) == 0 {
 		t.Fatal("no cases")
 	}
 	for _, p := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".txtar"), func(t *testing.T) {
+			t.Parallel()
 			runCase(t, p)
 		})
 	}
@@ -81,11 +83,7 @@ func runCase(t *testing.T, path string) {
 		}
 	}
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := schematest.Open(t, "")
 	res, err := Ingest(ctx, w, []string{dir}, opt)
 	if err != nil {
 		t.Fatal(err)

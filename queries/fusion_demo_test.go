@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestFusionDemo runs the fuse-pattern query over the committed demo set
@@ -17,19 +16,9 @@ import (
 // status, confidence and occurrences. See testdata/README.md for what each
 // run holds; the comments below say why each row is there.
 func TestFusionDemo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	res, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{Jobs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Failed() != 0 {
-		t.Fatalf("%d demo files failed to ingest", res.Failed())
-	}
+	w := schematest.Open(t, demoTemplate(t))
 	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +111,7 @@ func TestFusionDemo(t *testing.T) {
 		}},
 	} {
 		t.Run(c.run+"+"+c.mapping, func(t *testing.T) {
+			t.Parallel()
 			p := FusionMatchesParams{Run: runID(c.run), Rank: rank0}
 			if c.mapping != "" {
 				p.Mapping = sql.NullInt64{Int64: runID(c.mapping), Valid: true}

@@ -2,7 +2,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,18 +9,26 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
-// fusionFX is an in-memory warehouse that tests fill with hand-made kernel
-// sequences, the way ingest would store them, to match a catalog against.
+// fusionFX fills a fixture with hand-made kernel sequences, numbering
+// runs, traces, names and sites itself, to match a catalog against.
 type fusionFX struct {
-	t     *testing.T
-	ctx   context.Context
-	db    *sql.DB
+	fixture
+	ctx context.Context
+	*fusionIDs
+}
+
+// fusionIDs is what a warehouse's fusionFX values share: the ids given and
+// what was stored under them.
+type fusionIDs struct {
 	names map[string]int64
 	sites map[string]int64
-	runs  int64
-	trace int64
+	// the last run and trace ids given
+	runs, traces int64
+	// run and rank of each trace
+	traceRuns map[int64][2]int64
 	// next event ordinal per trace, for warehouse-unique kernel ids
 	ordinal map[int64]int64
 	// summed duration per (run, rank, stage): the share denominators,
@@ -29,35 +36,51 @@ type fusionFX struct {
 	stageNS map[string]int64
 }
 
-// newFusionFX opens a warehouse with every migration and installs cat (the
-// embedded catalog when nil).
+// newFusionFX copies a migrated warehouse and installs cat (the embedded
+// catalog, already in the template copied, when nil).
 func newFusionFX(t *testing.T, cat *catalog.Catalog) *fusionFX {
 	t.Helper()
-	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
+	f := sharedFusionFX(t)
+	if cat != nil {
+		f.install(cat)
 	}
-	t.Cleanup(func() { w.Close() })
+	return f
+}
+
+// sharedFusionFX is a warehouse with the embedded catalog that the cases
+// (subtests) of a test share, one after another, through forCase or
+// ruleFX: copying a warehouse per case would cost about as much as the
+// case. Each case stores runs of its own and asks about those.
+func sharedFusionFX(t *testing.T) *fusionFX {
+	t.Helper()
+	return &fusionFX{fixture: fixture{t: t, db: schematest.Open(t, catalogTemplate(t)).DB}, ctx: context.Background(),
+		fusionIDs: &fusionIDs{names: map[string]int64{}, sites: map[string]int64{}, traceRuns: map[int64][2]int64{},
+			ordinal: map[int64]int64{}, stageNS: map[string]int64{}}}
+}
+
+// forCase is f for the case t of the test that made f, with cat installed
+// (the embedded catalog when nil).
+func (f *fusionFX) forCase(t *testing.T, cat *catalog.Catalog) *fusionFX {
+	t.Helper()
+	c := &fusionFX{fixture: fixture{t: t, db: f.db}, ctx: f.ctx, fusionIDs: f.fusionIDs}
 	if cat == nil {
 		cat = catalog.Default()
 	}
-	if err := catalog.Install(ctx, w.DB, cat); err != nil {
-		t.Fatal(err)
-	}
-	return &fusionFX{t: t, ctx: ctx, db: w.DB, names: map[string]int64{}, sites: map[string]int64{},
-		ordinal: map[int64]int64{}, stageNS: map[string]int64{}}
+	c.install(cat)
+	return c
 }
 
-func (f *fusionFX) exec(query string, args ...any) {
+// install makes cat the warehouse's catalog (a no-op when it already is).
+func (f *fusionFX) install(cat *catalog.Catalog) {
 	f.t.Helper()
-	if _, err := f.db.ExecContext(f.ctx, query, args...); err != nil {
-		f.t.Fatalf("%v\n%s", err, query)
+	if err := catalog.Install(f.ctx, f.db, cat); err != nil {
+		f.t.Fatal(err)
 	}
 }
 
 // run adds a run; model "" and tp 0 store NULL.
 func (f *fusionFX) run(framework, model string, tp int) int64 {
+	f.t.Helper()
 	f.runs++
 	var m, tpv any
 	if model != "" {
@@ -71,9 +94,11 @@ func (f *fusionFX) run(framework, model string, tp int) int64 {
 	return f.runs
 }
 
-// traceOf adds a trace of run with the run's framework; tpRank < 0 stores NULL.
+// traceOf adds a decode trace of run with the run's framework; tpRank < 0
+// stores NULL.
 func (f *fusionFX) traceOf(run int64, rank, tpRank int) int64 {
-	f.trace++
+	f.t.Helper()
+	f.traces++
 	var tpr any
 	if tpRank >= 0 {
 		tpr = tpRank
@@ -86,8 +111,9 @@ func (f *fusionFX) traceOf(run int64, rank, tpRank int) int64 {
 		0 AS kernel_events, 0 AS memcpy_events, 0 AS memset_events, 0 AS launch_events, 0 AS graph_launches,
 		0 AS cpu_op_events, 0 AS py_frame_events, 0 AS annotation_events, 0 AS flow_events, 0 AS counter_events,
 		0 AS instant_events, 0 AS metadata_events, 0 AS other_events, 0 AS warnings,
-		TIMESTAMP '2026-01-01' AS ingested_at`, f.trace, run, f.trace, f.trace, rank, tpr, run)
-	return f.trace
+		TIMESTAMP '2026-01-01' AS ingested_at`, f.traces, run, f.traces, f.traces, rank, tpr, run)
+	f.traceRuns[f.traces] = [2]int64{run, int64(rank)}
+	return f.traces
 }
 
 // fk is one GPU event of a hand-made sequence.
@@ -129,10 +155,14 @@ func fDur(es ...fk) int64 {
 // with each event's gap before it, and returns where the last one ends.
 func (f *fusionFX) seq(trace int64, stage string, stream int64, start int64, es ...fk) int64 {
 	f.t.Helper()
-	var run, rank int64
-	if err := f.db.QueryRowContext(f.ctx, `SELECT run_id, rank FROM traces WHERE trace_id = ?`, trace).Scan(&run, &rank); err != nil {
-		f.t.Fatal(err)
+	rr, ok := f.traceRuns[trace]
+	if !ok {
+		f.t.Fatalf("trace %d was not made by traceOf", trace)
 	}
+	run, rank := rr[0], rr[1]
+	var ks []kernel
+	var ops strings.Builder
+	var opArgs []any
 	t := start
 	for i, e := range es {
 		if i > 0 {
@@ -140,39 +170,44 @@ func (f *fusionFX) seq(trace int64, stage string, stream int64, start int64, es 
 		}
 		id := trace<<32 | f.ordinal[trace]
 		f.ordinal[trace]++
-		var site, op any
+		k := kernel{ID: id, Trace: int(trace), Run: int(run), Rank: int(rank), Stage: stage, Name: int(f.nameID(e.name)),
+			Kind: e.kind, TS: t, Dur: e.dur, Device: ptr(0), Stream: ptr(stream)}
 		if e.site != "" {
-			site = f.siteID(e.site)
+			k.Site = f.siteID(e.site)
 		}
 		if e.op != "" {
-			f.exec(`INSERT INTO cpu_ops (op_id, trace_id, name, ts_ns, dur_ns) VALUES (?, ?, ?, ?, 0)`, id, trace, e.op, t)
-			op = id
+			if len(opArgs) > 0 {
+				ops.WriteString(", ")
+			}
+			ops.WriteString("(?, ?, ?, ?, 0)")
+			opArgs = append(opArgs, id, trace, e.op, t)
+			k.Op = id
 		}
-		kind := e.kind
-		if kind == "" {
-			kind = "kernel"
-		}
-		f.exec(`INSERT INTO kernels (kernel_id, trace_id, run_id, rank, stage, name_id, kind, ts_ns, dur_ns,
-			device, stream, graph_launch, site_id, op_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, false, ?, ?)`,
-			id, trace, run, rank, stage, f.nameID(e.name), kind, t, e.dur, stream, site, op)
+		ks = append(ks, k)
 		f.stageNS[fmt.Sprintf("%d/%d/%s", run, rank, stage)] += e.dur
 		t += e.dur
 	}
+	if len(opArgs) > 0 {
+		f.exec(`INSERT INTO cpu_ops (op_id, trace_id, name, ts_ns, dur_ns) VALUES `+ops.String(), opArgs...)
+	}
+	f.kernels(ks...)
 	return t
 }
 
-// nameID stores a kernel name once; the short name is the name itself.
+// nameID stores a kernel name once, unclassified; its short and base names
+// are the name itself.
 func (f *fusionFX) nameID(name string) int64 {
 	if id, ok := f.names[name]; ok {
 		return id
 	}
 	id := int64(len(f.names) + 1)
 	f.names[name] = id
-	f.exec(`INSERT INTO kernel_names (name_id, name, short_name, base_name) VALUES (?, ?, ?, ?)`, id, name, name, name)
+	f.name(int(id), name, name, name, "", "")
 	return id
 }
 
-// siteID stores a site given as "rel/path.py:12 func".
+// siteID stores a site given as "rel/path.py:12 func", installed under
+// /opt/venv.
 func (f *fusionFX) siteID(s string) int64 {
 	if id, ok := f.sites[s]; ok {
 		return id
@@ -185,10 +220,7 @@ func (f *fusionFX) siteID(s string) int64 {
 	}
 	id := int64(len(f.sites) + 1)
 	f.sites[s] = id
-	f.exec(`INSERT INTO sites (site_id, name, file, line, func, display, rel_path, framework, is_wrapper)
-		VALUES (?, ?, ?, ?, ?, ?, ?, 'other', false)`,
-		id, fmt.Sprintf("/opt/venv/%s(%d): %s", file, line, fn), "/opt/venv/"+file, line, fn,
-		fmt.Sprintf("%s @ %s:%d", fn, file, line), file)
+	f.site(int(id), "/opt/venv/"+file, line, fn, file)
 	return id
 }
 

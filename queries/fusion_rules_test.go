@@ -24,10 +24,19 @@ func ruleFX(t *testing.T, fusions ...catalog.Fusion) (*fusionFX, int64, int64) {
 	return f, run, f.traceOf(run, 0, 0)
 }
 
+// ruleFX is ruleFX for the case t of the test that made f.
+func (f *fusionFX) ruleFX(t *testing.T, fusions ...catalog.Fusion) (*fusionFX, int64, int64) {
+	c := f.forCase(t, testCatalog(fusions))
+	run := c.run("sglang", "test/model-7b", 1)
+	return c, run, c.traceOf(run, 0, 0)
+}
+
 // TestFusionChainRules checks adjacency, gaps, order, streams and the
 // one-occurrence-per-kernel rule on a two-step chain alpha -> beta
 // (max_between 2, max_gap 50 us).
 func TestFusionChainRules(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	ab := fDur(kAlpha, kBeta)
 	for _, c := range []struct {
 		name    string
@@ -55,7 +64,7 @@ func TestFusionChainRules(t *testing.T) {
 		{"alternating", []fk{kAlpha, kBeta, kAlpha, kBeta, kAlpha, kBeta}, 3, 3 * ab},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, run, tr := ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
+			f, run, tr := share.ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
 			f.seq(tr, "decode", 7, 0, c.seq...)
 			var want []string
 			if c.occ > 0 {
@@ -67,13 +76,13 @@ func TestFusionChainRules(t *testing.T) {
 
 	t.Run("tightest candidate is the one taken", func(t *testing.T) {
 		// alpha(4 us) alpha(5 us) beta: the second alpha sits next to beta
-		f, run, tr := ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
+		f, run, tr := share.ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
 		f.seq(tr, "decode", 7, 0, kAlpha, fkn("alpha_kernel_long", 5000), kBeta)
 		wantFusions(t, f.matches(run), fLine("decode", "t-ab", FusionOpportunity, f.conf(run, "decode", 5000+kBeta.dur, 1, testLikely), 1, 5000+kBeta.dur))
 	})
 
 	t.Run("streams, stages, devices and traces do not chain", func(t *testing.T) {
-		f, run, tr := ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
+		f, run, tr := share.ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
 		end := f.seq(tr, "decode", 7, 0, kAlpha)
 		f.seq(tr, "decode", 8, end+100, kBeta)
 		end = f.seq(tr, "prefill", 7, end+1_000_000, kAlpha)
@@ -89,7 +98,7 @@ func TestFusionChainRules(t *testing.T) {
 		// nothing for the group, and the kernel never forms a chain
 		e := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
 		e.Fused = []string{"alpha_fused"}
-		f := newFusionFX(t, testCatalog([]catalog.Fusion{e}))
+		f := share.forCase(t, testCatalog([]catalog.Fusion{e}))
 		run := f.run("vllm", "test/model-7b", 1)
 		tr := f.traceOf(run, 0, 0)
 		f.seq(tr, "decode", 7, 0, fkn("alpha_fused_kernel", 5000), kBeta)
@@ -101,6 +110,8 @@ func TestFusionChainRules(t *testing.T) {
 // TestFusionUnorderedRules checks unordered chains, including kernels that
 // can fill more than one step.
 func TestFusionUnorderedRules(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	gate := fkn("gate_kernel", 1000)
 	gateRes := fkn("gate_residual_kernel", 2000)
 	for _, c := range []struct {
@@ -127,7 +138,7 @@ func TestFusionUnorderedRules(t *testing.T) {
 			[]fk{kAlpha, kPad, kAlpha, kAlpha}, 3, 3 * kAlpha.dur},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, run, tr := ruleFX(t, c.entry)
+			f, run, tr := share.ruleFX(t, c.entry)
 			f.seq(tr, "decode", 7, 0, c.seq...)
 			wantFusions(t, f.matches(run), fLine("decode", "t-u", FusionOpportunity, f.conf(run, "decode", c.related, c.occ, testLikely), c.occ, c.related))
 		})
@@ -141,6 +152,8 @@ func unordered(e catalog.Fusion) catalog.Fusion { e.Ordered = false; return e }
 // contested kernels; subsumed entries are hidden; rows hidden by the report's
 // min share still claim.
 func TestFusionConflicts(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	with := func(e catalog.Fusion, mod func(*catalog.Fusion)) catalog.Fusion { mod(&e); return e }
 	ab := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
 	bg := testFusion("t-bg", []string{"beta"}, []string{"gamma"})
@@ -189,7 +202,7 @@ func TestFusionConflicts(t *testing.T) {
 			[]string{opp("t-bg", fDur(kBeta, kGamma))}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, run, tr := ruleFX(t, c.entries...)
+			f, run, tr := share.ruleFX(t, c.entries...)
 			f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
 			wantFusions(t, f.matchesP(FusionMatchesParams{Run: run, MinShare: c.minPct}), c.want...)
 		})
@@ -199,6 +212,7 @@ func TestFusionConflicts(t *testing.T) {
 // TestFusionStatusAndConfidence checks statuses per framework, the
 // confidence rule and the row order.
 func TestFusionStatusAndConfidence(t *testing.T) {
+	t.Parallel()
 	ab := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
 	vl := testFusion("t-vllm", []string{"gamma"}, []string{"delta"})
 	vl.Framework = "vllm"
@@ -242,6 +256,7 @@ func TestFusionStatusAndConfidence(t *testing.T) {
 // TestFusionRanksAndStages checks the Rank and Stage filters and the share
 // denominator per stage.
 func TestFusionRanksAndStages(t *testing.T) {
+	t.Parallel()
 	f, run, tr0 := ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
 	tr1 := f.traceOf(run, 1, 1)
 	f.seq(tr0, "decode", 7, 0, kAlpha, kBeta, kPad)
@@ -268,6 +283,8 @@ func TestFusionRanksAndStages(t *testing.T) {
 // TestFusionModelGates checks models_any / models_none against the run's
 // model path, and an unknown model.
 func TestFusionModelGates(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	e := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
 	e.ModelsAny = []string{"qwen3", "DeepSeek"}
 	e.ModelsNone = []string{"qwen3.5"}
@@ -279,7 +296,7 @@ func TestFusionModelGates(t *testing.T) {
 		"":                        false, // unknown never passes models_any
 	} {
 		t.Run(model, func(t *testing.T) {
-			f := newFusionFX(t, testCatalog([]catalog.Fusion{e}))
+			f := share.forCase(t, testCatalog([]catalog.Fusion{e}))
 			run := f.run("sglang", model, 1)
 			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, kAlpha, kBeta)
 			rows := f.matches(run)
@@ -291,7 +308,7 @@ func TestFusionModelGates(t *testing.T) {
 	t.Run("models_none alone passes an unknown model", func(t *testing.T) {
 		e := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
 		e.ModelsNone = []string{"qwen3.5"}
-		f := newFusionFX(t, testCatalog([]catalog.Fusion{e}))
+		f := share.forCase(t, testCatalog([]catalog.Fusion{e}))
 		run := f.run("sglang", "", 1)
 		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, kAlpha, kBeta)
 		wantFusions(t, f.matches(run), fLine("decode", "t-ab", FusionOpportunity, "confirmed", 1, fDur(kAlpha, kBeta)))
@@ -302,6 +319,8 @@ func TestFusionModelGates(t *testing.T) {
 // file:line func and as its display, framework-relative), CPU op, with the
 // letters-and-digits form on both sides.
 func TestFusionKeywordForms(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	for _, c := range []struct {
 		name    string
 		keyword string
@@ -321,7 +340,7 @@ func TestFusionKeywordForms(t *testing.T) {
 		{"no hit", "zeta", kAlpha, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, run, tr := ruleFX(t, testFusion("t-one", []string{c.keyword}))
+			f, run, tr := share.ruleFX(t, testFusion("t-one", []string{c.keyword}))
 			f.seq(tr, "decode", 7, 0, c.kernel)
 			if got := len(f.matches(run)) == 1; got != c.match {
 				t.Errorf("keyword %q on %+v: matched %v, want %v", c.keyword, c.kernel, got, c.match)

@@ -37,6 +37,8 @@ func wantSimilarity(t *testing.T, rows []FusionSimilarityRow, want ...string) {
 // chain of three or more occurring adjacently, only where no chain matched
 // whole.
 func TestFusionSimilarity(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	abg := testFusion("t-abg", []string{"alpha"}, []string{"beta"}, []string{"gamma", "gamma2"})
 	abg.MinShare = 10
 	ab := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
@@ -44,7 +46,7 @@ func TestFusionSimilarity(t *testing.T) {
 	big := fkn("big_kernel", 1_000_000)
 
 	t.Run("last step missing, high", func(t *testing.T) {
-		f, run, tr := ruleFX(t, abg)
+		f, run, tr := share.ruleFX(t, abg)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kBeta, kPad)...)
 		rows := f.similarity(run)
 		// 4 x 7 us of 68 us = 41% >= min_share 10, and 4 occurrences
@@ -62,7 +64,7 @@ func TestFusionSimilarity(t *testing.T) {
 		}
 	})
 	t.Run("middle step missing, medium", func(t *testing.T) {
-		f, run, tr := ruleFX(t, abg)
+		f, run, tr := share.ruleFX(t, abg)
 		// alpha then gamma: 2 of 3 steps with beta left out, 4 times, but
 		// under min_share
 		end := f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kGamma, kPad)...)
@@ -70,17 +72,17 @@ func TestFusionSimilarity(t *testing.T) {
 		wantSimilarity(t, f.similarity(run), fmt.Sprintf("decode medium t-abg missing 2/3 [beta] x4 %dns", 4*fDur(kAlpha, kGamma)))
 	})
 	t.Run("once, small, low", func(t *testing.T) {
-		f, run, tr := ruleFX(t, abg)
+		f, run, tr := share.ruleFX(t, abg)
 		f.seq(tr, "decode", 7, 0, kBeta, kGamma, big)
 		wantSimilarity(t, f.similarity(run), fmt.Sprintf("decode low t-abg missing 1/3 [alpha] x1 %dns", fDur(kBeta, kGamma)))
 	})
 	t.Run("whole chain present: no note", func(t *testing.T) {
-		f, run, tr := ruleFX(t, abg)
+		f, run, tr := share.ruleFX(t, abg)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kBeta, kGamma, kPad)...)
 		wantSimilarity(t, f.similarity(run))
 	})
 	t.Run("another entry matched in the stage: no note", func(t *testing.T) {
-		f, run, tr := ruleFX(t, abg, dz)
+		f, run, tr := share.ruleFX(t, abg, dz)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kBeta, kPad, kDelta, fkn("zeta_kernel", 100))...)
 		wantSimilarity(t, f.similarity(run))
 		// the prefill stage has no whole match, so it gets its note
@@ -88,19 +90,19 @@ func TestFusionSimilarity(t *testing.T) {
 		wantSimilarity(t, f.similarity(run), fmt.Sprintf("prefill high t-abg missing 3/3 [gamma gamma2] x4 %dns", 4*fDur(kAlpha, kBeta)))
 	})
 	t.Run("two-step entries give no note", func(t *testing.T) {
-		f, run, tr := ruleFX(t, ab)
+		f, run, tr := share.ruleFX(t, ab)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kPad)...)
 		wantSimilarity(t, f.similarity(run))
 	})
 	t.Run("steps too far apart: no note", func(t *testing.T) {
-		f, run, tr := ruleFX(t, abg)
+		f, run, tr := share.ruleFX(t, abg)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kPad, kPad, kPad, kBeta)...)
 		wantSimilarity(t, f.similarity(run))
 	})
 	t.Run("gated entry gives no note", func(t *testing.T) {
 		e := abg
 		e.ModelsAny = []string{"qwen"}
-		f, run, tr := ruleFX(t, e)
+		f, run, tr := share.ruleFX(t, e)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kBeta, kPad)...)
 		wantSimilarity(t, f.similarity(run))
 	})
@@ -108,7 +110,7 @@ func TestFusionSimilarity(t *testing.T) {
 		// t-abg's alpha-beta is high; beta-gamma on another stream is a low
 		// near miss of both t-abg and t-bgd: one note per stage, the best
 		bgd := testFusion("t-bgd", []string{"beta"}, []string{"delta"}, []string{"gamma"})
-		f, run, tr := ruleFX(t, abg, bgd)
+		f, run, tr := share.ruleFX(t, abg, bgd)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, kAlpha, kBeta, kPad)...)
 		f.seq(tr, "decode", 8, 0, kBeta, kGamma)
 		rows := f.similarity(run)
@@ -121,6 +123,7 @@ func TestFusionSimilarity(t *testing.T) {
 // TestFusionNotes checks that notes are asked for only where no chain row
 // was found.
 func TestFusionNotes(t *testing.T) {
+	t.Parallel()
 	abg := testFusion("t-abg", []string{"alpha"}, []string{"beta"}, []string{"gamma"})
 	f, run, tr := ruleFX(t, abg)
 	f.seq(tr, "prefill", 7, 0, fRepeat(4, kAlpha, kBeta, kGamma, kPad)...)

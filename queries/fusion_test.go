@@ -35,12 +35,14 @@ const (
 // apart, beyond the gap, on two streams or in the wrong order it does not;
 // the gates and the fused kernel decide the status.
 func TestFusionAllReduceNorm(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	layer := []fk{filler, sgAllReduce.after(2000), sgAddNorm, filler2}
 	chain := fDur(sgAllReduce, sgAddNorm)
 	norms := fDur(sgAddNorm)
 
 	t.Run("adjacent", func(t *testing.T) {
-		f := newFusionFX(t, nil)
+		f := share.forCase(t, nil)
 		run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 2)
 		tr := f.traceOf(run, 0, 0)
 		f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
@@ -103,7 +105,7 @@ func TestFusionAllReduceNorm(t *testing.T) {
 		}, []string{onlyNorm(4)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFusionFX(t, nil)
+			f := share.forCase(t, nil)
 			run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 2)
 			c.store(f, f.traceOf(run, 0, 0))
 			wantFusions(t, f.matches(run), c.want...)
@@ -126,7 +128,7 @@ func TestFusionAllReduceNorm(t *testing.T) {
 			{"share under min_share", 2, 0, 10_000_000, []string{onlyNorm(4)}},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				f := newFusionFX(t, nil)
+				f := share.forCase(t, nil)
 				run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", c.tp)
 				tr := f.traceOf(run, 0, c.tpRank)
 				end := f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
@@ -139,7 +141,7 @@ func TestFusionAllReduceNorm(t *testing.T) {
 	})
 
 	t.Run("elsewhere on vLLM", func(t *testing.T) {
-		f := newFusionFX(t, nil)
+		f := share.forCase(t, nil)
 		run := f.run("vllm", "Qwen/Qwen3-30B-A3B", 2)
 		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0,
 			fRepeat(4, filler, vlAllReduce.after(2000), vlAddNorm, filler2)...)
@@ -152,7 +154,7 @@ func TestFusionAllReduceNorm(t *testing.T) {
 	})
 
 	t.Run("unknown framework is never own", func(t *testing.T) {
-		f := newFusionFX(t, nil)
+		f := share.forCase(t, nil)
 		run := f.run("unknown", "", 2)
 		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
 		wantFusions(t, f.matches(run),
@@ -160,7 +162,7 @@ func TestFusionAllReduceNorm(t *testing.T) {
 	})
 
 	t.Run("fused kernel present", func(t *testing.T) {
-		f := newFusionFX(t, nil)
+		f := share.forCase(t, nil)
 		run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 2)
 		fused := fkn("void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<__nv_bfloat16, 8, true>", 9000)
 		// The fused kernel runs once; the split chain still runs four times
@@ -180,8 +182,10 @@ func TestFusionAllReduceNorm(t *testing.T) {
 // TestFusionRegressions pins the earlier tool's false positives (catalog.md
 // section 4).
 func TestFusionRegressions(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	t.Run("FusedAddRMSNorm without an all-reduce", func(t *testing.T) {
-		f := newFusionFX(t, nil)
+		f := share.forCase(t, nil)
 		run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 8)
 		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, filler, sgAddNorm, filler2)
 		rows := f.matches(run)
@@ -214,7 +218,7 @@ func TestFusionRegressions(t *testing.T) {
 			[]string{fLine("decode", pr, FusionOpportunity, "confirmed", 1, memset.dur+gemm.dur)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFusionFX(t, nil)
+			f := share.forCase(t, nil)
 			run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 1)
 			tr := f.traceOf(run, 0, 0)
 			if c.seq == nil {
@@ -232,6 +236,8 @@ func TestFusionRegressions(t *testing.T) {
 // entries match overlapping kernels, and priority, subsumes, claimed kernels
 // and the model gates decide which rows remain.
 func TestFusionQKNormRopeCache(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	qnorm := fkn("void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>", 2000).
 		at("python/sglang/srt/models/utils.py:120 apply_qk_norm").op_("sgl_kernel::rmsnorm")
 	rope := fkn("void vllm::rotary_embedding_kernel<c10::BFloat16, true>", 2500).
@@ -260,7 +266,7 @@ func TestFusionQKNormRopeCache(t *testing.T) {
 		}},
 	} {
 		t.Run(c.model, func(t *testing.T) {
-			f := newFusionFX(t, nil)
+			f := share.forCase(t, nil)
 			run := f.run("sglang", c.model, 1)
 			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
 			rows := f.matches(run)
@@ -278,6 +284,7 @@ func TestFusionQKNormRopeCache(t *testing.T) {
 // later in the catalog, so its kernels are claimed; the SiLU-and-mul kernel
 // is itself SGLang's fused activation-and-mul.
 func TestFusionActQuant(t *testing.T) {
+	t.Parallel()
 	act := fkn("void flashinfer::activation::act_and_mul_kernel<__nv_bfloat16, &silu<float> >", 3500).
 		at("python/sglang/srt/layers/activation.py:67 forward_cuda").op_("sgl_kernel::silu_and_mul")
 	quant := fkn("_per_token_group_quant_fp8", 2500).
@@ -293,6 +300,8 @@ func TestFusionActQuant(t *testing.T) {
 // TestFusionUnorderedTopK is an unordered entry (grouped top-k with its
 // renormalisation): both orders match.
 func TestFusionUnorderedTopK(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	topk := fkn("void biased_grouped_topk_kernel<float>", 4000)
 	renorm := fkn("void renorm_weights_kernel<float>", 1000)
 	for name, layer := range map[string][]fk{
@@ -300,7 +309,7 @@ func TestFusionUnorderedTopK(t *testing.T) {
 		"renorm first": {renorm, topk, filler2},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newFusionFX(t, nil)
+			f := share.forCase(t, nil)
 			run := f.run("sglang", "deepseek-ai/DeepSeek-V3", 8)
 			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
 			wantFusions(t, f.matches(run),
@@ -312,6 +321,7 @@ func TestFusionUnorderedTopK(t *testing.T) {
 // TestFusionTwoTrace: in two-trace mode a keyword that only the mapping
 // run's sites carry decides the match, while time comes from the formal run.
 func TestFusionTwoTrace(t *testing.T) {
+	t.Parallel()
 	f := newFusionFX(t, nil)
 	const name = "void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>"
 	formal := f.run("sglang", "Qwen/Qwen3-8B", 1)
@@ -334,6 +344,8 @@ func TestFusionTwoTrace(t *testing.T) {
 // catalog: MoE sum + all-reduce, sampling temperature + softmax, top-k +
 // top-p sampling (unordered, three steps), and a vLLM router GEMM.
 func TestFusionMoreFamilies(t *testing.T) {
+	t.Parallel()
+	share := sharedFusionFX(t)
 	moe := fkn("fused_moe_kernel", 40_000).at("python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py:688 invoke_fused_moe_kernel")
 	moeSum := fkn("void moe_sum_reduce_kernel<c10::BFloat16, 8>", 3000).
 		at("python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py:1602 fused_experts_impl")
@@ -383,7 +395,7 @@ func TestFusionMoreFamilies(t *testing.T) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFusionFX(t, nil)
+			f := share.forCase(t, nil)
 			run := f.run(c.framework, c.model, c.tp)
 			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, c.layer...)...)
 			wantFusions(t, f.matches(run), c.want("decode")...)

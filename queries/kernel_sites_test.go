@@ -51,9 +51,10 @@ func compareSites(t *testing.T, what string, got []KernelSitesRow, want []siteVi
 // path without a framework-relative form kept whole, and a kernel with no
 // site at all.
 func TestKernelSitesSingleTrace(t *testing.T) {
-	f := newKTDB(t)
+	t.Parallel()
+	f := newFixture(t)
 	f.run(1, "r")
-	f.trace(1, 1, 0, "decode")
+	f.trace(1, 1, 0, "decode", "formal")
 	f.name(1, "gemm_k", "gemm_k", "", "gemm", "compute")
 	f.name(2, "lonely", "lonely", "", "other", "other")
 	f.site(1, "/ws/sglang/python/sglang/srt/layers/linear.py", 10, "forward", "python/sglang/srt/layers/linear.py")
@@ -64,21 +65,21 @@ func TestKernelSitesSingleTrace(t *testing.T) {
 	for i, op := range []string{"aten::mm", "aten::mm", "aten::addmm", "aten::bmm", "aten::bmm", "aten::zz"} {
 		f.cpuOp(int64(i+1), 1, op)
 	}
-	f.kernels(
+	f.kernelsOn(0, 7,
 		// site 1: 400 ns, ops mm, mm, addmm -> mm is the most frequent
-		ktKernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 100, Site: 1, Op: 1},
-		ktKernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 100, Dur: 100, Site: 1, Op: 2},
-		ktKernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 200, Dur: 200, Site: 1, Op: 3},
+		kernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 100, Site: 1, Op: 1},
+		kernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 100, Dur: 100, Site: 1, Op: 2},
+		kernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 200, Dur: 200, Site: 1, Op: 3},
 		// sites 2 and 3 = one location: 250 + 250 = 500 ns, ops bmm x2 vs zz
-		ktKernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 400, Dur: 250, Site: 2, Op: 4},
-		ktKernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 650, Dur: 250, Site: 3, Op: 5},
-		ktKernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 900, Dur: 0, Site: 3, Op: 6},
+		kernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 400, Dur: 250, Site: 2, Op: 4},
+		kernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 650, Dur: 250, Site: 3, Op: 5},
+		kernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 900, Dur: 0, Site: 3, Op: 6},
 		// site 4: 50 ns, no op -> third, not shown
-		ktKernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 900, Dur: 50, Site: 4},
+		kernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 900, Dur: 50, Site: 4},
 		// unresolved: 50 ns
-		ktKernel{ID: 8, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 950, Dur: 50},
+		kernel{ID: 8, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 950, Dur: 50},
 		// a kernel with no site at all
-		ktKernel{ID: 9, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 1000, Dur: 30},
+		kernel{ID: 9, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 1000, Dur: 30},
 	)
 	rows, err := KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1})
 	if err != nil {
@@ -95,7 +96,7 @@ func TestKernelSitesSingleTrace(t *testing.T) {
 		t.Errorf("other stage: %v %v", rows, err)
 	}
 	f.name(3, "solo", "solo", "", "other", "other")
-	f.kernels(ktKernel{ID: 10, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 2000, Dur: 10, Site: 4})
+	f.kernelsOn(0, 7, kernel{ID: 10, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 2000, Dur: 10, Site: 4})
 	rows, err = KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Rank: rankOf(0)})
 	if err != nil {
 		t.Fatal(err)
@@ -108,13 +109,13 @@ func TestKernelSitesSingleTrace(t *testing.T) {
 
 // twoTraceDB is a formal run (1) and a mapping run (2) exercising every
 // matching rule of triage.md section 6.
-func twoTraceDB(t *testing.T) ktDB {
-	f := newKTDB(t)
+func twoTraceDB(t *testing.T) fixture {
+	f := newFixture(t)
 	f.run(1, "formal")
 	f.run(2, "mapping")
-	f.trace(1, 1, 0, "decode")
-	f.trace(2, 2, 0, "decode")
-	f.trace(3, 2, 0, "prefill")
+	f.trace(1, 1, 0, "decode", "formal")
+	f.trace(2, 2, 0, "decode", "formal")
+	f.trace(3, 2, 0, "prefill", "formal")
 	f.site(1, "/s/python/sglang/srt/layers/linear.py", 10, "forward", "python/sglang/srt/layers/linear.py")
 	f.site(2, "/s/python/sglang/srt/layers/norm.py", 20, "forward", "python/sglang/srt/layers/norm.py")
 	f.site(3, "/s/python/sglang/srt/layers/act.py", 30, "forward", "python/sglang/srt/layers/act.py")
@@ -131,23 +132,23 @@ func twoTraceDB(t *testing.T) ktDB {
 	f.name(7, "prefill_only", "prefill_only", "", "other", "other")      // mapping has it in prefill only
 	f.name(8, "gemm_k_variant", "gemm_k_variant", "", "gemm", "compute") // formal: no prefix matching
 	f.name(9, "graph_k", "graph_k", "", "other", "other")                // both, but no site in mapping
-	f.kernels(
+	f.kernelsOn(0, 7,
 		// mapping run (eager): sites and ops; long durations that must never reach the formal table
-		ktKernel{ID: 101, Trace: 2, Run: 2, Stage: "decode", Name: 1, Dur: 9000, Site: 1, Op: 1},
-		ktKernel{ID: 102, Trace: 2, Run: 2, Stage: "decode", Name: 1, TS: 9000, Dur: 1000, Site: 4, Op: 1},
-		ktKernel{ID: 103, Trace: 2, Run: 2, Stage: "decode", Name: 2, TS: 10000, Dur: 9000, Site: 2, Op: 2},
-		ktKernel{ID: 104, Trace: 2, Run: 2, Stage: "decode", Name: 4, TS: 20000, Dur: 9000, Site: 3},
-		ktKernel{ID: 105, Trace: 2, Run: 2, Stage: "decode", Name: 5, TS: 30000, Dur: 9000, Site: 3},
-		ktKernel{ID: 106, Trace: 3, Run: 2, Stage: "prefill", Name: 7, TS: 40000, Dur: 9000, Site: 4},
-		ktKernel{ID: 107, Trace: 2, Run: 2, Stage: "decode", Name: 9, TS: 50000, Dur: 9000},
+		kernel{ID: 101, Trace: 2, Run: 2, Stage: "decode", Name: 1, Dur: 9000, Site: 1, Op: 1},
+		kernel{ID: 102, Trace: 2, Run: 2, Stage: "decode", Name: 1, TS: 9000, Dur: 1000, Site: 4, Op: 1},
+		kernel{ID: 103, Trace: 2, Run: 2, Stage: "decode", Name: 2, TS: 10000, Dur: 9000, Site: 2, Op: 2},
+		kernel{ID: 104, Trace: 2, Run: 2, Stage: "decode", Name: 4, TS: 20000, Dur: 9000, Site: 3},
+		kernel{ID: 105, Trace: 2, Run: 2, Stage: "decode", Name: 5, TS: 30000, Dur: 9000, Site: 3},
+		kernel{ID: 106, Trace: 3, Run: 2, Stage: "prefill", Name: 7, TS: 40000, Dur: 9000, Site: 4},
+		kernel{ID: 107, Trace: 2, Run: 2, Stage: "decode", Name: 9, TS: 50000, Dur: 9000},
 		// formal run (graphs): no sites of its own
-		ktKernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, Dur: 400},
-		ktKernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 400, Dur: 100},
-		ktKernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 500, Dur: 200},
-		ktKernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 6, TS: 700, Dur: 100},
-		ktKernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 7, TS: 800, Dur: 50},
-		ktKernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 8, TS: 850, Dur: 50},
-		ktKernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 9, TS: 900, Dur: 100},
+		kernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, Dur: 400},
+		kernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 400, Dur: 100},
+		kernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 500, Dur: 200},
+		kernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 6, TS: 700, Dur: 100},
+		kernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 7, TS: 800, Dur: 50},
+		kernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 8, TS: 850, Dur: 50},
+		kernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 9, TS: 900, Dur: 100},
 	)
 	return f
 }
@@ -158,6 +159,7 @@ func twoTraceDB(t *testing.T) ktDB {
 // prefix matching, a matched name whose mapping kernels have no site; the
 // timing is the formal run's.
 func TestKernelSitesTwoTrace(t *testing.T) {
+	t.Parallel()
 	f := twoTraceDB(t)
 	rows, err := KernelSites(context.Background(), f.db, KernelSitesParams{Run: 1, Mapping: rankOf(2)})
 	if err != nil {
@@ -177,6 +179,7 @@ func TestKernelSitesTwoTrace(t *testing.T) {
 // TestTriageCoverage: mapping coverage is the formal kernel time that got a
 // site, split by match kind; attribution coverage in single-trace mode.
 func TestTriageCoverage(t *testing.T) {
+	t.Parallel()
 	f := twoTraceDB(t)
 	ctx := context.Background()
 	rows, err := TriageCoverage(ctx, f.db, TriageCoverageParams{Run: 1, Mapping: rankOf(2)})
@@ -212,6 +215,7 @@ func TestTriageCoverage(t *testing.T) {
 // two-trace pairs (the real pair, and a pair of different frameworks where
 // most names stay unmapped), for every rank.
 func TestKernelSitesAgreeWithKernelScope(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	runs := demoRuns(t, db)

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -21,20 +20,16 @@ var (
 	demoErr  error
 )
 
-// demoDB ingests testdata/demo once for every test of the package that
-// needs real traces.
+// demoDB is testdata/demo, ingested once for every test of the package
+// that needs real traces and opened read-only: those tests only read it.
 func demoDB(t *testing.T) *sql.DB {
 	t.Helper()
+	path := demoTemplate(t)
 	demoOnce.Do(func() {
-		ctx := context.Background()
-		demoWH, demoErr = schema.Open(ctx, schema.Memory, schema.Options{})
-		if demoErr != nil {
-			return
-		}
-		var res *ingest.Result
-		res, demoErr = ingest.Ingest(ctx, demoWH, []string{"../testdata/demo"}, ingest.Options{Jobs: 2})
-		if demoErr == nil && res.Failed() > 0 {
-			demoErr = res.Files[0].Err
+		demoWH, demoErr = schema.Open(context.Background(), path, schema.Options{ReadOnly: true})
+		if demoErr == nil {
+			// as schematest.Open's copies
+			_, demoErr = demoWH.DB.Exec("SET threads = 1")
 		}
 	})
 	if demoErr != nil {
@@ -171,6 +166,7 @@ func expectKernelTable(raw []rawKernel, rank sql.NullInt64) []KernelTableRow {
 // stage's totals against the generator's manifest (counted while writing
 // the traces, not parsed back).
 func TestKernelTableDemo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
@@ -240,9 +236,10 @@ func TestKernelTableDemo(t *testing.T) {
 // the bar is shown, and every row comes back (Shown false below the bar)
 // so the report can count what it hid.
 func TestKernelTableMinShare(t *testing.T) {
-	f := newKTDB(t)
+	t.Parallel()
+	f := newFixture(t)
 	f.run(1, "r")
-	f.trace(1, 1, 0, "decode")
+	f.trace(1, 1, 0, "decode", "formal")
 	f.name(1, "a", "a", "", "gemm", "compute")
 	f.name(2, "b", "b", "", "attention", "compute")
 	f.name(3, "c", "c", "", "norm", "elementwise")
@@ -250,14 +247,14 @@ func TestKernelTableMinShare(t *testing.T) {
 	f.name(5, "e", "e", "", "norm", "elementwise")
 	// a 600, b 300, c 45 + 45 = 90, d 5 + 5 = 10 -> 60 / 30 / 9 / 1 %; e is
 	// zero-length (kept, 0 %).
-	f.kernels(
-		ktKernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 600},
-		ktKernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 600, Dur: 300},
-		ktKernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 900, Dur: 45},
-		ktKernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 950, Dur: 45},
-		ktKernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 1000, Dur: 5},
-		ktKernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 1010, Dur: 5},
-		ktKernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 5, TS: 1020, Dur: 0},
+	f.kernelsOn(0, 7,
+		kernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 600},
+		kernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 600, Dur: 300},
+		kernel{ID: 3, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 900, Dur: 45},
+		kernel{ID: 4, Trace: 1, Run: 1, Stage: "decode", Name: 3, TS: 950, Dur: 45},
+		kernel{ID: 5, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 1000, Dur: 5},
+		kernel{ID: 6, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 1010, Dur: 5},
+		kernel{ID: 7, Trace: 1, Run: 1, Stage: "decode", Name: 5, TS: 1020, Dur: 0},
 	)
 	for _, c := range []struct {
 		min    float64
@@ -301,23 +298,24 @@ func TestKernelTableMinShare(t *testing.T) {
 // name shared by two raw names (the one with more time wins), and name
 // order on equal times.
 func TestKernelTableRankSpread(t *testing.T) {
-	f := newKTDB(t)
+	t.Parallel()
+	f := newFixture(t)
 	f.run(1, "r")
-	f.trace(1, 1, 0, "prefill")
-	f.trace(2, 1, 1, "prefill")
+	f.trace(1, 1, 0, "prefill", "formal")
+	f.trace(2, 1, 1, "prefill", "formal")
 	f.name(1, "x<1>", "x", "", "gemm", "compute")
 	f.name(2, "x<2>", "x", "", "other", "other") // same short name, less time
 	f.name(3, "y", "y", "", "norm", "elementwise")
 	f.name(4, "z", "z", "", "rope", "elementwise")
-	f.kernels(
+	f.kernelsOn(0, 7,
 		// x: rank 0 = 3000 (2000 + 1000), rank 1 = 5000
-		ktKernel{ID: 1, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 2000},
-		ktKernel{ID: 2, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 2, TS: 3000, Dur: 1000},
-		ktKernel{ID: 3, Trace: 2, Run: 1, Rank: 1, Stage: "prefill", Name: 1, Dur: 5000},
+		kernel{ID: 1, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 2000},
+		kernel{ID: 2, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 2, TS: 3000, Dur: 1000},
+		kernel{ID: 3, Trace: 2, Run: 1, Rank: 1, Stage: "prefill", Name: 1, Dur: 5000},
 		// y: only rank 0, 2000
-		ktKernel{ID: 4, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 3, TS: 5000, Dur: 2000},
+		kernel{ID: 4, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 3, TS: 5000, Dur: 2000},
 		// z: 2000 on rank 1 -> ties with y at 2000, sorted by name
-		ktKernel{ID: 5, Trace: 2, Run: 1, Rank: 1, Stage: "prefill", Name: 4, TS: 6000, Dur: 2000},
+		kernel{ID: 5, Trace: 2, Run: 1, Rank: 1, Stage: "prefill", Name: 4, TS: 6000, Dur: 2000},
 	)
 	rows, err := KernelTable(context.Background(), f.db, KernelTableParams{Run: 1, MinShare: 1})
 	if err != nil {
@@ -358,6 +356,7 @@ func TestKernelTableRankSpread(t *testing.T) {
 // TestFamilyRollup checks the roll-up equals the kernel table summed by
 // family on every demo run, with shares of the same denominator.
 func TestFamilyRollup(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	for label, run := range demoRuns(t, db) {

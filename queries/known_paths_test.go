@@ -19,6 +19,7 @@ func testOverlap(id, framework string, keywords ...string) catalog.Overlap {
 // hit an overlap row's kernel or its dominant overlapping kernel, by name,
 // site or CPU op, in row order with the run's framework first.
 func TestKnownPaths(t *testing.T) {
+	t.Parallel()
 	cat := testCatalog(nil,
 		testOverlap("o-vllm-gather", "vllm", "AllGather"), // name, compact: ncclDevKernel_AllGather
 		testOverlap("o-sglang-alt", "sglang", "alt_stream"),

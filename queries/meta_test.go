@@ -13,7 +13,8 @@ import (
 // convention: a leading comment naming the query after its file and
 // documenting its parameters and columns.
 func TestEveryQueryPrepares(t *testing.T) {
-	db := newKTDB(t).db
+	t.Parallel()
+	db := newFixture(t).db
 	names := Names()
 	if len(names) == 0 {
 		t.Fatal("no embedded queries")

@@ -72,7 +72,7 @@ func fillBench(tb testing.TB, db *sql.DB, shape string) {
 // overlap and then reading a copy saved by ingest.SaveOverlap.
 func BenchmarkOverlap1M(b *testing.B) {
 	for _, shape := range []string{"serving", "dense"} {
-		db := openOverlapDB(b)
+		db := newMemoryFixture(b).db
 		start := time.Now()
 		fillBench(b, db, shape)
 		b.Logf("%s: generated 1.25 M kernels in %v", shape, time.Since(start))
@@ -84,7 +84,6 @@ func BenchmarkOverlap1M(b *testing.B) {
 		}
 		b.Logf("%s: ingest.SaveOverlap took %v", shape, time.Since(start))
 		benchOverlap(b, db, shape+"-stored")
-		db.Close()
 	}
 }
 

@@ -25,8 +25,8 @@ import (
 //
 // (times in us from 0; rank 1's trace 3 repeats gemm alone, to test --rank.)
 func overlapCase(t *testing.T) *sql.DB {
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "case")
 	f.trace(1, 1, 0, "decode", "formal")
 	f.trace(2, 1, 0, "prefill", "formal")
@@ -52,30 +52,23 @@ func overlapCase(t *testing.T) *sql.DB {
 		{15, "odd", "other", "other"},
 	}
 	for _, n := range names {
-		f.name(n.id, n.short, "", n.fam, n.ca)
+		f.name(n.id, "", n.short, "", n.fam, n.ca)
 	}
-	f.site(1, "python/sglang/srt/layers/linear.py", 10, "forward")
-	f.site(2, "python/sglang/srt/distributed/comm.py", 20, "all_reduce")
-	f.site(3, "python/sglang/srt/layers/linear.py", 30, "norm")
-	f.site(4, "python/sglang/srt/mem.py", 40, "copy")
-	f.site(5, "python/sglang/srt/layers/act.py", 50, "act")
-	f.site(6, "python/sglang/srt/custom.py", 60, "custom")
+	f.site(1, "python/sglang/srt/layers/linear.py", 10, "forward", "python/sglang/srt/layers/linear.py")
+	f.site(2, "python/sglang/srt/distributed/comm.py", 20, "all_reduce", "python/sglang/srt/distributed/comm.py")
+	f.site(3, "python/sglang/srt/layers/linear.py", 30, "norm", "python/sglang/srt/layers/linear.py")
+	f.site(4, "python/sglang/srt/mem.py", 40, "copy", "python/sglang/srt/mem.py")
+	f.site(5, "python/sglang/srt/layers/act.py", 50, "act", "python/sglang/srt/layers/act.py")
+	f.site(6, "python/sglang/srt/custom.py", 60, "custom", "python/sglang/srt/custom.py")
 	for i, op := range []string{"aten::mm", "nccl:all_reduce", "aten::rms_norm", "aten::copy_"} {
 		f.cpuOp(int64(i+1), 1, op)
 	}
 	us := func(v float64) int64 { return int64(math.Round(v * 1000)) }
 	k := func(id int64, trace int, stage string, name int, stream int64, from, to float64, site, op int64) kernel {
-		kk := kernel{ID: id, Trace: trace, Run: 1, Rank: map[int]int{1: 0, 2: 0, 3: 1}[trace], Stage: stage, Name: name,
-			TS: us(from), Dur: us(to) - us(from), Device: ptr(0), Stream: ptr(stream)}
-		if site > 0 {
-			kk.Site = ptr(site)
-		}
-		if op > 0 {
-			kk.Op = ptr(op)
-		}
-		return kk
+		return kernel{ID: id, Trace: trace, Run: 1, Rank: map[int]int{1: 0, 2: 0, 3: 1}[trace], Stage: stage, Name: name,
+			TS: us(from), Dur: us(to) - us(from), Device: ptr(0), Stream: ptr(stream), Site: site, Op: op}
 	}
-	f.kernels([]kernel{
+	f.kernels(
 		k(1, 1, "decode", 1, 7, 0, 100, 1, 1),
 		k(2, 1, "decode", 3, 7, 100.5, 110.5, 3, 3),
 		k(3, 1, "decode", 4, 30, 0, 30, 4, 4),
@@ -92,7 +85,7 @@ func overlapCase(t *testing.T) *sql.DB {
 		k(14, 2, "prefill", 12, 40, 1030, 1040, 2, 0),
 		k(15, 2, "prefill", 13, 41, 1030, 1040, 2, 0),
 		k(16, 3, "decode", 1, 7, 0, 70, 1, 0),
-	})
+	)
 	return db
 }
 
@@ -113,6 +106,7 @@ func rowLine(r OverlapByKernelRow) string {
 }
 
 func TestOverlapByKernelHandMade(t *testing.T) {
+	t.Parallel()
 	db := overlapCase(t)
 	ctx := context.Background()
 	rank0 := sql.NullInt64{Int64: 0, Valid: true}
@@ -205,20 +199,20 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 // used to turn such a kernel into P1.
 func TestOverlapMinShareNeverChangesPriority(t *testing.T) {
 	t.Parallel()
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "small")
 	f.trace(1, 1, 0, "decode", "formal")
-	f.name(1, "gemm", "", "gemm", "compute")
-	f.name(2, "allreduce", "", "communication", "communication")
-	f.site(1, "python/sglang/srt/layers/linear.py", 10, "forward")
-	f.site(2, "python/sglang/srt/distributed/comm.py", 20, "all_reduce")
+	f.name(1, "", "gemm", "", "gemm", "compute")
+	f.name(2, "", "allreduce", "", "communication", "communication")
+	f.site(1, "python/sglang/srt/layers/linear.py", 10, "forward", "python/sglang/srt/layers/linear.py")
+	f.site(2, "python/sglang/srt/distributed/comm.py", 20, "all_reduce", "python/sglang/srt/distributed/comm.py")
 	// gemm [0, 1000 us) on stream 7; allreduce [2000, 2007 us) alone on
 	// stream 20, long after: exclusive headroom, 7 / 1007 = 0.695% of busy.
-	f.kernels([]kernel{
-		{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 1_000_000, Device: ptr(0), Stream: ptr(7), Site: ptr(1)},
-		{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 2_000_000, Dur: 7_000, Device: ptr(0), Stream: ptr(20), Site: ptr(2)},
-	})
+	f.kernels(
+		kernel{ID: 1, Trace: 1, Run: 1, Stage: "decode", Name: 1, TS: 0, Dur: 1_000_000, Device: ptr(0), Stream: ptr(7), Site: 1},
+		kernel{ID: 2, Trace: 1, Run: 1, Stage: "decode", Name: 2, TS: 2_000_000, Dur: 7_000, Device: ptr(0), Stream: ptr(20), Site: 2},
+	)
 	ar := fmt.Sprintf("decode P5 headroom allreduce | comm.py | 7000 0 0 7000 | %.2f 100.00 0.00 | - low skip overlap", 100*7.0/1007)
 	gemm := fmt.Sprintf("decode P3 headroom gemm | linear.py | 1000000 0 0 1000000 | %.2f 100.00 0.00 | - low observe later", 100*1000.0/1007)
 	for _, c := range []struct {
@@ -268,8 +262,9 @@ func compareRows(t *testing.T, what string, rows []OverlapByKernelRow, want []st
 // kernel (pairwise overlap summed over instances, with its tie-breaks) equal
 // a brute-force pass over every pair, and the output is identical twice.
 func TestOverlapByKernelRandomDominant(t *testing.T) {
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	t.Parallel()
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "timed")
 	f.trace(1, 1, 0, "decode", "formal")
 	f.trace(2, 1, 1, "decode", "formal")
@@ -277,7 +272,7 @@ func TestOverlapByKernelRandomDominant(t *testing.T) {
 	compute := map[int]bool{}
 	for id := 1; id <= 6; id++ {
 		c := randomCategories[id]
-		f.name(id, fmt.Sprintf("k%d", id), "", c[0], c[1])
+		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
 		compute[id] = c[1] == "compute"
 	}
 	ctx := context.Background()
@@ -285,7 +280,7 @@ func TestOverlapByKernelRandomDominant(t *testing.T) {
 		f.exec(`DELETE FROM kernels`)
 		rng := newRand(seed)
 		ks := randomKernels(rng, 60+rng.IntN(120), 1, 1, 1<<32)
-		f.kernels(ks)
+		f.kernels(ks...)
 		perKernel, _ := brute(ks, compute)
 
 		type key struct{ stage, name string }

@@ -156,8 +156,9 @@ var randomCategories = map[int][2]string{
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }
 
 func TestKernelOverlapMatchesBruteForce(t *testing.T) {
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	t.Parallel()
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "timed")
 	f.run(2, "other")
 	for tr := 1; tr <= 4; tr++ {
@@ -166,7 +167,7 @@ func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 	compute := map[int]bool{}
 	for id := 1; id <= 6; id++ {
 		c := randomCategories[id]
-		f.name(id, fmt.Sprintf("k%d", id), "", c[0], c[1])
+		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
 		compute[id] = c[1] == "compute"
 	}
 	for seed := uint64(1); seed <= 12; seed++ {
@@ -174,7 +175,7 @@ func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 		rng := newRand(seed)
 		ks := randomKernels(rng, 40+rng.IntN(160), 1, 1, 1<<32)
 		other := randomKernels(rng, 50, 2, 3, 3<<32)
-		f.kernels(append(append([]kernel{}, ks...), other...))
+		f.kernels(append(append([]kernel{}, ks...), other...)...)
 
 		want, _ := brute(ks, compute)
 		prev, next := bruteNeighbours(ks)
@@ -229,21 +230,22 @@ func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 }
 
 func TestDeviceBusyMatchesBruteForce(t *testing.T) {
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	t.Parallel()
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "timed")
 	f.trace(1, 1, 0, "decode", "formal")
 	f.trace(2, 1, 1, "decode", "formal")
 	compute := map[int]bool{}
 	for id := 1; id <= 6; id++ {
 		c := randomCategories[id]
-		f.name(id, fmt.Sprintf("k%d", id), "", c[0], c[1])
+		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
 	}
 	for seed := uint64(1); seed <= 8; seed++ {
 		f.exec(`DELETE FROM kernels`)
 		rng := rand.New(rand.NewPCG(seed, 7))
 		ks := randomKernels(rng, 30+rng.IntN(150), 1, 1, 1<<32)
-		f.kernels(ks)
+		f.kernels(ks...)
 		_, want := brute(ks, compute)
 		// kernel_overlap's union shares add up to the same busy time.
 		var mismatched int

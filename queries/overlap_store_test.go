@@ -38,8 +38,9 @@ func dumpOverlap(t *testing.T, db *sql.DB, from string) string {
 }
 
 func TestKernelOverlapStore(t *testing.T) {
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	t.Parallel()
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "stored")
 	f.run(2, "not stored")
 	for tr := 1; tr <= 4; tr++ {
@@ -47,10 +48,10 @@ func TestKernelOverlapStore(t *testing.T) {
 	}
 	for id := 1; id <= 6; id++ {
 		c := randomCategories[id]
-		f.name(id, fmt.Sprintf("k%d", id), "", c[0], c[1])
+		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
 	}
 	rng := newRand(5)
-	f.kernels(append(randomKernels(rng, 150, 1, 1, 1<<32), randomKernels(rng, 80, 2, 3, 3<<32)...))
+	f.kernels(append(randomKernels(rng, 150, 1, 1, 1<<32), randomKernels(rng, 80, 2, 3, 3<<32)...)...)
 	ctx := context.Background()
 
 	computed := dumpOverlap(t, db, "kernel_overlap_for(1)")

@@ -11,8 +11,8 @@ import (
 // scopeCase: run 1 is the mapping run (eager, with sites), run 2 the formal
 // run (graphs, no sites of its own except where noted).
 func scopeCase(t *testing.T) *sql.DB {
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "mapping")
 	f.run(2, "formal")
 	f.trace(1, 1, 0, "decode", "mapping")
@@ -33,10 +33,11 @@ func scopeCase(t *testing.T) *sql.DB {
 		{8, "flash_fwd_kernel", "flash_fwd_kernel"},
 		{9, "nosite", "nosite"},
 	} {
-		f.name(n.id, n.short, n.base, "other", "other")
+		f.name(n.id, "", n.short, n.base, "other", "other")
 	}
 	for i := 1; i <= 5; i++ {
-		f.site(i, fmt.Sprintf("python/sglang/m%d.py", i), i, fmt.Sprintf("f%d", i))
+		file := fmt.Sprintf("python/sglang/m%d.py", i)
+		f.site(i, file, i, fmt.Sprintf("f%d", i), file)
 	}
 	for i, op := range []string{"aten::mm", "aten::addmm", "aten::rms_norm", "aten::sdpa", "aten::mm"} {
 		f.cpuOp(int64(i+1), 1, op)
@@ -45,16 +46,10 @@ func scopeCase(t *testing.T) *sql.DB {
 	n := int64(0)
 	k := func(trace, run int, stage string, name int, dur int64, site, op int64) kernel {
 		n++
-		kk := kernel{ID: n, Trace: trace, Run: run, Stage: stage, Name: name, TS: n * 1000, Dur: dur, Device: ptr(0), Stream: ptr(7)}
-		if site > 0 {
-			kk.Site = ptr(site)
-		}
-		if op > 0 {
-			kk.Op = ptr(op)
-		}
-		return kk
+		return kernel{ID: n, Trace: trace, Run: run, Stage: stage, Name: name, TS: n * 1000, Dur: dur,
+			Device: ptr(0), Stream: ptr(7), Site: site, Op: op}
 	}
-	f.kernels([]kernel{
+	f.kernels(
 		// mapping decode: gemm<128> 30 ns at site 2 and 30 ns at site 1
 		// (tie -> site 1); at site 1 aten::mm has 20 ns, aten::addmm 10.
 		k(1, 1, "decode", 1, 30, 2, 1),
@@ -81,11 +76,12 @@ func scopeCase(t *testing.T) *sql.DB {
 		k(3, 2, "decode", 9, 100, 3, 0),  // exact, but the mapping has no site
 		// formal prefill
 		k(4, 2, "prefill", 6, 100, 0, 0), // exact
-	})
+	)
 	return db
 }
 
 func TestNameScopeTransfer(t *testing.T) {
+	t.Parallel()
 	db := scopeCase(t)
 	rows, err := db.Query(`SELECT stage, short_name, match, coalesce(mapped_short_name, '-'),
 		coalesce(site_id::VARCHAR, '-'), coalesce(op_name, '-')
@@ -117,6 +113,7 @@ func TestNameScopeTransfer(t *testing.T) {
 }
 
 func TestKernelScopeModes(t *testing.T) {
+	t.Parallel()
 	db := scopeCase(t)
 	read := func(q string) string {
 		rows, err := db.Query(q)
@@ -172,6 +169,7 @@ func TestKernelScopeModes(t *testing.T) {
 // In two-trace mode the overlap table shows the transferred scope, and its
 // dependency check uses the transferred sites and ops.
 func TestOverlapByKernelTwoTrace(t *testing.T) {
+	t.Parallel()
 	db := scopeCase(t)
 	rows, err := OverlapByKernel(context.Background(), db, OverlapByKernelParams{
 		Run: 2, Mapping: sql.NullInt64{Int64: 1, Valid: true}, Stage: stageOnly("decode"), MinShare: 0, MinDurUS: 0.05})

@@ -12,8 +12,8 @@ import (
 // for a run named by id or by label, exactly the rows of the internal
 // computation for that run_id; an id wins over a label that reads like it.
 func TestOverlapKernelsTakesIDOrLabel(t *testing.T) {
-	db := openOverlapDB(t)
-	f := fixture{t, db}
+	f := newFixture(t)
+	db := f.db
 	f.run(1, "base")
 	f.run(2, "1") // a label that reads like run 1's id
 	for tr := 1; tr <= 4; tr++ {
@@ -21,10 +21,10 @@ func TestOverlapKernelsTakesIDOrLabel(t *testing.T) {
 	}
 	for id := 1; id <= 6; id++ {
 		c := randomCategories[id]
-		f.name(id, fmt.Sprintf("k%d", id), "", c[0], c[1])
+		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
 	}
 	rng := newRand(11)
-	f.kernels(append(randomKernels(rng, 60, 1, 1, 1<<32), randomKernels(rng, 40, 2, 3, 3<<32)...))
+	f.kernels(append(randomKernels(rng, 60, 1, 1, 1<<32), randomKernels(rng, 40, 2, 3, 3<<32)...)...)
 
 	run1 := dumpOverlap(t, db, "kernel_overlap_for(1)")
 	run2 := dumpOverlap(t, db, "kernel_overlap_for(2)")
@@ -57,7 +57,7 @@ func TestOverlapKernelsTakesIDOrLabel(t *testing.T) {
 // creates carries a description, and one table's columns come back in
 // table order with their comments.
 func TestSchemaObjectsDescribeEverything(t *testing.T) {
-	db := newKTDB(t).db
+	db := newFixture(t).db
 	ctx := context.Background()
 	objs, err := SchemaObjects(ctx, db, sql.NullString{})
 	if err != nil {

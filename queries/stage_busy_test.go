@@ -12,6 +12,7 @@ import (
 // Stage totals of the hand-made case of overlap_by_kernel_test.go, computed
 // and then read from a saved copy.
 func TestStageBusy(t *testing.T) {
+	t.Parallel()
 	db := overlapCase(t)
 	ctx := context.Background()
 	want := strings.Join([]string{

@@ -9,6 +9,7 @@ import (
 )
 
 func TestTimelineBounds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ ts, dur, from, to int64 }{
 		{1_000_000, 1_000, 1_000_000 - 14_000, 1_000_000 + 26_000},     // 40 us floor, 35% before
 		{1_000_000, 100_000, 1_000_000 - 210_000, 1_000_000 + 390_000}, // 6 x dur
@@ -25,6 +26,7 @@ func TestTimelineBounds(t *testing.T) {
 // (0..100 us on decode trace 1): 600 us from -210 us, so everything of
 // trace 1 / device 0 that overlaps [-210, 390) us, on every stream.
 func TestTimelineAround(t *testing.T) {
+	t.Parallel()
 	db := overlapCase(t)
 	ctx := context.Background()
 	rows, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: sql.NullInt64{Valid: true}, Stage: stageOnly("decode"), MinShare: 1})
@@ -61,8 +63,8 @@ func TestTimelineAround(t *testing.T) {
 	}
 	// A window ending where an event starts (custom_op at 600 us) leaves it
 	// out; a zero-length event at the window's start is in.
-	fixture{t, db}.kernels([]kernel{{ID: 99, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 500_000,
-		Device: ptr(0), Stream: ptr(30)}})
+	fixture{t, db}.kernels(kernel{ID: 99, Trace: 1, Run: 1, Stage: "decode", Name: 4, TS: 500_000,
+		Device: ptr(0), Stream: ptr(30)})
 	events, err = TimelineWindow(ctx, db, TimelineWindowParams{Trace: 1, Device: inst.Device, FromNS: 500_000, ToNS: 600_000})
 	if err != nil {
 		t.Fatal(err)

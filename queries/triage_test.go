@@ -11,22 +11,23 @@ import (
 // for a pair that has no GPU events, including a stage known only from a
 // trace's file-level stage.
 func TestTriageGPUEvents(t *testing.T) {
-	f := newKTDB(t)
+	t.Parallel()
+	f := newFixture(t)
 	f.run(1, "r")
-	f.trace(1, 1, 0, "decode")
-	f.trace(2, 1, 1, "decode")
-	f.trace(3, 1, 1, "unknown") // a file with no GPU events at all
+	f.trace(1, 1, 0, "decode", "formal")
+	f.trace(2, 1, 1, "decode", "formal")
+	f.trace(3, 1, 1, "unknown", "formal") // a file with no GPU events at all
 	// a mixed file whose kernels all took per-kernel stages: "mixed" is no
 	// stage of the run (the TokenSpeed demo's "no GPU events: mixed")
-	f.trace(4, 1, 0, "mixed")
+	f.trace(4, 1, 0, "mixed", "formal")
 	f.exec(`UPDATE traces SET kernel_events = 1 WHERE trace_id IN (1, 2, 4)`)
 	f.name(1, "k", "k", "", "other", "other")
-	f.kernels(
-		ktKernel{ID: 1, Trace: 1, Run: 1, Rank: 0, Stage: "decode", Name: 1, Dur: 1},
-		ktKernel{ID: 2, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 1},
-		ktKernel{ID: 3, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 1},
-		ktKernel{ID: 4, Trace: 2, Run: 1, Rank: 1, Stage: "decode", Name: 1, Dur: 1},
-		ktKernel{ID: 5, Trace: 4, Run: 1, Rank: 0, Stage: "decode", Name: 1, Dur: 1},
+	f.kernelsOn(0, 7,
+		kernel{ID: 1, Trace: 1, Run: 1, Rank: 0, Stage: "decode", Name: 1, Dur: 1},
+		kernel{ID: 2, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 1},
+		kernel{ID: 3, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 1},
+		kernel{ID: 4, Trace: 2, Run: 1, Rank: 1, Stage: "decode", Name: 1, Dur: 1},
+		kernel{ID: 5, Trace: 4, Run: 1, Rank: 0, Stage: "decode", Name: 1, Dur: 1},
 	)
 	rows, err := TriageGPUEvents(context.Background(), f.db, 1)
 	if err != nil {
@@ -41,16 +42,17 @@ func TestTriageGPUEvents(t *testing.T) {
 // TestTriageRunLookups covers run lookup by id and label, the traces list
 // and the runs holding given traces.
 func TestTriageRunLookups(t *testing.T) {
-	f := newKTDB(t)
+	t.Parallel()
+	f := newFixture(t)
 	ctx := context.Background()
 	f.run(1, "b-run")
 	f.run(2, "a-run")
 	f.run(3, "c-run")
-	f.trace(1, 1, 1, "decode")
-	f.trace(2, 1, 0, "decode")
-	f.trace(3, 1, 0, "prefill")
-	f.trace(4, 2, 0, "decode")
-	f.trace(5, 3, 0, "decode")
+	f.trace(1, 1, 1, "decode", "formal")
+	f.trace(2, 1, 0, "decode", "formal")
+	f.trace(3, 1, 0, "prefill", "formal")
+	f.trace(4, 2, 0, "decode", "formal")
+	f.trace(5, 3, 0, "decode", "formal")
 	f.exec(`UPDATE runs SET model = 'm', tp_size = 2, framework_evidence = 'server_args.json' WHERE run_id = 1`)
 	r, err := TriageRun(ctx, f.db, sql.NullInt64{}, sql.NullString{String: "b-run", Valid: true})
 	if err != nil || r == nil || r.RunID != 1 || r.Model != "m" || r.TP.Int64 != 2 || r.DP.Valid ||
@@ -94,6 +96,7 @@ func TestTriageRunLookups(t *testing.T) {
 // table's stage totals, the busy query's summed kernel time, the roll-up
 // and the coverage denominators.
 func TestTriageDemoConsistent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	for label, run := range demoRuns(t, db) {

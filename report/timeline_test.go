@@ -7,6 +7,7 @@ import (
 )
 
 func TestRenderTimeline(t *testing.T) {
+	t.Parallel()
 	tl := Timeline{
 		Title:   "rmsnorm under gemm",
 		FromNS:  1_000_000,
@@ -46,6 +47,7 @@ func TestRenderTimeline(t *testing.T) {
 // category marks, a legend line explains the marks, and the output is the
 // same whatever order the events come in.
 func TestRenderTimelineMarksAndDeterminism(t *testing.T) {
+	t.Parallel()
 	var events []TimelineEvent
 	cats := []string{"compute", "communication", "elementwise", "memory", "other", ""}
 	for i := range 14 {

@@ -81,6 +81,7 @@ func triageData(rank sql.NullInt64, mapping bool) *queries.TriageData {
 }
 
 func TestNewTriageSections(t *testing.T) {
+	t.Parallel()
 	r := NewTriage(triageData(valid(0), false), TriageOptions{})
 	if r.Mode != ModeSingle || r.Framework != "unknown" || r.MappingRun != nil || *r.Rank != 0 || *r.Parallel.TP != 2 || r.Parallel.DP != nil {
 		t.Fatalf("header: %+v", r)
@@ -130,6 +131,7 @@ func TestNewTriageSections(t *testing.T) {
 }
 
 func TestNewTriageFramework(t *testing.T) {
+	t.Parallel()
 	r := NewTriage(triageData(valid(0), false), TriageOptions{Framework: "vllm"})
 	if r.Framework != "vLLM" || !strings.Contains(r.FrameworkEvidence, "--framework vllm") || len(r.Notes) != 0 {
 		t.Errorf("override of unknown: %q %q %v", r.Framework, r.FrameworkEvidence, r.Notes)
@@ -147,6 +149,7 @@ func TestNewTriageFramework(t *testing.T) {
 }
 
 func TestTriageTextAndMarkdown(t *testing.T) {
+	t.Parallel()
 	r := NewTriage(triageData(sql.NullInt64{}, true), TriageOptions{})
 	var text, md bytes.Buffer
 	if err := Render(&text, Text, r.Doc(Text)); err != nil {
@@ -182,6 +185,7 @@ func TestTriageTextAndMarkdown(t *testing.T) {
 }
 
 func TestShorten(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("a", 50) + strings.Repeat("b", 100) + "TAIL"
 	s := shorten(long)
 	if len([]rune(s)) != maxTextName || !strings.HasPrefix(s, "aaaa") || !strings.HasSuffix(s, "bTAIL") || !strings.Contains(s, "...") {
@@ -193,6 +197,7 @@ func TestShorten(t *testing.T) {
 }
 
 func TestTriageCSVTables(t *testing.T) {
+	t.Parallel()
 	r := NewTriage(triageData(valid(0), false), TriageOptions{})
 	var names []string
 	for _, tb := range r.CSVTables() {
@@ -234,6 +239,7 @@ func keyPaths(prefix string, v any, out map[string]bool) {
 // Renaming or removing one breaks users' scripts: the contract names of
 // issue 3 must never change; additions must be made here on purpose.
 func TestTriageJSONFieldNames(t *testing.T) {
+	t.Parallel()
 	r := NewTriage(triageData(sql.NullInt64{}, true), TriageOptions{})
 	b, err := json.Marshal(r)
 	if err != nil {

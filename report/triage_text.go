@@ -76,7 +76,7 @@ func (r *TriageReport) Doc(f Format) Doc {
 			}
 			blocks = append(blocks, &Heading{Level: 3, Text: title}, b)
 		}
-		sub("Kernels", r.kernelTable(st, name))
+		sub("Kernels", r.kernelTable(st, name, f))
 		if notes := kernelNotes(st); len(notes) > 0 {
 			blocks = append(blocks, notes)
 		}
@@ -205,7 +205,7 @@ func (r *TriageReport) familyLine(st *TriageStage) string {
 	return "Families: " + strings.Join(parts, ", ") + " (of summed kernel time)"
 }
 
-func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *Table {
+func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string, f Format) *Table {
 	cols := []Column{{Name: "Kernel"}, {Name: "Family"}, {Name: "Category"}, {Name: "GPU time", Right: true},
 		{Name: "Share", Right: true}, {Name: "Launches", Right: true}, {Name: "Avg", Right: true}}
 	if r.Rank == nil {
@@ -228,6 +228,11 @@ func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *T
 		// triage.md section 3: an empty table prints one row saying so.
 		msg := fmt.Sprintf("(no kernel reached %s of summed kernel time; %d hidden, --min-share 0 shows all)",
 			strconv.FormatFloat(r.MinSharePct, 'f', -1, 64)+"%", st.KernelsHidden)
+		if f == Text {
+			// a terminal gets the sentence whole, not cut to a column
+			t.Empty = msg
+			return t
+		}
 		row := make([]string, len(cols))
 		row[0] = msg
 		for i := 1; i < len(row); i++ {

@@ -14,6 +14,7 @@ var update = flag.Bool("update", false, "rewrite testdata/schema.golden")
 // warehouse, so a change to the user-facing schema shows up in review.
 // Refresh with: go test ./schema -run TestSchemaGolden -update
 func TestSchemaGolden(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w, err := Open(ctx, Memory, Options{})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestEmbeddedMigrationsAreConsecutive(t *testing.T) {
+	t.Parallel()
 	ms, err := LoadMigrations(migrations.FS)
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +28,7 @@ func TestEmbeddedMigrationsAreConsecutive(t *testing.T) {
 }
 
 func TestLoadMigrationsRejectsGap(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"0001_a.sql": {Data: []byte("CREATE TABLE a(x INT);")},
 		"0003_c.sql": {Data: []byte("CREATE TABLE c(x INT);")},
@@ -38,6 +40,7 @@ func TestLoadMigrationsRejectsGap(t *testing.T) {
 }
 
 func TestOpenMigratesOnceAndRecordsVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "w.duckdb")
 	w, err := Open(ctx, path, Options{})
@@ -70,6 +73,7 @@ func TestOpenMigratesOnceAndRecordsVersion(t *testing.T) {
 }
 
 func TestOlderBinaryRefusesNewerWarehouse(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "w.duckdb")
 	newer := fstest.MapFS{
@@ -90,6 +94,7 @@ func TestOlderBinaryRefusesNewerWarehouse(t *testing.T) {
 }
 
 func TestFailedMigrationLeavesNoTrace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bad := fstest.MapFS{
 		"0001_a.sql": {Data: []byte("CREATE TABLE a(x INT);")},
@@ -114,6 +119,7 @@ func TestFailedMigrationLeavesNoTrace(t *testing.T) {
 }
 
 func TestSplitStatementsLines(t *testing.T) {
+	t.Parallel()
 	src := "-- header\nCREATE TABLE a(x VARCHAR DEFAULT ';');\n\n/* c; */\nSELECT 1;\n-- trailing\n"
 	got := SplitStatements(src)
 	if len(got) != 2 || got[0].Line != 2 || got[1].Line != 5 {

@@ -64,6 +64,7 @@ func sameTree(t *testing.T, committed, fresh string, refresh string) {
 // TestDemo regenerates the demo set and requires it byte-identical to the
 // committed one. Refresh with: go test ./synth -run 'TestDemo|TestBroken' -update
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	if *update {
 		if err := os.RemoveAll(demoDir); err != nil {
 			t.Fatal(err)
@@ -123,6 +124,7 @@ func gunzip(b []byte) ([]byte, error) {
 // TestBroken regenerates testdata/bad and checks each file is broken in
 // exactly the way its case says.
 func TestBroken(t *testing.T) {
+	t.Parallel()
 	if *update {
 		if err := os.RemoveAll(badDir); err != nil {
 			t.Fatal(err)

@@ -123,6 +123,7 @@ func annoStage(name string) string {
 // TestManifestMatchesRecount decodes every written file with encoding/json
 // and recounts what the manifest claims.
 func TestManifestMatchesRecount(t *testing.T) {
+	t.Parallel()
 	for _, opt := range smallCases {
 		opt.Dir = t.TempDir()
 		m, err := Generate(opt)
@@ -390,6 +391,7 @@ func checkStructure(t *testing.T, opt Options, f File, d decoded) {
 }
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	opt := Options{Framework: VLLM, Model: "Qwen/Qwen3-30B-A3B", MoE: true, Ranks: 2, Steps: 4, Layers: 2, Gzip: true, Seed: 42}
 	var sums [2][]string
 	for i := range sums {
@@ -429,6 +431,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestTargetBytes(t *testing.T) {
+	t.Parallel()
 	for _, target := range []int64{8 << 20, 24 << 20} {
 		opt := Options{Framework: SGLang, Ranks: 1, Layers: 8, TargetBytes: target, Stage: StageDecode, Dir: t.TempDir(), Seed: 7}
 		m, err := Generate(opt)
@@ -453,6 +456,7 @@ func TestTargetBytes(t *testing.T) {
 }
 
 func TestEpochMicrosKeepNanoseconds(t *testing.T) {
+	t.Parallel()
 	opt := Options{Framework: VLLM, Ranks: 1, Steps: 2, Layers: 1, TimeBase: TimeBaseEpochUS, Dir: t.TempDir(), Seed: 9}
 	m, err := Generate(opt)
 	if err != nil {
@@ -469,6 +473,7 @@ func TestEpochMicrosKeepNanoseconds(t *testing.T) {
 }
 
 func TestLayoutNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	want := map[string]*regexp.Regexp{
 		SGLang:     regexp.MustCompile(`^sg/\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d/\d+\.\d+-TP-[01]-(EXTEND|DECODE)\.trace\.json\.gz$`),

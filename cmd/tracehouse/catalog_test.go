@@ -64,6 +64,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestCatalogList(t *testing.T) {
+	t.Parallel()
 	def := catalog.Default()
 	code, out, errOut := runCatalog(t, "catalog", "list")
 	if code != 0 || errOut != "" {
@@ -122,6 +123,7 @@ func TestCatalogList(t *testing.T) {
 
 // TestCatalogJSONFields pins the JSON field names of list and show.
 func TestCatalogJSONFields(t *testing.T) {
+	t.Parallel()
 	keys := func(m map[string]any) string {
 		var k []string
 		for key := range m {
@@ -156,6 +158,7 @@ func TestCatalogJSONFields(t *testing.T) {
 }
 
 func TestCatalogShow(t *testing.T) {
+	t.Parallel()
 	e, _ := catalog.Default().Fusion("sglang-flashinfer-allreduce-fusion")
 	code, out, errOut := runCatalog(t, "catalog", "show", e.ID)
 	if code != 0 || errOut != "" {
@@ -196,6 +199,7 @@ func TestCatalogShow(t *testing.T) {
 }
 
 func TestCatalogCheck(t *testing.T) {
+	t.Parallel()
 	good := writeFile(t, "good.yaml", smallCatalog)
 	emb := writeFile(t, "embedded.yaml", string(catalog.Embedded()))
 	def := catalog.Default()
@@ -236,6 +240,7 @@ func TestCatalogCheck(t *testing.T) {
 
 // TestCatalogOptions checks the parsed options a run function receives.
 func TestCatalogOptions(t *testing.T) {
+	t.Parallel()
 	io, _, _ := testIO("")
 	f := &Factory{IO: io, Getenv: func(string) string { return "" }}
 	// Each verb's parsed flags, as its run function receives them.

@@ -4,16 +4,20 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -37,6 +41,43 @@ func init() {
 		bufio.NewReader(os.Stdin).ReadString('\n')
 		w.Close()
 		os.Exit(0)
+	case "ingest-and-hold":
+		// Ingest TRACEHOUSE_INGEST with one job; once TRACEHOUSE_HOLD_AT
+		// bytes of trace have been read, say "holding" and read no more:
+		// the file being loaded stays in its open transaction (rows
+		// appended, nothing committed) until the process is killed.
+		at, err := strconv.ParseInt(os.Getenv("TRACEHOUSE_HOLD_AT"), 10, 64)
+		if err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		ctx := context.Background()
+		w, err := schema.Open(ctx, os.Getenv("TRACEHOUSE_DB"), schema.Options{})
+		if err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		_, err = ingest.Ingest(ctx, w, []string{os.Getenv("TRACEHOUSE_INGEST")}, ingest.Options{Jobs: 1, Progress: &holdAt{at: at}})
+		os.Stdout.WriteString(fmt.Sprintf("finished without holding: %v\n", err))
+		os.Exit(1)
+	}
+}
+
+// holdAt is an ingest progress that stops the reader for good once `at`
+// bytes have been read.
+type holdAt struct {
+	at   int64
+	read atomic.Int64
+}
+
+func (h *holdAt) Start(int64) {}
+
+func (h *holdAt) Add(n int64) {
+	if h.read.Add(n) >= h.at {
+		os.Stdout.WriteString("holding\n")
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 }
 
@@ -48,6 +89,7 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestIngestDemoThenRuns(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "w.duckdb")
 	code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/demo")
 	if code != 0 {
@@ -107,6 +149,7 @@ func TestIngestDemoThenRuns(t *testing.T) {
 }
 
 func TestIngestBadInputExitsNonZero(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "w.duckdb")
 	code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/bad", "../../testdata/demo/trtllm-llama")
 	if code != 1 {
@@ -136,6 +179,7 @@ func TestIngestBadInputExitsNonZero(t *testing.T) {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"ingest"},
 		{"ingest", "--stage", "bogus", "x"},
@@ -161,6 +205,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 func TestSecondWriterGetsLockError(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "w.duckdb")
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=hold", "TRACEHOUSE_DB="+db)
@@ -181,29 +226,53 @@ func TestSecondWriterGetsLockError(t *testing.T) {
 }
 
 // TestKilledIngestLeavesConsistentWarehouse kills an ingest of several
-// traces part way, checks that every stored trace is whole and nothing else
-// is stored, then re-runs the ingest and checks it completes.
+// traces in the middle of loading one (the child holds there and says so),
+// twice, each time checking that every stored trace is whole, nothing else
+// is stored and the kill fell where it was meant to; then the ingest
+// re-runs and completes.
 func TestKilledIngestLeavesConsistentWarehouse(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes ~120 MB of traces")
-	}
+	t.Parallel()
 	dir := t.TempDir()
-	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: dir, Run: "r", Ranks: 4, TargetBytes: 40 << 20, Seed: 7})
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: dir, Run: "r", Ranks: 4, TargetBytes: 4 << 20, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Ingest loads files in path order.
+	var size []int64
+	paths := make([]string, len(m.Files))
+	for i, f := range m.Files {
+		paths[i] = f.Path
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size = append(size, fi.Size())
+	}
 	db := filepath.Join(t.TempDir(), "w.duckdb")
-	for attempt, delay := range []time.Duration{900 * time.Millisecond, 500 * time.Millisecond} {
-		cmd := exec.Command(os.Args[0], "--db", db, "ingest", "--jobs", "1", dir)
-		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+	// Attempt k finds k-1 files stored, loads file k-1 whole (committed) and
+	// is killed half-way through file k.
+	for k := 1; k <= 2; k++ {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=ingest-and-hold", "TRACEHOUSE_DB="+db,
+			"TRACEHOUSE_INGEST="+dir, fmt.Sprintf("TRACEHOUSE_HOLD_AT=%d", size[k-1]+size[k]/2))
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(delay)
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		if n := checkConsistent(t, db, attempt); attempt == 0 && n == len(m.Files) {
-			t.Logf("the first ingest finished before it was killed; the kill tested nothing")
+		if line != "holding\n" {
+			t.Fatalf("attempt %d: the child was not holding mid-load when killed, so the kill tested nothing: %q", k, line)
+		}
+		if n := checkConsistent(t, db, k); n != k {
+			t.Fatalf("attempt %d: %d whole traces after the kill, want %d (the one before the file being loaded)", k, n, k)
 		}
 	}
 	code, _, stderr := runCmd(t, "--db", db, "ingest", dir)
@@ -247,6 +316,7 @@ func checkConsistent(t *testing.T, db string, attempt int) int {
 // TestSameContentTwiceInOneIngest: two copies of one trace given together
 // (loaded on parallel connections) land once, the other is "already ingested".
 func TestSameContentTwiceInOneIngest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, err := os.ReadFile("../../testdata/demo/trtllm-llama/trace.json")
 	if err != nil {
@@ -267,6 +337,7 @@ func TestSameContentTwiceInOneIngest(t *testing.T) {
 // TestReplaceReingests: --replace loads a stored file again, replacing its
 // rows rather than adding to them.
 func TestReplaceReingests(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "w.duckdb")
 	for _, args := range [][]string{{"ingest", "../../testdata/demo/trtllm-llama"}, {"ingest", "--replace", "../../testdata/demo/trtllm-llama"}} {
 		code, _, stderr := runCmd(t, append([]string{"--db", db}, args...)...)

@@ -218,18 +218,7 @@ func triageRender(opts *TriageOptions, w *schema.Warehouse, targets []triageTarg
 		if err != nil {
 			return err
 		}
-		switch opts.Format {
-		case report.CSV:
-			for _, tb := range rep.CSVTables() {
-				csvDoc.Blocks = append(csvDoc.Blocks, tb)
-			}
-			continue
-		case report.Text, report.Markdown:
-			if i > 0 {
-				fmt.Fprintln(opts.IO.Out)
-			}
-		}
-		if err := opts.render(opts.Format, rep.Doc(opts.Format)); err != nil {
+		if err := writeTriage(opts, i, rep, &csvDoc); err != nil {
 			return err
 		}
 	}
@@ -241,6 +230,24 @@ func triageRender(opts *TriageOptions, w *schema.Warehouse, targets []triageTarg
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
 	}
 	return nil
+}
+
+// writeTriage writes the i-th report of a triage in opts.Format: rendered
+// to the output stream (a blank line between text or markdown reports), or
+// for CSV added to csvDoc, whose tables are written to files at the end.
+func writeTriage(opts *TriageOptions, i int, rep *report.TriageReport, csvDoc *report.Doc) error {
+	switch opts.Format {
+	case report.CSV:
+		for _, tb := range rep.CSVTables() {
+			csvDoc.Blocks = append(csvDoc.Blocks, tb)
+		}
+		return nil
+	case report.Text, report.Markdown:
+		if i > 0 {
+			fmt.Fprintln(opts.IO.Out)
+		}
+	}
+	return opts.render(opts.Format, rep.Doc(opts.Format))
 }
 
 // triageTargets resolves the arguments to the runs to report on, ingesting

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/report"
@@ -19,17 +20,17 @@ import (
 
 const demoDir = "../../testdata/demo"
 
-// TestTriageEndToEnd ingests the demo once, through `triage PATH` itself,
-// into a warehouse file the subtests share (read-only uses after that).
+// TestTriageEndToEnd runs the triage subtests on the demo, ingested once
+// per test binary through `triage PATH` itself (demoTemplate). Each subtest
+// gets its own copy of that warehouse, so they run in parallel.
 func TestTriageEndToEnd(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "demo.duckdb")
-	if code, _, stderr := runTriage(db, demoDir, "--format", "json"); code != 0 {
-		t.Fatalf("ingest the demo: exit %d: %s", code, stderr)
-	}
+	t.Parallel()
+	demoTemplate(t)
 	for _, c := range []struct {
 		name string
 		test func(*testing.T, string)
 	}{
+		{"Ingest", testTriageIngest},
 		{"EveryFormat", testTriageDemoEveryFormat},
 		{"MarkdownEscapes", testTriageMarkdownEscapes},
 		{"Deterministic", testTriageDeterministic},
@@ -44,7 +45,10 @@ func TestTriageEndToEnd(t *testing.T) {
 		{"UserCatalog", testTriageUserCatalog},
 		{"SavedOverlap", testTriageSavedOverlap},
 	} {
-		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, demoCopy(t))
+		})
 	}
 }
 
@@ -76,16 +80,57 @@ func decodeReports[T any](t *testing.T, s string) []T {
 
 var demoLabels = []string{"sglang-formal", "sglang-llama", "sglang-mapping", "tokenspeed-deepseek", "trtllm-llama", "vllm-qwen-moe"}
 
+// testTriageIngest: `triage testdata/demo` ingested every file and printed
+// the report of every run, the bytes of the golden file the other formats
+// of EveryFormat sit beside.
+func testTriageIngest(t *testing.T, db string) {
+	if !strings.Contains(demoIngest.errOut, "ingested 16 file(s)") {
+		t.Errorf("stderr: %q", demoIngest.errOut)
+	}
+	golden(t, "triage-demo.json", demoIngest.out)
+}
+
+// demoReports are the reports of `triage testdata/demo`, built once (by the
+// command's own steps, on a copy of the demo warehouse) for the subtests
+// that render them; stderr is what resolving the path printed.
+var demoReports struct {
+	once   sync.Once
+	ok     bool
+	reps   []*report.TriageReport
+	stderr string
+}
+
+func triageDemoReports(t *testing.T) ([]*report.TriageReport, string) {
+	t.Helper()
+	demoReports.once.Do(func() {
+		demoReports.reps, demoReports.stderr = triageReports(t, demoCopy(t), demoDir)
+		demoReports.ok = true
+	})
+	if !demoReports.ok {
+		t.Fatal("building the demo's reports failed (see the first failure)")
+	}
+	return demoReports.reps, demoReports.stderr
+}
+
 // testTriageDemoEveryFormat: `triage testdata/demo` in every format, one
-// report per run in label order, exit 0, the files found already ingested.
+// report per run in label order, the files found already ingested; each
+// format is its golden file (text is table's), all rendered from the same
+// reports, computed once.
 func testTriageDemoEveryFormat(t *testing.T, db string) {
-	for _, format := range []string{"table", "text", "markdown", "json"} {
-		code, out, stderr := runTriage(db, demoDir, "--format", format)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", format, code, stderr)
-		}
-		if !strings.Contains(stderr, "already ingested") {
-			t.Errorf("%s: stderr does not say the files were already ingested: %q", format, stderr)
+	reps, stderr := triageDemoReports(t)
+	if !strings.Contains(stderr, "already ingested") {
+		t.Errorf("stderr does not say the files were already ingested: %q", stderr)
+	}
+	for _, format := range []string{"table", "text", "markdown", "json", "csv"} {
+		out, csvDir := renderTriage(t, reps, format, demoDir)
+		switch format {
+		case "csv":
+			golden(t, "triage-demo.csv.txtar", csvArchive(t, csvDir))
+			continue
+		case "text":
+			golden(t, "triage-demo.table", out)
+		default:
+			golden(t, "triage-demo."+format, out)
 		}
 		if format == "json" {
 			reps := decodeReports[report.TriageReport](t, out)
@@ -107,7 +152,7 @@ func testTriageDemoEveryFormat(t *testing.T, db string) {
 			last = i
 		}
 		for _, want := range []string{"Mode: single-trace", "Framework: SGLang (evidence: ", "Families: gemm",
-			"Python location (site share)", "Overlap opportunities", "Fuse patterns", "Attribution: ",
+			"Python loc", "Overlap opportunities", "Fuse patterns", "Attribution: ", // the header is cut to fit 120 columns
 			"Stage extend/prefill: summed kernel time "} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s: output lacks %q", format, want)
@@ -141,32 +186,60 @@ func testTriageMarkdownEscapes(t *testing.T, db string) {
 	}
 }
 
-// testTriageDeterministic: the same warehouse gives byte-identical output.
+// triageMemo holds the output of triage command lines that only read the
+// demo and that several subtests check, run once each (triageOnce).
+var triageMemo sync.Map // args joined by NUL -> *memoRun
+
+type memoRun struct {
+	once        sync.Once
+	code        int
+	out, errOut string
+}
+
+// triageOnce runs `triage ARGS` on a copy of the demo warehouse, once per
+// test binary.
+func triageOnce(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	v, _ := triageMemo.LoadOrStore(strings.Join(args, "\x00"), &memoRun{})
+	m := v.(*memoRun)
+	m.once.Do(func() { m.code, m.out, m.errOut = runTriage(demoCopy(t), args...) })
+	return m.code, m.out, m.errOut
+}
+
+// testTriageDeterministic: the same warehouse gives byte-identical output:
+// each command's output is its golden file's, written by another process
+// from another ingest.
 func testTriageDeterministic(t *testing.T, db string) {
-	for _, args := range [][]string{
-		{"sglang-llama", "--format", "table", "--rank", "all"},
-		{"vllm-qwen-moe", "--format", "markdown"},
-		{"tokenspeed-deepseek", "--format", "json", "--min-share", "0"},
-		{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
+	for _, c := range []struct {
+		golden string
+		args   []string
+	}{
+		{"triage-sglang-llama-rank-all.table", []string{"sglang-llama", "--format", "table", "--rank", "all"}},
+		{"triage-vllm-qwen-moe.markdown", []string{"vllm-qwen-moe", "--format", "markdown"}},
+		{"triage-tokenspeed-deepseek-min-share-0.json", []string{"tokenspeed-deepseek", "--format", "json", "--min-share", "0"}},
+		{"triage-two-trace.json", []string{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"}},
 	} {
-		_, a, _ := runTriage(db, args...)
-		_, b, _ := runTriage(db, args...)
-		if a == "" || a != b {
-			t.Errorf("%v: output differs between two runs (or is empty)", args)
+		code, out, stderr := triageOnce(t, c.args...)
+		if code != 0 || out == "" {
+			t.Errorf("%v: exit %d, %d bytes: %s", c.args, code, len(out), stderr)
+			continue
 		}
+		golden(t, c.golden, out)
 	}
 }
 
 // testTriageCSVOut: --format csv --out DIR writes one file per table:
 // traces, GPU events and stage totals per run, then families, kernels,
-// overlap and fusions per stage.
+// overlap and fusions per stage. The demo's files are those of EveryFormat,
+// rendered from the reports built once; the command writes one run's, which
+// are the same files.
 func testTriageCSVOut(t *testing.T, db string) {
-	dir := t.TempDir()
-	code, out, stderr := runTriage(db, demoDir, "--format", "csv", "--out", dir)
-	if code != 0 || out != "" {
-		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	reps, _ := triageDemoReports(t)
+	out, dir := renderTriage(t, reps, "csv", demoDir)
+	if out != "" {
+		t.Fatalf("stdout %q", out)
 	}
-	_, js, _ := runTriage(db, demoDir, "--format", "json")
+	js := demoIngest.out
 	var want []string
 	for _, r := range decodeReports[report.TriageReport](t, js) {
 		want = append(want, r.Run+".traces.csv", r.Run+".gpu_events.csv", r.Run+".stages.csv")
@@ -199,6 +272,23 @@ func testTriageCSVOut(t *testing.T, db string) {
 	}
 	if strings.ContainsAny(recs[1][3], ". ") {
 		t.Errorf("gpu_time_ns %q is not an integer", recs[1][3])
+	}
+	// The command: stdout empty, a line on stderr, the same files.
+	one := t.TempDir()
+	code, out, stderr := runTriage(db, "sglang-llama", "--format", "csv", "--out", one)
+	if code != 0 || out != "" || !strings.Contains(stderr, "CSV file(s) to "+one) {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, stderr)
+	}
+	entries, err = os.ReadDir(one)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("%d files, %v", len(entries), err)
+	}
+	for _, e := range entries {
+		a, err1 := os.ReadFile(filepath.Join(one, e.Name()))
+		b, err2 := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) || !strings.HasPrefix(e.Name(), "sglang-llama.") {
+			t.Errorf("%s: the command's file differs from the demo's (%v %v)", e.Name(), err1, err2)
+		}
 	}
 }
 
@@ -309,6 +399,7 @@ func testTriageLatestRun(t *testing.T, db string) {
 
 // TestTriageThrowAway: --db :memory: ingests a single file and reports it.
 func TestTriageThrowAway(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := runTriage(":memory:", demoDir+"/trtllm-llama/trace.json", "--format", "json")
 	if code != 0 {
 		t.Fatal(stderr)
@@ -323,6 +414,7 @@ func TestTriageThrowAway(t *testing.T) {
 // TestTriagePartialIngest: a damaged file is reported and exits 1, but the
 // report of what landed is still printed.
 func TestTriagePartialIngest(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := runTriage(":memory:", demoDir+"/trtllm-llama", "../../testdata/bad/truncated.trace.json")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
@@ -368,6 +460,7 @@ func testTriageErrors(t *testing.T, db string) {
 
 // TestTriageOptions captures the parsed options (cli/cli style).
 func TestTriageOptions(t *testing.T) {
+	t.Parallel()
 	io, _, _ := testIO("")
 	f := &Factory{IO: io, Getenv: func(string) string { return "" }}
 	var got *TriageOptions
@@ -504,7 +597,7 @@ func testTriageJSONContract(t *testing.T, db string) {
 		{demoDir, "--rank", "all", "--format", "json"},
 		{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
 	} {
-		code, out, stderr := runTriage(db, args...)
+		code, out, stderr := triageOnce(t, args...)
 		if code != 0 {
 			t.Fatalf("%v: %s", args, stderr)
 		}
@@ -534,6 +627,7 @@ func testTriageJSONContract(t *testing.T, db string) {
 // TestTriageContractChecker: the checker itself rejects a missing key, a
 // wrong type and a non-array list.
 func TestTriageContractChecker(t *testing.T) {
+	t.Parallel()
 	valid := `{"mode":"single-trace","framework":"SGLang","run":"r","model":"m","stages":[{"stage":"decode","rank":0,
 		"totals":{"kernel_time_us":1,"busy_time_us":1,"window_us":1,"streams":1},
 		"kernels":[{"kernel":"k","family":"gemm","category":"compute","gpu_time_us":1,"share_pct":100,"launches":1,"avg_us":1,

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema/schematest"
+	"github.com/tracehouse/tracehouse/target"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden with the output the tests get")
+
+// TestMain removes the warehouse templates the tests copy.
+func TestMain(m *testing.M) { os.Exit(schematest.Main(m)) }
+
+// golden compares got with testdata/golden/name, or writes it there with
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (go test -run '%s' -update rewrites it):\n%s", path, t.Name(), firstDiff(got, string(want)))
+	}
+}
+
+// firstDiff shows the first line where got and want differ, with the lines
+// before it.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	var b strings.Builder
+	for j := max(0, i-3); j < i; j++ {
+		fmt.Fprintf(&b, "   %s\n", g[j])
+	}
+	line := func(s []string) string {
+		if i < len(s) {
+			return s[i]
+		}
+		return "(end)"
+	}
+	fmt.Fprintf(&b, "line %d:\n - %s\n + %s", i+1, line(w), line(g))
+	return b.String()
+}
+
+// csvArchive lists the CSV files of dir as one txtar archive, by name.
+func csvArchive(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ar txtar.Archive
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ar.Files = append(ar.Files, txtar.File{Name: e.Name(), Data: b})
+	}
+	sort.Slice(ar.Files, func(i, j int) bool { return ar.Files[i].Name < ar.Files[j].Name })
+	return string(txtar.Format(&ar))
+}
+
+// demoIngest is what `triage testdata/demo --format json` printed when it
+// ingested the demo into the template warehouse.
+var demoIngest struct {
+	code        int
+	out, errOut string
+}
+
+// demoTemplate is testdata/demo ingested once per test binary through
+// `triage PATH` itself. Tests open copies of it (demoCopy).
+func demoTemplate(t *testing.T) string {
+	t.Helper()
+	return schematest.TemplateFile(t, "demo", func(path string) error {
+		code, out, errOut := runTriage(path, demoDir, "--format", "json")
+		demoIngest.code, demoIngest.out, demoIngest.errOut = code, out, errOut
+		if code != 0 {
+			return fmt.Errorf("triage %s: exit %d: %s", demoDir, code, errOut)
+		}
+		return nil
+	})
+}
+
+// demoCopy is a copy of the demo warehouse for t alone: tests may write to
+// it, and run in parallel.
+func demoCopy(t *testing.T) string {
+	t.Helper()
+	return schematest.Copy(t, demoTemplate(t))
+}
+
+// parseTriage parses a triage command line the way the command does, with
+// --db db and --format format, and returns the options it would run with.
+func parseTriage(t *testing.T, db, format string, args ...string) *TriageOptions {
+	t.Helper()
+	io, _, errOut := testIO("")
+	f := &Factory{IO: io, Getenv: func(string) string { return "" }, db: db, format: format}
+	var opts *TriageOptions
+	cmd := newCmdTriage(f, func(o *TriageOptions) error { opts = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil || opts == nil {
+		t.Fatalf("triage %v: %v %s", args, err, errOut)
+	}
+	return opts
+}
+
+// triageReports builds the reports of a triage command line once, by the
+// command's own steps (open, resolve the targets, one report each), so that
+// every format can render the same reports; stderr is what resolving the
+// targets printed.
+func triageReports(t *testing.T, db string, args ...string) (reps []*report.TriageReport, stderr string) {
+	t.Helper()
+	opts := parseTriage(t, db, "table", args...)
+	io, _, errOut := testIO("")
+	opts.IO = io
+	cat, err := loadCatalog(opts.Catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := false
+	for _, a := range opts.Targets {
+		write = write || target.IsPath(a)
+	}
+	w, err := target.Open(opts.Ctx, opts.Warehouse, write, cat, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	targets, ingestErr, err := triageTargets(opts, w, cat)
+	if err != nil || ingestErr != nil {
+		t.Fatalf("%v: %v %v", args, err, ingestErr)
+	}
+	for _, tg := range targets {
+		rep, err := triageOne(opts, w, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, rep)
+	}
+	return reps, errOut.String()
+}
+
+// renderTriage writes reports the way `triage ARGS --format format` does:
+// what it prints, and for csv the directory it writes to (--out).
+func renderTriage(t *testing.T, reps []*report.TriageReport, format string, args ...string) (stdout, csvDir string) {
+	t.Helper()
+	if format == "csv" {
+		csvDir = t.TempDir()
+		args = append(args, "--out", csvDir)
+	}
+	opts := parseTriage(t, "unused.duckdb", format, args...)
+	io, out, _ := testIO("")
+	opts.IO = io
+	var csvDoc report.Doc
+	for i, rep := range reps {
+		if err := writeTriage(opts, i, rep, &csvDoc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if opts.Format == report.CSV {
+		if _, err := report.RenderCSVDir(opts.Out, csvDoc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.String(), csvDir
+}

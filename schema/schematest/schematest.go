@@ -1,0 +1,177 @@
+// Package schematest gives tests a migrated warehouse cheaply. The embedded
+// migrations run once per test binary, into a template file; each test then
+// opens its own copy of that file, which costs a fraction of migrating. A
+// template can be extended once (a catalog installed, the demo ingested)
+// and copied the same way, or opened read-only by every test that only
+// reads it.
+//
+// A package using it removes the templates when its tests end:
+//
+//	func TestMain(m *testing.M) { os.Exit(schematest.Main(m)) }
+package schematest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// template is one file built at most once per test binary.
+type template struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var (
+	mu        sync.Mutex
+	dir       string // holds every template of this test binary
+	templates = map[string]*template{}
+)
+
+// Main runs the tests and then removes the templates.
+func Main(m *testing.M) int {
+	code := m.Run()
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		os.RemoveAll(dir)
+		dir = ""
+	}
+	return code
+}
+
+// Migrated returns the path of a warehouse file holding every embedded
+// migration and nothing else. Do not write to it: open a copy.
+func Migrated(tb testing.TB) string {
+	tb.Helper()
+	return build(tb, "migrated", func(path string) error {
+		w, err := schema.Open(context.Background(), path, schema.Options{})
+		if err != nil {
+			return err
+		}
+		return w.Close()
+	})
+}
+
+// Template returns the path of a warehouse file made, once per test binary
+// and name, by running fill on a copy of the migrated template. Every
+// caller of a name must pass the same fill. Do not write to the file: open
+// a copy, or open it read-only.
+func Template(tb testing.TB, name string, fill func(context.Context, *schema.Warehouse) error) string {
+	tb.Helper()
+	return TemplateFile(tb, name, func(path string) error {
+		ctx := context.Background()
+		w, err := schema.Open(ctx, path, schema.Options{})
+		if err != nil {
+			return err
+		}
+		if err := fill(ctx, w); err != nil {
+			w.Close()
+			return err
+		}
+		// Closing checkpoints: the file is then whole without its log.
+		return w.Close()
+	})
+}
+
+// TemplateFile is Template for a fill that opens the file itself (a command
+// run in-process, say): fill gets the path of a closed copy of the migrated
+// template and must leave it closed.
+func TemplateFile(tb testing.TB, name string, fill func(path string) error) string {
+	tb.Helper()
+	migrated := Migrated(tb)
+	return build(tb, name, func(path string) error {
+		if err := copyFile(path, migrated); err != nil {
+			return err
+		}
+		return fill(path)
+	})
+}
+
+func build(tb testing.TB, name string, fill func(path string) error) string {
+	tb.Helper()
+	mu.Lock()
+	if dir == "" {
+		d, err := os.MkdirTemp("", "schematest-")
+		if err != nil {
+			mu.Unlock()
+			tb.Fatal(err)
+		}
+		dir = d
+	}
+	tp := templates[name]
+	if tp == nil {
+		tp = &template{path: filepath.Join(dir, name+".duckdb")}
+		templates[name] = tp
+	}
+	mu.Unlock()
+	tp.once.Do(func() { tp.err = fill(tp.path) })
+	if tp.err != nil {
+		tb.Fatalf("build the %s warehouse template: %v", name, tp.err)
+	}
+	return tp.path
+}
+
+// Copy copies the warehouse file at template into a temporary directory of
+// tb and returns the copy's path.
+func Copy(tb testing.TB, template string) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), filepath.Base(template))
+	if err := copyFile(p, template); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// Open opens a copy of template (the migrated template when it is "") for
+// tb alone; it is closed when tb ends, without a checkpoint (the copy is
+// thrown away).
+//
+// The copy runs its queries on one DuckDB thread. Test warehouses are tiny,
+// so a second thread adds only its coordination (about a third more CPU
+// time), and the tests of a package already run in parallel beside the
+// other packages'. Commands under test keep DuckDB's default.
+func Open(tb testing.TB, template string) *schema.Warehouse {
+	tb.Helper()
+	if template == "" {
+		template = Migrated(tb)
+	}
+	w, err := schema.Open(context.Background(), Copy(tb, template), schema.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { w.Close() })
+	for _, set := range []string{"SET threads = 1", "PRAGMA disable_checkpoint_on_shutdown"} {
+		if _, err := w.DB.Exec(set); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return w
+}
+
+func copyFile(dst, src string) error {
+	if _, err := os.Stat(src + ".wal"); err == nil {
+		return fmt.Errorf("%s has a write-ahead log: it is still open for writing", src)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
