@@ -83,11 +83,8 @@ func (r *TriageReport) Doc(f Format) Doc {
 		}
 		sub("Overlap opportunities", overlapTable(st, name))
 		if tl := r.timelines[st.Stage]; len(tl) > 0 {
-			if f == Markdown {
-				// keep the drawing's columns: a fenced block
-				tl = append(append([]string{"```"}, tl...), "```")
-			}
-			sub("Timelines", Lines(tl))
+			// keep the drawing's columns: a fenced block in markdown
+			sub("Timelines", Code(tl))
 		}
 		sub("Fuse patterns", fusionTable(st, name))
 		if st.Similarity != nil {
