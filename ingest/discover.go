@@ -16,11 +16,14 @@ import (
 
 // candidate is a file that may be a trace, with the run it belongs to.
 type candidate struct {
-	path   string // as found (relative to the working directory when given so)
-	root   string // the command-line argument it was found under
-	size   int64
-	named  bool   // the name claims a trace (*.trace.json[.gz])
-	runDir string // directory whose name labels the run ("" with --run)
+	path  string // as found (relative to the working directory when given so)
+	root  string // the command-line argument it was found under
+	size  int64
+	named bool // the name claims a trace (*.trace.json[.gz])
+	// explicit: named on the command line (not found in a directory): a
+	// file that is not a trace is then an error, not a skip
+	explicit bool
+	runDir   string // directory whose name labels the run ("" with --run)
 }
 
 // sidecars are JSON files that sit next to traces and are never traces.
@@ -66,7 +69,7 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 				continue
 			}
 			seen[abs] = true
-			c := candidate{path: p, root: filepath.Dir(p), size: info.Size(), named: claimsTrace(info.Name())}
+			c := candidate{path: p, root: filepath.Dir(p), size: info.Size(), named: claimsTrace(info.Name()), explicit: true}
 			if !fixedRun {
 				c.runDir = runDirOf(c.path, c.root, false)
 			}

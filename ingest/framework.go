@@ -10,8 +10,9 @@ import (
 
 // framework decides a trace's framework from its evidence, strongest first:
 // the flag; server_args.json; the file name; Python frame paths; annotation
-// vocabulary; and, only when nothing else speaks, TensorRT-LLM kernel names.
-// Conflicting evidence at the deciding level gives unknown, never a guess.
+// vocabulary (only when no framework's frames speak); and, only when nothing
+// else speaks, TensorRT-LLM kernel names. Conflicting evidence of comparable
+// strength gives unknown, never a guess.
 func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *traceState) (string, string) {
 	if l.opt.Framework != "" {
 		return l.opt.Framework, "--framework flag"
@@ -35,8 +36,11 @@ func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *tra
 	case ident.tpName:
 		name = vocab.SGLang + "|" + vocab.TokenSpeed
 	}
+	// execute_<n>_context_..._generation_... annotations say "a step": SGLang
+	// traces carry them too. They count only when no framework's own
+	// Python frames speak, which outrank them.
 	steps := ""
-	if t.vllmSteps > 0 {
+	if t.vllmSteps > 0 && frames == "" {
 		steps = vocab.VLLM
 	}
 	var ev []string

@@ -100,8 +100,15 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 	if err != nil {
 		res.Status, res.Err = StatusFailed, err
 		var pe *ParseError
-		if errors.As(err, &pe) && errors.Is(err, errNotTrace) && !c.named {
-			res.Status, res.Err, res.Reason = StatusSkipped, nil, "not a trace ("+pe.Err.Error()+"), skipped"
+		if errors.As(err, &pe) && errors.Is(err, errNotTrace) {
+			switch {
+			case !c.named && !c.explicit:
+				res.Status, res.Err, res.Reason = StatusSkipped, nil, "not a trace ("+pe.Err.Error()+"), skipped"
+			case !c.named:
+				// named on the command line: the user meant it as a trace
+				// (a *.trace.json name keeps its positioned error)
+				res.Err = fmt.Errorf("%s: not a trace (%w)", c.path, pe.Err)
+			}
 		}
 		return res
 	}

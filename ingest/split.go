@@ -133,7 +133,7 @@ func (s *splitter) readErr() error {
 		return nil
 	}
 	if errors.Is(s.rerr, io.ErrUnexpectedEOF) {
-		return s.fail(ErrGzip, s.total, "truncated gzip stream")
+		return s.fail(ErrGzip, s.total, "truncated gzip stream (position in the decompressed JSON)")
 	}
 	return s.fail(ErrGzip, s.total, "%v", s.rerr)
 }

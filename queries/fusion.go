@@ -49,8 +49,11 @@ type FusionMatchesRow struct {
 	Occurrences int64
 	// Evidence lists the related kernels' short names in chain-step order,
 	// then by time; Locations their Python sites (unmapped ones left out).
-	Evidence  []string
-	Locations []string
+	Evidence []string
+	// EvidenceSharePct is each evidence kernel's related time over the
+	// stage's summed kernel time, in percent (same order as Evidence).
+	EvidenceSharePct []float64
+	Locations        []string
 	// CandidatePath is "<framework>: <first source>", where the fused path lives.
 	CandidatePath string
 	Sources       []string
@@ -73,12 +76,16 @@ func FusionMatches(ctx context.Context, q Querier, p FusionMatchesParams) ([]Fus
 	}
 	return collect(ctx, q, "fusion_matches", args, func(rows *sql.Rows) (FusionMatchesRow, error) {
 		var r FusionMatchesRow
-		var evidence, locations, sources []any
+		var evidence, shares, locations, sources []any
 		var sw sql.NullString
 		err := rows.Scan(&r.Stage, &r.Pattern, &r.ID, &r.Status, &r.Confidence, &r.RelatedNS,
-			&r.SharePct, &r.Occurrences, &evidence, &locations, &r.CandidatePath, &sources,
+			&r.SharePct, &r.Occurrences, &evidence, &shares, &locations, &r.CandidatePath, &sources,
 			&r.Rationale, &sw, &r.Origin, &r.Framework, &r.Priority, &r.Steps)
 		r.Evidence, r.Locations, r.Sources = fusionStrings(evidence), fusionStrings(locations), fusionStrings(sources)
+		for _, v := range shares {
+			f, _ := v.(float64)
+			r.EvidenceSharePct = append(r.EvidenceSharePct, f)
+		}
 		r.Switch = sw.String
 		return r, err
 	})

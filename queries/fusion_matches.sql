@@ -35,6 +35,8 @@
 --   evidence     the related kernels' short names, in chain-step order
 --                (stream order for unordered entries), then by time (high
 --                first), then name
+--   evidence_share_pct  each of them: its related time's share of the
+--                stage's summed kernel time (same order)
 --   locations    their Python sites (display form), same order; NULL sites
 --                (unmapped) are left out
 --   candidate_path  "<framework>: <first source>", where the fused path lives
@@ -153,7 +155,8 @@ _shown AS (
 ),
 _evidence AS (
     SELECT stage, id, status,
-           list(short_name ORDER BY step, ns DESC, short_name) AS evidence
+           list(short_name ORDER BY step, ns DESC, short_name) AS evidence,
+           list(ns ORDER BY step, ns DESC, short_name) AS evidence_ns
     FROM (SELECT r.stage, r.id, r.status, n.short_name, min(r.step) AS step, sum(r.dur_ns) AS ns
           FROM _related r
           SEMI JOIN _shown w USING (stage, id, status)
@@ -178,6 +181,10 @@ SELECT w.stage, f.name AS pattern, w.id, w.status,
        w.share_pct,
        w.occurrences,
        e.evidence,
+       -- each evidence kernel's share of the stage (related_ns is share_pct
+       -- of the stage's kernel time, so ns / related_ns scales it)
+       list_transform(e.evidence_ns, x -> CASE WHEN w.related_ns > 0
+                                               THEN x * w.share_pct / w.related_ns ELSE 0 END) AS evidence_share_pct,
        coalesce(l.locations, []::VARCHAR[]) AS locations,
        f.framework || ': ' || f.sources[1] AS candidate_path,
        f.sources, f.rationale, f.switch, f.origin, f.framework, f.priority, f.steps

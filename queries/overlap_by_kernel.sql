@@ -313,7 +313,10 @@ ranked AS (
 )
 SELECT r.stage, r.priority, r.verdict, r.kernel, coalesce(r.family, 'other') AS family,
        coalesce(r.category, 'other') AS category,
-       coalesce(s.display, 'graph replay @ ' || rs.display, 'unmapped') AS scope, r.scope_match,
+       coalesce(s.display,
+                'graph replay @ ' || coalesce(coalesce(rs.rel_path, rs.file) || ':' || rs.line
+                                              || coalesce(' ' || rs.func, ''), rs.name),
+                'unmapped') AS scope, r.scope_match,
        r.launches, r.total_ns, r.hidden_ns, r.hidden_by_compute_ns, r.exclusive_ns, r.busy_ns,
        r.busy_share_pct, r.exclusive_pct, r.hidden_pct,
        r.dominant, r.dep_risk, r.recommendation,

@@ -22,8 +22,9 @@
 --                stage, in another stage of the mapping run (by exact or
 --                template-stripped name: migration 0007), by unique
 --                template-stripped name, not at all (0 in single-trace mode)
---   replay_ns    single-trace: part located by the frame around its CUDA/HIP
---                graph launch (kernel_scope's 'graph-replay'; in sited_ns)
+--   replay_ns    single-trace: part without a site of its own but located
+--                by the frame around its CUDA/HIP graph launch (kernel_scope's
+--                'graph-replay'); not in sited_ns, which counts kernel sites
 --   coverage_pct 100 * sited_ns / kernel_ns (0 when kernel_ns is 0)
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), total last.
 WITH per_own_site AS (
@@ -44,8 +45,7 @@ scoped AS (
            CASE WHEN $mapping IS NOT NULL THEN coalesce(ns.match, 'unmapped')
                 WHEN p.site_id IS NULL AND p.replay_site_id IS NOT NULL THEN 'graph-replay'
                 ELSE 'self' END AS match,
-           CASE WHEN $mapping IS NULL THEN coalesce(p.site_id, p.replay_site_id)
-                ELSE ns.site_id END IS NOT NULL AS sited,
+           CASE WHEN $mapping IS NULL THEN p.site_id ELSE ns.site_id END IS NOT NULL AS sited,
            p.dur_ns
     FROM per_own_site p
     LEFT JOIN (SELECT * FROM name_scope($run, $mapping) WHERE $mapping IS NOT NULL) ns

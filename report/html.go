@@ -260,7 +260,7 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	for _, t := range r.windows[st.Stage] {
 		ps.Timelines = append(ps.Timelines, timelineScene(t))
 	}
-	ps.Fusions = newPageTable(fusionTable(st, id))
+	ps.Fusions = newPageTable(fusionTable(st, id, true))
 	if st.Similarity != nil {
 		ps.Similarity = st.Similarity.Note
 	}

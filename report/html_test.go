@@ -221,10 +221,10 @@ func TestReportSlug(t *testing.T) {
 	}
 }
 
-// TestReportCodeFence: a drawing holding backticks gets a longer fence.
+// TestReportCodeFence: a drawing (Pre) holding backticks gets a longer fence.
 func TestReportCodeFence(t *testing.T) {
 	var b bytes.Buffer
-	if err := Render(&b, Markdown, Doc{Blocks: []any{Code{"A [x] ```` y", "<b>"}}}); err != nil {
+	if err := Render(&b, Markdown, Doc{Blocks: []any{Pre{"A [x] ```` y", "<b>"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "`````\nA [x] ```` y\n<b>\n`````\n"; b.String() != want {

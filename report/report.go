@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode"
 )
 
@@ -53,27 +52,12 @@ type Heading struct {
 	Text  string
 }
 
-// Lines are plain text lines.
+// Lines are plain text lines; text output wraps them at the Doc's Width.
 type Lines []string
 
-// Column is a table column; Right aligns numbers right in markdown.
-type Column struct {
-	Name  string
-	Right bool
-}
-
-// Table is a named table of strings, already formatted.
-type Table struct {
-	Name    string // file name stem for CSV, e.g. "kernels"
-	Columns []Column
-	Rows    [][]string
-	// Empty is printed instead of an empty table (text and markdown).
-	Empty string
-}
-
-// Code is preformatted text (an ASCII drawing): markdown fences it, text
-// prints it as it is.
-type Code []string
+// Pre are preformatted lines (drawings): never wrapped in text; fenced in
+// markdown.
+type Pre []string
 
 // TOC is a table of contents: nested entries linking to headings of the
 // same document. Markdown links each entry to its heading's anchor (the
@@ -91,11 +75,47 @@ type TOCEntry struct {
 	Target *Heading
 }
 
+// Column is a table column; Right aligns numbers right in markdown.
+type Column struct {
+	Name  string
+	Right bool
+	// Prose marks a column of sentences (rationales, candidate paths): in a
+	// width-limited text table its cells become numbered notes under it.
+	Prose bool
+	// Cut says how a width-limited text table shortens the column's cells.
+	Cut Cut
+}
+
+// Cut is how a too-wide cell is shortened.
+type Cut int
+
+const (
+	// CutMiddle keeps head and tail (names that differ at both ends).
+	CutMiddle Cut = iota
+	// CutPath drops leading directories of the Python locations in the
+	// cell first ("…/linear.py:131 apply"), then cuts the middle.
+	CutPath
+	// CutEnd keeps the head (figures first, detail last).
+	CutEnd
+)
+
+// Table is a named table of strings, already formatted.
+type Table struct {
+	Name    string // file name stem for CSV, e.g. "kernels"
+	Columns []Column
+	Rows    [][]string
+	// Empty is printed instead of an empty table (text and markdown).
+	Empty string
+}
+
 // Doc is a whole report.
 type Doc struct {
-	Blocks []any // *Heading, Lines, Code, *Table, *TOC
+	Blocks []any // *Heading, Lines, Pre, *Table, *TOC
 	// JSON is the value the json format encodes; nil encodes the tables.
 	JSON any
+	// Width, when > 0, is the terminal width text output fits (tables
+	// narrowed, prose moved to notes, lines wrapped); 0 prints everything.
+	Width int
 }
 
 // ErrCSVNeedsDir is returned for csv output of several tables without a directory.
@@ -207,6 +227,7 @@ func writeCSV(w io.Writer, t *Table) error {
 
 func renderText(w io.Writer, d Doc) error {
 	ew := &errWriter{w: w}
+	note := 0
 	for i, b := range d.Blocks {
 		switch b := b.(type) {
 		case *Heading:
@@ -219,9 +240,11 @@ func renderText(w io.Writer, d Doc) error {
 			}
 		case Lines:
 			for _, l := range b {
-				ew.printf("%s\n", l)
+				for _, part := range wrapLine(l, d.Width) {
+					ew.printf("%s\n", part)
+				}
 			}
-		case Code:
+		case Pre:
 			for _, l := range b {
 				ew.printf("%s\n", l)
 			}
@@ -234,26 +257,48 @@ func renderText(w io.Writer, d Doc) error {
 				ew.printf("%s\n", b.Empty)
 				continue
 			}
-			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-			head := make([]string, len(b.Columns))
-			rule := make([]string, len(b.Columns))
-			for i, c := range b.Columns {
-				head[i] = c.Name
-				rule[i] = strings.Repeat("-", max(3, len([]rune(c.Name))))
+			head, rows, notes := fitTable(b, d.Width, &note)
+			rule := make([]string, len(head))
+			for i, h := range head {
+				rule[i] = strings.Repeat("-", max(3, textWidth(h)))
 			}
-			fmt.Fprintln(tw, strings.Join(head, "\t"))
-			fmt.Fprintln(tw, strings.Join(rule, "\t"))
-			for _, r := range b.Rows {
-				fmt.Fprintln(tw, strings.Join(cleanCells(r), "\t"))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
+			writeAligned(ew, append([][]string{head, rule}, rows...))
+			for _, n := range notes {
+				for _, part := range wrapLine(n, d.Width) {
+					ew.printf("%s\n", part)
+				}
 			}
 		default:
 			return fmt.Errorf("report: unknown block %T", b)
 		}
 	}
 	return ew.err
+}
+
+// writeAligned pads every cell but the last of a row to its column's
+// width plus the gap (the layout text/tabwriter gave, measured in display
+// columns).
+func writeAligned(ew *errWriter, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i := 0; i < len(r)-1; i++ {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], textWidth(r[i]))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-textWidth(c)+colGap))
+			}
+		}
+		ew.printf("%s\n", b.String())
+	}
 }
 
 // cleanCells keeps one cell on one line and free of the tab separator.
@@ -275,7 +320,15 @@ func renderMarkdown(w io.Writer, d Doc) error {
 		switch b := b.(type) {
 		case *Heading:
 			ew.printf("%s %s\n", strings.Repeat("#", min(6, max(1, b.Level))), escapeMarkdownText(oneLineText(b.Text)))
-		case Code:
+		case *TOC:
+			for _, e := range b.Entries {
+				ew.printf("%s- [%s](#%s)\n", strings.Repeat("  ", e.Depth), escapeMarkdownText(oneLineText(e.Text)), anchors[e.Target])
+			}
+		case Lines:
+			for _, l := range b {
+				ew.printf("%s  \n", escapeMarkdownText(l))
+			}
+		case Pre:
 			// A fence longer than any run of backticks inside cannot be
 			// closed by the content.
 			fence := "```"
@@ -289,14 +342,6 @@ func renderMarkdown(w io.Writer, d Doc) error {
 				ew.printf("%s\n", oneLineText(l))
 			}
 			ew.printf("%s\n", fence)
-		case *TOC:
-			for _, e := range b.Entries {
-				ew.printf("%s- [%s](#%s)\n", strings.Repeat("  ", e.Depth), escapeMarkdownText(oneLineText(e.Text)), anchors[e.Target])
-			}
-		case Lines:
-			for _, l := range b {
-				ew.printf("%s  \n", escapeMarkdownText(l))
-			}
 		case *Table:
 			if len(b.Rows) == 0 && b.Empty != "" {
 				ew.printf("_%s_\n", escapeMarkdownText(b.Empty))

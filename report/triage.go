@@ -84,8 +84,8 @@ type TriageCoverage struct {
 	CrossStageTimeNS int64 `json:"cross_stage_time_ns"`
 	BaseTimeNS       int64 `json:"base_time_ns"`
 	UnmappedNS       int64 `json:"unmapped_time_ns"`
-	// ReplayTimeNS (single-trace) is located by the frame around its graph
-	// launch; it is part of SitedTimeNS.
+	// ReplayTimeNS (single-trace) has no site of its own but is located by
+	// the frame around its graph launch; it is not part of SitedTimeNS.
 	ReplayTimeNS int64 `json:"graph_replay_time_ns"`
 }
 
@@ -205,6 +205,9 @@ type TriageFusion struct {
 	RelatedUS       float64  `json:"related_us"`
 	SharePct        float64  `json:"share_pct"`
 	EvidenceKernels []string `json:"evidence"`
+	// EvidenceSharePct is each evidence kernel's share of the stage's summed
+	// kernel time, in percent (same order).
+	EvidenceSharePct []float64 `json:"evidence_share_pct"`
 	// Locations are the evidence kernels' Python sites (unmapped left out).
 	Locations []string `json:"locations"`
 	FusedPath string   `json:"fused_path"`
@@ -405,7 +408,8 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		st := section(f.Stage)
 		row := TriageFusion{Pattern: f.Pattern, Status: f.Status, Confidence: f.Confidence,
 			RelatedUS: nsToUS(f.RelatedNS), SharePct: f.SharePct, EvidenceKernels: nonNil(f.Evidence),
-			Locations: nonNil(f.Locations), FusedPath: f.CandidatePath, Rationale: f.Rationale, ID: f.ID,
+			EvidenceSharePct: append([]float64{}, f.EvidenceSharePct...),
+			Locations:        nonNil(f.Locations), FusedPath: f.CandidatePath, Rationale: f.Rationale, ID: f.ID,
 			RelatedNS: f.RelatedNS, Occurrences: f.Occurrences, Sources: nonNil(f.Sources),
 			Origin: f.Origin, Framework: f.Framework, Priority: f.Priority, Steps: f.Steps}
 		if f.Switch != "" {
@@ -461,6 +465,6 @@ func overlapSignal(o TriageOverlap) string {
 	if o.Dominant != nil {
 		under = *o.Dominant
 	}
-	return fmt.Sprintf("%s us, share %.1f%% of busy, excl %.0f%% / hid %.0f%%, under %s",
-		fmtUS(o.TotalNS), o.BusySharePct, o.ExclusivePct, o.HiddenPct, under)
+	return fmt.Sprintf("%s, share %.1f%% of busy, excl %.0f%% / hid %.0f%%, under %s",
+		fmtDur(float64(o.TotalNS)), o.BusySharePct, o.ExclusivePct, o.HiddenPct, under)
 }

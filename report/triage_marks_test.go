@@ -31,4 +31,30 @@ func TestKernelLocationMarks(t *testing.T) {
 	if n := kernelNotes(&TriageStage{Kernels: st.Kernels[3:]}); len(n) != 0 {
 		t.Errorf("notes without marks: %q", n)
 	}
+	// Rows --min-share hid are counted under the table.
+	n := kernelNotes(&TriageStage{Kernels: st.Kernels[3:], KernelsHidden: 3, HiddenTimeNS: 1500})
+	if len(n) != 1 || n[0] != "3 kernel(s) under --min-share hidden (1.50 µs of summed kernel time); --min-share 0 shows all" {
+		t.Errorf("hidden rows note: %q", n)
+	}
+}
+
+// TestFuseCells: evidence kernels carry their shares; text shows the first
+// candidate path and how many more, markdown all of them.
+func TestFuseCells(t *testing.T) {
+	t.Parallel()
+	f := TriageFusion{Pattern: "p", FusedPath: "sglang: a.py", Framework: "sglang", Sources: []string{"a.py", "b.py", "c.py"},
+		EvidenceKernels: []string{"norm", "add"}, EvidenceSharePct: []float64{12.34, 0.5}}
+	st := &TriageStage{Fusions: []TriageFusion{f}}
+	text := fusionTable(st, func(s string) string { return s }, false).Rows[0]
+	if text[5] != "norm (12.3%), add (0.5%)" || text[7] != "sglang: a.py (+2 more)" {
+		t.Errorf("text cells %q", text)
+	}
+	md := fusionTable(st, func(s string) string { return s }, true).Rows[0]
+	if md[7] != "sglang: a.py; b.py; c.py" {
+		t.Errorf("markdown path cell %q", md[7])
+	}
+	f.Sources = f.Sources[:1]
+	if got := fusedPaths(f, false); got != "sglang: a.py" {
+		t.Errorf("one path: %q", got)
+	}
 }

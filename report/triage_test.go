@@ -114,7 +114,7 @@ func TestNewTriageSections(t *testing.T) {
 		t.Errorf("unmapped cell %q", loc)
 	}
 	if dec.Overlap[0].Dominant != nil || *dec.Overlap[1].Dominant != "gemm<1>" ||
-		dec.Overlap[1].Signal != "0.9 us, share 10.6% of busy, excl 5% / hid 95%, under gemm<1>" {
+		dec.Overlap[1].Signal != "950 ns, share 10.6% of busy, excl 5% / hid 95%, under gemm<1>" {
 		t.Errorf("overlap %+v", dec.Overlap)
 	}
 	if len(dec.Fusions) != 1 || dec.Fusions[0].RelatedUS != 3 || dec.Fusions[0].Switch != nil ||
@@ -162,12 +162,12 @@ func TestTriageTextAndMarkdown(t *testing.T) {
 		"  b/t0.json (rank 0, decode, mapping run r2)",
 		"GPU events: extend/prefill rank 0: 1, rank 1: 0; decode rank 0: 4, rank 1: 3",
 		"  no GPU events: extend/prefill rank 1",
-		"Stage decode: summed kernel time 0.01 ms, GPU busy (union) 0.01 ms, window 0.01 ms, streams 2",
+		"Stage decode: summed kernel time 10.0 µs, GPU busy (union) 9.00 µs, window 12.0 µs, streams 2",
 		"Mapping coverage: 72.7% of formal kernel time received a Python site from r2 (extend/prefill 100.0%, decode 70.0%)",
 		"decode (all ranks)",
 		"Families: gemm 60.0%, norm 40.0% (of summed kernel time)",
 		"Rank spread",
-		"0.00 / 0.00 / 0.00 ms",
+		"2.000 / 3.000 / 4.000 µs", // gemm<1>: ranks 2000, 3000, 4000 ns
 		"skip overlap; Known path: Two-batch overlap (sglang, mainline)",
 		"Similarity (low): 2 of 3 steps of \"QK norm + rope\"",
 	} {
@@ -175,7 +175,7 @@ func TestTriageTextAndMarkdown(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
 	}
-	if !strings.Contains(md.String(), "| add+norm | opportunity | confirmed | 0.00 ms | 30.0% | norm | a.py:10 forward | sglang: fused_add_rmsnorm | why |") ||
+	if !strings.Contains(md.String(), "| add+norm | opportunity | confirmed | 3.00 µs | 30.0% | norm | a.py:10 forward | sglang: fused_add_rmsnorm | why |") ||
 		!strings.Contains(md.String(), `| p\|gemm |`) || !strings.Contains(md.String(), `gemm\<1>`) {
 		t.Errorf("markdown escaping:\n%s", md.String())
 	}
@@ -259,7 +259,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].coverage.unmapped_time_ns",
 		"stages[].families", "stages[].families[].family", "stages[].families[].gpu_time_ns",
 		"stages[].families[].gpu_time_us", "stages[].families[].launches", "stages[].families[].share_pct",
-		"stages[].fusions", "stages[].fusions[].confidence", "stages[].fusions[].evidence",
+		"stages[].fusions", "stages[].fusions[].confidence", "stages[].fusions[].evidence", "stages[].fusions[].evidence_share_pct",
 		"stages[].fusions[].framework", "stages[].fusions[].fused_path", "stages[].fusions[].id",
 		"stages[].fusions[].locations", "stages[].fusions[].occurrences", "stages[].fusions[].origin",
 		"stages[].fusions[].pattern", "stages[].fusions[].priority", "stages[].fusions[].rationale",

@@ -17,8 +17,7 @@ func timelineWindows(d *queries.TriageData) map[string][]Timeline {
 	out := map[string][]Timeline{}
 	for _, tl := range d.Timelines {
 		o := d.Overlap[tl.Overlap]
-		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s us", o.Priority, o.Kernel,
-			strconv.FormatFloat(float64(o.Longest.DurNS)/1000, 'f', 1, 64)), FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
+		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s", o.Priority, o.Kernel, fmtDur(float64(o.Longest.DurNS))), FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
 		for _, e := range tl.Events {
 			t.Events = append(t.Events, TimelineEvent{KernelID: e.KernelID, Name: e.Name, Category: e.Category,
 				Stream: e.Stream.Int64, HasStream: e.Stream.Valid, TSNS: e.TSNS, DurNS: e.DurNS})
@@ -95,9 +94,9 @@ func (r *TriageReport) Doc(f Format) Doc {
 		sub("Overlap opportunities", overlapTable(st, name))
 		if tl := r.timelines[st.Stage]; len(tl) > 0 {
 			// keep the drawing's columns: a fenced block in markdown
-			sub("Timelines", Code(tl))
+			sub("Timelines", Pre(tl))
 		}
-		sub("Fuse patterns", fusionTable(st, name))
+		sub("Fuse patterns", fusionTable(st, name, f == Markdown))
 		if st.Similarity != nil {
 			// triage.md section 5: at most one note, never mixed into the table
 			blocks = append(blocks, Lines{st.Similarity.Note})
@@ -139,8 +138,8 @@ func (r *TriageReport) headerLines() Lines {
 		if !st.hasTotals {
 			continue
 		}
-		l = append(l, fmt.Sprintf("Stage %s: summed kernel time %s ms, GPU busy (union) %s ms, window %s ms, streams %d",
-			st.displayName, fmtMS(st.Totals.KernelTimeNS), fmtMS(st.Totals.BusyTimeNS), fmtMS(st.Totals.WindowNS), st.Totals.Streams))
+		l = append(l, fmt.Sprintf("Stage %s: summed kernel time %s, GPU busy (union) %s, window %s, streams %d",
+			st.displayName, fmtDur(float64(st.Totals.KernelTimeNS)), fmtDur(float64(st.Totals.BusyTimeNS)), fmtDur(float64(st.Totals.WindowNS)), st.Totals.Streams))
 	}
 	var per []string
 	for _, st := range r.Stages {
@@ -154,7 +153,7 @@ func (r *TriageReport) headerLines() Lines {
 	if r.MappingRun == nil {
 		line := fmt.Sprintf("Attribution: %s of kernel time has a Python site%s", fmtPct(c.CoveragePct), perStage)
 		if c.ReplayTimeNS > 0 && c.KernelTimeNS > 0 {
-			line += fmt.Sprintf("; %s only the frame around its CUDA-graph launch",
+			line += fmt.Sprintf("; graph replays located by their graph launch: %s",
 				fmtPct(float64(c.ReplayTimeNS)*100/float64(c.KernelTimeNS)))
 		}
 		l = append(l, line)
@@ -220,14 +219,14 @@ func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string) *T
 	if r.Rank == nil {
 		cols = append(cols, Column{Name: "Rank spread", Right: true})
 	}
-	cols = append(cols, Column{Name: "Python location (site share)"}, Column{Name: "CPU op"})
+	cols = append(cols, Column{Name: "Python location (site share)", Cut: CutPath}, Column{Name: "CPU op"})
 	t := &Table{Name: "kernels", Columns: cols}
 	for _, k := range st.Kernels {
-		row := []string{name(k.Kernel), k.Family, k.Category, fmtMS(k.GPUTimeNS) + " ms", fmtPct(k.SharePct),
-			strconv.FormatInt(k.Launches, 10), strconv.FormatFloat(k.AvgUS, 'f', 2, 64) + " us"}
+		row := []string{name(k.Kernel), k.Family, k.Category, fmtDur(float64(k.GPUTimeNS)), fmtPct(k.SharePct),
+			strconv.FormatInt(k.Launches, 10), fmtDur(k.AvgUS * 1000)}
 		if r.Rank == nil && k.RankSpread != nil {
 			s := k.RankSpread
-			row = append(row, fmt.Sprintf("%.2f / %.2f / %.2f ms", s.MinUS/1000, s.MedianUS/1000, s.MaxUS/1000))
+			row = append(row, strings.Join(fmtDurs(s.MinUS*1000, s.MedianUS*1000, s.MaxUS*1000), " / "))
 		}
 		loc, ops := siteCells(k)
 		row = append(row, loc, ops)
@@ -256,6 +255,10 @@ func kernelNotes(st *TriageStage) Lines {
 		replay = replay || k.Location == "graph-replay"
 	}
 	var l Lines
+	if st.KernelsHidden > 0 && len(st.Kernels) > 0 {
+		l = append(l, fmt.Sprintf("%d kernel(s) under --min-share hidden (%s of summed kernel time); --min-share 0 shows all",
+			st.KernelsHidden, fmtDur(float64(st.HiddenTimeNS))))
+	}
 	if cross {
 		l = append(l, "~ site mapped from another stage of the mapping run (it has no kernel of that name in this stage)")
 	}
@@ -292,8 +295,8 @@ func siteCells(k TriageKernel) (string, string) {
 
 func overlapTable(st *TriageStage, name func(string) string) *Table {
 	t := &Table{Name: "overlap", Empty: "no overlap opportunity above the bar",
-		Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope"},
-			{Name: "Signal"}, {Name: "Dep risk"}, {Name: "Recommendation"}}}
+		Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope", Cut: CutPath},
+			{Name: "Signal", Cut: CutEnd}, {Name: "Dep risk"}, {Name: "Recommendation", Cut: CutEnd}}}
 	for _, o := range st.Overlap {
 		sig := o.Signal
 		if o.Dominant != nil {
@@ -308,18 +311,33 @@ func overlapTable(st *TriageStage, name func(string) string) *Table {
 	return t
 }
 
-func fusionTable(st *TriageStage, name func(string) string) *Table {
+// fusedPaths is the "Candidate fused path" cell: the first path, and how
+// many more the entry lists (all of them when all is set: markdown).
+func fusedPaths(f TriageFusion, all bool) string {
+	if len(f.Sources) <= 1 {
+		return f.FusedPath
+	}
+	if all {
+		return f.Framework + ": " + strings.Join(f.Sources, "; ")
+	}
+	return fmt.Sprintf("%s (+%d more)", f.FusedPath, len(f.Sources)-1)
+}
+
+func fusionTable(st *TriageStage, name func(string) string, all bool) *Table {
 	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
 		Columns: []Column{{Name: "Pattern"}, {Name: "Status"}, {Name: "Confidence"},
 			{Name: "Related GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels"},
-			{Name: "Current Python location"}, {Name: "Candidate fused path"}, {Name: "Rationale"}}}
+			{Name: "Current Python location", Cut: CutPath}, {Name: "Candidate fused path", Prose: true}, {Name: "Rationale", Prose: true}}}
 	for _, f := range st.Fusions {
 		ev := make([]string, len(f.EvidenceKernels))
 		for i, k := range f.EvidenceKernels {
 			ev[i] = name(k)
+			if i < len(f.EvidenceSharePct) {
+				ev[i] += " (" + fmtPct(f.EvidenceSharePct[i]) + ")"
+			}
 		}
-		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtMS(f.RelatedNS) + " ms",
-			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
+		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtDur(float64(f.RelatedNS)),
+			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), fusedPaths(f, all), f.Rationale})
 	}
 	return t
 }

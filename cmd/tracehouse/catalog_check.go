@@ -13,7 +13,7 @@ import (
 // CatalogCheckOptions are the parsed arguments and flags of `tracehouse
 // catalog check`.
 type CatalogCheckOptions struct {
-	IO     *IOStreams
+	common
 	Format report.Format
 	Files  []string
 }
@@ -32,7 +32,7 @@ is 1.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			opts.IO = f.IO
+			opts.common = f.common(cmd)
 			if opts.Format, err = f.outputFormat(); err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ func catalogCheckRun(opts *CatalogCheckOptions) error {
 		results = append(results, r)
 	}
 	if opts.Format == report.JSON {
-		if err := report.Render(opts.IO.Out, opts.Format, report.Doc{JSON: results}); err != nil {
+		if err := opts.render(opts.Format, report.Doc{JSON: results}); err != nil {
 			return err
 		}
 	} else {

@@ -15,7 +15,7 @@ var catalogKinds = []string{"fusion", "overlap"}
 
 // CatalogListOptions are the parsed flags of `tracehouse catalog list`.
 type CatalogListOptions struct {
-	IO     *IOStreams
+	common
 	Format report.Format
 	// File is --catalog: a user catalog to read instead of the embedded one.
 	File string
@@ -38,7 +38,7 @@ tokens), share thresholds, priority and the switch that turns it on.`,
 		Args: maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			opts.IO = f.IO
+			opts.common = f.common(cmd)
 			if opts.Format, err = f.outputFormat(); err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func catalogListRun(opts *CatalogListOptions) error {
 		t.Rows = append(t.Rows, []string{e.ID, "overlap", e.Framework, e.Origin, "-", "-", "-", "-", orDash(e.Switch)})
 		js = append(js, overlapJSON(e))
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // fusionGates summarises the gates other than shares: "-" when none.

@@ -14,7 +14,7 @@ import (
 // CatalogShowOptions are the parsed arguments and flags of `tracehouse
 // catalog show`.
 type CatalogShowOptions struct {
-	IO     *IOStreams
+	common
 	Format report.Format
 	// File is --catalog: a user catalog to read instead of the embedded one.
 	File string
@@ -31,7 +31,7 @@ func newCmdCatalogShow(f *Factory, runF func(*CatalogShowOptions) error) *cobra.
 		Args: exactArgs(1, "one entry id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			opts.IO = f.IO
+			opts.common = f.common(cmd)
 			if opts.Format, err = f.outputFormat(); err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func catalogShowRun(opts *CatalogShowOptions) error {
 		add("sources", list(e.Sources))
 		add("switch", orDash(e.Switch))
 		add("rationale", e.Rationale)
-		return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: fusionJSON(e)})
+		return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: fusionJSON(e)})
 	}
 	if e, ok := c.Overlap(opts.ID); ok {
 		add("id", e.ID)
@@ -92,7 +92,7 @@ func catalogShowRun(opts *CatalogShowOptions) error {
 		add("sources", list(e.Sources))
 		add("switch", orDash(e.Switch))
 		add("rationale", e.Rationale)
-		return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: overlapJSON(e)})
+		return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: overlapJSON(e)})
 	}
 	msg := fmt.Sprintf("no catalog entry with id %q", opts.ID)
 	if near := nearIDs(c, opts.ID); len(near) > 0 {

@@ -181,7 +181,7 @@ func compareRun(opts *CompareOptions) error {
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
 		fmt.Fprintln(opts.IO.ErrOut, rep.VerdictLine())
-	} else if err := report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format)); err != nil {
+	} else if err := opts.render(opts.Format, rep.Doc(opts.Format)); err != nil {
 		return err
 	}
 	if ingestErr != nil {

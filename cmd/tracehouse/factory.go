@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ type Factory struct {
 	// Set by the root command's persistent flags.
 	db     string
 	format string
+	wide   bool
 }
 
 // dbPath is the warehouse path: --db, else TRACEHOUSE_DB, else ./tracehouse.duckdb.
@@ -62,6 +64,21 @@ func (f *Factory) outputFormat() (report.Format, error) {
 	return fm, nil
 }
 
+// textWidth is the width text tables fit: none with --wide, else the
+// terminal's, else $COLUMNS, else 120 (a CI log, a pipe).
+func (f *Factory) textWidth() int {
+	if f.wide {
+		return 0
+	}
+	if f.IO.OutTTY && f.IO.TermCols > 0 {
+		return f.IO.TermCols
+	}
+	if n, err := strconv.Atoi(f.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 120
+}
+
 // common are the dependencies every command's options hold besides its
 // flags.
 type common struct {
@@ -70,8 +87,16 @@ type common struct {
 	Warehouse target.Opener
 	// Ctx is the command's context, cancelled by SIGINT and SIGTERM.
 	Ctx context.Context
+	// Width is the width text output fits (0: no limit, --wide).
+	Width int
+}
+
+// render writes a report to stdout in format fm, text fitted to Width.
+func (c common) render(fm report.Format, d report.Doc) error {
+	d.Width = c.Width
+	return report.Render(c.IO.Out, fm, d)
 }
 
 func (f *Factory) common(cmd *cobra.Command) common {
-	return common{IO: f.IO, Warehouse: f.warehouse(), Ctx: cmd.Context()}
+	return common{IO: f.IO, Warehouse: f.warehouse(), Ctx: cmd.Context(), Width: f.textWidth()}
 }

@@ -125,7 +125,7 @@ func perfettoFixRun(opts *PerfettoFixOptions) error {
 	if opts.Format == report.CSV {
 		blocks = []any{t}
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: blocks, JSON: fixJSON{
+	return opts.render(opts.Format, report.Doc{Blocks: blocks, JSON: fixJSON{
 		Input: opts.In, Output: opts.Out, Events: res.Events, GPUEvents: res.GPUEvents, Lanes: res.Lanes,
 		SplitLanes: res.SplitLanes, AddedLanes: res.ExtraLanes, MaxDepth: res.MaxDepth, Moved: res.Moved,
 		MovedFlows: res.MovedFlows, StringTimes: res.StringTimes, ControlChars: res.ControlChars,

@@ -28,6 +28,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 	}
 	cmd.PersistentFlags().StringVar(&f.db, "db", "", "warehouse file (default $TRACEHOUSE_DB or ./tracehouse.duckdb; :memory: for a throw-away one)")
 	cmd.PersistentFlags().StringVar(&f.format, "format", "table", "output format: table, markdown, json or csv")
+	cmd.PersistentFlags().BoolVar(&f.wide, "wide", false, "table output: print every column in full instead of fitting the terminal ($COLUMNS, else 120)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
 	cmd.AddCommand(
@@ -69,8 +70,11 @@ func run(args []string, io *IOStreams, getenv func(string) string) int {
 		// SIGINT or SIGTERM stopped the command: the shell's 128 + SIGINT,
 		// whatever error the cancelled work returned.
 		var s *silentError
-		if !errors.As(err, &s) {
-			fmt.Fprintf(io.ErrOut, "tracehouse: interrupted: %s\n", oneLine(err.Error()))
+		if msg := oneLine(err.Error()); !errors.As(err, &s) {
+			if !strings.HasPrefix(msg, "interrupted") {
+				msg = "interrupted: " + msg
+			}
+			fmt.Fprintf(io.ErrOut, "tracehouse: %s\n", msg)
 		}
 		return exitInterrupted
 	}

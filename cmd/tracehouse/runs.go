@@ -91,7 +91,7 @@ func runsRun(opts *RunsOptions) error {
 			strings.Join(ranks, ","), strings.Join(displayStages(r.Stages), ","), strconv.FormatInt(r.GPUEvents, 10), at})
 		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at})
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // displayStages shows prefill the way SGLang users know it.

@@ -103,7 +103,7 @@ func runDetail(opts *RunsOptions, w *schema.Warehouse) error {
 	if opts.Format == report.CSV {
 		doc.Blocks = []any{t}
 	}
-	return report.Render(opts.IO.Out, opts.Format, doc)
+	return opts.render(opts.Format, doc)
 }
 
 func cudaGraph(v sql.NullBool) string {

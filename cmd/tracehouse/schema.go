@@ -83,5 +83,5 @@ func schemaRun(opts *SchemaOptions) error {
 		}
 		js = append(js, j)
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }

@@ -152,7 +152,7 @@ func sliceRun(opts *SliceOptions) error {
 	if opts.Format == report.CSV {
 		blocks = []any{t}
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: blocks, JSON: sliceJSON{
+	return opts.render(opts.Format, report.Doc{Blocks: blocks, JSON: sliceJSON{
 		Input: opts.In, Output: opts.Out, Events: res.Events, Kept: res.Kept, GPUEvents: res.GPUEvents, KeptGPU: res.KeptGPU,
 		Steps: res.Steps, StepSource: res.StepSource, StageSource: res.StageSource, GPUStartNS: res.GPUStart,
 		GPUEndNS: res.GPUEnd, InBytes: res.InBytes, OutBytes: res.OutBytes}})

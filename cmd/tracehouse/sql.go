@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/big"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,6 +89,12 @@ func sqlRun(opts *SQLOptions) error {
 		t.Columns = append(t.Columns, report.Column{Name: c})
 	}
 	js := []report.Object{}
+	// numeric[i]: every value of column i so far is a number (or NULL);
+	// such columns align right and are never shortened to fit.
+	numeric := make([]bool, len(cols))
+	for i := range numeric {
+		numeric[i] = true
+	}
 	for rows.Next() {
 		vals := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
@@ -100,6 +107,11 @@ func sqlRun(opts *SQLOptions) error {
 		row := make([]string, len(cols))
 		obj := report.Object{Keys: cols, Values: make([]any, len(cols))}
 		for i, v := range vals {
+			switch v.(type) {
+			case nil, int8, int16, int32, int64, uint8, uint16, uint32, uint64, int, uint, float32, float64, *big.Int:
+			default:
+				numeric[i] = false
+			}
 			row[i] = report.SQLCell(v)
 			obj.Values[i] = report.SQLValue(v)
 		}
@@ -112,5 +124,8 @@ func sqlRun(opts *SQLOptions) error {
 	if len(cols) == 0 {
 		return nil
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	for i := range t.Columns {
+		t.Columns[i].Right = numeric[i] && len(t.Rows) > 0
+	}
+	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }

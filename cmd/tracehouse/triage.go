@@ -64,7 +64,24 @@ several runs gives one report per run, in label order. A RUN is a label of
 Two-trace mode (--mapping RUN|PATH --formal RUN|PATH) takes the timing from
 the formal run (the real serving config, e.g. CUDA graphs on) and the Python
 locations from the mapping run (eager), matched by exact kernel name and
-stage, then by the name without template arguments when that is unique.
+stage, then by the same name in another stage of the mapping run (marked ~),
+then by the name without template arguments when that is unique. In
+single-trace mode, kernels replayed by a CUDA graph are located at the frame
+around their graph launch ("graph replay @ ...").
+
+Reading the overlap table:
+  verdict    headroom: mostly exclusive (>= 45% of its time alone on the GPU);
+             low-roi-hidden: elementwise/memory already >= 65% hidden;
+             hidden: mostly overlapped already; negligible: under 5 µs in total
+  dep risk   the kernel's neighbours on its stream start or end within a tight
+             gap: high when they share its Python file, function or CPU op (or
+             a category dependency), unclear when a side has no site, else low
+  priority   P1 try overlap / try fusion (headroom, low risk); P2 check deps;
+             P3 manual check (no site) or observe later (compute); P4 already
+             hidden; P5 under 1% of GPU busy time or negligible
+--min-share only hides rows (a line under the kernel table counts them); it
+never changes a priority. Table output fits the terminal; --wide prints
+every column in full.
 
 Shares say their denominator: kernel-table shares are of the stage's summed
 kernel time, overlap shares of its GPU busy time (union of kernel intervals).
@@ -212,7 +229,7 @@ func triageRender(opts *TriageOptions, w *schema.Warehouse, targets []triageTarg
 				fmt.Fprintln(opts.IO.Out)
 			}
 		}
-		if err := report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format)); err != nil {
+		if err := opts.render(opts.Format, rep.Doc(opts.Format)); err != nil {
 			return err
 		}
 	}

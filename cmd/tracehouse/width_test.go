@@ -1,0 +1,63 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rivo/uniseg"
+)
+
+// TestTriageFitsTheTerminal: off a terminal, table output fits $COLUMNS,
+// else 120 columns, on the whole demo; --wide prints names in full.
+func TestTriageFitsTheTerminal(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/demo"); code != 0 {
+		t.Fatalf("ingest: exit %d %s", code, stderr)
+	}
+	widest := func(s string) (int, string) {
+		w, line := 0, ""
+		for _, l := range strings.Split(s, "\n") {
+			if n := uniseg.StringWidth(l); n > w {
+				w, line = n, l
+			}
+		}
+		return w, line
+	}
+	for _, c := range []struct {
+		columns string
+		limit   int
+	}{{"", 120}, {"150", 150}} {
+		io, out, errOut := testIO("")
+		env := func(k string) string {
+			if k == "COLUMNS" {
+				return c.columns
+			}
+			return ""
+		}
+		for _, args := range [][]string{{"triage", "--rank", "all"}, {"sql", "SELECT kernel_id, run, name, site, dur_ns FROM kernel_events ORDER BY kernel_id LIMIT 20"}} {
+			out.Reset()
+			errOut.Reset()
+			if code := run(append([]string{"--db", db}, args...), io, env); code != 0 {
+				t.Fatalf("%v: exit %d %s", args, code, errOut.String())
+			}
+			if w, line := widest(out.String()); w > c.limit {
+				t.Errorf("COLUMNS=%q %v: a line of %d columns: %q", c.columns, args, w, line)
+			}
+		}
+	}
+	for _, label := range []string{"sglang-llama", "sglang-formal", "vllm-qwen-moe", "tokenspeed-deepseek", "trtllm-llama"} {
+		code, out, stderr := runCmd(t, "--db", db, "triage", label)
+		if code != 0 {
+			t.Fatalf("%s: exit %d %s", label, code, stderr)
+		}
+		if w, line := widest(out); w > 120 {
+			t.Errorf("%s: a line of %d columns: %q", label, w, line)
+		}
+	}
+	code, out, _ := runCmd(t, "--db", db, "--wide", "triage", "sglang-llama")
+	if w, _ := widest(out); code != 0 || w <= 120 || !strings.Contains(out, "python/sglang/srt/layers/quantization/unquant.py") {
+		t.Errorf("--wide: exit %d, widest line %d, full paths missing", code, w)
+	}
+}
