@@ -168,9 +168,11 @@ type pageRow struct {
 
 type pageCell struct {
 	Text string
-	// Full is the whole value when Text is shortened: the tooltip and the
-	// sort key.
-	Full  string
+	// Full is the whole value when Text is shortened: the tooltip.
+	Full string
+	// Sort is the sort key when it is not the text: the full name, or a
+	// time in ns (times adapt their unit from row to row).
+	Sort  string
 	Class string
 }
 
@@ -341,7 +343,7 @@ func newPageTable(t *Table) *pageTable {
 			switch {
 			case nameColumns[name]:
 				if s := shortenTo(v, tableNameChars); s != v {
-					cell.Text, cell.Full = s, v
+					cell.Text, cell.Full, cell.Sort = s, v, v
 				}
 			case name == "p" || name == "p (BH)":
 				cell.Class = significanceClass(v)
@@ -353,12 +355,38 @@ func newPageTable(t *Table) *pageTable {
 			if num == "" && len([]rune(cell.Text)) > 32 {
 				long = "long"
 			}
+			if num != "" {
+				cell.Sort = timeKey(v)
+			}
 			cell.Class = joinNonEmpty(" ", num, long, cell.Class)
 			row.Cells = append(row.Cells, cell)
 		}
 		pt.Rows = append(pt.Rows, row)
 	}
 	return pt
+}
+
+// timeUnits are the units a time cell may carry, in ns.
+var timeUnits = map[string]float64{"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+// timeKey is a time cell's value in ns ("794 µs", "7.22 ms", "0.1 / 0.2 /
+// 0.3 ms": the first number in the first unit), or "" when the cell is no
+// time.
+func timeKey(v string) string {
+	f := strings.Fields(v)
+	if len(f) < 2 {
+		return ""
+	}
+	x, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return ""
+	}
+	for _, u := range f[1:] {
+		if mul, ok := timeUnits[u]; ok {
+			return strconv.FormatFloat(x*mul, 'g', -1, 64)
+		}
+	}
+	return ""
 }
 
 // significanceClass classes a p cell (fmtTest): significant, not ("~"),

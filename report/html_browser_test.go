@@ -14,7 +14,8 @@ import (
 
 // TestReportSortInBrowser runs the page's sorting script in headless
 // Chromium on a table like the report's and clicks its headers: numbers
-// sort largest first then smallest first, values without a number last;
+// (times in their own units) sort largest first then smallest first,
+// values without a number last;
 // text A-Z then Z-A; ties keep their current order; shortened names sort by the
 // full name.
 func TestReportSortInBrowser(t *testing.T) {
@@ -31,7 +32,7 @@ func TestReportSortInBrowser(t *testing.T) {
 	table := newPageTable(&Table{Columns: []Column{{Name: "Kernel"}, {Name: "GPU time", Right: true}, {Name: "p"}},
 		Rows: [][]string{
 			{"b" + strings.Repeat("x", 80) + "2", "1.50 ms", "p=0.010"},
-			{"c", "12.00 ms", "~ (p=0.400)"},
+			{"c", "900 µs", "~ (p=0.400)"},
 			{"a", "n/a", "too few"},
 			{"b" + strings.Repeat("x", 80) + "1", "1.50 ms", "p<0.001"},
 		}})
@@ -70,10 +71,10 @@ document.getElementById('out').textContent = out.join(',');`
 	if m == nil {
 		t.Fatalf("the driver wrote nothing:\n%s", stdout.String())
 	}
-	// GPU time: 12 first, then the two 1.50 in their order (2, 1), n/a
+	// GPU time: the two 1.50 ms in their order (2, 1), then 900 µs, n/a
 	// last; then ascending, the tie in its current order and n/a still
 	// last. Kernel: a, b...1, b...2, c by full name; then reversed.
-	if want := "c21a,21ca,a12c,c21a"; m[1] != want {
+	if want := "21ca,c21a,a12c,c21a"; m[1] != want {
 		t.Errorf("orders %s, want %s", m[1], want)
 	}
 }

@@ -206,3 +206,12 @@ func TestReportGrouping(t *testing.T) {
 		t.Errorf("Runs() = %d", d.Runs())
 	}
 }
+
+func TestReportTimeKey(t *testing.T) {
+	for v, want := range map[string]string{"794 µs": "794000", "7.22 ms": "7.22e+06", "1.5 s": "1.5e+09", "12 ns": "12",
+		"0.10 / 0.20 / 0.30 ms": "100000", "22.6%": "", "8": "", "p=0.010": "", "637.0 -> 806.2": "", "3 steps": ""} {
+		if got := timeKey(v); got != want {
+			t.Errorf("timeKey(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
