@@ -145,6 +145,12 @@ func testReportHostile(t *testing.T, db string) {
 	if strings.Count(string(m), "\n#### Run ") != 1 {
 		t.Errorf("--tag selected other runs too")
 	}
+
+	// - writes to stdout; a run named as tag:KEY=VALUE.
+	code, stdout, stderr := runReport(db, "--markdown", "-", "tag:kind=xss", "--stage", "decode")
+	if code != 0 || !strings.HasPrefix(stdout, "# tracehouse report\n") || !strings.Contains(stdout, "#### Run \">\\<script>\n") {
+		t.Errorf("--markdown -: exit %d, stderr %s\n%s", code, stderr, stdout)
+	}
 }
 
 func checkHostileHTML(t *testing.T, page string) {
@@ -202,7 +208,7 @@ func checkMarkdown(t *testing.T, md []byte) int {
 
 // reportOpts are the options of `report` over every run with a
 // comparison, as the command would parse them.
-func reportOpts(t *testing.T, db string, targets ...string) *ReportOptions {
+func reportOpts(db string, targets ...string) *ReportOptions {
 	io, _, _ := testIO("")
 	f := &Factory{IO: io, Getenv: func(string) string { return "" }, db: db}
 	return &ReportOptions{common: common{IO: io, Warehouse: f.warehouse(), Ctx: context.Background()},
@@ -226,12 +232,12 @@ func renderBoth(t *testing.T, d *report.Document) (md, page []byte) {
 // markdown tables, and in headless Chromium the charts the model asks for,
 // no script error and no request leaving the page.
 func testReportWhole(t *testing.T, db string) {
-	d1, ierr, err := reportBuild(reportOpts(t, db))
+	d1, ierr, err := reportBuild(reportOpts(db))
 	if err != nil || ierr != nil {
 		t.Fatal(err, ierr)
 	}
 	md, page := renderBoth(t, d1)
-	d2, _, err := reportBuild(reportOpts(t, db))
+	d2, _, err := reportBuild(reportOpts(db))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +356,7 @@ func testReportDocsScreenshot(t *testing.T, db string) {
 	if out == "" {
 		t.Skip("set TRACEHOUSE_DOCS_SCREENSHOT=$PWD/docs/report-html.png to rewrite the README's screenshot")
 	}
-	d, _, err := reportBuild(reportOpts(t, db, demoLabels...))
+	d, _, err := reportBuild(reportOpts(db, demoLabels...))
 	if err != nil {
 		t.Fatal(err)
 	}
