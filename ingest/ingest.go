@@ -145,18 +145,24 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
 	}
-	if err := finishRuns(ctx, w.DB, runs); err != nil {
+	stored := map[string]bool{}
+	for _, f := range res.Files {
+		if f.Status == StatusIngested {
+			stored[f.Run] = true
+		}
+	}
+	if err := finishRuns(ctx, w.DB, runs, stored); err != nil {
 		return res, err
 	}
 	if ctx.Err() != nil {
 		// Interrupted: whatever was mid-load rolled back; say how to finish.
-		stored := 0
+		n := 0
 		for _, f := range res.Files {
 			if f.Status == StatusIngested || f.Status == StatusAlready {
-				stored++
+				n++
 			}
 		}
-		return res, fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", stored, len(res.Files))
+		return res, fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", n, len(res.Files))
 	}
 	var dbErr *dbError
 	if errors.As(fatal, &dbErr) {

@@ -150,7 +150,12 @@ func addTags(ctx context.Context, db *sql.DB, id int64, tags map[string]string) 
 // drops runs left without traces (every file failed or was skipped). The
 // run's evidence quotes its traces' in path order, so it does not depend on
 // which file a parallel ingest happened to load first.
-func finishRuns(ctx context.Context, db *sql.DB, runs map[string]*runInfo) error {
+//
+// stored holds the labels of runs this ingest added a trace to: only those
+// get a new ingested_at (re-ingesting stored files changes nothing). Runs
+// left without any trace (--replace moved them all elsewhere) are removed
+// with whatever they still own.
+func finishRuns(ctx context.Context, db *sql.DB, runs map[string]*runInfo, stored map[string]bool) error {
 	ctx = context.WithoutCancel(ctx)
 	for _, ri := range runs {
 		rows, err := db.QueryContext(ctx, `SELECT framework, coalesce(framework_evidence, '') FROM traces WHERE run_id = ? ORDER BY path, trace_id`, ri.id)
@@ -215,13 +220,48 @@ func finishRuns(ctx context.Context, db *sql.DB, runs map[string]*runInfo) error
 		_, err = db.ExecContext(ctx, `UPDATE runs SET framework = ?, framework_evidence = ?,
 			model = coalesce(?, model), server_args = coalesce(?::JSON, server_args),
 			tp_size = coalesce(?, tp_size), dp_size = coalesce(?, dp_size), ep_size = coalesce(?, ep_size),
-			pp_size = coalesce(?, pp_size), cuda_graph = coalesce(?, cuda_graph), ingested_at = now()::TIMESTAMP
-			WHERE run_id = ?`, fw, ev, model, args, tp, dp, ep, pp, graph, ri.id)
+			pp_size = coalesce(?, pp_size), cuda_graph = coalesce(?, cuda_graph),
+			ingested_at = CASE WHEN ? THEN now()::TIMESTAMP ELSE ingested_at END
+			WHERE run_id = ?`, fw, ev, model, args, tp, dp, ep, pp, graph, stored[ri.label], ri.id)
 		if err != nil {
 			return fmt.Errorf("summarise run %s: %w", ri.label, err)
 		}
+		// Without server args, the parallel sizes the file names imply (the
+		// highest rank + 1: a lower bound when ranks were left out).
+		if _, err := db.ExecContext(ctx, `UPDATE runs SET
+			tp_size = coalesce(tp_size, (SELECT max(tp_rank) + 1 FROM traces WHERE run_id = ?)),
+			dp_size = coalesce(dp_size, (SELECT max(dp_rank) + 1 FROM traces WHERE run_id = ?)),
+			ep_size = coalesce(ep_size, (SELECT max(ep_rank) + 1 FROM traces WHERE run_id = ?)),
+			pp_size = coalesce(pp_size, (SELECT max(pp_rank) + 1 FROM traces WHERE run_id = ?))
+			WHERE run_id = ? AND server_args IS NULL`, ri.id, ri.id, ri.id, ri.id, ri.id); err != nil {
+			return fmt.Errorf("summarise run %s: %w", ri.label, err)
+		}
 	}
-	return nil
+	return dropEmptyRuns(ctx, db)
+}
+
+// dropEmptyRuns removes runs that hold no trace any more, with every row
+// they still own (a saved overlap, steps).
+func dropEmptyRuns(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT label FROM runs WHERE run_id NOT IN (SELECT run_id FROM traces) ORDER BY label`)
+	if err != nil {
+		return fmt.Errorf("find empty runs: %w", err)
+	}
+	var labels []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			rows.Close()
+			return fmt.Errorf("find empty runs: %w", err)
+		}
+		labels = append(labels, l)
+	}
+	rows.Close()
+	if len(labels) == 0 {
+		return nil
+	}
+	_, err = RemoveRuns(ctx, db, labels)
+	return err
 }
 
 func nullInt(v int) any {

@@ -141,6 +141,9 @@ type TriageParams struct {
 	// Timelines asks for the events around the longest instance of the
 	// first Timelines overlap rows of each stage (triage.md section 4).
 	Timelines int
+	// Framework, when set, is the framework of traces that do not say
+	// theirs, for the catalog statuses (migration 0009); NULL = none.
+	Framework sql.NullString
 }
 
 // TriageData is every query result a triage report shows, as typed rows.
@@ -179,7 +182,19 @@ type TriageTimeline struct {
 }
 
 // Triage runs every query of one triage report.
-func Triage(ctx context.Context, q Querier, p TriageParams) (*TriageData, error) {
+func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err error) {
+	if p.Framework.Valid {
+		conn, done, err := withFramework(ctx, q, p.Framework.String)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if derr := done(); err == nil {
+				err = derr
+			}
+		}()
+		q = conn
+	}
 	d := &TriageData{Params: p}
 	run, err := TriageRun(ctx, q, sql.NullInt64{Int64: p.Run, Valid: true}, sql.NullString{})
 	if err != nil {
@@ -292,4 +307,43 @@ func overlapKnownPaths(ctx context.Context, q Querier, p TriageParams, rows []Ov
 		start = end
 	}
 	return out, nil
+}
+
+// execQuerier is a handle that also executes statements (a *sql.Conn or
+// *sql.Tx: session state set on it stays on it).
+type execQuerier interface {
+	Querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// withFramework returns a handle whose session has the variable
+// tracehouse_framework set (see migration 0009), and the function that
+// resets it and gives a borrowed connection back to the pool.
+func withFramework(ctx context.Context, q Querier, framework string) (execQuerier, func() error, error) {
+	var h execQuerier
+	release := func() error { return nil }
+	switch x := q.(type) {
+	case *sql.DB:
+		conn, err := x.Conn(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("triage: %w", err)
+		}
+		h, release = conn, conn.Close
+	case execQuerier:
+		h = x
+	default:
+		return nil, nil, fmt.Errorf("triage: a framework override needs a connection, got %T", q)
+	}
+	if _, err := h.ExecContext(ctx, `SET VARIABLE tracehouse_framework = ?`, framework); err != nil {
+		release()
+		return nil, nil, fmt.Errorf("triage: set framework: %w", err)
+	}
+	return h, func() error {
+		// never hand a connection back with the override still set
+		_, err := h.ExecContext(context.WithoutCancel(ctx), `RESET VARIABLE tracehouse_framework`)
+		if rerr := release(); err == nil {
+			err = rerr
+		}
+		return err
+	}, nil
 }

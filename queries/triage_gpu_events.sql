@@ -2,8 +2,10 @@
 -- say which stages and ranks have none.
 --
 -- One row per (stage, rank) pair of run $run, where the stages are every
--- per-kernel stage and every file-level stage of the run's traces, and the
--- ranks every rank of its traces: the number of GPU events stored with that
+-- per-kernel stage, and the file-level stage of each trace that stored no
+-- GPU event (a file named DECODE with no kernels must show; a `mixed` file
+-- whose kernels all took per-kernel stages names no stage of its own), and
+-- the ranks every rank of its traces: the number of GPU events stored with that
 -- stage and rank, 0 for a pair with none. Sorted by stage (prefill, decode,
 -- mixed, unknown, others by name), then rank.
 --
@@ -18,7 +20,8 @@ WITH counts AS (
 stages AS (
     SELECT stage FROM counts
     UNION
-    SELECT stage FROM traces WHERE run_id = $run
+    SELECT stage FROM traces
+    WHERE run_id = $run AND kernel_events + memcpy_events + memset_events = 0
 ),
 ranks AS (
     SELECT rank FROM counts

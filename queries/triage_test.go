@@ -16,18 +16,23 @@ func TestTriageGPUEvents(t *testing.T) {
 	f.trace(1, 1, 0, "decode")
 	f.trace(2, 1, 1, "decode")
 	f.trace(3, 1, 1, "unknown") // a file with no GPU events at all
+	// a mixed file whose kernels all took per-kernel stages: "mixed" is no
+	// stage of the run (the TokenSpeed demo's "no GPU events: mixed")
+	f.trace(4, 1, 0, "mixed")
+	f.exec(`UPDATE traces SET kernel_events = 1 WHERE trace_id IN (1, 2, 4)`)
 	f.name(1, "k", "k", "", "other", "other")
 	f.kernels(
 		ktKernel{ID: 1, Trace: 1, Run: 1, Rank: 0, Stage: "decode", Name: 1, Dur: 1},
 		ktKernel{ID: 2, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 1},
 		ktKernel{ID: 3, Trace: 1, Run: 1, Rank: 0, Stage: "prefill", Name: 1, Dur: 1},
 		ktKernel{ID: 4, Trace: 2, Run: 1, Rank: 1, Stage: "decode", Name: 1, Dur: 1},
+		ktKernel{ID: 5, Trace: 4, Run: 1, Rank: 0, Stage: "decode", Name: 1, Dur: 1},
 	)
 	rows, err := TriageGPUEvents(context.Background(), f.db, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[{prefill 0 2} {prefill 1 0} {decode 0 1} {decode 1 1} {unknown 0 0} {unknown 1 0}]"
+	want := "[{prefill 0 2} {prefill 1 0} {decode 0 2} {decode 1 1} {unknown 0 0} {unknown 1 0}]"
 	if got := fmt.Sprint(rows); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -119,7 +119,7 @@ beside them. --format csv --out DIR writes one file per table, named
 	fl.StringVar(&stage, "stage", "all", "stage to show: prefill (extend), decode, mixed, unknown or all")
 	fl.StringVar(&rank, "rank", "0", "rank to show, or all (sums ranks and adds a rank-spread column)")
 	fl.Float64Var(&opts.MinShare, "min-share", 1.0, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
-	fl.StringVar(&opts.Framework, "framework", "auto", "framework to display when the traces do not say: "+strings.Join(triageFrameworks, ", "))
+	fl.StringVar(&opts.Framework, "framework", "auto", "framework of traces that do not say theirs (header and catalog statuses): "+strings.Join(triageFrameworks, ", "))
 	fl.IntVar(&opts.Timeline, "timeline", 0, "ASCII timelines for the first `N` overlap rows of each stage")
 	fl.IntVar(&opts.OverlapRows, "overlap-rows", 10, "at most `N` overlap rows per stage (0 = no cap)")
 	fl.StringVar(&opts.Catalog, "catalog", "", "match fuse patterns against this catalog `FILE` instead of the built-in one")
@@ -326,6 +326,10 @@ func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Catalo
 func triageOne(opts *TriageOptions, w *schema.Warehouse, t triageTarget) (*report.TriageReport, error) {
 	p := queries.TriageParams{Run: t.run.ID, Stage: sql.NullString{String: opts.Stage, Valid: opts.Stage != ""},
 		MinShare: opts.MinShare, OverlapRows: opts.OverlapRows, Timelines: opts.Timeline}
+	if opts.Framework != "" && opts.Framework != "auto" {
+		// for traces that do not say theirs: the catalog statuses follow it
+		p.Framework = sql.NullString{String: opts.Framework, Valid: true}
+	}
 	if t.mapping != nil {
 		p.Mapping = sql.NullInt64{Int64: t.mapping.ID, Valid: true}
 	}

@@ -1,0 +1,71 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// TestFrameworkOverrideDrivesCatalog (issue 9 item 1): when the traces do
+// not say their framework, the one the user names decides which catalog
+// entries are the run's own, exactly as if the traces had said it; unset,
+// the override is gone from the connection pool.
+func TestFrameworkOverrideDrivesCatalog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, ingest.Options{Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	fusions := func(fw sql.NullString) string {
+		d, err := Triage(ctx, w.DB, TriageParams{Run: 1, Rank: rankOf(0), MinShare: 1, Framework: fw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s string
+		for _, f := range d.Fusions {
+			s += fmt.Sprintf("%s %s %s %d\n", f.Stage, f.ID, f.Status, f.RelatedNS)
+		}
+		return s
+	}
+	known := fusions(sql.NullString{})
+	if known == "" {
+		t.Fatal("fixture: no fuse rows on sglang-llama")
+	}
+	if _, err := w.DB.Exec(`UPDATE traces SET framework = 'unknown'`); err != nil {
+		t.Fatal(err)
+	}
+	unknown := fusions(sql.NullString{})
+	if unknown == known {
+		t.Fatal("fixture: statuses do not depend on the framework")
+	}
+	if got := fusions(sql.NullString{String: "sglang", Valid: true}); got != known {
+		t.Errorf("with --framework sglang:\n%s\nwant what the traces' own framework gave:\n%s", got, known)
+	}
+	// A trace that names its framework keeps it whatever the override.
+	if _, err := w.DB.Exec(`UPDATE traces SET framework = 'sglang'`); err != nil {
+		t.Fatal(err)
+	}
+	if got := fusions(sql.NullString{String: "vllm", Valid: true}); got != known {
+		t.Errorf("override beat the traces' framework:\n%s", got)
+	}
+	// Every pooled connection is clean again.
+	for i := 0; i < 4; i++ {
+		var v sql.NullString
+		if err := w.DB.QueryRow(`SELECT getvariable('tracehouse_framework')::VARCHAR`).Scan(&v); err != nil || v.Valid {
+			t.Fatalf("variable left set: %v %v", v, err)
+		}
+	}
+}
