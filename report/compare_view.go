@@ -91,7 +91,22 @@ func (r *CompareReport) Doc(f Format) Doc {
 		name = func(s string) string { return s }
 	}
 	d := Doc{JSON: r}
-	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: fmt.Sprintf("Compare %s -> %s", r.Base.Label, r.Candidate.Label)})
+	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: r.Title()}, r.headLines())
+	for _, st := range r.Stages {
+		d.Blocks = append(d.Blocks, r.stageBlocks(st, name)...)
+	}
+	d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: "Verdict"}, Lines{r.VerdictLine()})
+	return d
+}
+
+// Title is the comparison's heading.
+func (r *CompareReport) Title() string {
+	return fmt.Sprintf("Compare %s -> %s", r.Base.Label, r.Candidate.Label)
+}
+
+// headLines are the header: both runs, the rank, the normalisation and
+// the comparability warnings.
+func (r *CompareReport) headLines() Lines {
 	head := Lines{"base:      " + r.Base.line(), "candidate: " + r.Candidate.line()}
 	if r.Rank != nil {
 		head = append(head, fmt.Sprintf("rank:      %d", *r.Rank))
@@ -106,92 +121,98 @@ func (r *CompareReport) Doc(f Format) Doc {
 			head = append(head, "warning: "+m)
 		}
 	}
-	head = append(head, r.Notes...)
-	d.Blocks = append(d.Blocks, head)
-	for _, st := range r.Stages {
-		title := fmt.Sprintf("%s: %d vs %d steps", vocab.StageName(st.Stage), st.BaseSteps, st.CandSteps)
-		if st.TooFew {
-			title += " (too few steps to test: the practical gate alone decides)"
-		}
-		d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: title})
-		sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric"}, {Name: "Base/step", Right: true},
-			{Name: "Candidate/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}, {Name: "Gate"}}}
-		for _, m := range st.Summary {
-			unit := " µs"
-			delta := fmtSignedUS(m.DeltaNS)
-			if m.Unit == "count" {
-				unit, delta = "", strconv.FormatFloat(m.DeltaNS, 'f', -1, 64)
-			}
-			sum.Rows = append(sum.Rows, []string{m.Metric + unit, fmtStat(m.Base, m.Unit), fmtStat(m.Candidate, m.Unit), delta,
-				fmtDeltaPct(m.DeltaPct), fmtTest(m.Test), m.Verdict})
-		}
-		d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Step summary (median per step, ±: 95% interval)"}, sum)
-		if len(st.Ranks) > 0 {
-			rt := &Table{Name: "ranks", Columns: []Column{{Name: "Rank", Right: true}, {Name: "Base step µs", Right: true},
-				{Name: "Candidate step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}}}
-			for _, rr := range st.Ranks {
-				rt.Rows = append(rt.Rows, []string{strconv.FormatInt(rr.Rank, 10), fmtStat(rr.Metric.Base, "ns"),
-					fmtStat(rr.Metric.Candidate, "ns"), fmtDeltaPct(rr.Metric.DeltaPct), fmtTest(rr.Metric.Test)})
-			}
-			d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Ranks (step time)"}, rt)
-			var l Lines
-			if st.BaseStraggler != nil && st.CandStraggler != nil {
-				l = append(l, fmt.Sprintf("straggler (slowest median step, sets the step time): rank %d in base, rank %d in candidate",
-					*st.BaseStraggler, *st.CandStraggler))
-			}
-			d.Blocks = append(d.Blocks, l)
-		}
-		dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part"}, {Name: "Base µs/step", Right: true},
-			{Name: "Candidate µs/step", Right: true}, {Name: "Delta µs", Right: true}}}
-		for _, p := range st.Decomposition {
-			dt.Rows = append(dt.Rows, []string{p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), fmtUS3(p.DeltaNS)})
-		}
-		dt.Rows = append(dt.Rows, []string{"= step time", "", "", fmtUS3(st.StepDeltaNS)})
-		d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Where the step-time delta went (per-step means; the rows add up exactly to the step-time delta)"}, dt)
+	return append(head, r.Notes...)
+}
 
-		kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket"}, {Name: "Kernel"}, {Name: "Family"},
-			{Name: "Base µs/step", Right: true}, {Name: "Cand µs/step", Right: true}, {Name: "Delta µs", Right: true},
-			{Name: "Delta %", Right: true}, {Name: "p (BH)"}, {Name: "Launches/step", Right: true}, {Name: "µs/launch", Right: true},
-			{Name: "Share %", Right: true}, {Name: "Gate"}}}
-		hidden := 0
-		for i, k := range st.Kernels {
-			if i >= compareTextRows && k.Verdict == "" && k.Bucket == BucketSame {
-				hidden++
-				continue
-			}
-			kn := name(k.Kernel)
-			if k.Bucket == BucketRenamed {
-				kn = name(k.BaseKernel) + " -> " + name(k.Kernel)
-			}
-			launches := fmtLaunches(k.BaseLaunchStep, k.CandLaunchStep)
-			mean := fmtPair(k.BaseMeanNS/1e3, k.CandMeanNS/1e3)
-			sh := fmtPair(k.BaseSharePct, k.CandSharePct)
-			kt.Rows = append(kt.Rows, []string{k.Bucket, kn, k.Family, fmtUSf(k.Base.MedianNS), fmtUSf(k.Candidate.MedianNS),
-				fmtSignedUS(k.DeltaNS), fmtDeltaPct(k.DeltaPct), fmtTest(k.Test), launches, mean, sh, k.Verdict})
-		}
-		d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Kernels (time per step: median per side; launches, µs per launch and share: base -> candidate)"}, kt)
-		if hidden > 0 {
-			d.Blocks = append(d.Blocks, Lines{fmt.Sprintf("%d more unchanged-bucket rows (smaller deltas): --format json or csv lists every kernel", hidden)})
-		}
-		if len(st.Overlap) > 0 {
-			ot := &Table{Name: "overlap", Columns: []Column{{Name: "Kernel"}, {Name: "Base hidden %", Right: true},
-				{Name: "Candidate hidden %", Right: true}, {Name: "Delta (points)", Right: true}}}
-			for _, o := range st.Overlap {
-				ot.Rows = append(ot.Rows, []string{name(o.Kernel), fmtPct(o.BaseHiddenPct), fmtPct(o.CandHiddenPct), fmt.Sprintf("%+.1f", o.DeltaPoints)})
-			}
-			d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Overlap changes (time hidden under other streams moved by more than 10 points)"}, ot)
-		}
-		if len(st.Fusions) > 0 {
-			ft := &Table{Name: "fusions", Columns: []Column{{Name: "Entry"}, {Name: "Base"}, {Name: "Candidate"}, {Name: "Change"}, {Name: "Switch"}}}
-			for _, fu := range st.Fusions {
-				ft.Rows = append(ft.Rows, []string{fu.Pattern + " (" + fu.ID + ")", orDash(strings.Join(fu.BaseStatus, ", ")),
-					orDash(strings.Join(fu.CandStatus, ", ")), fu.Change, orDash(fu.Switch)})
-			}
-			d.Blocks = append(d.Blocks, &Heading{Level: 3, Text: "Fusion changes (catalog entries whose status differs)"}, ft)
-		}
+// stageTitle is a stage section's heading.
+func stageTitle(st CompareStage) string {
+	title := fmt.Sprintf("%s: %d vs %d steps", vocab.StageName(st.Stage), st.BaseSteps, st.CandSteps)
+	if st.TooFew {
+		title += " (too few steps to test: the practical gate alone decides)"
 	}
-	d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: "Verdict"}, Lines{r.VerdictLine()})
-	return d
+	return title
+}
+
+// stageBlocks are one stage's section: its heading (level 2) and tables.
+func (r *CompareReport) stageBlocks(st CompareStage, name func(string) string) []any {
+	var blocks []any
+	blocks = append(blocks, &Heading{Level: 2, Text: stageTitle(st)})
+	sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric"}, {Name: "Base/step", Right: true},
+		{Name: "Candidate/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}, {Name: "Gate"}}}
+	for _, m := range st.Summary {
+		unit := " µs"
+		delta := fmtSignedUS(m.DeltaNS)
+		if m.Unit == "count" {
+			unit, delta = "", strconv.FormatFloat(m.DeltaNS, 'f', -1, 64)
+		}
+		sum.Rows = append(sum.Rows, []string{m.Metric + unit, fmtStat(m.Base, m.Unit), fmtStat(m.Candidate, m.Unit), delta,
+			fmtDeltaPct(m.DeltaPct), fmtTest(m.Test), m.Verdict})
+	}
+	blocks = append(blocks, &Heading{Level: 3, Text: "Step summary (median per step, ±: 95% interval)"}, sum)
+	if len(st.Ranks) > 0 {
+		rt := &Table{Name: "ranks", Columns: []Column{{Name: "Rank", Right: true}, {Name: "Base step µs", Right: true},
+			{Name: "Candidate step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}}}
+		for _, rr := range st.Ranks {
+			rt.Rows = append(rt.Rows, []string{strconv.FormatInt(rr.Rank, 10), fmtStat(rr.Metric.Base, "ns"),
+				fmtStat(rr.Metric.Candidate, "ns"), fmtDeltaPct(rr.Metric.DeltaPct), fmtTest(rr.Metric.Test)})
+		}
+		blocks = append(blocks, &Heading{Level: 3, Text: "Ranks (step time)"}, rt)
+		var l Lines
+		if st.BaseStraggler != nil && st.CandStraggler != nil {
+			l = append(l, fmt.Sprintf("straggler (slowest median step, sets the step time): rank %d in base, rank %d in candidate",
+				*st.BaseStraggler, *st.CandStraggler))
+		}
+		blocks = append(blocks, l)
+	}
+	dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part"}, {Name: "Base µs/step", Right: true},
+		{Name: "Candidate µs/step", Right: true}, {Name: "Delta µs", Right: true}}}
+	for _, p := range st.Decomposition {
+		dt.Rows = append(dt.Rows, []string{p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), fmtUS3(p.DeltaNS)})
+	}
+	dt.Rows = append(dt.Rows, []string{"= step time", "", "", fmtUS3(st.StepDeltaNS)})
+	blocks = append(blocks, &Heading{Level: 3, Text: "Where the step-time delta went (per-step means; the rows add up exactly to the step-time delta)"}, dt)
+
+	kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket"}, {Name: "Kernel"}, {Name: "Family"},
+		{Name: "Base µs/step", Right: true}, {Name: "Cand µs/step", Right: true}, {Name: "Delta µs", Right: true},
+		{Name: "Delta %", Right: true}, {Name: "p (BH)"}, {Name: "Launches/step", Right: true}, {Name: "µs/launch", Right: true},
+		{Name: "Share %", Right: true}, {Name: "Gate"}}}
+	hidden := 0
+	for i, k := range st.Kernels {
+		if i >= compareTextRows && k.Verdict == "" && k.Bucket == BucketSame {
+			hidden++
+			continue
+		}
+		kn := name(k.Kernel)
+		if k.Bucket == BucketRenamed {
+			kn = name(k.BaseKernel) + " -> " + name(k.Kernel)
+		}
+		launches := fmtLaunches(k.BaseLaunchStep, k.CandLaunchStep)
+		mean := fmtPair(k.BaseMeanNS/1e3, k.CandMeanNS/1e3)
+		sh := fmtPair(k.BaseSharePct, k.CandSharePct)
+		kt.Rows = append(kt.Rows, []string{k.Bucket, kn, k.Family, fmtUSf(k.Base.MedianNS), fmtUSf(k.Candidate.MedianNS),
+			fmtSignedUS(k.DeltaNS), fmtDeltaPct(k.DeltaPct), fmtTest(k.Test), launches, mean, sh, k.Verdict})
+	}
+	blocks = append(blocks, &Heading{Level: 3, Text: "Kernels (time per step: median per side; launches, µs per launch and share: base -> candidate)"}, kt)
+	if hidden > 0 {
+		blocks = append(blocks, Lines{fmt.Sprintf("%d more unchanged-bucket rows (smaller deltas): --format json or csv lists every kernel", hidden)})
+	}
+	if len(st.Overlap) > 0 {
+		ot := &Table{Name: "overlap", Columns: []Column{{Name: "Kernel"}, {Name: "Base hidden %", Right: true},
+			{Name: "Candidate hidden %", Right: true}, {Name: "Delta (points)", Right: true}}}
+		for _, o := range st.Overlap {
+			ot.Rows = append(ot.Rows, []string{name(o.Kernel), fmtPct(o.BaseHiddenPct), fmtPct(o.CandHiddenPct), fmt.Sprintf("%+.1f", o.DeltaPoints)})
+		}
+		blocks = append(blocks, &Heading{Level: 3, Text: "Overlap changes (time hidden under other streams moved by more than 10 points)"}, ot)
+	}
+	if len(st.Fusions) > 0 {
+		ft := &Table{Name: "fusions", Columns: []Column{{Name: "Entry"}, {Name: "Base"}, {Name: "Candidate"}, {Name: "Change"}, {Name: "Switch"}}}
+		for _, fu := range st.Fusions {
+			ft.Rows = append(ft.Rows, []string{fu.Pattern + " (" + fu.ID + ")", orDash(strings.Join(fu.BaseStatus, ", ")),
+				orDash(strings.Join(fu.CandStatus, ", ")), fu.Change, orDash(fu.Switch)})
+		}
+		blocks = append(blocks, &Heading{Level: 3, Text: "Fusion changes (catalog entries whose status differs)"}, ft)
+	}
+	return blocks
 }
 
 // VerdictLine is the one line a CI log shows.

@@ -12,7 +12,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Format is an output format.
@@ -53,8 +55,25 @@ type Heading struct {
 // Lines are plain text lines; text output wraps them at the Doc's Width.
 type Lines []string
 
-// Pre are preformatted lines (drawings): never wrapped.
+// Pre are preformatted lines (drawings): never wrapped in text; fenced in
+// markdown.
 type Pre []string
+
+// TOC is a table of contents: nested entries linking to headings of the
+// same document. Markdown links each entry to its heading's anchor (the
+// slug GitHub gives it); text indents the entries.
+type TOC struct {
+	Entries []TOCEntry
+}
+
+// TOCEntry is one line of a table of contents.
+type TOCEntry struct {
+	Depth int // 0 = top level
+	Text  string
+	// Target is the heading the entry links to; it must be a block of the
+	// same Doc.
+	Target *Heading
+}
 
 // Column is a table column; Right aligns numbers right in markdown.
 type Column struct {
@@ -91,7 +110,7 @@ type Table struct {
 
 // Doc is a whole report.
 type Doc struct {
-	Blocks []any // *Heading, Lines, *Table
+	Blocks []any // *Heading, Lines, Pre, *Table, *TOC
 	// JSON is the value the json format encodes; nil encodes the tables.
 	JSON any
 	// Width, when > 0, is the terminal width text output fits (tables
@@ -229,6 +248,10 @@ func renderText(w io.Writer, d Doc) error {
 			for _, l := range b {
 				ew.printf("%s\n", l)
 			}
+		case *TOC:
+			for _, e := range b.Entries {
+				ew.printf("%s%s\n", strings.Repeat("  ", e.Depth), e.Text)
+			}
 		case *Table:
 			if len(b.Rows) == 0 && b.Empty != "" {
 				ew.printf("%s\n", b.Empty)
@@ -289,21 +312,36 @@ func cleanCells(r []string) []string {
 
 func renderMarkdown(w io.Writer, d Doc) error {
 	ew := &errWriter{w: w}
+	anchors := headingAnchors(d.Blocks)
 	for i, b := range d.Blocks {
 		if i > 0 {
 			ew.printf("\n")
 		}
 		switch b := b.(type) {
 		case *Heading:
-			ew.printf("%s %s\n", strings.Repeat("#", max(1, b.Level)), b.Text)
+			ew.printf("%s %s\n", strings.Repeat("#", min(6, max(1, b.Level))), escapeMarkdownText(oneLineText(b.Text)))
+		case *TOC:
+			for _, e := range b.Entries {
+				ew.printf("%s- [%s](#%s)\n", strings.Repeat("  ", e.Depth), escapeMarkdownText(oneLineText(e.Text)), anchors[e.Target])
+			}
 		case Lines:
 			for _, l := range b {
 				ew.printf("%s  \n", escapeMarkdownText(l))
 			}
 		case Pre:
+			// A fence longer than any run of backticks inside cannot be
+			// closed by the content.
+			fence := "```"
 			for _, l := range b {
-				ew.printf("%s  \n", escapeMarkdownText(l))
+				for strings.Contains(l, fence) {
+					fence += "`"
+				}
 			}
+			ew.printf("%s\n", fence)
+			for _, l := range b {
+				ew.printf("%s\n", oneLineText(l))
+			}
+			ew.printf("%s\n", fence)
 		case *Table:
 			if len(b.Rows) == 0 && b.Empty != "" {
 				ew.printf("_%s_\n", escapeMarkdownText(b.Empty))
@@ -333,16 +371,65 @@ func renderMarkdown(w io.Writer, d Doc) error {
 	return ew.err
 }
 
-// escapeCell keeps a value inside its markdown table cell.
+// escapeCell keeps a value inside its markdown table cell: a pipe would
+// end the cell, a line break the row.
 func escapeCell(s string) string {
-	s = strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ").Replace(s)
-	return escapeMarkdownText(s)
+	return strings.ReplaceAll(escapeMarkdownText(oneLineText(s)), "|", `\|`)
 }
 
-// escapeMarkdownText stops kernel names' template brackets from turning into
-// HTML tags.
+// oneLineText keeps a value on one line.
+func oneLineText(s string) string {
+	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+}
+
+// markdownEscaper backslash-escapes the characters that would turn text
+// from trace files into markup: < (kernel names' template brackets would
+// become HTML tags, and a name like <img ...> an element), [ and ] (links
+// and images, which a viewer would load), & (entities), * and ` (emphasis,
+// code spans), and the backslash itself so that a name's own backslashes
+// escape nothing. One pass: no character is escaped twice.
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "<", `\<`, "[", `\[`, "]", `\]`, "&", `\&`, "*", `\*`, "`", "\\`")
+
+// escapeMarkdownText makes s render as the text it is.
 func escapeMarkdownText(s string) string {
-	return strings.ReplaceAll(s, "<", "\\<")
+	return markdownEscaper.Replace(s)
+}
+
+// headingAnchors gives each heading of blocks the anchor GitHub gives it:
+// its slug, with -1, -2, ... appended to repeats in document order.
+func headingAnchors(blocks []any) map[*Heading]string {
+	out := map[*Heading]string{}
+	seen := map[string]bool{}
+	for _, b := range blocks {
+		h, ok := b.(*Heading)
+		if !ok {
+			continue
+		}
+		base := Slug(h.Text)
+		slug := base
+		for i := 1; seen[slug]; i++ {
+			slug = base + "-" + strconv.Itoa(i)
+		}
+		seen[slug] = true
+		out[h] = slug
+	}
+	return out
+}
+
+// Slug is GitHub's anchor for a heading's text: lower case, letters,
+// digits, '_' and '-' kept, spaces turned into '-', everything else
+// dropped.
+func Slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || r == '_' || r == '-':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }
 
 type errWriter struct {

@@ -34,15 +34,16 @@ type TriageReport struct {
 	Model             string         `json:"model"`
 	Parallel          TriageParallel `json:"parallel"`
 	// Rank is the rank shown (null: every rank, summed).
-	Rank        *int64              `json:"rank"`
-	MinSharePct float64             `json:"min_share_pct"`
-	Traces      []TriageTrace       `json:"traces"`
-	GPUEvents   []TriageGPUEvents   `json:"gpu_events"`
-	Coverage    TriageCoverage      `json:"coverage"`
-	Stages      []TriageStage       `json:"stages"`
-	Notes       []string            `json:"notes"`
-	frameworkID string              // sglang | vllm | ... as stored
-	timelines   map[string][]string // per stage, ASCII
+	Rank        *int64                `json:"rank"`
+	MinSharePct float64               `json:"min_share_pct"`
+	Traces      []TriageTrace         `json:"traces"`
+	GPUEvents   []TriageGPUEvents     `json:"gpu_events"`
+	Coverage    TriageCoverage        `json:"coverage"`
+	Stages      []TriageStage         `json:"stages"`
+	Notes       []string              `json:"notes"`
+	frameworkID string                // sglang | vllm | ... as stored
+	windows     map[string][]Timeline // per stage, the timelines asked for
+	timelines   map[string][]string   // per stage, ASCII
 }
 
 // TriageParallel is the run's parallel layout; null when not recorded.
@@ -433,7 +434,8 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 		}
 	}
 	r.Stages = kept
-	r.timelines = drawTimelines(d)
+	r.windows = timelineWindows(d)
+	r.timelines = drawTimelines(r.windows)
 	return r
 }
 

@@ -11,23 +11,34 @@ import (
 
 // The text and markdown view of a triage report.
 
-// drawTimelines renders the ASCII window of each timeline d asked for,
-// grouped by the stage of its overlap row.
-func drawTimelines(d *queries.TriageData) map[string][]string {
-	lines := map[string][]string{}
+// timelineWindows are the windows d asked for, as Timelines grouped by the
+// stage of their overlap row, in overlap-row order.
+func timelineWindows(d *queries.TriageData) map[string][]Timeline {
+	out := map[string][]Timeline{}
 	for _, tl := range d.Timelines {
 		o := d.Overlap[tl.Overlap]
-		if len(lines[o.Stage]) > 0 {
-			lines[o.Stage] = append(lines[o.Stage], "")
-		}
 		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s", o.Priority, o.Kernel, fmtDur(float64(o.Longest.DurNS))), FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
 		for _, e := range tl.Events {
 			t.Events = append(t.Events, TimelineEvent{KernelID: e.KernelID, Name: e.Name, Category: e.Category,
 				Stream: e.Stream.Int64, HasStream: e.Stream.Valid, TSNS: e.TSNS, DurNS: e.DurNS})
 		}
-		var b strings.Builder
-		_ = RenderTimeline(&b, t, DefaultTimelineWidth) // a strings.Builder does not fail
-		lines[o.Stage] = append(lines[o.Stage], strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
+		out[o.Stage] = append(out[o.Stage], t)
+	}
+	return out
+}
+
+// drawTimelines renders each window as ASCII, per stage.
+func drawTimelines(windows map[string][]Timeline) map[string][]string {
+	lines := map[string][]string{}
+	for stage, ts := range windows {
+		for i, t := range ts {
+			if i > 0 {
+				lines[stage] = append(lines[stage], "")
+			}
+			var b strings.Builder
+			_ = RenderTimeline(&b, t, DefaultTimelineWidth) // a strings.Builder does not fail
+			lines[stage] = append(lines[stage], strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
+		}
 	}
 	return lines
 }
@@ -82,10 +93,7 @@ func (r *TriageReport) Doc(f Format) Doc {
 		}
 		sub("Overlap opportunities", overlapTable(st, name))
 		if tl := r.timelines[st.Stage]; len(tl) > 0 {
-			if f == Markdown {
-				// keep the drawing's columns: a fenced block
-				tl = append(append([]string{"```"}, tl...), "```")
-			}
+			// keep the drawing's columns: a fenced block in markdown
 			sub("Timelines", Pre(tl))
 		}
 		sub("Fuse patterns", fusionTable(st, name, f == Markdown))

@@ -13,6 +13,7 @@ import (
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -156,17 +157,49 @@ func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
 }
 
 func compareRun(opts *CompareOptions) error {
-	ctx := opts.Ctx
 	cat := catalog.Default()
 	write := opts.StepsBy != "" || target.IsPath(opts.Base) || target.IsPath(opts.Candidate)
 	notice := func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg) }
-	w, err := target.Open(ctx, opts.Warehouse, write, cat, notice)
+	w, err := target.Open(opts.Ctx, opts.Warehouse, write, cat, notice)
 	if err != nil {
 		return err
 	}
-	defer func() { w.Close() }()
+	defer func() {
+		if w != nil { // nil when reopening it for writing failed
+			w.Close()
+		}
+	}()
 
-	var ingestErr error
+	rep, ingestErr, err := compareBuild(opts, &w, cat)
+	if err != nil {
+		return err
+	}
+	if opts.Format == report.CSV {
+		written, err := report.RenderCSVDir(opts.Out, report.Doc{Blocks: tablesOf(rep.CSVTables())})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
+		fmt.Fprintln(opts.IO.ErrOut, rep.VerdictLine())
+	} else if err := opts.render(opts.Format, rep.Doc(opts.Format)); err != nil {
+		return err
+	}
+	if ingestErr != nil {
+		return ingestErr
+	}
+	if opts.FailOnRegress && rep.Regression() {
+		return &silentError{exitRegression}
+	}
+	return nil
+}
+
+// compareBuild resolves BASE and CANDIDATE (ingesting paths), finds their
+// steps again when they were found another way than asked (reopening *w
+// for writing) and builds the comparison (report reuses it). ingestErr is
+// set when a file failed to ingest (reported already).
+func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Catalog) (rep *report.CompareReport, ingestErr, err error) {
+	ctx := opts.Ctx
+	w := *wp
 	one := func(arg string) (target.Run, error) {
 		iopt, done := withProgress(opts.IO, ingest.Options{})
 		r, err := target.Select(ctx, w, arg, iopt, cat)
@@ -193,11 +226,11 @@ func compareRun(opts *CompareOptions) error {
 	}
 	base, err := one(opts.Base)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cand, err := one(opts.Candidate)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if base.ID == cand.ID {
 		fmt.Fprintf(opts.IO.ErrOut, "note: BASE and CANDIDATE are the same run (%s)\n", base.Label)
@@ -207,7 +240,7 @@ func compareRun(opts *CompareOptions) error {
 	for _, r := range []target.Run{base, cand} {
 		ok, err := ingest.StepsCurrent(ctx, w.DB, r.ID, opts.StepsBy)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if ok {
 			continue
@@ -215,11 +248,13 @@ func compareRun(opts *CompareOptions) error {
 		if w.ReadOnly {
 			w.Close()
 			if w, err = opts.Warehouse(ctx, true); err != nil {
-				return err
+				*wp = nil
+				return nil, nil, err
 			}
+			*wp = w
 		}
 		if err := ingest.RecomputeSteps(ctx, w.DB, r.ID, opts.StepsBy); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 
@@ -243,34 +278,18 @@ func compareRun(opts *CompareOptions) error {
 	}
 	bs, err := side(base)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cs, err := side(cand)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	rep := report.NewCompare(bs, cs, ropt)
+	rep = report.NewCompare(bs, cs, ropt)
 	rep.Notes = append(rep.Notes, notes...)
 	if opts.Strict && len(rep.Mismatches) > 0 {
-		return usagef("--strict: the runs are not comparable: %s", strings.Join(rep.Mismatches, "; "))
+		return nil, nil, usagef("--strict: the runs are not comparable: %s", strings.Join(rep.Mismatches, "; "))
 	}
-	if opts.Format == report.CSV {
-		written, err := report.RenderCSVDir(opts.Out, report.Doc{Blocks: tablesOf(rep.CSVTables())})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
-		fmt.Fprintln(opts.IO.ErrOut, rep.VerdictLine())
-	} else if err := opts.render(opts.Format, rep.Doc(opts.Format)); err != nil {
-		return err
-	}
-	if ingestErr != nil {
-		return ingestErr
-	}
-	if opts.FailOnRegress && rep.Regression() {
-		return &silentError{exitRegression}
-	}
-	return nil
+	return rep, ingestErr, nil
 }
 
 func tablesOf(ts []*report.Table) []any {

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/target"
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// ReportOptions are the parsed flags of `tracehouse report`.
+type ReportOptions struct {
+	common
+	// Targets are run selectors or PATHs; none = every run (or those
+	// carrying Tags).
+	Targets []string
+	// Markdown and HTML are the files to write ("-" = standard output).
+	Markdown, HTML string
+	Title          string
+	// Tags are key=value pairs a run must all carry (no Targets).
+	Tags []string
+	// Compare is BASE, CANDIDATE for the comparison section; empty = none.
+	Compare []string
+	// History are the --history series; not available yet (issue 7).
+	History     []string
+	Stage       string // "" = every stage
+	Rank        int64
+	RankAll     bool
+	RankSet     bool
+	MinShare    float64
+	Timelines   int
+	OverlapRows int
+}
+
+func newCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
+	opts := &ReportOptions{}
+	var stage, rank string
+	cmd := &cobra.Command{
+		Use:   "report (--markdown FILE | --html FILE) [RUN | PATH ...]",
+		Short: "One document for many runs: markdown for a pull request, HTML with charts for a bug report",
+		Long: `Write the triage report of several runs into one document, grouped by model,
+then framework (SGLang, vLLM, TensorRT-LLM, TokenSpeed), with a table of
+contents: per run the triage header and, per stage, the kernel, overlap and
+fuse-pattern tables (spec: triage.md section 7).
+
+--markdown FILE writes GitHub-flavoured markdown (pipe tables; names are
+escaped so that they show as text). --html FILE writes one self-contained
+page that needs no network: the same content plus charts drawn as SVG
+(family shares per stage as stacked bars, the top kernels as bars, a
+timeline around the longest instance of the first --timelines overlap rows),
+sortable tables and long kernel names shortened with the full name on hover.
+Both can be written at once; FILE - writes to standard output.
+
+With no RUN, every run of the warehouse is reported (only those carrying
+every --tag KEY=VALUE when given). A RUN is a label, @latest, @latest~N,
+tag:KEY=VALUE or a PATH (ingested first, as triage does).
+
+--compare BASE,CANDIDATE adds the comparison of 'tracehouse compare' with the
+default gates: in HTML, per-family delta bars (where the step-time delta
+went) and the largest kernel deltas, faded where not significant (~).
+
+--history is reserved for the history section (line charts with the change
+points marked); it is refused until 'tracehouse history' lands.
+
+Progress goes to standard error, one line per run.`,
+		Example: `  tracehouse ingest testdata/demo
+  tracehouse report --markdown report.md --html report.html
+  tracehouse report --html demo.html sglang-llama vllm-qwen-moe --stage decode
+  tracehouse report --html cmp.html --compare sglang-llama,sglang-formal sglang-llama sglang-formal
+  tracehouse report --markdown - --tag branch=main | less`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.common = f.common(cmd)
+			opts.Targets = args
+			if cmd.Flags().Changed("format") {
+				return usagef("report writes --markdown FILE and/or --html FILE; --format does not apply")
+			}
+			if err := opts.parse(cmd, stage, rank); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return reportRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Markdown, "markdown", "", "write the markdown document to `FILE` (- for standard output)")
+	fl.StringVar(&opts.HTML, "html", "", "write the self-contained HTML page to `FILE` (- for standard output)")
+	fl.StringVar(&opts.Title, "title", "tracehouse report", "the document's `TITLE`")
+	fl.StringArrayVar(&opts.Tags, "tag", nil, "with no RUN: only runs carrying `KEY=VALUE` (repeatable: all must match)")
+	fl.StringSliceVar(&opts.Compare, "compare", nil, "add the comparison of `BASE,CANDIDATE` (run selectors or PATHs)")
+	fl.StringArrayVar(&opts.History, "history", nil, "add a history chart (not available yet: needs 'tracehouse history')")
+	fl.StringVar(&stage, "stage", "all", "stage to show: prefill (extend), decode, mixed, unknown or all")
+	fl.StringVar(&rank, "rank", "0", "rank to show, or all (sums ranks and adds a rank-spread column)")
+	fl.Float64Var(&opts.MinShare, "min-share", 1.0, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
+	fl.IntVar(&opts.Timelines, "timelines", 3, "timelines around the longest instance of the first `N` overlap rows of each stage")
+	fl.IntVar(&opts.OverlapRows, "overlap-rows", 10, "at most `N` overlap rows per stage (0 = no cap)")
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// parse checks the flags together; every mistake is a usage error (exit 2).
+func (o *ReportOptions) parse(cmd *cobra.Command, stage, rank string) error {
+	if o.Markdown == "" && o.HTML == "" {
+		return usagef("say what to write: --markdown FILE and/or --html FILE")
+	}
+	if o.Markdown == "-" && o.HTML == "-" {
+		return usagef("--markdown - and --html - would both write to standard output: give one a FILE")
+	}
+	if o.Markdown != "" && o.Markdown == o.HTML {
+		return usagef("--markdown and --html name the same file %s", o.Markdown)
+	}
+	if len(o.Tags) > 0 && len(o.Targets) > 0 {
+		return usagef("--tag selects among every run: give it without RUN arguments (or name runs as tag:KEY=VALUE)")
+	}
+	for _, t := range o.Tags {
+		if k, _, ok := strings.Cut(t, "="); !ok || k == "" {
+			return usagef("--tag %q: want KEY=VALUE", t)
+		}
+	}
+	if cmd.Flags().Changed("compare") {
+		if len(o.Compare) != 2 || o.Compare[0] == "" || o.Compare[1] == "" {
+			return usagef("--compare %q: want BASE,CANDIDATE", strings.Join(o.Compare, ","))
+		}
+	}
+	if len(o.History) > 0 {
+		// The extension point: once `tracehouse history` lands, its
+		// series become report.Document.History (report.LineChart), which
+		// both formats already draw.
+		return usagef("--history: not available yet: the history section needs 'tracehouse history' (issue 7)")
+	}
+	if s := strings.ToLower(stage); s != "all" {
+		var ok bool
+		if o.Stage, ok = vocab.ParseStage(s); !ok {
+			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
+		}
+	}
+	o.RankSet = cmd.Flags().Changed("rank")
+	if strings.EqualFold(rank, "all") {
+		o.RankAll = true
+	} else {
+		n, err := strconv.ParseInt(rank, 10, 32)
+		if err != nil || n < 0 {
+			return usagef("--rank %q: want a rank number (0, 1, ...) or all", rank)
+		}
+		o.Rank = n
+	}
+	if o.MinShare < 0 || o.MinShare > 100 {
+		return usagef("--min-share %v: want a percentage from 0 to 100", o.MinShare)
+	}
+	if o.Timelines < 0 {
+		return usagef("--timelines %d: want 0 or more", o.Timelines)
+	}
+	if o.OverlapRows < 0 {
+		return usagef("--overlap-rows %d: want 0 or more", o.OverlapRows)
+	}
+	return nil
+}
+
+func reportRun(opts *ReportOptions) error {
+	doc, ingestErr, err := reportBuild(opts)
+	if err != nil {
+		return err
+	}
+	if opts.Markdown != "" {
+		if err := writeReport(opts, opts.Markdown, func(w io.Writer) error {
+			return report.Render(w, report.Markdown, doc.Markdown())
+		}); err != nil {
+			return err
+		}
+	}
+	if opts.HTML != "" {
+		if err := writeReport(opts, opts.HTML, func(w io.Writer) error {
+			return report.RenderHTML(w, doc, report.HTMLOptions{})
+		}); err != nil {
+			return err
+		}
+	}
+	return ingestErr
+}
+
+// reportBuild resolves the runs, builds each one's triage report (and the
+// comparison) and groups them into a document.
+func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err error) {
+	ctx := opts.Ctx
+	cat := catalog.Default()
+	write := false
+	for _, t := range append(slices.Clone(opts.Targets), opts.Compare...) {
+		write = write || target.IsPath(t)
+	}
+	w, err := target.Open(ctx, opts.Warehouse, write, cat, func(msg string) {
+		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if w != nil { // nil when compare's reopening for writing failed
+			w.Close()
+		}
+	}()
+
+	runs, ingestErr, err := reportRuns(opts, w, cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	topts := &TriageOptions{common: opts.common, Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll,
+		RankSet: opts.RankSet, MinShare: opts.MinShare, Framework: "auto", Timeline: opts.Timelines, OverlapRows: opts.OverlapRows}
+	var reps []*report.TriageReport
+	for i, r := range runs {
+		fmt.Fprintf(opts.IO.ErrOut, "report: [%d/%d] %s\n", i+1, len(runs), r.Label)
+		rep, err := triageOne(topts, w, triageTarget{run: r})
+		if err != nil {
+			return nil, nil, fmt.Errorf("run %s: %w", r.Label, err)
+		}
+		reps = append(reps, rep)
+	}
+	doc = report.NewDocument(opts.Title, reps)
+	if len(opts.Compare) == 2 {
+		fmt.Fprintf(opts.IO.ErrOut, "report: compare %s -> %s\n", opts.Compare[0], opts.Compare[1])
+		gates := defaultCompareGates()
+		copts := &CompareOptions{common: opts.common, Base: opts.Compare[0], Candidate: opts.Compare[1],
+			Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll, RankSet: opts.RankSet,
+			Threshold: gates.Threshold, KernelThreshold: gates.KernelThreshold, MinDeltaUS: gates.MinDeltaUS, Alpha: gates.Alpha}
+		cmp, cErr, err := compareBuild(copts, &w, cat)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--compare: %w", err)
+		}
+		if cErr != nil {
+			ingestErr = cErr
+		}
+		doc.Compare = cmp
+	}
+	return doc, ingestErr, nil
+}
+
+// reportRuns resolves the arguments (or --tag, or every run) to runs, in
+// argument order without repeats.
+func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) (runs []target.Run, ingestErr, err error) {
+	ctx := opts.Ctx
+	if len(opts.Targets) == 0 {
+		var key, value sql.NullString
+		if len(opts.Tags) > 0 {
+			k, v, _ := strings.Cut(opts.Tags[0], "=")
+			key, value = sql.NullString{String: k, Valid: true}, sql.NullString{String: v, Valid: true}
+		}
+		rows, err := queries.RunSelect(ctx, w.DB, key, value)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range rows {
+			if hasTags(r.Tags, opts.Tags) {
+				runs = append(runs, target.Run{ID: r.RunID, Label: r.Label})
+			}
+		}
+		if len(runs) == 0 {
+			if len(opts.Tags) > 0 {
+				return nil, nil, fmt.Errorf("no run of %s carries %s", w.Path, strings.Join(opts.Tags, " and "))
+			}
+			return nil, nil, &target.EmptyError{Warehouse: w.Path}
+		}
+		return runs, nil, nil
+	}
+	seen := map[int64]bool{}
+	for _, arg := range opts.Targets {
+		iopt, done := withProgress(opts.IO, ingest.Options{})
+		res, err := target.Select(ctx, w, arg, iopt, cat)
+		done()
+		if err != nil {
+			return nil, nil, err
+		}
+		if res.Ingest != nil {
+			if err := summarize(opts.IO, res.Ingest); err != nil {
+				ingestErr = err
+			}
+			if len(res.Runs) == 0 {
+				fmt.Fprintf(opts.IO.ErrOut, "error: %s: no trace of it could be stored\n", arg)
+				ingestErr = &silentError{exitError}
+			}
+		}
+		for _, r := range res.Runs {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				runs = append(runs, r)
+			}
+		}
+	}
+	if len(runs) == 0 {
+		return nil, nil, ingestErr
+	}
+	return runs, ingestErr, nil
+}
+
+// hasTags says whether a run's tags (key=value) include every wanted one.
+func hasTags(have, want []string) bool {
+	for _, t := range want {
+		if !slices.Contains(have, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeReport renders into name ("-": standard output). A file is written
+// beside its final name and renamed into place, so that a failed report
+// leaves no half-written file.
+func writeReport(opts *ReportOptions, name string, render func(io.Writer) error) error {
+	if name == "-" {
+		return render(opts.IO.Out)
+	}
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(buf.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "wrote %s (%.1f KiB)\n", name, float64(buf.Len())/1024)
+	return nil
+}

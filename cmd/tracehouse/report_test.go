@@ -1,0 +1,497 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// Hostile names: a kernel, a run label and a model that would be markup.
+const (
+	xssKernel  = `<img src=x onerror=alert(1)>`
+	xssLabel   = `"><script>`
+	xssModel   = `evil/<svg onload=alert(3)>`
+	pipeKernel = `pipe|kernel\|x`
+)
+
+// TestReportEndToEnd ingests the demo and one hostile run once into a
+// warehouse the subtests share read-only.
+func TestReportEndToEnd(t *testing.T) {
+	root := t.TempDir()
+	if _, err := synth.Generate(synth.Options{Dir: root, Run: xssLabel, Framework: synth.SGLang, Stage: synth.StageDecode,
+		Model: xssModel, Steps: 6, Seed: 11, Edits: []synth.Edit{
+			{Match: attentionMatch, Into: []string{xssKernel}},
+			{Match: "act_and_mul", Into: []string{pipeKernel}},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "report.duckdb")
+	if code, _, stderr := runCmd(t, "--db", db, "ingest", demoDir); code != 0 {
+		t.Fatalf("ingest the demo: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--tag", "evil=yes", "--tag", "kind=xss", root); code != 0 {
+		t.Fatalf("ingest the hostile run: exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"Flags", testReportFlags},
+		{"Hostile", testReportHostile},
+		{"Whole", testReportWhole},
+		{"DocsScreenshot", testReportDocsScreenshot},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
+	}
+}
+
+func runReport(db string, args ...string) (int, string, string) {
+	io, out, errOut := testIO("")
+	code := run(append([]string{"--db", db, "report"}, args...), io, func(string) string { return "" })
+	return code, out.String(), errOut.String()
+}
+
+// testReportFlags: mistakes are usage errors (exit 2) caught before the
+// warehouse is opened; --history is refused until history lands.
+func testReportFlags(t *testing.T, _ string) {
+	missing := filepath.Join(t.TempDir(), "none.duckdb")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--markdown FILE and/or --html FILE"},
+		{[]string{"--markdown", "-", "--html", "-"}, "both write to standard output"},
+		{[]string{"--markdown", "a", "--html", "a"}, "same file"},
+		{[]string{"--html", "a", "--tag", "k=v", "run"}, "without RUN"},
+		{[]string{"--html", "a", "--tag", "novalue"}, "want KEY=VALUE"},
+		{[]string{"--html", "a", "--compare", "one"}, "want BASE,CANDIDATE"},
+		{[]string{"--html", "a", "--compare", "a,b,c"}, "want BASE,CANDIDATE"},
+		{[]string{"--html", "a", "--history", "metric=step_time"}, "not available yet"},
+		{[]string{"--html", "a", "--stage", "warmup"}, "--stage"},
+		{[]string{"--html", "a", "--rank", "-1"}, "--rank"},
+		{[]string{"--html", "a", "--min-share", "101"}, "--min-share"},
+		{[]string{"--html", "a", "--timelines", "-1"}, "--timelines"},
+		{[]string{"--html", "a", "--format", "json"}, "--format does not apply"},
+	} {
+		code, _, stderr := runReport(missing, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, stderr, exitUsage, c.want)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("a usage error created the warehouse")
+	}
+}
+
+// testReportHostile: the hostile run, chosen by its tags, written by the
+// command: its kernel, label and model show up as text in both formats.
+func testReportHostile(t *testing.T, db string) {
+	dir := t.TempDir()
+	md, page := filepath.Join(dir, "x.md"), filepath.Join(dir, "x.html")
+	code, _, stderr := runReport(db, "--markdown", md, "--html", page, "--tag", "evil=yes", "--tag", "kind=xss", "--min-share", "0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "report: [1/1] "+xssLabel+"\n") || !strings.Contains(stderr, "wrote "+page) {
+		t.Errorf("stderr lacks progress or the written files:\n%s", stderr)
+	}
+	h, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHostileHTML(t, string(h))
+
+	m, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tables := checkMarkdown(t, m); tables < 3 {
+		t.Errorf("%d markdown tables, want at least the kernel, overlap and fusion tables", tables)
+	}
+	var rendered bytes.Buffer
+	if err := goldmark.New(goldmark.WithExtensions(extension.GFM)).Convert(m, &rendered); err != nil {
+		t.Fatal(err)
+	}
+	out := rendered.String()
+	for _, bad := range []string{"<img", "<svg", "<script"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("rendered markdown holds %q", bad)
+		}
+	}
+	for _, want := range []string{"&lt;img src=x onerror=alert(1)&gt;", "&quot;&gt;&lt;script&gt;", "evil/&lt;svg onload=alert(3)&gt;", `pipe|kernel\|x`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rendered markdown lacks the text %q", want)
+		}
+	}
+	// Only the hostile run was selected.
+	if strings.Count(string(m), "\n#### Run ") != 1 {
+		t.Errorf("--tag selected other runs too")
+	}
+
+	// - writes to stdout; a run named as tag:KEY=VALUE.
+	code, stdout, stderr := runReport(db, "--markdown", "-", "tag:kind=xss", "--stage", "decode")
+	if code != 0 || !strings.HasPrefix(stdout, "# tracehouse report\n") || !strings.Contains(stdout, "#### Run \">\\<script>\n") {
+		t.Errorf("--markdown -: exit %d, stderr %s\n%s", code, stderr, stdout)
+	}
+}
+
+func checkHostileHTML(t *testing.T, page string) {
+	t.Helper()
+	for _, bad := range []string{"<img", "<svg onload", xssLabel} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page holds %q unescaped", bad)
+		}
+	}
+	if n := strings.Count(page, "<script"); n != 1 {
+		t.Errorf("%d <script elements, want 1", n)
+	}
+	for _, want := range []string{"&lt;img src=x onerror=alert(1)&gt;", "&#34;&gt;&lt;script&gt;", "evil/&lt;svg onload=alert(3)&gt;"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks the escaped text %q", want)
+		}
+	}
+}
+
+// checkMarkdown parses md (CommonMark, GFM tables) and fails on a table
+// row whose cell count differs from its header's, on raw HTML or an
+// image, and on a link that is not to the document's own headings; it
+// returns the number of tables.
+func checkMarkdown(t *testing.T, md []byte) int {
+	t.Helper()
+	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(md))
+	tables := 0
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *east.Table:
+			tables++
+			want := n.FirstChild().ChildCount()
+			for row := n.FirstChild(); row != nil; row = row.NextSibling() {
+				if row.ChildCount() != want {
+					t.Errorf("table %d: a row of %d cells under a header of %d", tables, row.ChildCount(), want)
+				}
+			}
+			if len(n.Alignments) != want {
+				t.Errorf("table %d: %d alignments for %d columns", tables, len(n.Alignments), want)
+			}
+		case *ast.Link:
+			if !strings.HasPrefix(string(n.Destination), "#") {
+				t.Errorf("link to %q", n.Destination)
+			}
+		case *ast.RawHTML, *ast.HTMLBlock, *ast.Image, *ast.AutoLink:
+			t.Errorf("markdown holds a %s", n.Kind())
+		}
+		return ast.WalkContinue, nil
+	})
+	return tables
+}
+
+// reportOpts are the options of `report` over every run with a
+// comparison, as the command would parse them.
+func reportOpts(db string, targets ...string) *ReportOptions {
+	io, _, _ := testIO("")
+	f := &Factory{IO: io, Getenv: func(string) string { return "" }, db: db}
+	return &ReportOptions{common: common{IO: io, Warehouse: f.warehouse(), Ctx: context.Background()},
+		Targets: targets, Title: "tracehouse report", Compare: []string{"sglang-llama", "sglang-formal"},
+		MinShare: 1, Timelines: 3, OverlapRows: 10}
+}
+
+func renderBoth(t *testing.T, d *report.Document) (md, page []byte) {
+	t.Helper()
+	var m, h bytes.Buffer
+	if err := report.Render(&m, report.Markdown, d.Markdown()); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.RenderHTML(&h, d, report.HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return m.Bytes(), h.Bytes()
+}
+
+// testReportWhole: every run plus a comparison: byte-identical twice, valid
+// markdown tables, and in headless Chromium the charts the model asks for,
+// no script error and no request leaving the page.
+func testReportWhole(t *testing.T, db string) {
+	d1, ierr, err := reportBuild(reportOpts(db))
+	if err != nil || ierr != nil {
+		t.Fatal(err, ierr)
+	}
+	md, page := renderBoth(t, d1)
+	d2, _, err := reportBuild(reportOpts(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md2, page2 := renderBoth(t, d2)
+	if !bytes.Equal(md, md2) || !bytes.Equal(page, page2) {
+		t.Errorf("two reports of the same warehouse differ")
+	}
+	if d1.Runs() != len(demoLabels)+1 || d1.Compare == nil {
+		t.Fatalf("%d runs (compare %v), want the demo's %d and the hostile one with a comparison", d1.Runs(), d1.Compare != nil, len(demoLabels))
+	}
+	if tables := checkMarkdown(t, md); tables < 3*len(demoLabels) {
+		t.Errorf("only %d markdown tables", tables)
+	}
+	checkHostileHTML(t, string(page))
+	t.Logf("markdown %d KiB, HTML %d KiB", len(md)/1024, len(page)/1024)
+
+	chromium := findChromium(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "report.png")
+	b := runChromium(t, chromium, file, shot, "1280,1600")
+	checkScreenshot(t, shot)
+
+	dom := b.dom
+	root := regexp.MustCompile(`<html[^>]*>`).FindString(dom)
+	if !strings.Contains(root, `data-ready="1"`) {
+		t.Errorf("the page's script did not finish: %s", root)
+	}
+	if strings.Contains(root, "data-script-errors") {
+		t.Errorf("the page recorded a script error: %s", root)
+	}
+	for _, l := range b.console {
+		t.Errorf("console: %s", l)
+	}
+	for _, u := range b.requests {
+		t.Errorf("the page requested %s", u)
+	}
+	if strings.Contains(dom, "<img") || strings.Count(dom, "<script") != 1 {
+		t.Errorf("the DOM holds an element from a trace's strings")
+	}
+	if !strings.Contains(dom, "&lt;img src=x onerror=alert(1)&gt;") {
+		t.Errorf("the hostile kernel name is not shown as text")
+	}
+
+	// The charts the model asks for, each with its bars.
+	want := map[string][]int{}
+	for _, m := range d1.Models {
+		for _, f := range m.Frameworks {
+			for _, r := range f.Runs {
+				fam := 0
+				for _, st := range r.Stages {
+					fam += len(st.Families)
+					if len(st.Kernels) > 0 {
+						want["kernels"] = append(want["kernels"], min(10, len(st.Kernels)))
+					}
+					for range min(3, len(st.Overlap)) {
+						want["timeline"] = append(want["timeline"], -1) // events: checked against data-bars
+					}
+				}
+				want["families"] = append(want["families"], fam)
+			}
+		}
+	}
+	for _, st := range d1.Compare.Stages {
+		want["delta families"] = append(want["delta families"], len(st.Decomposition))
+		want["delta kernels"] = append(want["delta kernels"], min(15, len(st.Kernels)))
+	}
+	got := svgCharts(t, dom)
+	for kind, bars := range want {
+		if len(got[kind]) != len(bars) {
+			t.Errorf("%d %q charts in the DOM, want %d", len(got[kind]), kind, len(bars))
+			continue
+		}
+		for i, n := range bars {
+			if g := got[kind][i]; g == 0 || n >= 0 && g != n {
+				t.Errorf("%s chart %d: %d bars, want %d", kind, i, g, n)
+			}
+		}
+	}
+	t.Logf("charts: %d families, %d kernels, %d timelines, %d+%d compare", len(got["families"]), len(got["kernels"]),
+		len(got["timeline"]), len(got["delta families"]), len(got["delta kernels"]))
+}
+
+// svgCharts counts, per chart kind, the bars each chart of the DOM holds,
+// checking them against the chart's data-bars.
+func svgCharts(t *testing.T, dom string) map[string][]int {
+	t.Helper()
+	out := map[string][]int{}
+	open := regexp.MustCompile(`<svg class="chart ([a-z ]+)"[^>]*data-bars="(\d+)"`)
+	for _, part := range strings.Split(dom, "</svg>") {
+		i := strings.LastIndex(part, "<svg ")
+		if i < 0 {
+			continue
+		}
+		m := open.FindStringSubmatch(part[i:])
+		if m == nil {
+			t.Errorf("an svg without class or data-bars: %.200s", part[i:])
+			continue
+		}
+		bars := strings.Count(part[i:], `class="bar `)
+		if fmt.Sprint(bars) != m[2] {
+			t.Errorf("%s chart: %d bars drawn, data-bars says %s", m[1], bars, m[2])
+		}
+		out[m[1]] = append(out[m[1]], bars)
+	}
+	return out
+}
+
+// testReportDocsScreenshot writes the README's screenshot of the demo
+// report when TRACEHOUSE_DOCS_SCREENSHOT names the PNG to write.
+func testReportDocsScreenshot(t *testing.T, db string) {
+	out := os.Getenv("TRACEHOUSE_DOCS_SCREENSHOT")
+	if out == "" {
+		t.Skip("set TRACEHOUSE_DOCS_SCREENSHOT=$PWD/docs/report-html.png to rewrite the README's screenshot")
+	}
+	d, _, err := reportBuild(reportOpts(db, demoLabels...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page := renderBoth(t, d)
+	file := filepath.Join(t.TempDir(), "demo.html")
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runChromium(t, findChromium(t), file, out, "1280,1100")
+	checkScreenshot(t, out)
+}
+
+// findChromium is Debian's chromium (or $TRACEHOUSE_CHROMIUM); the test
+// skips only when there is none.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("TRACEHOUSE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium not found: install Debian's chromium (apt-get install chromium; .ci/run does) to run the browser test")
+	return ""
+}
+
+// browserRun is what headless Chromium saw.
+type browserRun struct {
+	dom      string   // the DOM after the page's script ran
+	console  []string // console messages (errors, CSP violations)
+	requests []string // URLs the page asked the network for
+}
+
+// runChromium loads file in headless Chromium, dumps the DOM, takes a
+// screenshot and logs the network. No request can leave the machine:
+// every host name resolves to nothing.
+func runChromium(t *testing.T, chromium, file, shot, size string) browserRun {
+	t.Helper()
+	dir := t.TempDir()
+	netlog := filepath.Join(dir, "net.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--host-resolver-rules=MAP * ~NOTFOUND",
+		"--enable-logging=stderr", "--v=0", "--log-net-log="+netlog, "--hide-scrollbars",
+		"--window-size="+size, "--screenshot="+shot, "--dump-dom", "file://"+file)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	b := browserRun{dom: stdout.String()}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, ":CONSOLE") {
+			b.console = append(b.console, l)
+		}
+	}
+	b.requests = pageRequests(t, netlog)
+	return b
+}
+
+// pageRequests reads a Chromium net log and returns the URLs of requests
+// the page started (the browser's own, initiator "not an origin", are left
+// out; they cannot leave the machine either).
+func pageRequests(t *testing.T, netlog string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(netlog)
+	if err != nil {
+		t.Fatalf("chromium wrote no net log: %v", err)
+	}
+	var log struct {
+		Constants struct {
+			LogEventTypes map[string]int `json:"logEventTypes"`
+		} `json:"constants"`
+		Events []struct {
+			Type   int            `json:"type"`
+			Params map[string]any `json:"params"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &log); err != nil {
+		t.Fatalf("net log: %v", err)
+	}
+	start, ok := log.Constants.LogEventTypes["URL_REQUEST_START_JOB"]
+	if !ok {
+		t.Fatalf("net log without URL_REQUEST_START_JOB events")
+	}
+	var out []string
+	for _, e := range log.Events {
+		if e.Type != start {
+			continue
+		}
+		url, _ := e.Params["url"].(string)
+		initiator, _ := e.Params["initiator"].(string)
+		if url == "" || initiator == "not an origin" || strings.HasPrefix(url, "file:") || strings.HasPrefix(url, "data:") {
+			continue
+		}
+		out = append(out, url)
+	}
+	return out
+}
+
+func checkScreenshot(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 1000 || b.Dy() < 800 {
+		t.Errorf("screenshot %v", b)
+	}
+}
+
+// TestReportNetLog: the net-log reader finds a request the page started
+// and leaves the browser's own and local files out.
+func TestReportNetLog(t *testing.T) {
+	log := `{"constants":{"logEventTypes":{"REQUEST_ALIVE":1,"URL_REQUEST_START_JOB":2}},"events":[
+{"type":2,"params":{"url":"https://update.example/x","initiator":"not an origin"}},
+{"type":2,"params":{"url":"file:///tmp/report.html","initiator":"null"}},
+{"type":1,"params":{"url":"http://example.invalid/alive"}},
+{"type":2,"phase":2},
+{"type":2,"params":{"url":"http://example.invalid/a.png","initiator":"null"}}]}`
+	path := filepath.Join(t.TempDir(), "net.json")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := pageRequests(t, path); len(got) != 1 || got[0] != "http://example.invalid/a.png" {
+		t.Errorf("page requests %v, want the image only", got)
+	}
+}

@@ -1,0 +1,404 @@
+package report
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// The HTML view of a Document: one self-contained page (no request leaves
+// it: the stylesheet and the table-sorting script are inline, pinned by a
+// Content-Security-Policy that allows nothing else), the same sections as
+// the markdown plus charts drawn as SVG in Go (svg.go). Every string from
+// a trace goes through html/template's escaping; the page has no inline
+// event handler and no template.HTML.
+
+//go:embed html/report.html.tmpl html/report.css html/report.js
+var htmlFiles embed.FS
+
+var (
+	pageTemplate = template.Must(template.ParseFS(htmlFiles, "html/report.html.tmpl"))
+	pageCSS      = mustRead("html/report.css")
+	pageJS       = mustRead("html/report.js")
+)
+
+func mustRead(name string) string {
+	b, err := htmlFiles.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// pageCSP allows the page's own stylesheet and script (by hash) and
+// nothing else: no image, font, frame or connection can be loaded.
+func pageCSP() string {
+	h := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	return "default-src 'none'; style-src " + h(pageCSS) + "; script-src " + h(pageJS) +
+		"; img-src 'none'; base-uri 'none'; form-action 'none'"
+}
+
+// HTMLOptions are the HTML view's choices.
+type HTMLOptions struct {
+	// TopKernels is how many kernels the per-stage bar chart shows (0: 10).
+	TopKernels int
+	// DeltaKernels is how many kernels the comparison's delta chart shows
+	// (0: 15).
+	DeltaKernels int
+}
+
+// RenderHTML writes d as one self-contained HTML page.
+func RenderHTML(w io.Writer, d *Document, opt HTMLOptions) error {
+	if opt.TopKernels <= 0 {
+		opt.TopKernels = 10
+	}
+	if opt.DeltaKernels <= 0 {
+		opt.DeltaKernels = 15
+	}
+	ew := &errWriter{w: w}
+	if err := pageTemplate.ExecuteTemplate(ew, "page", newPage(d, opt)); err != nil {
+		return err
+	}
+	return ew.err
+}
+
+// The page's view model: what the template shows, already formatted.
+type page struct {
+	Title   string
+	Summary string
+	Notes   []string
+	CSP     string
+	CSS     template.CSS // our stylesheet, a constant
+	JS      template.JS  // our script, a constant
+	TOC     []tocLine
+	Models  []pageModel
+	Compare *pageCompare
+	History []pageHistory
+}
+
+type tocLine struct {
+	Depth int
+	Text  string
+	ID    string
+}
+
+type pageModel struct {
+	ID, Title  string
+	Frameworks []pageFramework
+}
+
+type pageFramework struct {
+	ID, Title string
+	Runs      []pageRun
+}
+
+type pageRun struct {
+	ID, Label string
+	Header    []string
+	Families  *scene
+	Stages    []pageStage
+}
+
+type pageStage struct {
+	ID, Title   string
+	FamilyLine  string
+	TopKernels  *scene
+	Kernels     *pageTable
+	KernelNotes []string
+	Overlap     *pageTable
+	Timelines   []*scene
+	Fusions     *pageTable
+	Similarity  string
+}
+
+type pageCompare struct {
+	ID, Title    string
+	Header       []string
+	Stages       []pageCompareStage
+	Verdict      string
+	VerdictClass string
+}
+
+type pageCompareStage struct {
+	ID, Title string
+	Families  *scene
+	Kernels   *scene
+	Blocks    []pageBlock
+}
+
+// pageBlock is one block of a view's Doc: a heading, lines or a table.
+type pageBlock struct {
+	Heading string
+	Lines   []string
+	Table   *pageTable
+}
+
+type pageHistory struct {
+	Title string
+	Chart *scene
+	Table *pageTable
+	Rule  string
+}
+
+type pageTable struct {
+	Empty string
+	Cols  []pageCol
+	Rows  []pageRow
+}
+
+type pageCol struct {
+	Name string
+	Num  bool
+}
+
+type pageRow struct {
+	Class string
+	Cells []pageCell
+}
+
+type pageCell struct {
+	Text string
+	// Full is the whole value when Text is shortened: the tooltip.
+	Full string
+	// Sort is the sort key when it is not the text: the full name, or a
+	// time in ns (times adapt their unit from row to row).
+	Sort  string
+	Class string
+}
+
+// tableNameChars bounds kernel names in HTML tables; the full name is on
+// hover.
+const tableNameChars = 72
+
+// nameColumns hold kernel names, shortened in tables.
+var nameColumns = map[string]bool{"Kernel": true, "Evidence kernels": true}
+
+func newPage(d *Document, opt HTMLOptions) *page {
+	p := &page{Title: d.Title, Summary: d.summary(), Notes: d.Notes, CSP: pageCSP(),
+		CSS: template.CSS(pageCSS), JS: template.JS(pageJS)}
+	for mi, m := range d.Models {
+		pm := pageModel{ID: fmt.Sprintf("m%d", mi+1), Title: modelHeading(m.Model)}
+		p.TOC = append(p.TOC, tocLine{0, pm.Title, pm.ID})
+		for fi, f := range m.Frameworks {
+			pf := pageFramework{ID: fmt.Sprintf("%s-f%d", pm.ID, fi+1), Title: f.Framework}
+			p.TOC = append(p.TOC, tocLine{1, pf.Title, pf.ID})
+			for _, r := range f.Runs {
+				pr := newPageRun(r, opt)
+				p.TOC = append(p.TOC, tocLine{2, r.Run, pr.ID})
+				pf.Runs = append(pf.Runs, pr)
+			}
+			pm.Frameworks = append(pm.Frameworks, pf)
+		}
+		p.Models = append(p.Models, pm)
+	}
+	if c := d.Compare; c != nil {
+		p.Compare = newPageCompare(c, opt)
+		p.TOC = append(p.TOC, tocLine{0, p.Compare.Title, p.Compare.ID})
+		for _, st := range p.Compare.Stages {
+			p.TOC = append(p.TOC, tocLine{1, st.Title, st.ID})
+		}
+	}
+	if len(d.History) > 0 {
+		p.TOC = append(p.TOC, tocLine{0, "History", "history"})
+		for _, c := range d.History {
+			p.History = append(p.History, pageHistory{Title: c.Title, Chart: lineScene(c), Table: newPageTable(c.table()), Rule: c.Rule})
+		}
+	}
+	return p
+}
+
+func newPageRun(r *TriageReport, opt HTMLOptions) pageRun {
+	id := "run-" + strconv.FormatInt(r.RunID, 10)
+	pr := pageRun{ID: id, Label: r.Run, Header: r.headerLines()}
+	var rows []stackRow
+	for i := range r.Stages {
+		st := &r.Stages[i]
+		row := stackRow{Label: st.displayName}
+		for _, f := range st.Families {
+			row.Segs = append(row.Segs, stackSeg{Key: f.Family, Pct: f.SharePct,
+				Title: fmt.Sprintf("%s, %s: %s of summed kernel time, %s ms, %d launches", st.displayName, f.Family,
+					fmtPct(f.SharePct), fmtMS(f.GPUTimeNS), f.Launches)})
+		}
+		rows = append(rows, row)
+		pr.Stages = append(pr.Stages, newPageStage(r, st, id, opt))
+	}
+	pr.Families = stackedBars("families", "Family shares of summed kernel time per stage, run "+r.Run, rows)
+	return pr
+}
+
+func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOptions) pageStage {
+	rank := "all ranks"
+	if st.Rank != nil {
+		rank = "rank " + strconv.FormatInt(*st.Rank, 10)
+	}
+	ps := pageStage{ID: runID + "-" + st.Stage, Title: fmt.Sprintf("%s (%s)", st.displayName, rank), FamilyLine: r.familyLine(st)}
+	var bars []barItem
+	for i, k := range st.Kernels {
+		if i >= opt.TopKernels {
+			break
+		}
+		bars = append(bars, barItem{Name: k.Kernel, Value: float64(k.GPUTimeNS),
+			ValueText: fmtMS(k.GPUTimeNS) + " ms · " + fmtPct(k.SharePct), Fill: familyColor(k.Family),
+			Title: fmt.Sprintf("%s [%s] %s ms, %s of summed kernel time, %d launches", k.Kernel, k.Family,
+				fmtMS(k.GPUTimeNS), fmtPct(k.SharePct), k.Launches)})
+	}
+	if len(bars) > 0 {
+		ps.TopKernels = hBars("kernels", "Top kernels by GPU time, "+st.displayName, bars)
+	}
+	id := func(s string) string { return s }
+	ps.Kernels = newPageTable(r.kernelTable(st, id, Markdown))
+	ps.KernelNotes = kernelNotes(st)
+	ps.Overlap = newPageTable(overlapTable(st, id))
+	for _, t := range r.windows[st.Stage] {
+		ps.Timelines = append(ps.Timelines, timelineScene(t))
+	}
+	ps.Fusions = newPageTable(fusionTable(st, id, true))
+	if st.Similarity != nil {
+		ps.Similarity = st.Similarity.Note
+	}
+	return ps
+}
+
+func newPageCompare(c *CompareReport, opt HTMLOptions) *pageCompare {
+	pc := &pageCompare{ID: "compare", Title: "Comparison: " + c.Base.Label + " -> " + c.Candidate.Label,
+		Header: c.headLines(), Verdict: c.VerdictLine(), VerdictClass: strings.ReplaceAll(c.Verdict.Verdict, " ", "-")}
+	id := func(s string) string { return s }
+	for _, st := range c.Stages {
+		ps := pageCompareStage{ID: "compare-" + st.Stage, Title: stageTitle(st)}
+		var fam []deltaItem
+		for _, p := range st.Decomposition {
+			fam = append(fam, deltaItem{Name: p.Component, Value: float64(p.DeltaNS), ValueText: signedUS(float64(p.DeltaNS)) + " µs",
+				Title: fmt.Sprintf("%s: %s -> %s µs per step (%s µs)", p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), signedUS(float64(p.DeltaNS)))})
+		}
+		if len(fam) > 0 {
+			ps.Families = divergingBars("delta families", "Where the step-time delta went, "+vocab.StageName(st.Stage), fam)
+		}
+		var ks []deltaItem
+		for _, k := range st.Kernels {
+			if len(ks) >= opt.DeltaKernels {
+				break
+			}
+			name := k.Kernel
+			if k.Bucket == BucketRenamed {
+				name = k.BaseKernel + " -> " + k.Kernel
+			}
+			mark := fmtTest(k.Test)
+			ks = append(ks, deltaItem{Name: name, Value: k.DeltaNS, Muted: !k.Test.Significant,
+				ValueText: signedUS(k.DeltaNS) + " µs " + mark,
+				Title: fmt.Sprintf("%s [%s, %s] %s -> %s µs per step (%s, %s) %s", name, k.Bucket, k.Family, fmtUSf(k.Base.MedianNS),
+					fmtUSf(k.Candidate.MedianNS), signedUS(k.DeltaNS), fmtDeltaPct(k.DeltaPct), mark)})
+		}
+		if len(ks) > 0 {
+			ps.Kernels = divergingBars("delta kernels", "Kernel time per step, candidate minus base, "+vocab.StageName(st.Stage), ks)
+		}
+		for _, b := range c.stageBlocks(st, id)[1:] { // its heading is the section's
+			switch b := b.(type) {
+			case *Heading:
+				ps.Blocks = append(ps.Blocks, pageBlock{Heading: b.Text})
+			case Lines:
+				if len(b) > 0 {
+					ps.Blocks = append(ps.Blocks, pageBlock{Lines: b})
+				}
+			case *Table:
+				ps.Blocks = append(ps.Blocks, pageBlock{Table: newPageTable(b)})
+			}
+		}
+		pc.Stages = append(pc.Stages, ps)
+	}
+	return pc
+}
+
+func signedUS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
+
+// newPageTable turns a view's table into the page's: kernel names
+// shortened (the full name on hover and as the sort key), significance
+// marks and gate verdicts classed for the stylesheet.
+func newPageTable(t *Table) *pageTable {
+	pt := &pageTable{Empty: t.Empty}
+	for _, c := range t.Columns {
+		pt.Cols = append(pt.Cols, pageCol{Name: c.Name, Num: c.Right})
+	}
+	for _, r := range t.Rows {
+		var row pageRow
+		for i, v := range r {
+			cell := pageCell{Text: v}
+			name := ""
+			if i < len(t.Columns) {
+				name = t.Columns[i].Name
+			}
+			num := ""
+			if i < len(t.Columns) && t.Columns[i].Right {
+				num = "num"
+			}
+			switch {
+			case nameColumns[name]:
+				if s := shortenTo(v, tableNameChars); s != v {
+					cell.Text, cell.Full, cell.Sort = s, v, v
+				}
+			case name == "p" || name == "p (BH)":
+				cell.Class = significanceClass(v)
+			case name == "Gate" && v != "":
+				cell.Class = "gate-" + v
+				row.Class = "gate-" + v
+			}
+			long := ""
+			if num == "" && len([]rune(cell.Text)) > 32 {
+				long = "long"
+			}
+			if num != "" {
+				cell.Sort = timeKey(v)
+			}
+			cell.Class = joinNonEmpty(" ", num, long, cell.Class)
+			row.Cells = append(row.Cells, cell)
+		}
+		pt.Rows = append(pt.Rows, row)
+	}
+	return pt
+}
+
+// timeUnits are the units a time cell may carry, in ns.
+var timeUnits = map[string]float64{"ns": 1, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+// timeKey is a time cell's value in ns ("794 µs", "7.22 ms", "0.1 / 0.2 /
+// 0.3 ms": the first number in the first unit), or "" when the cell is no
+// time.
+func timeKey(v string) string {
+	f := strings.Fields(v)
+	if len(f) < 2 {
+		return ""
+	}
+	x, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return ""
+	}
+	for _, u := range f[1:] {
+		if mul, ok := timeUnits[u]; ok {
+			return strconv.FormatFloat(x*mul, 'g', -1, 64)
+		}
+	}
+	return ""
+}
+
+// significanceClass classes a p cell (fmtTest): significant, not ("~"),
+// or untested.
+func significanceClass(v string) string {
+	switch {
+	case strings.HasPrefix(v, "~"):
+		return "ns"
+	case strings.HasPrefix(v, "too few"):
+		return "untested"
+	case strings.HasPrefix(v, "p"):
+		return "sig"
+	}
+	return ""
+}

@@ -1,0 +1,475 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// The charts of the HTML report, laid out in Go as scenes of SVG
+// primitives; html/template draws them (report.html.tmpl, "svg"), so every
+// label and tooltip taken from a trace is escaped like any other text and
+// no chart needs a script. Coordinates are in the SVG's own units (the
+// viewBox); CSS scales the drawing to the page.
+
+// px is a coordinate, printed with at most one decimal so that the page
+// stays small and byte-identical.
+type px float64
+
+func (p px) String() string {
+	v := math.Round(float64(p)*10) / 10
+	if v == 0 {
+		v = 0 // no "-0"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// scene is one chart.
+type scene struct {
+	// Kind is the chart's class (families, kernels, timeline, delta,
+	// history); tests count charts by it.
+	Kind  string
+	Label string // aria-label
+	W, H  px
+	// Bars counts the data bars (rect.bar) drawn; the page carries it as
+	// data-bars so a test can check what the browser shows.
+	Bars    int
+	Rects   []svgRect
+	Lines   []svgLine
+	Texts   []svgText
+	Circles []svgCircle
+	Polys   []svgPoly
+}
+
+type svgRect struct {
+	X, Y, W, H px
+	Class      string // "bar" for data bars
+	Fill       string
+	Title      string // tooltip
+}
+
+type svgLine struct {
+	X1, Y1, X2, Y2 px
+	Class          string
+}
+
+type svgText struct {
+	X, Y   px
+	Anchor string // start | middle | end
+	Class  string
+	Text   string
+	Title  string // the full text when Text is shortened
+}
+
+type svgCircle struct {
+	CX, CY, R px
+	Class     string
+	Title     string
+}
+
+type svgPoly struct {
+	Points string
+	Class  string
+}
+
+func (s *scene) bar(r svgRect) {
+	r.Class = "bar " + r.Class
+	s.Rects = append(s.Rects, r)
+	s.Bars++
+}
+
+// familyOrder fixes each family's colour (triage.md's family list).
+var familyOrder = []string{"gemm", "attention", "moe", "hybrid_linear", "communication", "norm", "rope",
+	"activation", "quantize", "softmax", "reduce_topk", "sampling", "elementwise", "kv_cache", "memcpy", "memset", "other"}
+
+// familyPalette is a qualitative palette (Tableau 20 order), one colour
+// per family of familyOrder; unknown families are grey.
+var familyPalette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#8cd17d", "#e15759", "#b6992d", "#499894",
+	"#86bcb6", "#f1ce63", "#d37295", "#fabfd2", "#b07aa1", "#d4a6c8", "#9d7660", "#79706e", "#bab0ac", "#a0cbe8"}
+
+func familyColor(f string) string {
+	if i := slices.Index(familyOrder, f); i >= 0 {
+		return familyPalette[i]
+	}
+	return "#c7c7c7"
+}
+
+// categoryColor colours timeline events by category.
+func categoryColor(c string) string {
+	switch c {
+	case "compute":
+		return "#4e79a7"
+	case "communication":
+		return "#e15759"
+	case "elementwise":
+		return "#f28e2b"
+	case "memory":
+		return "#59a14f"
+	}
+	return "#bab0ac"
+}
+
+// categories in legend order.
+var categories = []string{"compute", "communication", "elementwise", "memory", "other"}
+
+const (
+	chartW    = 960
+	labelW    = 120 // row labels of stacked bars
+	nameW     = 330 // kernel names of bar charts
+	nameChars = 48  // kernel names longer than this are shortened in charts
+)
+
+// shortenTo keeps the head and tail of s within n characters.
+func shortenTo(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	tail := n / 3
+	return string(r[:n-tail-1]) + "…" + string(r[len(r)-tail:])
+}
+
+// stackRow is one stacked bar: a label and its segments (shares in %).
+type stackRow struct {
+	Label string
+	Segs  []stackSeg
+}
+
+type stackSeg struct {
+	Key   string // family: colour and legend
+	Pct   float64
+	Title string
+}
+
+// stackedBars draws one 100% bar per row, segments in the given order,
+// a text label on segments wide enough, and a legend of every key.
+func stackedBars(kind, label string, rows []stackRow) *scene {
+	const rowH, gap, top = 24, 10, 6
+	s := &scene{Kind: kind, Label: label, W: chartW}
+	barW := float64(chartW - labelW - 8)
+	y := float64(top)
+	var keys []string
+	for _, r := range rows {
+		s.Texts = append(s.Texts, svgText{X: labelW - 8, Y: px(y + rowH/2 + 4), Anchor: "end", Class: "lbl", Text: r.Label})
+		total := 0.0
+		for _, g := range r.Segs {
+			total += max(g.Pct, 0)
+		}
+		x := float64(labelW)
+		for _, g := range r.Segs {
+			if !slices.Contains(keys, g.Key) {
+				keys = append(keys, g.Key)
+			}
+			if total <= 0 {
+				continue
+			}
+			w := max(g.Pct, 0) / total * barW
+			s.bar(svgRect{X: px(x), Y: px(y), W: px(w), H: rowH, Class: "seg", Fill: familyColor(g.Key), Title: g.Title})
+			if w >= 64 {
+				s.Texts = append(s.Texts, svgText{X: px(x + 4), Y: px(y + rowH/2 + 4), Class: "in", Text: fmt.Sprintf("%s %.0f%%", g.Key, g.Pct)})
+			}
+			x += w
+		}
+		y += rowH + gap
+	}
+	y = legend(s, y, keys, familyColor)
+	s.H = px(y)
+	return s
+}
+
+// legend lays out swatches and names in rows under a chart and returns
+// the height used.
+func legend(s *scene, y float64, keys []string, color func(string) string) float64 {
+	x := float64(labelW)
+	y += 2
+	for _, k := range keys {
+		w := float64(len([]rune(k)))*7 + 28
+		if x+w > chartW {
+			x = labelW
+			y += 18
+		}
+		s.Rects = append(s.Rects, svgRect{X: px(x), Y: px(y), W: 10, H: 10, Class: "sw", Fill: color(k)})
+		s.Texts = append(s.Texts, svgText{X: px(x + 14), Y: px(y + 9), Class: "leg", Text: k})
+		x += w
+	}
+	return y + 18
+}
+
+// barItem is one horizontal bar.
+type barItem struct {
+	Name      string // full name: label (shortened) and tooltip
+	Value     float64
+	ValueText string
+	Fill      string
+	Title     string
+}
+
+// hBars draws one bar per item, longest first as given, scaled to the
+// largest value, the name left of the bar and the value after it.
+func hBars(kind, label string, items []barItem) *scene {
+	const rowH, gap, top = 16, 6, 4
+	s := &scene{Kind: kind, Label: label, W: chartW}
+	barW := float64(chartW - nameW - 150)
+	top1 := 0.0
+	for _, it := range items {
+		top1 = max(top1, it.Value)
+	}
+	y := float64(top)
+	for _, it := range items {
+		short := shortenTo(it.Name, nameChars)
+		t := svgText{X: nameW - 8, Y: px(y + rowH - 4), Anchor: "end", Class: "lbl", Text: short}
+		if short != it.Name {
+			t.Title = it.Name
+		}
+		s.Texts = append(s.Texts, t)
+		w := 0.0
+		if top1 > 0 {
+			w = max(it.Value, 0) / top1 * barW
+		}
+		s.bar(svgRect{X: nameW, Y: px(y), W: px(max(w, 1)), H: rowH, Fill: it.Fill, Title: it.Title})
+		s.Texts = append(s.Texts, svgText{X: px(nameW + w + 6), Y: px(y + rowH - 4), Class: "val", Text: it.ValueText})
+		y += rowH + gap
+	}
+	s.H = px(y + top)
+	return s
+}
+
+// deltaItem is one signed bar: a delta, where positive means slower.
+type deltaItem struct {
+	Name      string
+	Value     float64
+	ValueText string
+	// Muted bars are not significant (or untested): drawn faded, and the
+	// value carries the mark.
+	Muted bool
+	Title string
+}
+
+// divergingBars draws bars left (faster, green) and right (slower, red) of
+// a zero line, scaled to the largest magnitude.
+func divergingBars(kind, label string, items []deltaItem) *scene {
+	const rowH, gap, top = 16, 6, 4
+	s := &scene{Kind: kind, Label: label, W: chartW}
+	half := float64(chartW-nameW-20) / 2
+	zero := float64(nameW) + half
+	top1 := 0.0
+	for _, it := range items {
+		top1 = max(top1, math.Abs(it.Value))
+	}
+	y := float64(top)
+	for _, it := range items {
+		short := shortenTo(it.Name, nameChars)
+		t := svgText{X: nameW - 8, Y: px(y + rowH - 4), Anchor: "end", Class: "lbl", Text: short}
+		if short != it.Name {
+			t.Title = it.Name
+		}
+		s.Texts = append(s.Texts, t)
+		w := 0.0
+		if top1 > 0 {
+			w = math.Abs(it.Value) / top1 * (half - 130) // room for the value
+		}
+		cls, x := "up", zero
+		if it.Value < 0 {
+			cls, x = "down", zero-w
+		}
+		if it.Muted {
+			cls += " muted"
+		}
+		s.bar(svgRect{X: px(x), Y: px(y), W: px(max(w, 1)), H: rowH, Class: cls, Title: it.Title})
+		vt := svgText{X: px(zero + w + 6), Y: px(y + rowH - 4), Class: "val", Text: it.ValueText}
+		if it.Value < 0 {
+			vt.X, vt.Anchor = px(zero-w-6), "end"
+		}
+		s.Texts = append(s.Texts, vt)
+		y += rowH + gap
+	}
+	s.Lines = append(s.Lines, svgLine{X1: px(zero), Y1: 0, X2: px(zero), Y2: px(y), Class: "zero"})
+	s.H = px(y + top)
+	return s
+}
+
+// timelineScene draws a window of GPU events, one lane per stream
+// (ascending, events without a stream last), the instance of interest
+// outlined, an axis in µs from the window's start and a category legend.
+func timelineScene(t Timeline) *scene {
+	const laneH, gap, top, laneLabel = 18, 4, 4, 90
+	s := &scene{Kind: "timeline", Label: t.Title, W: chartW}
+	span := float64(t.ToNS - t.FromNS)
+	if span <= 0 {
+		return s
+	}
+	plotW := float64(chartW - laneLabel - 16)
+	type lane struct {
+		stream    int64
+		hasStream bool
+	}
+	var lanes []lane
+	for _, e := range t.Events {
+		l := lane{e.Stream, e.HasStream}
+		if !slices.Contains(lanes, l) {
+			lanes = append(lanes, l)
+		}
+	}
+	slices.SortFunc(lanes, func(a, b lane) int {
+		if a.hasStream != b.hasStream {
+			if a.hasStream {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.stream, b.stream)
+	})
+	xOf := func(ns int64) float64 {
+		return laneLabel + math.Min(math.Max(float64(ns-t.FromNS)/span, 0), 1)*plotW
+	}
+	events := slices.Clone(t.Events)
+	// The focus instance last, so that its outline is on top.
+	slices.SortStableFunc(events, func(a, b TimelineEvent) int {
+		return cmp.Compare(boolInt(a.KernelID == t.FocusID), boolInt(b.KernelID == t.FocusID))
+	})
+	var cats []string
+	for i, l := range lanes {
+		y := float64(top + i*(laneH+gap))
+		name := "stream ?"
+		if l.hasStream {
+			name = "stream " + strconv.FormatInt(l.stream, 10)
+		}
+		s.Texts = append(s.Texts, svgText{X: laneLabel - 8, Y: px(y + laneH - 5), Anchor: "end", Class: "lbl", Text: name})
+		s.Rects = append(s.Rects, svgRect{X: laneLabel, Y: px(y), W: px(plotW), H: laneH, Class: "lane"})
+		for _, e := range events {
+			if (lane{e.Stream, e.HasStream}) != l {
+				continue
+			}
+			if !slices.Contains(cats, e.Category) {
+				cats = append(cats, e.Category)
+			}
+			x0, x1 := xOf(e.TSNS), xOf(e.TSNS+e.DurNS)
+			cls := "ev"
+			title := fmt.Sprintf("%s [%s] %s us, starts at %s us", e.Name, e.Category, fmtUS(e.DurNS), fmtUS(e.TSNS-t.FromNS))
+			if e.KernelID == t.FocusID {
+				cls, title = "ev focus", title+" (longest instance)"
+			}
+			s.bar(svgRect{X: px(x0), Y: px(y + 1), W: px(max(x1-x0, 0.6)), H: laneH - 2, Class: cls, Fill: categoryColor(e.Category), Title: title})
+			if chars := int((x1 - x0 - 6) / 6); chars >= 8 {
+				s.Texts = append(s.Texts, svgText{X: px(x0 + 3), Y: px(y + laneH - 5), Class: "in", Text: shortenTo(e.Name, chars)})
+			}
+		}
+	}
+	y := float64(top + len(lanes)*(laneH+gap))
+	s.Lines = append(s.Lines, svgLine{X1: laneLabel, Y1: px(y), X2: px(laneLabel + plotW), Y2: px(y), Class: "axis"})
+	for q := 0; q <= 4; q++ {
+		x := laneLabel + plotW*float64(q)/4
+		s.Lines = append(s.Lines, svgLine{X1: px(x), Y1: px(y), X2: px(x), Y2: px(y + 4), Class: "axis"})
+		anchor := "middle"
+		switch q {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		v := strconv.FormatFloat(span*float64(q)/4/1000, 'f', 1, 64)
+		if q == 4 {
+			v += " µs"
+		}
+		s.Texts = append(s.Texts, svgText{X: px(x), Y: px(y + 16), Anchor: anchor, Class: "tick", Text: v})
+	}
+	var legendCats []string
+	for _, c := range categories {
+		if slices.Contains(cats, c) {
+			legendCats = append(legendCats, c)
+		}
+	}
+	for _, c := range cats {
+		if !slices.Contains(legendCats, c) {
+			legendCats = append(legendCats, c)
+		}
+	}
+	s.H = px(legend(s, y+22, legendCats, categoryColor))
+	return s
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// lineScene draws a series over runs: the values joined by a line, their
+// intervals as whiskers, change points ringed, run labels under the axis.
+func lineScene(c LineChart) *scene {
+	const top, plotH, left, bottom = 10, 180, 70, 60
+	s := &scene{Kind: "history", Label: c.Title, W: chartW}
+	n := len(c.Points)
+	if n == 0 {
+		s.H = top
+		return s
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, p := range c.Points {
+		lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
+		if p.Lo != nil && p.Hi != nil {
+			lo, hi = math.Min(lo, *p.Lo), math.Max(hi, *p.Hi)
+		}
+	}
+	if lo > 0 && lo < hi/2 {
+		lo = 0
+	}
+	if hi == lo {
+		hi, lo = hi+1, lo-1
+	}
+	pad := (hi - lo) * 0.08
+	lo, hi = lo-pad, hi+pad
+	plotW := float64(chartW - left - 20)
+	xOf := func(i int) float64 {
+		if n == 1 {
+			return left + plotW/2
+		}
+		return left + plotW*float64(i)/float64(n-1)
+	}
+	yOf := func(v float64) float64 { return top + (hi-v)/(hi-lo)*plotH }
+	s.Lines = append(s.Lines, svgLine{X1: left, Y1: top, X2: left, Y2: top + plotH, Class: "axis"},
+		svgLine{X1: left, Y1: top + plotH, X2: px(left + plotW), Y2: top + plotH, Class: "axis"})
+	for q := 0; q <= 2; q++ {
+		v := lo + (hi-lo)*float64(q)/2
+		y := yOf(v)
+		s.Lines = append(s.Lines, svgLine{X1: left, Y1: px(y), X2: px(left + plotW), Y2: px(y), Class: "grid"})
+		s.Texts = append(s.Texts, svgText{X: left - 6, Y: px(y + 4), Anchor: "end", Class: "tick", Text: strconv.FormatFloat(v, 'f', 1, 64)})
+	}
+	pts := ""
+	every := max(1, (n+11)/12)
+	for i, p := range c.Points {
+		x, y := xOf(i), yOf(p.Value)
+		if i > 0 {
+			pts += " "
+		}
+		pts += px(x).String() + "," + px(y).String()
+		if p.Lo != nil && p.Hi != nil {
+			s.Lines = append(s.Lines, svgLine{X1: px(x), Y1: px(yOf(*p.Hi)), X2: px(x), Y2: px(yOf(*p.Lo)), Class: "ci"})
+		}
+		title := fmt.Sprintf("%s: %s %s", p.Run, strconv.FormatFloat(p.Value, 'f', 1, 64), c.Unit)
+		cls := "pt"
+		if p.Change {
+			cls, title = "pt change", title+" (change point)"
+		}
+		s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 3.5, Class: cls, Title: title})
+		s.Bars++
+		if p.Change {
+			s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 8, Class: "ring"})
+		}
+		if i%every == 0 || p.Change {
+			short := shortenTo(p.Run, 16)
+			t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: short}
+			if short != p.Run {
+				t.Title = p.Run
+			}
+			s.Texts = append(s.Texts, t)
+		}
+	}
+	s.Polys = append(s.Polys, svgPoly{Points: pts, Class: "series"})
+	s.Texts = append(s.Texts, svgText{X: 4, Y: top + 4, Class: "tick", Text: c.Unit})
+	s.H = top + plotH + bottom - 20
+	return s
+}

@@ -1,0 +1,217 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestReportPx(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", -0.01: "0", 1.25: "1.3", 12: "12", 3.14159: "3.1", -2.06: "-2.1"} {
+		if got := px(v).String(); got != want {
+			t.Errorf("px(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestReportStackedBars: each row's segments tile the bar exactly, in the
+// given order, one data bar per segment.
+func TestReportStackedBars(t *testing.T) {
+	s := stackedBars("families", "x", []stackRow{
+		{Label: "prefill", Segs: []stackSeg{{Key: "gemm", Pct: 54}, {Key: "attention", Pct: 25}, {Key: "other", Pct: 21}}},
+		{Label: "decode", Segs: []stackSeg{{Key: "gemm", Pct: 99.9}, {Key: "memset", Pct: 0}}},
+	})
+	if s.Bars != 5 {
+		t.Fatalf("%d bars, want 5", s.Bars)
+	}
+	barW := float64(chartW - labelW - 8)
+	rows := map[px]float64{}
+	var bars []svgRect
+	for _, r := range s.Rects {
+		if strings.HasPrefix(r.Class, "bar") {
+			bars = append(bars, r)
+			rows[r.Y] += float64(r.W)
+		}
+	}
+	for y, w := range rows {
+		if math.Abs(w-barW) > 0.01 {
+			t.Errorf("row at y=%v: segments cover %.2f, want %.2f", y, w, barW)
+		}
+	}
+	if bars[0].X != labelW || bars[1].X != bars[0].X+bars[0].W || bars[0].Fill != familyColor("gemm") {
+		t.Errorf("segments not laid out left to right from the label column: %+v", bars[:2])
+	}
+	// The legend names every family once.
+	var legend []string
+	for _, tx := range s.Texts {
+		if tx.Class == "leg" {
+			legend = append(legend, tx.Text)
+		}
+	}
+	if strings.Join(legend, ",") != "gemm,attention,other,memset" {
+		t.Errorf("legend %v", legend)
+	}
+}
+
+// TestReportBars: the longest bar fills the plot, the others in
+// proportion; long names are shortened with the full name as tooltip.
+func TestReportBars(t *testing.T) {
+	long := strings.Repeat("k", 100)
+	s := hBars("kernels", "x", []barItem{{Name: long, Value: 200}, {Name: "b", Value: 50}, {Name: "c", Value: 0}})
+	if s.Bars != 3 {
+		t.Fatalf("%d bars", s.Bars)
+	}
+	full := float64(chartW - nameW - 150)
+	if w := float64(s.Rects[0].W); math.Abs(w-full) > 0.1 {
+		t.Errorf("longest bar %v, want %v", w, full)
+	}
+	if w := float64(s.Rects[1].W); math.Abs(w-full/4) > 0.1 {
+		t.Errorf("quarter bar %v, want %v", w, full/4)
+	}
+	if w := float64(s.Rects[2].W); w != 1 {
+		t.Errorf("zero bar %v, want a 1-unit stub", w)
+	}
+	if s.Texts[0].Title != long || len([]rune(s.Texts[0].Text)) != nameChars {
+		t.Errorf("label %q (title %q): want %d characters with the full name on hover", s.Texts[0].Text, s.Texts[0].Title, nameChars)
+	}
+}
+
+// TestReportDivergingBars: slower to the right of zero, faster to the
+// left, not significant faded.
+func TestReportDivergingBars(t *testing.T) {
+	s := divergingBars("delta", "x", []deltaItem{{Name: "up", Value: 100}, {Name: "down", Value: -50, Muted: true}})
+	zero := s.Lines[0].X1
+	up, down := s.Rects[0], s.Rects[1]
+	if up.X != zero || !strings.Contains(up.Class, "up") {
+		t.Errorf("slower bar %+v should start at zero %v", up, zero)
+	}
+	if math.Abs(float64(down.X+down.W-zero)) > 0.1 || !strings.Contains(down.Class, "down muted") {
+		t.Errorf("faster bar %+v should end at zero %v, faded", down, zero)
+	}
+	if math.Abs(float64(down.W)*2-float64(up.W)) > 0.2 {
+		t.Errorf("bars %v and %v not in proportion 1:2", down.W, up.W)
+	}
+}
+
+// TestReportTimelineScene: lanes by stream (stream-less last), events
+// clipped to the window, the focus instance outlined on top.
+func TestReportTimelineScene(t *testing.T) {
+	s := timelineScene(Timeline{FromNS: 1000, ToNS: 2000, FocusID: 1, Events: []TimelineEvent{
+		{KernelID: 1, Name: "focus", Category: "communication", Stream: 22, HasStream: true, TSNS: 1400, DurNS: 100},
+		{KernelID: 2, Name: "before", Category: "compute", Stream: 7, HasStream: true, TSNS: 500, DurNS: 1000},
+		{KernelID: 3, Name: "nostream", Category: "memory", TSNS: 1900, DurNS: 500},
+	}})
+	if s.Bars != 3 {
+		t.Fatalf("%d bars", s.Bars)
+	}
+	var lanes []string
+	for _, tx := range s.Texts {
+		if strings.HasPrefix(tx.Text, "stream") {
+			lanes = append(lanes, tx.Text)
+		}
+	}
+	if strings.Join(lanes, ",") != "stream 7,stream 22,stream ?" {
+		t.Errorf("lanes %v", lanes)
+	}
+	var evs []svgRect
+	for _, r := range s.Rects {
+		if strings.HasPrefix(r.Class, "bar") {
+			evs = append(evs, r)
+		}
+	}
+	plotW := float64(chartW - 90 - 16)
+	if before := evs[0]; before.X != 90 || math.Abs(float64(before.W)-plotW/2) > 0.1 {
+		t.Errorf("event starting before the window: %+v, want clipped to its start, half the plot wide", before)
+	}
+	// The focus instance is the last event of its lane, so that nothing
+	// of its lane covers its outline.
+	focus := -1
+	for i, r := range evs {
+		if strings.Contains(r.Class, "focus") {
+			focus = i
+		}
+	}
+	if focus < 0 || !strings.Contains(evs[focus].Title, "longest instance") {
+		t.Fatalf("no marked focus instance in %+v", evs)
+	}
+	for _, r := range evs[focus+1:] {
+		if r.Y == evs[focus].Y {
+			t.Errorf("%+v drawn over the focus instance", r)
+		}
+	}
+}
+
+// TestReportHistory: the extension point for `tracehouse history`: a
+// Document's LineCharts are drawn in HTML (points, change points ringed)
+// and tabled in markdown.
+func TestReportHistory(t *testing.T) {
+	d := NewDocument("h", nil)
+	lo, hi := 9.0, 11.0
+	d.History = []LineChart{{Title: "step time", Unit: "µs per step", Rule: "3 x MAD", Points: []LinePoint{
+		{Run: "r1", Value: 10, Lo: &lo, Hi: &hi}, {Run: "r2", Value: 10.2}, {Run: "r3", Value: 14, Change: true}, {Run: "r4", Value: 14.1}}}}
+	s := lineScene(d.History[0])
+	var rings, points int
+	for _, c := range s.Circles {
+		switch c.Class {
+		case "ring":
+			rings++
+		case "pt", "pt change":
+			points++
+		}
+	}
+	if points != 4 || rings != 1 || s.Bars != 4 {
+		t.Errorf("%d points, %d rings, %d bars: want 4, 1, 4", points, rings, s.Bars)
+	}
+	if len(s.Polys) != 1 || strings.Count(s.Polys[0].Points, ",") != 4 {
+		t.Errorf("series polyline %+v", s.Polys)
+	}
+	var h, m bytes.Buffer
+	if err := RenderHTML(&h, d, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), `<svg class="chart history"`) || !strings.Contains(h.String(), `<a href="#history"`) {
+		t.Errorf("HTML lacks the history chart or its contents entry")
+	}
+	if err := Render(&m, Markdown, d.Markdown()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.String(), "| r3 | 14.0 | - | changed here |") || !strings.Contains(m.String(), "- [History](#history)") {
+		t.Errorf("markdown history:\n%s", m.String())
+	}
+	CheckMarkdownTables(t, m.Bytes())
+}
+
+// TestReportGrouping: models alphabetical with unknown last, frameworks in
+// vocab order, runs by label.
+func TestReportGrouping(t *testing.T) {
+	mk := func(label, model, fw string) *TriageReport {
+		return &TriageReport{Run: label, Model: model, frameworkID: fw, Framework: fw}
+	}
+	d := NewDocument("g", []*TriageReport{mk("z", "unknown", "vllm"), mk("b", "m2", "tokenspeed"), mk("a", "m2", "sglang"),
+		mk("c", "m1", "vllm"), mk("d", "m2", "sglang"), mk("e", "m2", "trtllm")})
+	var got []string
+	for _, m := range d.Models {
+		for _, f := range m.Frameworks {
+			for _, r := range f.Runs {
+				got = append(got, m.Model+"/"+f.Framework+"/"+r.Run)
+			}
+		}
+	}
+	want := "m1/vllm/c m2/sglang/a m2/sglang/d m2/trtllm/e m2/tokenspeed/b unknown/vllm/z"
+	if strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+	if d.Runs() != 6 {
+		t.Errorf("Runs() = %d", d.Runs())
+	}
+}
+
+func TestReportTimeKey(t *testing.T) {
+	for v, want := range map[string]string{"794 µs": "794000", "7.22 ms": "7.22e+06", "1.5 s": "1.5e+09", "12 ns": "12",
+		"0.10 / 0.20 / 0.30 ms": "100000", "22.6%": "", "8": "", "p=0.010": "", "637.0 -> 806.2": "", "3 steps": ""} {
+		if got := timeKey(v); got != want {
+			t.Errorf("timeKey(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
