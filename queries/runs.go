@@ -17,14 +17,25 @@ type RunsRow struct {
 	Stages     []string
 	GPUEvents  int64
 	IngestedAt time.Time
+	Tags       []string // key=value, sorted by key
 }
 
 // Runs lists runs with at least one trace, newest first.
 func Runs(ctx context.Context, q Querier) ([]RunsRow, error) {
-	return collect(ctx, q, "runs", nil, func(rows *sql.Rows) (RunsRow, error) {
+	return RunsTagged(ctx, q, nil)
+}
+
+// RunsTagged lists the runs with at least one trace that carry every tag
+// of tags ("key=value"), newest first.
+func RunsTagged(ctx context.Context, q Querier, tags []string) ([]RunsRow, error) {
+	if tags == nil {
+		tags = []string{}
+	}
+	return collect(ctx, q, "runs", []any{sql.Named("tags", tags)}, func(rows *sql.Rows) (RunsRow, error) {
 		var r RunsRow
-		var ranks, stages []any
-		err := rows.Scan(&r.RunID, &r.Label, &r.Framework, &r.Model, &r.Traces, &ranks, &stages, &r.GPUEvents, &r.IngestedAt)
+		var ranks, stages, tagList []any
+		err := rows.Scan(&r.RunID, &r.Label, &r.Framework, &r.Model, &r.Traces, &ranks, &stages, &r.GPUEvents, &r.IngestedAt, &tagList)
+		r.Tags = fusionStrings(tagList)
 		for _, v := range ranks {
 			if n, ok := v.(int32); ok {
 				r.Ranks = append(r.Ranks, int64(n))
