@@ -27,6 +27,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -50,6 +52,8 @@ func run() error {
 	n := flag.Int("n", 3, "timed repetitions (the best is reported)")
 	rebuild := flag.Bool("rebuild", false, "rebuild the warehouse even if one is there")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
+	each := flag.Bool("each", false, "time each query of one side on stderr first")
+	profile := flag.String("profile", "", "with -each: write DuckDB's JSON profile of each query to `DIR`")
 	flag.Parse()
 	ctx := context.Background()
 	dir := filepath.Join(*data, fmt.Sprintf("compare-%dk-%dsteps", *kernels/1000, *steps))
@@ -64,6 +68,11 @@ func run() error {
 		return err
 	}
 	defer w.Close()
+	if *each {
+		if err := timeEach(ctx, w.DB, *profile); err != nil {
+			return err
+		}
+	}
 	best := time.Duration(1 << 62)
 	for i := 0; i < *n; i++ {
 		t := time.Now()
@@ -98,6 +107,67 @@ func run() error {
 	}
 	fmt.Printf("compare of two runs (%d GPU events in all): best of %d %.2f s\n", events, *n, best.Seconds())
 	return nil
+}
+
+// timeEach times the queries of one side (the base run, rank 0) one by one.
+func timeEach(ctx context.Context, sdb *sql.DB, profile string) error {
+	db, err := sdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var id int64
+	if err := db.QueryRowContext(ctx, `SELECT run_id FROM runs WHERE label = 'base'`).Scan(&id); err != nil {
+		return err
+	}
+	rank := sql.NullInt64{Int64: 0, Valid: true}
+	p := queries.CompareParams{Run: id, Rank: rank}
+	for _, q := range []struct {
+		name string
+		f    func() (int, error)
+	}{
+		{"steps fingerprint", func() (int, error) {
+			var v uint64
+			return 1, db.QueryRowContext(ctx, `SELECT _steps_fingerprint(?)`, id).Scan(&v)
+		}},
+		{"compare_run", func() (int, error) { _, err := queries.CompareRun(ctx, db, id); return 1, err }},
+		{"compare_steps", func() (int, error) { r, err := queries.CompareSteps(ctx, db, p); return len(r), err }},
+		{"compare_kernel_steps", func() (int, error) { r, err := queries.CompareKernelSteps(ctx, db, p); return len(r), err }},
+		{"compare_kernels", func() (int, error) { r, err := queries.CompareKernels(ctx, db, p); return len(r), err }},
+		{"compare_decomposition", func() (int, error) { r, err := queries.CompareDecomposition(ctx, db, p); return len(r), err }},
+		{"fusion_matches", func() (int, error) {
+			r, err := queries.FusionMatches(ctx, db, queries.FusionMatchesParams{Run: id, Rank: rank})
+			return len(r), err
+		}},
+	} {
+		if profile != "" {
+			if err := os.MkdirAll(profile, 0o755); err != nil {
+				return err
+			}
+			for _, p := range []string{"PRAGMA enable_profiling = 'json'",
+				fmt.Sprintf("PRAGMA profiling_output = '%s'", filepath.Join(profile, strings.ReplaceAll(q.name, " ", "_")+".json"))} {
+				if _, err := db.ExecContext(ctx, p); err != nil {
+					return err
+				}
+			}
+		}
+		t, c := time.Now(), cpuTime()
+		n, err := q.f()
+		if err != nil {
+			return fmt.Errorf("%s: %w", q.name, err)
+		}
+		fmt.Fprintf(os.Stderr, "%-24s %6.2f s (CPU %6.2f s)  %d rows\n", q.name, time.Since(t).Seconds(), (cpuTime() - c).Seconds(), n)
+	}
+	return nil
+}
+
+// cpuTime is the process's user + system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func build(ctx context.Context, dir, db string, kernels int64, steps int) error {
