@@ -106,7 +106,7 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 	if err != nil {
 		return Resolved{}, err
 	}
-	if err := ingest.Finish(ctx, w.DB, cat); err != nil {
+	if err := Finish(ctx, w.DB, cat); err != nil {
 		return Resolved{}, err
 	}
 	var ids []int64

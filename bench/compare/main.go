@@ -37,6 +37,7 @@ import (
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/target"
 )
 
 func main() {
@@ -109,27 +110,37 @@ func run() error {
 	return nil
 }
 
-// timeEach times the queries of one side (the base run, rank 0) one by one.
+// timeEach times the queries of each side (rank 0) one by one.
 func timeEach(ctx context.Context, sdb *sql.DB, profile string) error {
 	db, err := sdb.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	for _, label := range []string{"base", "cand"} {
+		if err := timeSide(ctx, db, label, profile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timeSide(ctx context.Context, db *sql.Conn, label, profile string) error {
 	var id int64
-	if err := db.QueryRowContext(ctx, `SELECT run_id FROM runs WHERE label = 'base'`).Scan(&id); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT run_id FROM runs WHERE label = ?`, label).Scan(&id); err != nil {
 		return err
 	}
 	rank := sql.NullInt64{Int64: 0, Valid: true}
-	p := queries.CompareParams{Run: id, Rank: rank}
+	fresh, err := queries.StepsFresh(ctx, db, []int64{id})
+	if err != nil {
+		return err
+	}
+	p := queries.CompareParams{Run: id, Rank: rank, Fresh: fresh[id]}
 	for _, q := range []struct {
 		name string
 		f    func() (int, error)
 	}{
-		{"steps fingerprint", func() (int, error) {
-			var v uint64
-			return 1, db.QueryRowContext(ctx, `SELECT _steps_fingerprint(?)`, id).Scan(&v)
-		}},
+		{"steps_fresh", func() (int, error) { r, err := queries.StepsFresh(ctx, db, []int64{id}); return len(r), err }},
 		{"compare_run", func() (int, error) { _, err := queries.CompareRun(ctx, db, id); return 1, err }},
 		{"compare_steps", func() (int, error) { r, err := queries.CompareSteps(ctx, db, p); return len(r), err }},
 		{"compare_kernel_steps", func() (int, error) { r, err := queries.CompareKernelSteps(ctx, db, p); return len(r), err }},
@@ -145,7 +156,7 @@ func timeEach(ctx context.Context, sdb *sql.DB, profile string) error {
 				return err
 			}
 			for _, p := range []string{"PRAGMA enable_profiling = 'json'",
-				fmt.Sprintf("PRAGMA profiling_output = '%s'", filepath.Join(profile, strings.ReplaceAll(q.name, " ", "_")+".json"))} {
+				fmt.Sprintf("PRAGMA profiling_output = '%s'", filepath.Join(profile, label+"."+strings.ReplaceAll(q.name, " ", "_")+".json"))} {
 				if _, err := db.ExecContext(ctx, p); err != nil {
 					return err
 				}
@@ -156,7 +167,7 @@ func timeEach(ctx context.Context, sdb *sql.DB, profile string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", q.name, err)
 		}
-		fmt.Fprintf(os.Stderr, "%-24s %6.2f s (CPU %6.2f s)  %d rows\n", q.name, time.Since(t).Seconds(), (cpuTime() - c).Seconds(), n)
+		fmt.Fprintf(os.Stderr, "%s %-24s %6.2f s (CPU %6.2f s)  %d rows\n", label, q.name, time.Since(t).Seconds(), (cpuTime() - c).Seconds(), n)
 	}
 	return nil
 }
@@ -263,7 +274,7 @@ func build(ctx context.Context, dir, db string, kernels int64, steps int) error 
 			return err
 		}
 	}
-	if err := ingest.Finish(ctx, w.DB, catalog.Default()); err != nil {
+	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "saved the overlap and step aggregates in %.1f s\n", time.Since(t3).Seconds())
