@@ -17,7 +17,10 @@ var HistoryMetrics = []string{MetricStepTime, MetricBusy, MetricExposedComm}
 
 // HistoryStepsParams selects one history series over some runs.
 type HistoryStepsParams struct {
-	Runs      []int64
+	Runs []int64
+	// FreshRuns are those of Runs whose saved step aggregates are current
+	// (StepsFresh): read from the stores; the others are computed.
+	FreshRuns []int64
 	Stage     sql.NullString // invalid = every stage
 	Rank      int64
 	KeepEdges bool
@@ -44,11 +47,14 @@ type HistoryStepsRow struct {
 
 // HistorySteps returns the per-step samples of a history series.
 func HistorySteps(ctx context.Context, q Querier, p HistoryStepsParams) ([]HistoryStepsRow, error) {
-	runs := p.Runs
+	runs, fresh := p.Runs, p.FreshRuns
 	if runs == nil {
 		runs = []int64{}
 	}
-	args := []any{sql.Named("runs", runs), sql.Named("stage", p.Stage), sql.Named("rank", p.Rank),
+	if fresh == nil {
+		fresh = []int64{}
+	}
+	args := []any{sql.Named("runs", runs), sql.Named("fresh_runs", fresh), sql.Named("stage", p.Stage), sql.Named("rank", p.Rank),
 		sql.Named("keep_edges", p.KeepEdges), sql.Named("metric", p.Metric), sql.Named("pattern", p.Pattern),
 		sql.Named("family", p.Family)}
 	return collect(ctx, q, "history_steps", args, func(rows *sql.Rows) (HistoryStepsRow, error) {

@@ -8,9 +8,11 @@
 -- ('unclassified' for names without one); a step where no such kernel ran
 -- has value 0. Sorted by run_id, stage, trace, step.
 --
--- Parameters: $runs (a list of run_id); $stage (NULL = every stage);
--- $rank; $keep_edges; $metric (NULL for a kernel series); $pattern and
--- $family (NULL = no filter; read only when $metric is NULL).
+-- Parameters: $runs (a list of run_id); $fresh_runs (those of $runs whose
+-- saved step aggregates are current, steps_fresh.sql: read from the
+-- stores; the others are computed, as step_*_cached would); $stage (NULL =
+-- every stage); $rank; $keep_edges; $metric (NULL for a kernel series);
+-- $pattern and $family (NULL = no filter; read only when $metric is NULL).
 --
 -- Columns:
 --   run_id, stage, trace_id, step
@@ -25,11 +27,13 @@
 --                      metric, the summed kernel time (every event, each
 --                      counted) for a kernel series; NULL when that is 0
 WITH _runs AS (
-    SELECT DISTINCT unnest($runs::BIGINT[])::INTEGER AS run_id
+    SELECT run_id, list_contains($fresh_runs::BIGINT[], run_id::BIGINT) AS fresh
+    FROM (SELECT DISTINCT unnest($runs::BIGINT[])::INTEGER AS run_id)
 ),
 _t AS (
-    SELECT t.*
-    FROM _runs r, LATERAL step_totals_cached(r.run_id) t
+    SELECT t.* FROM step_total_store t WHERE t.run_id IN (SELECT run_id FROM _runs WHERE fresh)
+    UNION ALL
+    SELECT t.* FROM (SELECT run_id FROM _runs WHERE NOT fresh) r, LATERAL step_totals_for(r.run_id) t
 ),
 _st AS (
     SELECT t.run_id, t.stage, t.rank, t.trace_id, t.step, t.kernels, t.kernel_ns, t.window_ns,
@@ -41,9 +45,10 @@ _st AS (
     WHERE t.rank = $rank AND ($stage IS NULL OR t.stage = $stage) AND ($keep_edges OR NOT s.edge)
 ),
 _k AS (
-    SELECT k.*
-    FROM _runs r, LATERAL step_kernels_cached(r.run_id) k
-    WHERE $metric IS NULL
+    SELECT k.* FROM step_kernel_store k
+    WHERE $metric IS NULL AND k.run_id IN (SELECT run_id FROM _runs WHERE fresh)
+    UNION ALL
+    SELECT k.* FROM (SELECT run_id FROM _runs WHERE NOT fresh AND $metric IS NULL) r, LATERAL step_kernels_for(r.run_id) k
 ),
 _m AS (
     SELECT k.trace_id, k.rank, k.stage, k.step, sum(k.dur_ns) AS ns, sum(k.launches) AS launches

@@ -53,6 +53,34 @@ func historyDB(t *testing.T) ktDB {
 
 func TestHistorySteps(t *testing.T) {
 	f := historyDB(t)
+	testHistorySteps(t, f, nil)
+	// The same answers from the saved step aggregates.
+	for _, run := range []int{1, 2} {
+		f.exec(`INSERT INTO step_kernel_store SELECT * FROM step_kernels_for(?)`, run)
+		f.exec(`INSERT INTO step_total_store SELECT * FROM step_totals_for(?)`, run)
+		f.exec(`INSERT INTO step_store_runs VALUES (?, _steps_fingerprint(?), now()::TIMESTAMP)`, run, run)
+	}
+	fresh, err := StepsFresh(context.Background(), f.db, []int64{2, 1, 3})
+	if err != nil || len(fresh) != 3 || !fresh[1] || !fresh[2] || fresh[3] {
+		t.Fatalf("steps_fresh: %v %v", fresh, err)
+	}
+	testHistorySteps(t, f, []int64{1, 2})
+	// Saved rows that differ from the computed ones show which were read.
+	f.exec(`UPDATE step_total_store SET window_ns = window_ns + 1000, busy_ns = busy_ns + 1000 WHERE run_id = 2`)
+	f.exec(`UPDATE step_kernel_store SET dur_ns = dur_ns + 1000 WHERE run_id = 2 AND name_id = 1`)
+	rows, err := HistorySteps(context.Background(), f.db, HistoryStepsParams{Runs: []int64{1, 2}, FreshRuns: []int64{2},
+		Pattern: sql.NullString{String: "attn", Valid: true}})
+	if err != nil || len(rows) != 4 || rows[3].RunID != 2 || rows[3].ValueNS != 1020 || rows[0].ValueNS != 10 {
+		t.Errorf("run 2 from the store, run 1 computed: %+v %v", rows, err)
+	}
+	rows, err = HistorySteps(context.Background(), f.db, HistoryStepsParams{Runs: []int64{1, 2}, FreshRuns: []int64{2},
+		Metric: sql.NullString{String: MetricBusy, Valid: true}})
+	if err != nil || len(rows) != 4 || rows[3].ValueNS != 1050 || rows[1].ValueNS != 47 {
+		t.Errorf("busy, run 2 from the store: %+v %v", rows, err)
+	}
+}
+
+func testHistorySteps(t *testing.T, f ktDB, fresh []int64) {
 	str := func(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
 	type want struct {
 		values   map[int64][]int64 // per run, in step order
@@ -87,7 +115,7 @@ func TestHistorySteps(t *testing.T) {
 			want{map[int64][]int64{1: {0, 5, 0}, 2: {0}}, map[int64][]int64{1: {2, 3, 1}, 2: {2}},
 				map[int64]float64{1: 2, 2: 2}, map[int64]float64{1: 100 * 5.0 / 140, 2: 0}}},
 	} {
-		c.p.Runs = []int64{1, 2}
+		c.p.Runs, c.p.FreshRuns = []int64{1, 2}, fresh
 		rows, err := HistorySteps(context.Background(), f.db, c.p)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)

@@ -9,9 +9,9 @@
 // runs (the candidate's decode attention 20% slower) are ingested, then
 // each run's GPU events and steps are replicated in SQL, each copy shifted
 // after the previous one and given fresh kernel ids and step numbers,
-// until the run holds at least -kernels events; then the per-kernel overlap
-// and the per-step aggregates are saved (ingest.Finish's work, timed on
-// stderr).
+// until the run holds at least -kernels events; then the per-kernel overlap,
+// the per-step aggregates and the fuse-pattern rows are saved
+// (target.Finish's work, timed on stderr).
 //
 // What is timed is what `tracehouse compare BASE CANDIDATE` does after
 // ingest: read both sides' step samples and aggregates (queries.CompareFetch),
@@ -76,7 +76,7 @@ func run() error {
 	}
 	best := time.Duration(1 << 62)
 	for i := 0; i < *n; i++ {
-		t := time.Now()
+		t, c := time.Now(), cpuTime()
 		var sides [2]*queries.CompareSide
 		for j, label := range []string{"base", "cand"} {
 			var id int64
@@ -98,8 +98,8 @@ func run() error {
 			return err
 		}
 		d := time.Since(t)
-		fmt.Fprintf(os.Stderr, "run %d: %.2f s (queries %.2f s), %d+%d steps, %s\n", i+1, d.Seconds(), fetched.Seconds(),
-			len(sides[0].Steps), len(sides[1].Steps), rep.VerdictLine())
+		fmt.Fprintf(os.Stderr, "run %d: %.2f s, CPU %.2f s (queries %.2f s), %d+%d steps, %s\n", i+1, d.Seconds(),
+			(cpuTime() - c).Seconds(), fetched.Seconds(), len(sides[0].Steps), len(sides[1].Steps), verdictShort(rep.VerdictLine()))
 		best = min(best, d)
 	}
 	var events int64
@@ -108,6 +108,14 @@ func run() error {
 	}
 	fmt.Printf("compare of two runs (%d GPU events in all): best of %d %.2f s\n", events, *n, best.Seconds())
 	return nil
+}
+
+// verdictShort keeps a verdict line to one terminal line.
+func verdictShort(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
 }
 
 // timeEach times the queries of each side (rank 0) one by one.
@@ -146,7 +154,14 @@ func timeSide(ctx context.Context, db *sql.Conn, label, profile string) error {
 		{"compare_kernel_steps", func() (int, error) { r, err := queries.CompareKernelSteps(ctx, db, p); return len(r), err }},
 		{"compare_kernels", func() (int, error) { r, err := queries.CompareKernels(ctx, db, p); return len(r), err }},
 		{"compare_decomposition", func() (int, error) { r, err := queries.CompareDecomposition(ctx, db, p); return len(r), err }},
-		{"fusion_matches", func() (int, error) {
+		{"fusion_matches (saved)", func() (int, error) {
+			r, saved, err := queries.FusionMatchesCached(ctx, db, queries.FusionMatchesParams{Run: id, Rank: rank})
+			if err == nil && !saved {
+				err = fmt.Errorf("no current saved copy")
+			}
+			return len(r), err
+		}},
+		{"fusion_matches (computed)", func() (int, error) {
 			r, err := queries.FusionMatches(ctx, db, queries.FusionMatchesParams{Run: id, Rank: rank})
 			return len(r), err
 		}},
@@ -268,8 +283,8 @@ func build(ctx context.Context, dir, db string, kernels int64, steps int) error 
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "replicated to %d GPU events per run in %.1f s\n", kernels, time.Since(t2).Seconds())
-	t3 := time.Now()
-	for _, q := range []string{`DELETE FROM kernel_overlap_runs`, `DELETE FROM step_store_runs`} {
+	t3, c3 := time.Now(), cpuTime()
+	for _, q := range []string{`DELETE FROM kernel_overlap_runs`, `DELETE FROM step_store_runs`, `DELETE FROM fusion_store_runs`} {
 		if _, err := w.DB.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -277,7 +292,7 @@ func build(ctx context.Context, dir, db string, kernels int64, steps int) error 
 	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "saved the overlap and step aggregates in %.1f s\n", time.Since(t3).Seconds())
+	fmt.Fprintf(os.Stderr, "saved the overlap, step aggregates and fuse patterns in %.1f s (CPU %.1f s)\n", time.Since(t3).Seconds(), (cpuTime() - c3).Seconds())
 	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return err
 	}

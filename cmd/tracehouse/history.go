@@ -185,24 +185,33 @@ func historyRun(opts *HistoryOptions) error {
 	ids := make([]int64, len(runs))
 	for i, r := range runs {
 		ids[i] = r.RunID
-		ok, err := ingest.StepsCurrent(ctx, w.DB, r.RunID, opts.StepsBy)
-		if err != nil {
-			return err
-		}
-		if ok {
-			continue
-		}
+	}
+	stale, err := ingest.StepsStale(ctx, w.DB, ids, opts.StepsBy)
+	if err != nil {
+		return err
+	}
+	for _, run := range stale {
 		if w.ReadOnly {
 			w.Close()
 			if w, err = opts.Warehouse(ctx, true); err != nil {
 				return err
 			}
 		}
-		if err := ingest.RecomputeSteps(ctx, w.DB, r.RunID, opts.StepsBy); err != nil {
+		if err := ingest.RecomputeSteps(ctx, w.DB, run, opts.StepsBy); err != nil {
 			return err
 		}
 	}
-	p := queries.HistoryStepsParams{Runs: ids, Rank: opts.Rank, KeepEdges: opts.KeepEdges}
+	fresh, err := queries.StepsFresh(ctx, w.DB, ids)
+	if err != nil {
+		return err
+	}
+	var freshIDs []int64
+	for _, id := range ids {
+		if fresh[id] {
+			freshIDs = append(freshIDs, id)
+		}
+	}
+	p := queries.HistoryStepsParams{Runs: ids, FreshRuns: freshIDs, Rank: opts.Rank, KeepEdges: opts.KeepEdges}
 	ro := report.HistoryOptions{Rank: opts.Rank, Stage: opts.Stage, Tags: opts.Tags, By: opts.By, KeepEdges: opts.KeepEdges, Rule: opts.Rule}
 	if opts.Stage != "" {
 		p.Stage = sql.NullString{String: opts.Stage, Valid: true}
