@@ -1,6 +1,9 @@
 -- history_steps: the per-step samples of one `tracehouse history` series
--- (compare.md section 6) for each run of $runs: one row per (run, stage,
--- trace, step) of rank $rank, edge steps left out unless $keep_edges.
+-- (compare.md section 6) for each run of $fresh_runs, read from their saved
+-- step aggregates, and for run $run, computed from its kernels (a run whose
+-- saved copy is not current; one at a time: the step_*_for macros take one
+-- run): one row per (run, stage, trace, step) of rank $rank, edge steps
+-- left out unless $keep_edges.
 -- The series is either a step metric ($metric: 'step_time' = the step's GPU
 -- window, 'busy' = GPU busy time, 'exposed_comm' = communication not hidden
 -- under compute) or the summed time of the kernels whose short name
@@ -8,11 +11,11 @@
 -- ('unclassified' for names without one); a step where no such kernel ran
 -- has value 0. Sorted by run_id, stage, trace, step.
 --
--- Parameters: $runs (a list of run_id); $fresh_runs (those of $runs whose
--- saved step aggregates are current, steps_fresh.sql: read from the
--- stores; the others are computed, as step_*_cached would); $stage (NULL =
--- every stage); $rank; $keep_edges; $metric (NULL for a kernel series);
--- $pattern and $family (NULL = no filter; read only when $metric is NULL).
+-- Parameters: $fresh_runs (a list of run_id whose saved step aggregates
+-- are current, steps_fresh.sql); $run (a run_id to compute, NULL = none);
+-- $stage (NULL = every stage); $rank; $keep_edges; $metric (NULL for a
+-- kernel series); $pattern and $family (NULL = no filter; read only when
+-- $metric is NULL).
 --
 -- Columns:
 --   run_id, stage, trace_id, step
@@ -26,14 +29,10 @@
 --                      the run's steps in the stage: the step time for a
 --                      metric, the summed kernel time (every event, each
 --                      counted) for a kernel series; NULL when that is 0
-WITH _runs AS (
-    SELECT run_id, list_contains($fresh_runs::BIGINT[], run_id::BIGINT) AS fresh
-    FROM (SELECT DISTINCT unnest($runs::BIGINT[])::INTEGER AS run_id)
-),
-_t AS (
-    SELECT t.* FROM step_total_store t WHERE t.run_id IN (SELECT run_id FROM _runs WHERE fresh)
+WITH _t AS (
+    SELECT * FROM step_total_store WHERE list_contains($fresh_runs::BIGINT[], run_id::BIGINT)
     UNION ALL
-    SELECT t.* FROM (SELECT run_id FROM _runs WHERE NOT fresh) r, LATERAL step_totals_for(r.run_id) t
+    SELECT * FROM step_totals_for($run, skip := $run IS NULL)
 ),
 _st AS (
     SELECT t.run_id, t.stage, t.rank, t.trace_id, t.step, t.kernels, t.kernel_ns, t.window_ns,
@@ -45,10 +44,10 @@ _st AS (
     WHERE t.rank = $rank AND ($stage IS NULL OR t.stage = $stage) AND ($keep_edges OR NOT s.edge)
 ),
 _k AS (
-    SELECT k.* FROM step_kernel_store k
-    WHERE $metric IS NULL AND k.run_id IN (SELECT run_id FROM _runs WHERE fresh)
+    SELECT * FROM step_kernel_store
+    WHERE $metric IS NULL AND list_contains($fresh_runs::BIGINT[], run_id::BIGINT)
     UNION ALL
-    SELECT k.* FROM (SELECT run_id FROM _runs WHERE NOT fresh AND $metric IS NULL) r, LATERAL step_kernels_for(r.run_id) k
+    SELECT * FROM step_kernels_for($run, skip := $run IS NULL OR $metric IS NOT NULL)
 ),
 _m AS (
     SELECT k.trace_id, k.rank, k.stage, k.step, sum(k.dur_ns) AS ns, sum(k.launches) AS launches

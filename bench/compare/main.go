@@ -1,9 +1,12 @@
 // Command compare measures `tracehouse compare` on two already-ingested runs
-// of about 1 M GPU events each (compare.md section 7: about 2 s).
+// of about 1 M GPU events each, and `tracehouse history` over 100 runs
+// (compare.md section 7: about 2 s each).
 //
 //	go run ./bench/compare                  # build the warehouse once, then time
 //	go run ./bench/compare -kernels 500000  # another size
 //	go run ./bench/compare -rebuild         # regenerate the warehouse
+//	go run ./bench/compare -each            # each query of each side, wall and CPU
+//	go run ./bench/compare -history 100     # history over 100 runs (history.go)
 //
 // The warehouse is built like bench/triage's: two synthetic SGLang decode
 // runs (the candidate's decode attention 20% slower) are ingested, then
@@ -55,8 +58,14 @@ func run() error {
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
 	each := flag.Bool("each", false, "time each query of one side on stderr first")
 	profile := flag.String("profile", "", "with -each: write DuckDB's JSON profile of each query to `DIR`")
+	hist := flag.Int("history", 0, "time `history` over this many runs instead (e.g. 100)")
+	histSteps := flag.Int("history-steps", 64, "with -history: decode steps per run")
 	flag.Parse()
 	ctx := context.Background()
+	if *hist > 0 {
+		phases = *each
+		return historyBench(ctx, *data, *hist, *histSteps, *n, *rebuild)
+	}
 	dir := filepath.Join(*data, fmt.Sprintf("compare-%dk-%dsteps", *kernels/1000, *steps))
 	db := filepath.Join(dir, "compare.duckdb")
 	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil || *rebuild {
