@@ -53,13 +53,13 @@ launches per step and share (of the summed kernel time for kernels, of the
 step time for metrics). Runs are every run, or those carrying every
 --tag KEY=VALUE; --last N keeps the newest N of the order.
 
-Change points, marked per stage: ` + report.RuleText(stats.DefaultChangeRule) + `.
+Change points, marked per stage: ` + wrapText("Change points, marked per stage: "+report.RuleText(stats.DefaultChangeRule)+".", 76)[len("Change points, marked per stage: "):] + `
 --window and --min-change set the window and the floor. "When did this get
 slow" is the first run marked slower.
 
-With --fail-on-regression the exit status is 3 when the newest run of a
-stage's series is a change point to slower (a CI gate), else 0; 1 on
-errors, 2 on usage errors.`,
+With --fail-on-regression the exit status is 3 when the newest selected run
+is a change point to slower in a stage (a CI gate), else 0; 1 on errors, 2
+on usage errors.`,
 		Example: `  tracehouse history --kernel 'BatchDecodeWithPagedKVCache' --stage decode
   tracehouse history --metric step_time --tag branch=main --by commit_date
   tracehouse history --family attention --format csv > attention.csv
@@ -253,6 +253,26 @@ func historyRun(opts *HistoryOptions) error {
 		}
 	}
 	return nil
+}
+
+// wrapText breaks s into lines of at most width bytes at spaces.
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(s) {
+		if i > 0 {
+			if line+1+len(w) > width {
+				b.WriteByte('\n')
+				line = 0
+			} else {
+				b.WriteByte(' ')
+				line++
+			}
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String()
 }
 
 // tagValue is the value of tag key among "key=value" tags.
