@@ -12,7 +12,7 @@ import (
 // Finish completes what reports need after an ingest: the catalog they
 // match fuse patterns against, and the saved per-kernel overlap and
 // per-step aggregates of every run whose copy is missing or older than one
-// of its traces. It works from
+// of its traces (target.Finish also saves the fuse-pattern rows). It works from
 // what the warehouse holds, not from one ingest's result, so after an
 // interrupted ingest (or a crash between a trace's commit and this step)
 // running it again finishes the job. `ingest`, `triage PATH` and `capture`

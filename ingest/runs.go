@@ -149,7 +149,10 @@ func addTags(ctx context.Context, db *sql.DB, id int64, tags map[string]string) 
 // finishRuns fills each run's summary from its traces and server args, and
 // drops runs left without traces (every file failed or was skipped). The
 // run's evidence quotes its traces' in path order, so it does not depend on
-// which file a parallel ingest happened to load first.
+// which file a parallel ingest happened to load first. Runs are finished in
+// the order they were created (their keys sorted), so that the runs of one
+// ingest get their ingested_at, the order history and @latest~N follow, in
+// that order too.
 //
 // stored holds the labels of runs this ingest added a trace to: only those
 // get a new ingested_at (re-ingesting stored files changes nothing). Runs
@@ -157,7 +160,13 @@ func addTags(ctx context.Context, db *sql.DB, id int64, tags map[string]string) 
 // with whatever they still own.
 func finishRuns(ctx context.Context, db *sql.DB, runs map[string]*runInfo, stored map[string]bool) error {
 	ctx = context.WithoutCancel(ctx)
-	for _, ri := range runs {
+	keys := make([]string, 0, len(runs))
+	for k := range runs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ri := runs[k]
 		rows, err := db.QueryContext(ctx, `SELECT framework, coalesce(framework_evidence, '') FROM traces WHERE run_id = ? ORDER BY path, trace_id`, ri.id)
 		if err != nil {
 			return fmt.Errorf("summarise run %s: %w", ri.label, err)

@@ -67,6 +67,42 @@ func StepsCurrent(ctx context.Context, db *sql.DB, run int64, stepsBy string) (b
 	return true, nil
 }
 
+// StepsStale lists the runs of runs (in their order) whose stored steps
+// are not the ones stepsBy asks for (StepsCurrent, for many runs in one
+// query): those RecomputeSteps has to redo.
+func StepsStale(ctx context.Context, db *sql.DB, runs []int64, stepsBy string) ([]int64, error) {
+	if runs == nil {
+		runs = []int64{}
+	}
+	rows, err := db.QueryContext(ctx, stmt("runs_traces"), sql.Named("runs", runs))
+	if err != nil {
+		return nil, fmt.Errorf("read the traces of %d runs: %w", len(runs), err)
+	}
+	defer rows.Close()
+	stale := map[int64]bool{}
+	for rows.Next() {
+		var run int64
+		var t traceSteps
+		if err := rows.Scan(&run, &t.id, &t.source, &t.name); err != nil {
+			return nil, fmt.Errorf("read the traces of %d runs: %w", len(runs), err)
+		}
+		if !t.matches(stepsBy) {
+			stale[run] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the traces of %d runs: %w", len(runs), err)
+	}
+	var out []int64
+	for _, r := range runs {
+		if stale[r] {
+			out = append(out, r)
+			delete(stale, r)
+		}
+	}
+	return out, nil
+}
+
 type traceSteps struct {
 	id           int64
 	source, name string

@@ -12,10 +12,14 @@ type CompareParams struct {
 	Run       int64
 	Rank      sql.NullInt64 // invalid = every rank
 	KeepEdges bool
+	// Fresh says the run's saved step aggregates are current (StepsFresh):
+	// the queries read them; false computes them. CompareFetch sets it.
+	Fresh bool
 }
 
 func (p CompareParams) args() []any {
-	return []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("keep_edges", p.KeepEdges)}
+	return []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("keep_edges", p.KeepEdges),
+		sql.Named("fresh", p.Fresh)}
 }
 
 // CompareRunRow is one row of compare_run.sql.
@@ -160,7 +164,8 @@ type CompareSide struct {
 
 // CompareFetch reads one side of a comparison. Steps come for every rank
 // (for the rank spread); the kernel figures for detail, one rank (every
-// rank when invalid).
+// rank when invalid). Whether the saved step aggregates are current is
+// checked once, here (p.Fresh is set from it).
 func CompareFetch(ctx context.Context, q Querier, p CompareParams, detail sql.NullInt64) (*CompareSide, error) {
 	run, err := CompareRun(ctx, q, p.Run)
 	if err != nil {
@@ -169,6 +174,11 @@ func CompareFetch(ctx context.Context, q Querier, p CompareParams, detail sql.Nu
 	if run == nil {
 		return nil, sql.ErrNoRows
 	}
+	fresh, err := StepsFresh(ctx, q, []int64{p.Run})
+	if err != nil {
+		return nil, err
+	}
+	p.Fresh = fresh[p.Run]
 	s := &CompareSide{Params: p, Run: *run}
 	if s.Steps, err = CompareSteps(ctx, q, p); err != nil {
 		return nil, err
@@ -184,7 +194,7 @@ func CompareFetch(ctx context.Context, q Querier, p CompareParams, detail sql.Nu
 	if s.Decomposition, err = CompareDecomposition(ctx, q, d); err != nil {
 		return nil, err
 	}
-	if s.Fusions, err = FusionMatches(ctx, q, FusionMatchesParams{Run: p.Run, Rank: detail}); err != nil {
+	if s.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Rank: detail}); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -11,13 +11,16 @@
 -- 'step_time' total exactly (kernel - (kernel - busy) + (window - busy)).
 -- Divided by steps they are per-step means, and so are their deltas.
 --
--- Parameters: $run; $rank (NULL = every rank); $keep_edges.
+-- Parameters: $run; $rank (NULL = every rank); $keep_edges; $fresh (true
+-- when the run's saved step aggregates are current, steps_fresh.sql: they
+-- are read; false computes them, as step_*_cached would).
 --
 -- Columns: stage, part, family (NULL unless part = 'family'), total_ns,
 -- steps (steps used in the stage). Sorted by stage, part, family.
 WITH _st AS (
     SELECT t.*
-    FROM step_totals_cached($run) t
+    FROM (SELECT * FROM step_total_store WHERE run_id = $run AND $fresh
+          UNION ALL SELECT * FROM step_totals_for($run, skip := $fresh)) t
     JOIN steps s ON s.trace_id = t.trace_id AND s.step = t.step
     WHERE ($rank IS NULL OR t.rank = $rank) AND ($keep_edges OR NOT s.edge)
 ),
@@ -29,7 +32,8 @@ _totals AS (
 ),
 _fam AS (
     SELECT k.stage, coalesce(n.family, 'unclassified') AS family, sum(k.dur_ns) AS ns
-    FROM step_kernels_cached($run) k
+    FROM (SELECT * FROM step_kernel_store WHERE run_id = $run AND $fresh
+          UNION ALL SELECT * FROM step_kernels_for($run, skip := $fresh)) k
     JOIN steps s ON s.trace_id = k.trace_id AND s.step = k.step
     JOIN kernel_names n ON n.name_id = k.name_id
     WHERE ($rank IS NULL OR k.rank = $rank) AND ($keep_edges OR NOT s.edge)

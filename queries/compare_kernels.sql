@@ -3,7 +3,9 @@
 -- $keep_edges): one row per (stage, short name). Sorted by stage, short
 -- name.
 --
--- Parameters: $run; $rank (NULL = every rank); $keep_edges.
+-- Parameters: $run; $rank (NULL = every rank); $keep_edges; $fresh (true
+-- when the run's saved step aggregates are current, steps_fresh.sql: they
+-- are read; false computes them, as step_*_cached would).
 --
 -- Columns:
 --   stage, short_name
@@ -23,7 +25,8 @@
 WITH _k AS (
     SELECT k.stage, k.name_id, sum(k.dur_ns) AS ns, sum(k.launches) AS launches,
            sum(k.hidden_ns) AS hidden_ns, sum(k.hidden_by_compute_ns) AS hidden_by_compute_ns
-    FROM step_kernels_cached($run) k
+    FROM (SELECT * FROM step_kernel_store WHERE run_id = $run AND $fresh
+          UNION ALL SELECT * FROM step_kernels_for($run, skip := $fresh)) k
     JOIN steps s ON s.trace_id = k.trace_id AND s.step = k.step
     WHERE ($rank IS NULL OR k.rank = $rank) AND ($keep_edges OR NOT s.edge)
     GROUP BY k.stage, k.name_id

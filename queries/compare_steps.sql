@@ -3,7 +3,9 @@
 -- left out unless $keep_edges. Sorted by stage (prefill, decode, mixed,
 -- unknown, others by name), rank, trace, step.
 --
--- Parameters: $run; $rank (NULL = every rank); $keep_edges.
+-- Parameters: $run; $rank (NULL = every rank); $keep_edges; $fresh (true
+-- when the run's saved step aggregates are current, steps_fresh.sql: they
+-- are read; false computes them, as step_*_cached would).
 --
 -- Columns:
 --   stage, rank, trace_id, step
@@ -19,7 +21,8 @@
 SELECT t.stage, t.rank, t.trace_id, t.step, s.source, s.batch_size, s.tokens,
        t.kernels, t.kernel_ns, t.busy_ns, t.window_ns, t.window_ns - t.busy_ns AS idle_ns,
        t.exposed_comm_ns
-FROM step_totals_cached($run) t
+FROM (SELECT * FROM step_total_store WHERE run_id = $run AND $fresh
+          UNION ALL SELECT * FROM step_totals_for($run, skip := $fresh)) t
 JOIN steps s ON s.trace_id = t.trace_id AND s.step = t.step
 WHERE ($rank IS NULL OR t.rank = $rank) AND ($keep_edges OR NOT s.edge)
 ORDER BY CASE t.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2

@@ -74,21 +74,48 @@ func FusionMatches(ctx context.Context, q Querier, p FusionMatchesParams) ([]Fus
 		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),
 		sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare),
 	}
-	return collect(ctx, q, "fusion_matches", args, func(rows *sql.Rows) (FusionMatchesRow, error) {
-		var r FusionMatchesRow
-		var evidence, shares, locations, sources []any
-		var sw sql.NullString
-		err := rows.Scan(&r.Stage, &r.Pattern, &r.ID, &r.Status, &r.Confidence, &r.RelatedNS,
-			&r.SharePct, &r.Occurrences, &evidence, &shares, &locations, &r.CandidatePath, &sources,
-			&r.Rationale, &sw, &r.Origin, &r.Framework, &r.Priority, &r.Steps)
-		r.Evidence, r.Locations, r.Sources = fusionStrings(evidence), fusionStrings(locations), fusionStrings(sources)
-		for _, v := range shares {
-			f, _ := v.(float64)
-			r.EvidenceSharePct = append(r.EvidenceSharePct, f)
+	return collect(ctx, q, "fusion_matches", args, scanFusionMatches)
+}
+
+func scanFusionMatches(rows *sql.Rows) (FusionMatchesRow, error) {
+	var r FusionMatchesRow
+	var evidence, shares, locations, sources []any
+	var sw sql.NullString
+	err := rows.Scan(&r.Stage, &r.Pattern, &r.ID, &r.Status, &r.Confidence, &r.RelatedNS,
+		&r.SharePct, &r.Occurrences, &evidence, &shares, &locations, &r.CandidatePath, &sources,
+		&r.Rationale, &sw, &r.Origin, &r.Framework, &r.Priority, &r.Steps)
+	r.Evidence, r.Locations, r.Sources = fusionStrings(evidence), fusionStrings(locations), fusionStrings(sources)
+	for _, v := range shares {
+		f, _ := v.(float64)
+		r.EvidenceSharePct = append(r.EvidenceSharePct, f)
+	}
+	r.Switch = sw.String
+	return r, err
+}
+
+// FusionMatchesCached returns FusionMatches(p), read from the rows
+// ingest.SaveFusion saved when p is a single-trace report of one rank and
+// that copy is current (fusion_fresh.sql, fusion_matches_saved.sql), and
+// computed otherwise. saved says which.
+func FusionMatchesCached(ctx context.Context, q Querier, p FusionMatchesParams) (rows []FusionMatchesRow, saved bool, err error) {
+	if !p.Mapping.Valid && p.Rank.Valid {
+		fresh, err := collect(ctx, q, "fusion_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64)},
+			func(rows *sql.Rows) (bool, error) {
+				var b bool
+				err := rows.Scan(&b)
+				return b, err
+			})
+		if err != nil {
+			return nil, false, err
 		}
-		r.Switch = sw.String
-		return r, err
-	})
+		if len(fresh) == 1 && fresh[0] {
+			rows, err := collect(ctx, q, "fusion_matches_saved", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
+				sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare)}, scanFusionMatches)
+			return rows, true, err
+		}
+	}
+	rows, err = FusionMatches(ctx, q, p)
+	return rows, false, err
 }
 
 // FusionSimilarityParams selects the similarity notes of

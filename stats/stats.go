@@ -3,7 +3,9 @@
 // its distribution-free confidence interval, the two-sided Mann-Whitney U
 // test (exact for small samples, ties included; normal approximation with
 // tie and continuity correction for larger ones), and Benjamini-Hochberg
-// adjusted p-values for the many kernel rows tested at once.
+// adjusted p-values for the many kernel rows tested at once; and the
+// change-point rule that marks where a series of per-run medians departs
+// from the runs before it (ChangePoints).
 //
 // A sample is one value per step (never per launch: launches within a step
 // are not independent). Nothing here knows about traces.

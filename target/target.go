@@ -106,7 +106,7 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 	if err != nil {
 		return Resolved{}, err
 	}
-	if err := ingest.Finish(ctx, w.DB, cat); err != nil {
+	if err := Finish(ctx, w.DB, cat); err != nil {
 		return Resolved{}, err
 	}
 	var ids []int64
@@ -197,6 +197,26 @@ func (e *NoRankError) Error() string {
 // recently ingested run), @latest~N (N runs before it), tag:KEY=VALUE (the
 // latest run carrying that tag), else a PATH or a run label as Resolve.
 func Select(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Options, cat *catalog.Catalog) (Resolved, error) {
+	if !IsSelector(arg) {
+		return Resolve(ctx, w, arg, opt, cat)
+	}
+	r, err := SelectRun(ctx, w, arg)
+	if err != nil {
+		return Resolved{}, err
+	}
+	return Resolved{Arg: arg, Runs: []Run{r}}, nil
+}
+
+// IsSelector says whether arg is @latest, @latest~N or tag:KEY=VALUE
+// rather than a run label or a path.
+func IsSelector(arg string) bool {
+	return arg == "@latest" || strings.HasPrefix(arg, "@latest~") || strings.HasPrefix(arg, "tag:")
+}
+
+// SelectRun resolves a selector or a run label to one stored run, never
+// ingesting: for commands that change a run (tag) or read stored runs
+// only.
+func SelectRun(ctx context.Context, w *schema.Warehouse, arg string) (Run, error) {
 	var key, value sql.NullString
 	back := 0
 	switch {
@@ -204,32 +224,48 @@ func Select(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Opt
 		if n, ok := strings.CutPrefix(arg, "@latest~"); ok {
 			v, err := strconv.Atoi(n)
 			if err != nil || v < 0 {
-				return Resolved{}, &SelectorError{Arg: arg, Why: "want @latest or @latest~N with N >= 0"}
+				return Run{}, &SelectorError{Arg: arg, Why: "want @latest or @latest~N with N >= 0"}
 			}
 			back = v
 		}
 	case strings.HasPrefix(arg, "tag:"):
 		k, v, ok := strings.Cut(strings.TrimPrefix(arg, "tag:"), "=")
 		if !ok || k == "" {
-			return Resolved{}, &SelectorError{Arg: arg, Why: "want tag:KEY=VALUE"}
+			return Run{}, &SelectorError{Arg: arg, Why: "want tag:KEY=VALUE"}
 		}
 		key, value = sql.NullString{String: k, Valid: true}, sql.NullString{String: v, Valid: true}
 	default:
-		return Resolve(ctx, w, arg, opt, cat)
+		r, err := queries.TriageRun(ctx, w.DB, sql.NullInt64{}, sql.NullString{String: arg, Valid: true})
+		if err != nil {
+			return Run{}, err
+		}
+		if r == nil {
+			return Run{}, &NoRunError{Label: arg, Warehouse: w.Path}
+		}
+		return Run{ID: r.RunID, Label: r.Label}, nil
 	}
 	rows, err := queries.RunSelect(ctx, w.DB, key, value)
 	if err != nil {
-		return Resolved{}, err
+		return Run{}, err
 	}
 	if back >= len(rows) {
 		why := fmt.Sprintf("%s has only %d run(s)", w.Path, len(rows))
 		if key.Valid {
 			why = fmt.Sprintf("no run of %s carries tag %s=%s", w.Path, key.String, value.String)
 		}
-		return Resolved{}, &SelectorError{Arg: arg, Why: why}
+		return Run{}, &SelectorError{Arg: arg, Why: why}
 	}
-	r := rows[back]
-	return Resolved{Arg: arg, Runs: []Run{{ID: r.RunID, Label: r.Label}}}, nil
+	return Run{ID: rows[back].RunID, Label: rows[back].Label}, nil
+}
+
+// NoRunError is a run label the warehouse does not hold.
+type NoRunError struct {
+	Label     string
+	Warehouse string
+}
+
+func (e *NoRunError) Error() string {
+	return fmt.Sprintf("no run labelled %q in %s (see 'tracehouse runs')", e.Label, e.Warehouse)
 }
 
 // SelectorError is a selector that names no run.

@@ -1,17 +1,20 @@
 // Command compare measures `tracehouse compare` on two already-ingested runs
-// of about 1 M GPU events each (compare.md section 7: about 2 s).
+// of about 1 M GPU events each, and `tracehouse history` over 100 runs
+// (compare.md section 7: about 2 s each).
 //
 //	go run ./bench/compare                  # build the warehouse once, then time
 //	go run ./bench/compare -kernels 500000  # another size
 //	go run ./bench/compare -rebuild         # regenerate the warehouse
+//	go run ./bench/compare -each            # each query of each side, wall and CPU
+//	go run ./bench/compare -history 100     # history over 100 runs (history.go)
 //
 // The warehouse is built like bench/triage's: two synthetic SGLang decode
 // runs (the candidate's decode attention 20% slower) are ingested, then
 // each run's GPU events and steps are replicated in SQL, each copy shifted
 // after the previous one and given fresh kernel ids and step numbers,
-// until the run holds at least -kernels events; then the per-kernel overlap
-// and the per-step aggregates are saved (ingest.Finish's work, timed on
-// stderr).
+// until the run holds at least -kernels events; then the per-kernel overlap,
+// the per-step aggregates and the fuse-pattern rows are saved
+// (target.Finish's work, timed on stderr).
 //
 // What is timed is what `tracehouse compare BASE CANDIDATE` does after
 // ingest: read both sides' step samples and aggregates (queries.CompareFetch),
@@ -27,6 +30,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -35,6 +40,7 @@ import (
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/target"
 )
 
 func main() {
@@ -50,8 +56,16 @@ func run() error {
 	n := flag.Int("n", 3, "timed repetitions (the best is reported)")
 	rebuild := flag.Bool("rebuild", false, "rebuild the warehouse even if one is there")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
+	each := flag.Bool("each", false, "time each query of one side on stderr first")
+	profile := flag.String("profile", "", "with -each: write DuckDB's JSON profile of each query to `DIR`")
+	hist := flag.Int("history", 0, "time `history` over this many runs instead (e.g. 100)")
+	histSteps := flag.Int("history-steps", 64, "with -history: decode steps per run")
 	flag.Parse()
 	ctx := context.Background()
+	if *hist > 0 {
+		phases = *each
+		return historyBench(ctx, *data, *hist, *histSteps, *n, *rebuild)
+	}
 	dir := filepath.Join(*data, fmt.Sprintf("compare-%dk-%dsteps", *kernels/1000, *steps))
 	db := filepath.Join(dir, "compare.duckdb")
 	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil || *rebuild {
@@ -64,9 +78,14 @@ func run() error {
 		return err
 	}
 	defer w.Close()
+	if *each {
+		if err := timeEach(ctx, w.DB, *profile); err != nil {
+			return err
+		}
+	}
 	best := time.Duration(1 << 62)
 	for i := 0; i < *n; i++ {
-		t := time.Now()
+		t, c := time.Now(), cpuTime()
 		var sides [2]*queries.CompareSide
 		for j, label := range []string{"base", "cand"} {
 			var id int64
@@ -88,8 +107,8 @@ func run() error {
 			return err
 		}
 		d := time.Since(t)
-		fmt.Fprintf(os.Stderr, "run %d: %.2f s (queries %.2f s), %d+%d steps, %s\n", i+1, d.Seconds(), fetched.Seconds(),
-			len(sides[0].Steps), len(sides[1].Steps), rep.VerdictLine())
+		fmt.Fprintf(os.Stderr, "run %d: %.2f s, CPU %.2f s (queries %.2f s), %d+%d steps, %s\n", i+1, d.Seconds(),
+			(cpuTime() - c).Seconds(), fetched.Seconds(), len(sides[0].Steps), len(sides[1].Steps), verdictShort(rep.VerdictLine()))
 		best = min(best, d)
 	}
 	var events int64
@@ -98,6 +117,92 @@ func run() error {
 	}
 	fmt.Printf("compare of two runs (%d GPU events in all): best of %d %.2f s\n", events, *n, best.Seconds())
 	return nil
+}
+
+// verdictShort keeps a verdict line to one terminal line.
+func verdictShort(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "..."
+	}
+	return s
+}
+
+// timeEach times the queries of each side (rank 0) one by one.
+func timeEach(ctx context.Context, sdb *sql.DB, profile string) error {
+	db, err := sdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	for _, label := range []string{"base", "cand"} {
+		if err := timeSide(ctx, db, label, profile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timeSide(ctx context.Context, db *sql.Conn, label, profile string) error {
+	var id int64
+	if err := db.QueryRowContext(ctx, `SELECT run_id FROM runs WHERE label = ?`, label).Scan(&id); err != nil {
+		return err
+	}
+	rank := sql.NullInt64{Int64: 0, Valid: true}
+	fresh, err := queries.StepsFresh(ctx, db, []int64{id})
+	if err != nil {
+		return err
+	}
+	p := queries.CompareParams{Run: id, Rank: rank, Fresh: fresh[id]}
+	for _, q := range []struct {
+		name string
+		f    func() (int, error)
+	}{
+		{"steps_fresh", func() (int, error) { r, err := queries.StepsFresh(ctx, db, []int64{id}); return len(r), err }},
+		{"compare_run", func() (int, error) { _, err := queries.CompareRun(ctx, db, id); return 1, err }},
+		{"compare_steps", func() (int, error) { r, err := queries.CompareSteps(ctx, db, p); return len(r), err }},
+		{"compare_kernel_steps", func() (int, error) { r, err := queries.CompareKernelSteps(ctx, db, p); return len(r), err }},
+		{"compare_kernels", func() (int, error) { r, err := queries.CompareKernels(ctx, db, p); return len(r), err }},
+		{"compare_decomposition", func() (int, error) { r, err := queries.CompareDecomposition(ctx, db, p); return len(r), err }},
+		{"fusion_matches (saved)", func() (int, error) {
+			r, saved, err := queries.FusionMatchesCached(ctx, db, queries.FusionMatchesParams{Run: id, Rank: rank})
+			if err == nil && !saved {
+				err = fmt.Errorf("no current saved copy")
+			}
+			return len(r), err
+		}},
+		{"fusion_matches (computed)", func() (int, error) {
+			r, err := queries.FusionMatches(ctx, db, queries.FusionMatchesParams{Run: id, Rank: rank})
+			return len(r), err
+		}},
+	} {
+		if profile != "" {
+			if err := os.MkdirAll(profile, 0o755); err != nil {
+				return err
+			}
+			for _, p := range []string{"PRAGMA enable_profiling = 'json'",
+				fmt.Sprintf("PRAGMA profiling_output = '%s'", filepath.Join(profile, label+"."+strings.ReplaceAll(q.name, " ", "_")+".json"))} {
+				if _, err := db.ExecContext(ctx, p); err != nil {
+					return err
+				}
+			}
+		}
+		t, c := time.Now(), cpuTime()
+		n, err := q.f()
+		if err != nil {
+			return fmt.Errorf("%s: %w", q.name, err)
+		}
+		fmt.Fprintf(os.Stderr, "%s %-24s %6.2f s (CPU %6.2f s)  %d rows\n", label, q.name, time.Since(t).Seconds(), (cpuTime() - c).Seconds(), n)
+	}
+	return nil
+}
+
+// cpuTime is the process's user + system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func build(ctx context.Context, dir, db string, kernels int64, steps int) error {
@@ -187,16 +292,16 @@ func build(ctx context.Context, dir, db string, kernels int64, steps int) error 
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "replicated to %d GPU events per run in %.1f s\n", kernels, time.Since(t2).Seconds())
-	t3 := time.Now()
-	for _, q := range []string{`DELETE FROM kernel_overlap_runs`, `DELETE FROM step_store_runs`} {
+	t3, c3 := time.Now(), cpuTime()
+	for _, q := range []string{`DELETE FROM kernel_overlap_runs`, `DELETE FROM step_store_runs`, `DELETE FROM fusion_store_runs`} {
 		if _, err := w.DB.ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}
-	if err := ingest.Finish(ctx, w.DB, catalog.Default()); err != nil {
+	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "saved the overlap and step aggregates in %.1f s\n", time.Since(t3).Seconds())
+	fmt.Fprintf(os.Stderr, "saved the overlap, step aggregates and fuse patterns in %.1f s (CPU %.1f s)\n", time.Since(t3).Seconds(), (cpuTime() - c3).Seconds())
 	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return err
 	}

@@ -311,7 +311,7 @@ func captureRun(opts *CaptureOptions) error {
 			failed = err
 		}
 	}
-	if err := ingest.Finish(ctx, w.DB, catalog.Default()); err != nil {
+	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 		return err
 	}
 	for _, r := range results {

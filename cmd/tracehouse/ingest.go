@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -130,7 +131,7 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	// Later reports need the catalog and read the saved overlap.
-	if err := ingest.Finish(opts.Ctx, w.DB, catalog.Default()); err != nil {
+	if err := target.Finish(opts.Ctx, w.DB, catalog.Default()); err != nil {
 		return err
 	}
 	return summarize(opts.IO, res)

@@ -119,7 +119,7 @@ func TestIngestDemoThenRuns(t *testing.T) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		want := []string{"framework", "gpu_events", "ingested_at", "label", "model", "ranks", "run_id", "source_formats", "stages", "traces"}
+		want := []string{"framework", "gpu_events", "ingested_at", "label", "model", "ranks", "run_id", "source_formats", "stages", "tags", "traces"}
 		if !reflect.DeepEqual(keys, want) {
 			t.Fatalf("runs JSON keys %v, want %v", keys, want)
 		}

@@ -17,19 +17,26 @@ type RunsOptions struct {
 	Format report.Format
 	// Run, when set, asks for one run's details.
 	Run string
+	// Tags keeps the runs carrying every one of them ("key=value").
+	Tags []string
 }
 
 func newCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
 	opts := &RunsOptions{}
+	var tags []string
 	cmd := &cobra.Command{
 		Use:   "runs [RUN]",
 		Short: "List the runs in the warehouse, or show one",
 		Long: `List runs that hold traces, newest first, with their traces, ranks, stages,
-GPU event counts and source formats (kineto: torch.profiler traces; nsys:
-Nsight Systems exports). Given a RUN label: that run's framework (and why), model,
-parallelism, CUDA-graph setting, tags, server args, and every trace file with
-its rank, stage, role and GPU events.`,
+GPU event counts, source formats (kineto: torch.profiler traces; nsys:
+Nsight Systems exports) and tags; --tag KEY=VALUE (repeatable) keeps the runs
+carrying every tag given. Given a RUN label: that run's framework (and why),
+model, parallelism, CUDA-graph setting, tags, server args, and every trace
+file with its rank, stage, role and GPU events.
+
+Tags come from 'ingest --tag', 'capture --tag' and 'tracehouse tag'.`,
 		Example: `  tracehouse runs
+  tracehouse runs --tag branch=main --tag gpu=h100
   tracehouse runs sglang-llama
   tracehouse runs --format json | jq '.[].label'`,
 		Args:              maxArgs(1),
@@ -43,12 +50,24 @@ its rank, stage, role and GPU events.`,
 			if len(args) == 1 {
 				opts.Run = args[0]
 			}
+			parsed, err := parseTags(tags)
+			if err != nil {
+				return err
+			}
+			for _, t := range tags {
+				k, _, _ := strings.Cut(t, "=")
+				opts.Tags = append(opts.Tags, k+"="+parsed[k])
+			}
+			if opts.Run != "" && len(opts.Tags) > 0 {
+				return usagef("--tag filters the list of runs: give it without RUN")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
 			return runsRun(opts)
 		},
 	}
+	cmd.Flags().StringArrayVar(&tags, "tag", nil, "only runs carrying tag `key=value` (repeatable: every one)")
 	return cmd
 }
 
@@ -64,6 +83,7 @@ type runJSON struct {
 	GPUEvents  int64    `json:"gpu_events"`
 	IngestedAt string   `json:"ingested_at"`
 	Formats    []string `json:"source_formats"`
+	Tags       []string `json:"tags"`
 }
 
 func runsRun(opts *RunsOptions) error {
@@ -75,13 +95,17 @@ func runsRun(opts *RunsOptions) error {
 	if opts.Run != "" {
 		return runDetail(opts, w)
 	}
-	rows, err := queries.Runs(opts.Ctx, w.DB)
+	rows, err := queries.RunsTagged(opts.Ctx, w.DB, opts.Tags)
 	if err != nil {
 		return err
 	}
-	t := &report.Table{Name: "runs", Empty: "no runs: ingest traces with 'tracehouse ingest PATH'",
+	empty := "no runs: ingest traces with 'tracehouse ingest PATH'"
+	if len(opts.Tags) > 0 {
+		empty = "no run carries " + strings.Join(opts.Tags, " and ")
+	}
+	t := &report.Table{Name: "runs", Empty: empty,
 		Columns: []report.Column{{Name: "Run"}, {Name: "Framework"}, {Name: "Model"}, {Name: "Traces", Right: true},
-			{Name: "Ranks"}, {Name: "Stages"}, {Name: "GPU events", Right: true}, {Name: "Format"}, {Name: "Ingested"}}}
+			{Name: "Ranks"}, {Name: "Stages"}, {Name: "GPU events", Right: true}, {Name: "Format"}, {Name: "Ingested"}, {Name: "Tags"}}}
 	js := []runJSON{}
 	for _, r := range rows {
 		ranks := make([]string, len(r.Ranks))
@@ -90,8 +114,9 @@ func runsRun(opts *RunsOptions) error {
 		}
 		at := r.IngestedAt.Format("2006-01-02 15:04:05")
 		t.Rows = append(t.Rows, []string{r.Label, r.Framework, r.Model, strconv.FormatInt(r.Traces, 10),
-			strings.Join(ranks, ","), strings.Join(displayStages(r.Stages), ","), strconv.FormatInt(r.GPUEvents, 10), strings.Join(r.Formats, ","), at})
-		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at, r.Formats})
+			strings.Join(ranks, ","), strings.Join(displayStages(r.Stages), ","), strconv.FormatInt(r.GPUEvents, 10), strings.Join(r.Formats, ","), at,
+			strings.Join(r.Tags, " ")})
+		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at, r.Formats, r.Tags})
 	}
 	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }

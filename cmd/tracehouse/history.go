@@ -1,0 +1,326 @@
+package main
+
+import (
+	"database/sql"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/stats"
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// HistoryOptions are the parsed flags of `tracehouse history`.
+type HistoryOptions struct {
+	common
+	Format report.Format
+	// Exactly one of Kernel (RE2 on short names), Family and Metric.
+	Kernel, Family, Metric string
+	Stage                  string // "" = every stage
+	Rank                   int64
+	Tags                   []string // key=value, every one required
+	By                     string
+	Last                   int
+	Rule                   stats.ChangeRule
+	KeepEdges              bool
+	StepsBy                string
+	FailOnRegress          bool
+}
+
+func newCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command {
+	opts := &HistoryOptions{Rule: stats.DefaultChangeRule}
+	var stage string
+	var tags []string
+	minChange := stats.DefaultChangeRule.MinChange * 100
+	cmd := &cobra.Command{
+		Use:   "history --kernel PATTERN | --family F | --metric step_time|busy|exposed_comm",
+		Short: "One series over many runs, per step, with its change points: when did this get slow",
+		Long: `Follow one figure over runs (spec: compare.md section 6): the time per step of
+the kernels whose short name matches --kernel (an RE2 pattern; matching
+kernels are summed), of a kernel --family (attention, gemm, moe, norm,
+communication, ...), or a step --metric: step_time (the step's GPU window),
+busy (GPU busy time) or exposed_comm (communication not hidden under
+compute). One row per run and stage, in ingest order (--by TAG: ordered by
+that tag's value, numbers in their numeric order, e.g. 0.4.9 before
+0.4.10), with the median per step, its 95% interval (from 6 steps),
+launches per step and share (of the summed kernel time for kernels, of the
+step time for metrics). Runs are every run, or those carrying every
+--tag KEY=VALUE; --last N keeps the newest N of the order.
+
+Change points, marked per stage: ` + wrapText("Change points, marked per stage: "+report.RuleText(stats.DefaultChangeRule)+".", 76)[len("Change points, marked per stage: "):] + `
+--window and --min-change set the window and the floor. "When did this get
+slow" is the first run marked slower.
+
+With --fail-on-regression the exit status is 3 when the newest selected run
+is a change point to slower in a stage (a CI gate), else 0; 1 on errors, 2
+on usage errors.`,
+		Example: `  tracehouse history --kernel 'BatchDecodeWithPagedKVCache' --stage decode
+  tracehouse history --metric step_time --tag branch=main --by commit_date
+  tracehouse history --family attention --format csv > attention.csv
+  tracehouse history --metric busy --tag branch=main --last 20 --fail-on-regression`,
+		Args: maxArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.common = f.common(cmd)
+			var err error
+			if opts.Format, err = f.outputFormat(); err != nil {
+				return err
+			}
+			if err := opts.parse(stage, tags, minChange); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return historyRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Kernel, "kernel", "", "kernels whose short name matches the RE2 `PATTERN` (summed)")
+	fl.StringVar(&opts.Family, "family", "", "kernels of `FAMILY` (attention, gemm, moe, norm, communication, ...)")
+	fl.StringVar(&opts.Metric, "metric", "", "a step `METRIC`: step_time, busy or exposed_comm")
+	fl.StringVar(&stage, "stage", "all", "stage: prefill (extend), decode, mixed, unknown or all (one series each)")
+	fl.Int64Var(&opts.Rank, "rank", 0, "rank whose steps are measured")
+	fl.StringArrayVar(&tags, "tag", nil, "only runs carrying tag `key=value` (repeatable: every one)")
+	fl.StringVar(&opts.By, "by", "", "order runs by this `TAG`'s value instead of ingest time (runs without it left out)")
+	fl.IntVar(&opts.Last, "last", 0, "keep only the newest `N` runs of the order (0 = all)")
+	fl.IntVar(&opts.Rule.Window, "window", stats.DefaultChangeRule.Window, "previous runs the rolling median and noise are taken over")
+	fl.Float64Var(&minChange, "min-change", minChange, "smallest departure from the rolling median that is a change, in `PERCENT`")
+	fl.BoolVar(&opts.KeepEdges, "keep-edges", false, "keep the first and last step of each trace")
+	fl.StringVar(&opts.StepsBy, "steps-by", "", "find steps by a kernel that runs once per step: RE2 `PATTERN` on kernel short names")
+	fl.BoolVar(&opts.FailOnRegress, "fail-on-regression", false, "exit 3 when the newest run is a change point to slower")
+	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("metric", cobra.FixedCompletions(queries.HistoryMetrics, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (o *HistoryOptions) parse(stage string, tags []string, minChange float64) error {
+	n := 0
+	for _, s := range []string{o.Kernel, o.Family, o.Metric} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return usagef("give exactly one of --kernel PATTERN, --family F or --metric %s", strings.Join(queries.HistoryMetrics, "|"))
+	}
+	if o.Kernel != "" {
+		if _, err := regexp.Compile(o.Kernel); err != nil {
+			return usagef("--kernel %q: %v", o.Kernel, err)
+		}
+	}
+	if o.Metric != "" && !slices.Contains(queries.HistoryMetrics, o.Metric) {
+		return usagef("--metric %q: want %s", o.Metric, strings.Join(queries.HistoryMetrics, ", "))
+	}
+	if s := strings.ToLower(stage); s != "all" {
+		var ok bool
+		if o.Stage, ok = vocab.ParseStage(s); !ok {
+			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
+		}
+	}
+	if o.Rank < 0 {
+		return usagef("--rank %d: want a rank number (0, 1, ...)", o.Rank)
+	}
+	parsed, err := parseTags(tags)
+	if err != nil {
+		return err
+	}
+	for _, t := range tags {
+		k, _, _ := strings.Cut(t, "=")
+		o.Tags = append(o.Tags, k+"="+parsed[k])
+	}
+	switch {
+	case o.Last < 0:
+		return usagef("--last %d: want 0 (all) or more", o.Last)
+	case o.Rule.Window < 1:
+		return usagef("--window %d: want 1 or more", o.Rule.Window)
+	case minChange < 0:
+		return usagef("--min-change %v: want a percentage >= 0", minChange)
+	}
+	o.Rule.MinChange = minChange / 100
+	if err := ingest.CheckStepsBy(o.StepsBy); err != nil {
+		return &usageError{err}
+	}
+	return nil
+}
+
+func historyRun(opts *HistoryOptions) error {
+	ctx := opts.Ctx
+	w, err := opts.Warehouse(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer func() { w.Close() }()
+	rows, err := queries.RunsTagged(ctx, w.DB, opts.Tags)
+	if err != nil {
+		return err
+	}
+	slices.Reverse(rows) // oldest first
+	var runs []report.HistoryRunInfo
+	var untagged []string
+	for _, r := range rows {
+		info := report.HistoryRunInfo{RunID: r.RunID, Label: r.Label, IngestedAt: r.IngestedAt, Tags: r.Tags}
+		if opts.By != "" {
+			v, ok := tagValue(r.Tags, opts.By)
+			if !ok {
+				untagged = append(untagged, r.Label)
+				continue
+			}
+			info.By = v
+		}
+		runs = append(runs, info)
+	}
+	if opts.By != "" {
+		slices.SortStableFunc(runs, func(a, b report.HistoryRunInfo) int { return naturalCompare(a.By, b.By) })
+	}
+	if opts.Last > 0 && len(runs) > opts.Last {
+		runs = runs[len(runs)-opts.Last:]
+	}
+	// Steps found another way than asked are found again, as compare does.
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	stale, err := ingest.StepsStale(ctx, w.DB, ids, opts.StepsBy)
+	if err != nil {
+		return err
+	}
+	for _, run := range stale {
+		if w.ReadOnly {
+			w.Close()
+			if w, err = opts.Warehouse(ctx, true); err != nil {
+				return err
+			}
+		}
+		if err := ingest.RecomputeSteps(ctx, w.DB, run, opts.StepsBy); err != nil {
+			return err
+		}
+	}
+	fresh, err := queries.StepsFresh(ctx, w.DB, ids)
+	if err != nil {
+		return err
+	}
+	var freshIDs []int64
+	for _, id := range ids {
+		if fresh[id] {
+			freshIDs = append(freshIDs, id)
+		}
+	}
+	p := queries.HistoryStepsParams{Runs: ids, FreshRuns: freshIDs, Rank: opts.Rank, KeepEdges: opts.KeepEdges}
+	ro := report.HistoryOptions{Rank: opts.Rank, Stage: opts.Stage, Tags: opts.Tags, By: opts.By, KeepEdges: opts.KeepEdges, Rule: opts.Rule}
+	if opts.Stage != "" {
+		p.Stage = sql.NullString{String: opts.Stage, Valid: true}
+	}
+	switch {
+	case opts.Metric != "":
+		p.Metric = sql.NullString{String: opts.Metric, Valid: true}
+		ro.Series, ro.Match = report.SeriesMetric, opts.Metric
+	case opts.Family != "":
+		p.Family = sql.NullString{String: opts.Family, Valid: true}
+		ro.Series, ro.Match = report.SeriesFamily, opts.Family
+	default:
+		p.Pattern = sql.NullString{String: opts.Kernel, Valid: true}
+		ro.Series, ro.Match = report.SeriesKernel, opts.Kernel
+	}
+	steps, err := queries.HistorySteps(ctx, w.DB, p)
+	if err != nil {
+		return err
+	}
+	rep := report.NewHistory(runs, steps, ro)
+	if len(untagged) > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d run(s) without tag %s left out: %s", len(untagged), opts.By, strings.Join(untagged, ", ")))
+	}
+	if len(runs) == 0 {
+		rep.Notes = append(rep.Notes, "no run selected")
+	}
+	if opts.Format == report.CSV {
+		err = report.Render(opts.IO.Out, report.CSV, report.Doc{Blocks: []any{rep.CSVTable()}})
+	} else {
+		err = report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format))
+	}
+	if err != nil {
+		return err
+	}
+	if reg := rep.Regressed(); len(reg) > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "regression: the newest run, %s, is a change point to slower in %s\n", rep.Newest, strings.Join(reg, ", "))
+		if opts.FailOnRegress {
+			return &silentError{exitRegression}
+		}
+	}
+	return nil
+}
+
+// wrapText breaks s into lines of at most width bytes at spaces.
+func wrapText(s string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(s) {
+		if i > 0 {
+			if line+1+len(w) > width {
+				b.WriteByte('\n')
+				line = 0
+			} else {
+				b.WriteByte(' ')
+				line++
+			}
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String()
+}
+
+// tagValue is the value of tag key among "key=value" tags.
+func tagValue(tags []string, key string) (string, bool) {
+	for _, t := range tags {
+		if k, v, ok := strings.Cut(t, "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// naturalCompare orders strings with their digit runs compared as numbers:
+// 0.4.9 < 0.4.10, run2 < run10; otherwise byte order.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitsPrefix(a), digitsPrefix(b)
+		if da != "" && db != "" {
+			na, nb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
+			if c := compareInts(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			if a[0] < b[0] {
+				return -1
+			}
+			return 1
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitsPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// compareInts compares decimal digit strings without leading zeros.
+func compareInts(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}

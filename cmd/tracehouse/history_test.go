@@ -1,0 +1,292 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// historyRuns are synthetic SGLang decode runs ingested one by one (so in
+// this order): h01..h06 the same deployment with other noise seeds,
+// tagged a=1 and b=1; then set a, where from h07a on every kernel is 20%
+// slower (a lasting regression), and set b, where only h07b is (a one-run
+// spike). Each set is ten runs of which the seventh got slower. (The
+// synthetic eager decode steps are launch-bound: 20% slower kernels grow
+// the busy time by 20% but the step window by about 3%, so the tests
+// follow busy time, not step time.)
+var historyRuns = func() []struct {
+	label string
+	slow  bool
+	tags  []string
+} {
+	var out []struct {
+		label string
+		slow  bool
+		tags  []string
+	}
+	add := func(label string, slow bool, tags ...string) {
+		out = append(out, struct {
+			label string
+			slow  bool
+			tags  []string
+		}{label, slow, tags})
+	}
+	for i := 1; i <= 6; i++ {
+		add(fmt.Sprintf("h%02d", i), false, "a=1", "b=1")
+	}
+	for i := 7; i <= 10; i++ {
+		add(fmt.Sprintf("h%02da", i), true, "a=1")
+		add(fmt.Sprintf("h%02db", i), i == 7, "b=1")
+	}
+	return out
+}()
+
+// TestHistoryEndToEnd: history over ten runs where the seventh got slower
+// marks the seventh and no other, for a lasting shift and for a spike, by
+// kernel, family and step metric; --by orders by a tag's value; formats and
+// usage errors.
+func TestHistoryEndToEnd(t *testing.T) {
+	root := t.TempDir()
+	db := filepath.Join(t.TempDir(), "hist.duckdb")
+	for i, r := range historyRuns {
+		o := synth.Options{Framework: synth.SGLang, Dir: root, Run: r.label, Stage: synth.StageDecode, Steps: 8,
+			Seed: int64(100 + i), Noise: 0.02, BatchSize: 32}
+		if r.slow {
+			o.Edits = []synth.Edit{{Factor: 1.2}}
+		}
+		if _, err := synth.Generate(o); err != nil {
+			t.Fatal(err)
+		}
+		// One ingest per run: history's default order is ingest order.
+		args := []string{"--db", db, "ingest", filepath.Join(root, r.label)}
+		for _, tag := range r.tags {
+			args = append(args, "--tag", tag)
+		}
+		if code, _, errOut := runCmd(t, args...); code != 0 {
+			t.Fatalf("ingest %s: exit %d: %s", r.label, code, errOut)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"LastingShift", testHistoryLastingShift},
+		{"Spike", testHistorySpike},
+		{"ByTag", testHistoryByTag},
+		{"Formats", testHistoryFormats},
+		{"Usage", testHistoryUsage},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
+	}
+}
+
+func runHistory(db string, args ...string) (int, string, string) {
+	io, out, errOut := testIO("")
+	code := run(append([]string{"--db", db, "history"}, args...), io, func(string) string { return "" })
+	return code, out.String(), errOut.String()
+}
+
+func historyJSON(t *testing.T, db string, args ...string) (int, report.HistoryReport) {
+	t.Helper()
+	code, out, errOut := runHistory(db, append(args, "--format", "json")...)
+	var r report.HistoryReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, errOut, out)
+	}
+	return code, r
+}
+
+// decodeSeries is the one decode series of a history, checked to hold ten
+// runs with 6 steps each (8 written, the edges left out).
+func decodeSeries(t *testing.T, r report.HistoryReport) report.HistoryStage {
+	t.Helper()
+	if len(r.Stages) != 1 || r.Stages[0].Stage != "decode" {
+		t.Fatalf("stages %+v, want decode only", r.Stages)
+	}
+	st := r.Stages[0]
+	if len(st.Runs) != 10 {
+		t.Fatalf("%d runs in the series, want 10", len(st.Runs))
+	}
+	for _, p := range st.Runs {
+		if p.Steps != 6 || p.LoNS == nil || *p.LoNS > p.MedianNS || *p.HiNS < p.MedianNS {
+			t.Errorf("%s: %d steps, interval %v..%v around %v", p.Label, p.Steps, p.LoNS, p.HiNS, p.MedianNS)
+		}
+	}
+	return st
+}
+
+func testHistoryLastingShift(t *testing.T, db string) {
+	for _, series := range [][]string{
+		{"--kernel", attentionMatch},
+		{"--family", "attention"},
+		{"--metric", "busy"},
+	} {
+		code, r := historyJSON(t, db, append(series, "--tag", "a=1", "--fail-on-regression")...)
+		st := decodeSeries(t, r)
+		if code != 0 || !slices.Equal(st.ChangePoints, []string{"h07a"}) || st.FirstSlower == nil || *st.FirstSlower != "h07a" {
+			t.Errorf("%q: exit %d, change points %q, first slower %v; want h07a only, exit 0", series, code, st.ChangePoints, st.FirstSlower)
+			continue
+		}
+		p := st.Runs[6]
+		if p.Label != "h07a" || p.Change != report.ChangeSlower || p.DeltaPct == nil || *p.DeltaPct < 17 || *p.DeltaPct > 23 {
+			t.Errorf("%q: seventh run %+v, want h07a about +20%%", series, p)
+		}
+		for i, p := range st.Runs {
+			if (i < 3) != (p.ReferenceNS == nil) {
+				t.Errorf("%q: run %d tested = %v; the first three are not", series, i+1, p.ReferenceNS != nil)
+			}
+		}
+		if series[0] == "--kernel" {
+			// One attention launch per layer per step in every run, so
+			// launches per step are the same exact count everywhere.
+			for _, p := range st.Runs {
+				if p.LaunchesPerStep != st.Runs[0].LaunchesPerStep || p.LaunchesPerStep < 1 || p.SharePct == nil ||
+					*p.SharePct <= 0 || *p.SharePct >= 100 {
+					t.Errorf("%s: launches/step %v (first run %v), share %v", p.Label, p.LaunchesPerStep, st.Runs[0].LaunchesPerStep, p.SharePct)
+				}
+			}
+		}
+	}
+}
+
+func testHistorySpike(t *testing.T, db string) {
+	for _, series := range [][]string{{"--kernel", attentionMatch}, {"--metric", "busy"}} {
+		code, r := historyJSON(t, db, append(series, "--tag", "b=1", "--stage", "decode")...)
+		st := decodeSeries(t, r)
+		if code != 0 || !slices.Equal(st.ChangePoints, []string{"h07b"}) {
+			t.Errorf("%q: exit %d, change points %q, want h07b only", series, code, st.ChangePoints)
+		}
+	}
+	// Without a tag filter both sets interleave (h07a h07b h08a h08b ...,
+	// slow and fast runs mixed after h06): when it got slow is still h07a.
+	_, r := historyJSON(t, db, "--metric", "busy")
+	if len(r.Stages) != 1 || r.Stages[0].FirstSlower == nil || *r.Stages[0].FirstSlower != "h07a" {
+		t.Errorf("every run: first slower %v, want h07a", r.Stages)
+	}
+}
+
+// testHistoryByTag orders set b by a version tag whose natural order puts
+// the slow run last (0.4.10) and whose byte order would put it second.
+func testHistoryByTag(t *testing.T, db string) {
+	versions := map[string]string{"h07b": "0.4.10", "h08b": "0.4.7", "h09b": "0.4.8", "h10b": "0.4.9"}
+	for i := 1; i <= 6; i++ {
+		versions[fmt.Sprintf("h%02d", i)] = fmt.Sprintf("0.4.%d", i)
+	}
+	labels := make([]string, 0, len(versions))
+	for l := range versions {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	for _, l := range labels {
+		if code, _, errOut := runCmd(t, "--db", db, "tag", l, "version="+versions[l]); code != 0 {
+			t.Fatalf("tag %s: exit %d: %s", l, code, errOut)
+		}
+	}
+	code, r := historyJSON(t, db, "--kernel", attentionMatch, "--tag", "b=1", "--by", "version", "--fail-on-regression")
+	st := decodeSeries(t, r)
+	var order []string
+	for _, p := range st.Runs {
+		order = append(order, p.By)
+	}
+	want := []string{"0.4.1", "0.4.2", "0.4.3", "0.4.4", "0.4.5", "0.4.6", "0.4.7", "0.4.8", "0.4.9", "0.4.10"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order by version %q, want %q", order, want)
+	}
+	if code != exitRegression || !slices.Equal(st.ChangePoints, []string{"h07b"}) || r.Newest != "h07b" {
+		t.Errorf("exit %d, change points %q, newest %q; want exit 3 with h07b, the newest by version", code, st.ChangePoints, r.Newest)
+	}
+	// --last 4 keeps 0.4.7 .. 0.4.10: only one run can be tested.
+	_, r = historyJSON(t, db, "--kernel", attentionMatch, "--tag", "b=1", "--by", "version", "--last", "4")
+	if len(r.Stages) != 1 || len(r.Stages[0].Runs) != 4 || r.Stages[0].Runs[0].By != "0.4.7" {
+		t.Errorf("--last 4: %+v", r.Stages)
+	}
+	// Runs of set a carry no version: left out, and said so.
+	_, r = historyJSON(t, db, "--metric", "step_time", "--by", "version")
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "4 run(s) without tag version left out") {
+		t.Errorf("notes %q", r.Notes)
+	}
+}
+
+func testHistoryFormats(t *testing.T, db string) {
+	code, out, errOut := runHistory(db, "--kernel", attentionMatch, "--tag", "a=1")
+	if code != 0 || strings.Count(out, "▲ slower") != 1 || !strings.Contains(out, "first slower run: h07a") ||
+		!strings.Contains(out, "rule: a run is a change point") {
+		t.Errorf("table: exit %d %s\n%s", code, errOut, out)
+	}
+	_, again, _ := runHistory(db, "--kernel", attentionMatch, "--tag", "a=1")
+	if again != out {
+		t.Error("table output differs between two runs")
+	}
+	code, out, _ = runHistory(db, "--kernel", attentionMatch, "--tag", "a=1", "--format", "markdown")
+	if code != 0 || !strings.Contains(out, "| # | Run |") || !strings.Contains(out, "## decode: 10 run(s)") {
+		t.Errorf("markdown: exit %d\n%s", code, out)
+	}
+	code, out, _ = runHistory(db, "--kernel", attentionMatch, "--tag", "a=1", "--format", "csv")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 11 || !strings.HasPrefix(lines[0], "stage,order,run,") {
+		t.Fatalf("csv: exit %d\n%s", code, out)
+	}
+	for _, l := range lines[1:] {
+		if strings.HasSuffix(l, ",slower") != strings.Contains(l, ",h07a,") {
+			t.Errorf("csv row %q", l)
+		}
+	}
+	// JSON field names are a contract.
+	_, out, _ = runHistory(db, "--kernel", attentionMatch, "--tag", "a=1", "--format", "json")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(m map[string]any) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got, want := keys(m), []string{"by", "keep_edges", "match", "newest", "notes", "rank", "rule", "series", "share_of",
+		"stages", "tags", "what"}; !slices.Equal(got, want) {
+		t.Errorf("JSON keys %q, want %q", got, want)
+	}
+	st := m["stages"].([]any)[0].(map[string]any)
+	if got, want := keys(st), []string{"change_points", "first_slower", "missing", "runs", "stage"}; !slices.Equal(got, want) {
+		t.Errorf("stage keys %q, want %q", got, want)
+	}
+	p := st["runs"].([]any)[0].(map[string]any)
+	if got, want := keys(p), []string{"by_value", "change", "ci_hi_ns", "ci_lo_ns", "delta_pct", "ingested_at", "label",
+		"launches_per_step", "median_ns", "median_us", "noise_ns", "order", "reference_ns", "share_pct", "steps", "tags",
+		"threshold_ns"}; !slices.Equal(got, want) {
+		t.Errorf("run keys %q, want %q", got, want)
+	}
+}
+
+func testHistoryUsage(t *testing.T, db string) {
+	for _, args := range [][]string{
+		{},
+		{"--kernel", "x", "--metric", "busy"},
+		{"--metric", "nope"},
+		{"--kernel", "("},
+		{"--metric", "busy", "--stage", "nope"},
+		{"--metric", "busy", "--tag", "novalue"},
+		{"--metric", "busy", "--window", "0"},
+		{"--metric", "busy", "--last", "-1"},
+		{"--metric", "busy", "extra"},
+	} {
+		if code, _, errOut := runHistory(db, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want 2: %s", args, code, errOut)
+		}
+	}
+	// A pattern that matches nothing is a note, not an error.
+	_, r := historyJSON(t, db, "--kernel", "no_such_kernel", "--tag", "a=1")
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no kernel") {
+		t.Errorf("no match: notes %q", r.Notes)
+	}
+}

@@ -1,0 +1,11 @@
+-- fusion_fresh: whether run $run's rank $rank has saved fuse-pattern rows
+-- (fusion_match_store, written by ingest.SaveFusion) that are current: the
+-- fingerprint recorded with them is the run's now (_fusion_fingerprint:
+-- its kernels, the installed catalog, its model, TP size and traces).
+--
+-- Parameters: $run, $rank.
+--
+-- Columns: fresh. One row.
+SELECT coalesce((SELECT fingerprint = _fusion_fingerprint($run)
+                 FROM fusion_store_runs
+                 WHERE run_id = $run AND rank = $rank), false) AS fresh

@@ -1,0 +1,40 @@
+package target
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+)
+
+// Finish is ingest.Finish (the catalog installed, each run's overlap and
+// step aggregates saved) plus each run's fuse-pattern rows per rank
+// (ingest.SaveFusion with queries/fusion_matches.sql), which compare reads
+// instead of matching both runs' kernels again. Like ingest.Finish it
+// works from what the warehouse holds, so running it again finishes an
+// interrupted job. `ingest`, `triage PATH`, `compare PATH` and `capture`
+// end with it.
+func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
+	if err := ingest.Finish(ctx, db, cat); err != nil {
+		return err
+	}
+	runs, err := ingest.FusionPending(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	match, err := queries.Text("fusion_matches")
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		if err := ingest.SaveFusion(ctx, db, run, match); err != nil {
+			return err
+		}
+	}
+	return nil
+}
