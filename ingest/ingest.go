@@ -48,6 +48,9 @@ type Options struct {
 	Progress Progress
 	// Notice, when set, hears one line per file skipped on purpose.
 	Notice func(string)
+	// Known, when set, says whether a content hash is stored elsewhere
+	// (a lake): such a file is skipped as already ingested, unless Replace.
+	Known func(contentHash string) (bool, error)
 }
 
 // Progress is told the total input size, then bytes as they are read.
