@@ -27,7 +27,9 @@ func tmpDir(dir string) (string, error) {
 	return os.MkdirTemp(base, fmt.Sprintf("w%d-", os.Getpid()))
 }
 
-// writeTemp writes data to a new file in tmp and syncs it.
+// writeTemp writes data to a new file in tmp. It is not synced: a killed
+// process loses nothing written; a crash of the machine may leave an empty
+// claim, which readSettled reports.
 func writeTemp(tmp string, data []byte) (string, error) {
 	f, err := os.CreateTemp(tmp, "f-")
 	if err != nil {
@@ -35,9 +37,6 @@ func writeTemp(tmp string, data []byte) (string, error) {
 	}
 	name := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -135,4 +134,19 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// fileName is the name of a trace's files: its content hash without the
+// algorithm prefix ("xxh3-128:"), since ':' has no place in a Hadoop path.
+func fileName(hash string) string {
+	_, hex, ok := strings.Cut(hash, ":")
+	if !ok {
+		hex = hash
+	}
+	return partValue(hex) + ".parquet"
+}
+
+// tracePath is the trace row file of a content hash: the trace's commit.
+func tracePath(dir, hash string) string {
+	return filepath.Join(dir, "traces", fileName(hash))
 }

@@ -3,7 +3,6 @@ package lake
 import (
 	"context"
 	"errors"
-	"path/filepath"
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
@@ -39,7 +38,7 @@ func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options,
 	}
 	defer w.Close()
 	opt.Known = func(hash string) (bool, error) {
-		return exists(filepath.Join(dir, "traces", hash+".parquet"))
+		return exists(tracePath(dir, hash))
 	}
 	res, err := ingest.Ingest(ctx, w, paths, opt)
 	if err != nil {

@@ -136,7 +136,7 @@ type source struct {
 }
 
 func (w *writer) tracePath(hash string) string {
-	return filepath.Join(w.dir, "traces", hash+".parquet")
+	return tracePath(w.dir, hash)
 }
 
 // prepare checks the lake's schema version, makes the writer's temporary
@@ -601,11 +601,11 @@ func (w *writer) commit(s *source, files []partFile) error {
 			marker = f.file
 			continue
 		case byTrace:
-			final = filepath.Join(w.dir, t.Name, label, s.hash+".parquet")
+			final = filepath.Join(w.dir, t.Name, label, fileName(s.hash))
 		case byTraceStageRank:
-			final = filepath.Join(w.dir, t.Name, label, "stage="+partValue(f.stage), "rank="+partValue(f.rank), s.hash+".parquet")
+			final = filepath.Join(w.dir, t.Name, label, "stage="+partValue(f.stage), "rank="+partValue(f.rank), fileName(s.hash))
 		case dimension:
-			final = filepath.Join(w.dir, t.Name, s.hash+".parquet")
+			final = filepath.Join(w.dir, t.Name, fileName(s.hash))
 		}
 		if err := moveInto(f.file, final); err != nil {
 			return fmt.Errorf("lake: %w", err)

@@ -212,6 +212,9 @@ func compareRun(opts *CompareOptions) error {
 		if ok {
 			continue
 		}
+		if w.Lake != "" {
+			return fmt.Errorf("run %s: its steps were found another way than asked (--steps-by), and a lake's traces never change: compare it in a warehouse", r.Label)
+		}
 		if w.ReadOnly {
 			w.Close()
 			if w, err = opts.Warehouse(ctx, true); err != nil {
