@@ -224,12 +224,16 @@ func (w *writer) schemaFiles(ctx context.Context) error {
 		if there && !w.upgrade {
 			continue
 		}
-		extra := ""
+		var sel []string
+		for _, c := range w.cols[t.Name] {
+			sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %[1]s", ident(c.name), fileType(c.typ)))
+		}
 		if t.layout == commit {
-			extra = fmt.Sprintf(", NULL::BOOLEAN AS %s, NULL::BOOLEAN AS %s", colLakeOverlap, colLakeSteps)
+			sel = append(sel, "NULL::BOOLEAN AS "+colLakeOverlap, "NULL::BOOLEAN AS "+colLakeSteps)
 		}
 		tmp := filepath.Join(w.tmp, "schema-"+t.Name+".parquet")
-		q := fmt.Sprintf(`COPY (SELECT *%s FROM %s LIMIT 0) TO %s (FORMAT parquet, COMPRESSION zstd)`, extra, ident(t.Name), literal(tmp))
+		q := fmt.Sprintf(`COPY (SELECT %s FROM %s LIMIT 0) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+			strings.Join(sel, ", "), ident(t.Name), literal(tmp))
 		if _, err := w.conn.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("lake: schema file of %s: %w", t.Name, err)
 		}
@@ -564,7 +568,7 @@ func (w *writer) selectSQL(t Table) (string, []string, error) {
 		case startRank:
 			e = fmt.Sprintf("(lt.new::BIGINT << 32) + (%s - lt.sr_base + 1)", col)
 		}
-		sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", e, c.typ, ident(c.name)))
+		sel = append(sel, fmt.Sprintf("CAST(%s AS %s) AS %s", e, fileType(c.typ), ident(c.name)))
 	}
 	part := []string{"_t"}
 	if t.layout == byRun {
@@ -653,6 +657,16 @@ func tableByName(name string) Table {
 		}
 	}
 	panic("lake: no table " + name)
+}
+
+// fileType is the type a column has in the lake's files: the warehouse's,
+// but JSON as VARCHAR (Parquet's JSON annotation reads as binary in
+// arrow-go and Trino; the views cast it back).
+func fileType(typ string) string {
+	if typ == "JSON" {
+		return "VARCHAR"
+	}
+	return typ
 }
 
 func hasColumn(cols []column, name string) bool {
