@@ -3,11 +3,15 @@ package lake
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,6 +73,9 @@ func openDemo(t *testing.T) *schema.Warehouse {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv("LAKE_TEST_CRASH_AFTER") != "" {
+		crashRole()
+	}
 	code := m.Run()
 	if demoPath != "" {
 		os.RemoveAll(filepath.Dir(demoPath))
@@ -180,4 +187,170 @@ func trunc(s string) string {
 		return s[:300] + "..."
 	}
 	return strings.TrimSpace(s)
+}
+
+// crashRole, run by TestMain in a child process, writes the demo warehouse
+// into a lake and dies (os.Exit: no deferred cleanup, like a kill) right
+// after the N-th file it moves into place.
+func crashRole() {
+	n, _ := strconv.Atoi(os.Getenv("LAKE_TEST_CRASH_AFTER"))
+	ctx := context.Background()
+	w, err := schema.Open(ctx, os.Getenv("LAKE_TEST_SOURCE"), schema.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	count := 0
+	testHookMoved = func(string) {
+		if count++; count == n {
+			os.Exit(3)
+		}
+	}
+	_, err = Write(ctx, w.DB, os.Getenv("LAKE_TEST_DIR"), WriteOptions{Batch: 6})
+	fmt.Fprintf(os.Stderr, "finished without crashing after %d files: %v\n", count, err)
+	os.Exit(0)
+}
+
+// TestKilledWriteLeavesNothingPartial kills writers right after their
+// n-th file lands (mid-trace, right before a commit, right after one):
+// the lake shows exactly the committed traces, each whole; writing again
+// finishes the job and the lake then equals the warehouse.
+func TestKilledWriteLeavesNothingPartial(t *testing.T) {
+	src := openDemo(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	perTrace := map[string]map[string]int64{} // content hash -> table -> rows
+	for _, tb := range Tables {
+		if tb.layout == byRun || tb.layout == dimension {
+			continue
+		}
+		rows, err := src.DB.Query(fmt.Sprintf(`SELECT t.content_hash, count(x.trace_id) FROM traces t LEFT JOIN %s x USING (trace_id) GROUP BY 1`, tb.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var h string
+			var n int64
+			if err := rows.Scan(&h, &n); err != nil {
+				t.Fatal(err)
+			}
+			if perTrace[h] == nil {
+				perTrace[h] = map[string]int64{}
+			}
+			perTrace[h][tb.Name] = n
+		}
+		rows.Close()
+	}
+	committed, sawLeftovers := 0, false
+	for _, after := range []int{5, 12, 19, 26} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LAKE_TEST_CRASH_AFTER="+strconv.Itoa(after),
+			"LAKE_TEST_SOURCE="+demoWarehouse(t), "LAKE_TEST_DIR="+dir)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Fatalf("after %d files: want exit 3, got %v: %s", after, err, out)
+		}
+		n := checkCommitted(t, dir, perTrace)
+		if leftovers(t, dir) > 0 {
+			sawLeftovers = true
+		}
+		if n < committed {
+			t.Errorf("after %d files: %d traces committed, fewer than before (%d)", after, n, committed)
+		}
+		committed = n
+		t.Logf("killed after %d files: %d traces committed", after, n)
+	}
+	if committed == 0 || committed == len(perTrace) || !sawLeftovers {
+		t.Errorf("%d of %d traces committed, leftovers seen: %v: the kills tested nothing", committed, len(perTrace), sawLeftovers)
+	}
+	res, err := Write(ctx, src.DB, dir, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Written() != len(perTrace)-committed {
+		t.Errorf("the re-run wrote %d traces, want %d", res.Written(), len(perTrace)-committed)
+	}
+	if n := checkCommitted(t, dir, perTrace); n != len(perTrace) {
+		t.Errorf("%d traces after the re-run, want %d", n, len(perTrace))
+	}
+}
+
+// checkCommitted opens the lake, checks every visible trace holds exactly
+// its rows and no other row shows, and returns the number of traces.
+func checkCommitted(t *testing.T, dir string, perTrace map[string]map[string]int64) int {
+	t.Helper()
+	lk, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	var hashes []string
+	rows, err := lk.DB.Query(`SELECT content_hash FROM traces`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var h string
+		rows.Scan(&h)
+		hashes = append(hashes, h)
+	}
+	rows.Close()
+	for _, tb := range Tables {
+		if tb.layout == byRun || tb.layout == dimension {
+			continue
+		}
+		var total, want int64
+		for _, h := range hashes {
+			var n int64
+			q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE trace_id = (SELECT trace_id FROM traces WHERE content_hash = ?)`, tb.Name)
+			if err := lk.DB.QueryRow(q, h).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != perTrace[h][tb.Name] {
+				t.Errorf("trace %s: %s has %d rows, want %d", h, tb.Name, n, perTrace[h][tb.Name])
+			}
+			want += perTrace[h][tb.Name]
+		}
+		if err := lk.DB.QueryRow("SELECT count(*) FROM " + tb.Name).Scan(&total); err != nil {
+			t.Fatal(err)
+		}
+		if total != want {
+			t.Errorf("%s: %d rows visible, the committed traces have %d", tb.Name, total, want)
+		}
+	}
+	var runs, orphanRuns int64
+	if err := lk.DB.QueryRow(`SELECT count(*), count(*) FILTER (WHERE run_id NOT IN (SELECT run_id FROM traces)) FROM runs`).Scan(&runs, &orphanRuns); err != nil {
+		t.Fatal(err)
+	}
+	if orphanRuns != 0 {
+		t.Errorf("%d runs without a committed trace are visible", orphanRuns)
+	}
+	return len(hashes)
+}
+
+// leftovers counts the files of traces not committed (a killed writer's).
+func leftovers(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == metaDir {
+			return filepath.SkipDir
+		}
+		name := d.Name()
+		if d.IsDir() || !strings.HasSuffix(name, ".parquet") || strings.HasPrefix(name, "_") || strings.HasPrefix(p, filepath.Join(dir, "runs")) {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(dir, "traces", name)); errors.Is(err, fs.ErrNotExist) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -178,7 +178,10 @@ func (w *writer) prepare(ctx context.Context) error {
 		}
 		w.cols[t.Name] = cols
 	}
-	return w.schemaFiles(ctx)
+	if err := w.schemaFiles(ctx); err != nil {
+		return err
+	}
+	return w.meta(ctx)
 }
 
 // tableColumns lists a table's columns in order.
@@ -614,6 +617,7 @@ func (w *writer) commit(s *source, files []partFile) error {
 		if err := moveInto(f.file, final); err != nil {
 			return fmt.Errorf("lake: %w", err)
 		}
+		moved(final)
 	}
 	if marker == "" {
 		return fmt.Errorf("lake: no trace row was written for %s", s.path)
@@ -624,7 +628,18 @@ func (w *writer) commit(s *source, files []partFile) error {
 	if err := moveInto(marker, w.tracePath(s.hash)); err != nil {
 		return fmt.Errorf("lake: %w", err)
 	}
+	moved(w.tracePath(s.hash))
 	return nil
+}
+
+// testHookMoved, when set (tests), hears of every file a commit moved
+// into the lake (a test kills the process there).
+var testHookMoved func(path string)
+
+func moved(path string) {
+	if testHookMoved != nil {
+		testHookMoved(path)
+	}
 }
 
 // runRow links the run's row into place unless the run has one. Its file
@@ -646,7 +661,9 @@ func (w *writer) runRow(s *source) error {
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return err
 	}
-	_, err = linkOnce(matches[len(matches)-1], final)
+	if _, err = linkOnce(matches[len(matches)-1], final); err == nil {
+		moved(final)
+	}
 	return err
 }
 
@@ -687,9 +704,7 @@ func intList(v []int64) string {
 	return strings.Join(s, ", ")
 }
 
-// finish writes the lake's own files: the catalog the source holds, the
-// views for DuckDB users, and the schema version (last: a reader takes the
-// lake for one of this version only once its schema files are there).
+// finish writes the catalog the source holds into the lake's own files.
 func (w *writer) finish(ctx context.Context) error {
 	meta := filepath.Join(w.dir, metaDir)
 	for _, t := range []string{"fusion_catalog", "fusion_catalog_steps", "overlap_catalog"} {
@@ -702,6 +717,13 @@ func (w *writer) finish(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// meta writes views.sql and, last, the schema version: a directory is a
+// lake of this version from then on (its schema files are in place).
+func (w *writer) meta(ctx context.Context) error {
+	meta := filepath.Join(w.dir, metaDir)
 	views, err := w.viewsFile(ctx)
 	if err != nil {
 		return err
