@@ -92,7 +92,10 @@ func Open(ctx context.Context, dir string) (*schema.Warehouse, error) {
 }
 
 // attach replaces the tables of a freshly migrated in-memory warehouse by
-// views over the lake's files.
+// the lake's: the small ones (traces, runs, names, sites) are read into
+// memory once, which fixes the set of traces the opened lake shows (later
+// commits by other writers stay out of it); the event tables are views
+// over their files, showing the rows of those traces only.
 func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
 	conn, err := w.DB.Conn(ctx)
 	if err != nil {
@@ -108,23 +111,29 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
 	if err := exec(`SET parquet_metadata_cache = true`); err != nil {
 		return err
 	}
+	root := literal(dir)
 	for _, t := range viewOrder() {
 		cols, err := tableColumns(ctx, conn, t.Name)
 		if err != nil {
 			return err
 		}
-		comments, err := tableComments(ctx, conn, t.Name)
+		kind := "VIEW"
+		if t.layout == commit || t.layout == byRun || t.layout == dimension {
+			kind = "TABLE"
+		}
+		comments, err := tableComments(ctx, conn, t.Name, kind)
 		if err != nil {
 			return err
 		}
-		have, err := fileColumns(ctx, conn, dir, t.Name)
+		from := readFiles(root, t.Name)
+		have, err := fileColumns(ctx, conn, from)
 		if err != nil {
-			return err
+			return fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
 		}
 		if err := exec("DROP TABLE " + ident(t.Name)); err != nil {
 			return err
 		}
-		if err := exec(viewSQL(literal(dir), t, cols, have)); err != nil {
+		if err := exec(fmt.Sprintf("CREATE %s %s AS\n%s", kind, ident(t.Name), selectSQL(from, t, cols, have))); err != nil {
 			return err
 		}
 		for _, c := range comments {
@@ -133,7 +142,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
 			}
 		}
 	}
-	for _, q := range derivedSQL(literal(dir)) {
+	for _, q := range derivedSQL(readFiles(root, "traces")) {
 		if err := exec(q); err != nil {
 			return err
 		}
@@ -154,7 +163,7 @@ func viewOrder() []Table {
 
 // tableComments are the COMMENT ON statements giving a table's view its
 // table's descriptions back.
-func tableComments(ctx context.Context, q querier, table string) ([]string, error) {
+func tableComments(ctx context.Context, q querier, table, kind string) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT NULL, comment FROM duckdb_tables()
 		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 AND comment IS NOT NULL
 		UNION ALL
@@ -172,7 +181,7 @@ func tableComments(ctx context.Context, q querier, table string) ([]string, erro
 			return nil, err
 		}
 		if col == nil {
-			out = append(out, fmt.Sprintf("COMMENT ON VIEW %s IS %s", ident(table), literal(comment)))
+			out = append(out, fmt.Sprintf("COMMENT ON %s %s IS %s", kind, ident(table), literal(comment)))
 		} else {
 			out = append(out, fmt.Sprintf("COMMENT ON COLUMN %s.%s IS %s", ident(table), ident(*col), literal(comment)))
 		}
@@ -182,13 +191,10 @@ func tableComments(ctx context.Context, q querier, table string) ([]string, erro
 
 // fileColumns are the columns a table's files hold (a lake written by an
 // older tracehouse lacks the newer ones; its views give them as NULL).
-func fileColumns(ctx context.Context, q querier, dir, table string) (map[string]bool, error) {
-	rows, err := q.QueryContext(ctx, fmt.Sprintf(`DESCRIBE SELECT * FROM %s`, readFiles(literal(dir), table)))
+func fileColumns(ctx context.Context, q querier, from string) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `DESCRIBE SELECT * FROM `+from)
 	if err != nil {
-		if strings.Contains(err.Error(), "No files found") {
-			return nil, fmt.Errorf("lake %s: no files of table %s (is the lake complete?)", dir, table)
-		}
-		return nil, fmt.Errorf("lake %s: read %s: %w", dir, table, err)
+		return nil, err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
@@ -221,10 +227,16 @@ func readFiles(root, table string) string {
 // variableRoot is the root expression of views.sql.
 var variableRoot = fmt.Sprintf("getvariable('%s')", Variable)
 
-// viewSQL is the view standing for table t: its columns (NULL where the
-// files have none; have nil means all there) with the warehouse's types,
-// only rows of committed traces, one row per key for dimensions.
-func viewSQL(root string, t Table, cols []column, have map[string]bool) string {
+// viewSQL is the view standing for table t, over its files: see selectSQL.
+func viewSQL(from string, t Table, cols []column) string {
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS\n%s", ident(t.Name), selectSQL(from, t, cols, nil))
+}
+
+// selectSQL reads table t from its files (from): its columns (NULL where
+// the files have none; have nil means all there) with the warehouse's
+// types, one row per key for dimensions, and only the rows of traces in
+// the traces table or view (so nothing of a trace still being written).
+func selectSQL(from string, t Table, cols []column, have map[string]bool) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		src := ident(c.name)
@@ -236,40 +248,43 @@ func viewSQL(root string, t Table, cols []column, have map[string]bool) string {
 	distinct, where, order := "", "", ""
 	switch t.layout {
 	case commit:
-	case byRun:
-		where = "\nWHERE run_id IN (SELECT run_id FROM traces)"
 	case dimension:
 		distinct = fmt.Sprintf("DISTINCT ON (%s) ", ident(t.key))
 		order = "\nORDER BY " + ident(t.key)
+	case byRun:
+		where = "\nWHERE run_id IN (SELECT run_id FROM traces)"
 	default:
 		where = "\nWHERE trace_id IN (SELECT trace_id FROM traces)"
 	}
-	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS\nSELECT %s%s\nFROM %s%s%s",
-		ident(t.Name), distinct, strings.Join(sel, ",\n       "), readFiles(root, t.Name), where, order)
+	return fmt.Sprintf("SELECT %s%s\nFROM %s%s%s", distinct, strings.Join(sel, ",\n       "), from, where, order)
 }
 
 // derivedSQL replaces the saved-aggregate bookkeeping: a trace's rows
 // never change once committed, so a run's saved overlap (steps) is
 // current exactly when every trace of it was written with its saved rows;
 // the fingerprints that guard a warehouse's copies become constants.
-func derivedSQL(root string) []string {
-	traces := readFiles(root, "traces")
+func derivedSQL(traces string) []string {
 	q := []string{
 		`DROP TABLE kernel_overlap_runs`,
 		`DROP TABLE step_store_runs`,
 		`CREATE OR REPLACE MACRO _overlap_fingerprint(run) AS 0::UBIGINT`,
 		`CREATE OR REPLACE MACRO _steps_fingerprint(run) AS 0::UBIGINT`,
+		fmt.Sprintf(`CREATE TABLE _lake_traces AS
+SELECT CAST(trace_id AS INTEGER) AS trace_id, CAST(run_id AS INTEGER) AS run_id,
+       coalesce(%s, false) AS overlap, coalesce(%s, false) AS steps, CAST(ingested_at AS TIMESTAMP) AS ingested_at
+FROM %s
+WHERE trace_id IN (SELECT trace_id FROM traces)`, colLakeOverlap, colLakeSteps, traces),
 	}
 	for _, d := range []struct{ view, col string }{
-		{"kernel_overlap_runs", colLakeOverlap},
-		{"step_store_runs", colLakeSteps},
+		{"kernel_overlap_runs", "overlap"},
+		{"step_store_runs", "steps"},
 	} {
 		q = append(q,
 			fmt.Sprintf(`CREATE VIEW %s AS
-SELECT CAST(run_id AS INTEGER) AS run_id, 0::UBIGINT AS fingerprint, CAST(max(ingested_at) AS TIMESTAMP) AS stored_at
-FROM %s
+SELECT run_id, 0::UBIGINT AS fingerprint, max(ingested_at) AS stored_at
+FROM _lake_traces
 GROUP BY run_id
-HAVING bool_and(coalesce(%s, false))`, d.view, traces, d.col),
+HAVING bool_and(%s)`, d.view, d.col),
 			fmt.Sprintf(`COMMENT ON VIEW %s IS %s`, d.view, literal("Runs of the lake whose every trace was written with its saved rows (fingerprints are constant: lake traces never change).")))
 	}
 	return q

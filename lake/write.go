@@ -763,7 +763,7 @@ func (w *writer) viewsFile(ctx context.Context) ([]byte, error) {
 SET VARIABLE %[2]s = coalesce(getvariable('%[2]s'), '.');
 `, w.version, Variable)
 	for _, t := range viewOrder() {
-		b.WriteString("\n" + viewSQL(variableRoot, t, w.cols[t.Name], nil) + ";\n")
+		b.WriteString("\n" + viewSQL(readFiles(variableRoot, t.Name), t, w.cols[t.Name]) + ";\n")
 	}
 	for _, v := range friendlyViews {
 		var def string
