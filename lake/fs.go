@@ -18,11 +18,24 @@ import (
 // where the first writer must win (a claim, a run's row), since link fails
 // with EEXIST instead of replacing.
 
-// tmpDir makes a fresh directory under DIR/_tracehouse/tmp for one writer.
+// staleAfter is the age at which a writer's temporary directory is taken
+// for a killed writer's and removed (a live writer touches its directory
+// with every batch, far more often).
+const staleAfter = 48 * time.Hour
+
+// tmpDir makes a fresh directory under DIR/_tracehouse/tmp for one writer,
+// removing killed writers' leftovers older than staleAfter.
 func tmpDir(dir string) (string, error) {
 	base := filepath.Join(dir, metaDir, "tmp")
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", err
+	}
+	if ents, err := os.ReadDir(base); err == nil {
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
+				os.RemoveAll(filepath.Join(base, e.Name()))
+			}
+		}
 	}
 	return os.MkdirTemp(base, fmt.Sprintf("w%d-", os.Getpid()))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -254,33 +253,48 @@ func TestLakeConcurrentIngest(t *testing.T) {
 	}
 }
 
-// TestLakeKilledIngest kills `ingest --lake` processes at several points
-// of a larger ingest: every visible trace is whole, nothing else shows,
-// and the same command then finishes the lake.
+// TestLakeKilledIngest kills `ingest --lake` processes while they write
+// into the lake (once their write has begun: a batch directory appears
+// under _tracehouse/tmp), at several delays: every visible trace is whole,
+// nothing else shows, and the same command then finishes the lake. (The
+// lake package's tests kill writers after an exact number of files.)
 func TestLakeKilledIngest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes ~60 MB of traces")
+		t.Skip("writes ~30 MB of traces")
 	}
 	src := t.TempDir()
-	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 6, TargetBytes: 60 << 20, Seed: 11})
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 30 << 20, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "lake")
+	traceFiles := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "traces", "[0-9a-f]*.parquet"))
+		return len(m)
+	}
 	var prev int
-	for _, delay := range []time.Duration{2 * time.Second, 4 * time.Second, 6 * time.Second} {
+	// when: the write has begun (a batch directory exists), or one more
+	// trace has been committed since the process started
+	for _, when := range []string{"writing", "committed", "committed"} {
+		before := traceFiles()
 		cmd := exec.Command(os.Args[0], "--lake", dir, "ingest", "--jobs", "2", src)
 		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(delay)
+		seen := false
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && !seen; time.Sleep(5 * time.Millisecond) {
+			if when == "writing" {
+				m, _ := filepath.Glob(filepath.Join(dir, "_tracehouse", "tmp", fmt.Sprintf("w%d-*", cmd.Process.Pid), "b0"))
+				seen = len(m) > 0
+			} else {
+				seen = traceFiles() > before
+			}
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		n := lakeConsistent(t, dir)
-		t.Logf("killed after %v: %d of %d traces in the lake", delay, n, len(m.Files))
+		t.Logf("killed once %s (seen: %v): %d of %d traces in the lake", when, seen, n, len(m.Files))
 		if n < prev {
 			t.Errorf("traces went from %d to %d", prev, n)
 		}
