@@ -3,9 +3,11 @@ package lake
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	_ "github.com/duckdb/duckdb-go/v2"
@@ -112,4 +114,64 @@ func tableNames() []string {
 		out = append(out, t.Name)
 	}
 	return out
+}
+
+// TestEngineViews runs the views of spark.sql and trino.sql in DuckDB over
+// <table>_files views that read the files as those engines do (partition
+// columns from the paths): the views are plain SQL all three accept, and
+// give the lake's rows.
+func TestEngineViews(t *testing.T) {
+	dir := demoLake(t)
+	lk, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	for _, f := range []string{"spark.sql", "trino.sql"} {
+		db, err := sql.Open("duckdb", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		for _, tb := range Tables {
+			// hive_partitioning: the partition columns come from the
+			// paths and override the files' copies, as in Spark and Trino
+			q := fmt.Sprintf(`CREATE VIEW %s AS SELECT * FROM read_parquet(%s, hive_partitioning = %v, union_by_name = true)`,
+				ident(tb.Name+"_files"), literal(filepath.Join(dir, tb.Name, "**", "[0-9a-f]*.parquet")), len(partitionKeys(tb)) > 0)
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, metaDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		views := 0
+		for _, st := range schema.SplitStatements(string(b)) {
+			s := strings.TrimSpace(st.SQL)
+			if !strings.HasPrefix(s, "CREATE OR REPLACE VIEW") {
+				continue
+			}
+			views++
+			if _, err := db.Exec(strings.ReplaceAll(s, "`", `"`)); err != nil {
+				t.Fatalf("%s line %d: %v", f, st.Line, err)
+			}
+		}
+		if views != len(Tables) {
+			t.Errorf("%s: %d views, want %d", f, views, len(Tables))
+		}
+		for _, tb := range Tables {
+			var want, got int64
+			lk.DB.QueryRow("SELECT count(*) FROM " + tb.Name).Scan(&want)
+			if err := db.QueryRow("SELECT count(*) FROM " + tb.Name).Scan(&got); err != nil {
+				t.Fatalf("%s %s: %v", f, tb.Name, err)
+			}
+			if got != want {
+				t.Errorf("%s: %s has %d rows, the lake %d", f, tb.Name, got, want)
+			}
+		}
+		if !strings.Contains(string(b), LakeURI+"/kernels") {
+			t.Errorf("%s: no location of kernels", f)
+		}
+	}
 }

@@ -720,11 +720,15 @@ func (w *writer) finish(ctx context.Context) error {
 	return nil
 }
 
-// meta writes views.sql and, last, the schema version: a directory is a
+// meta writes views.sql, spark.sql, trino.sql and, last, the schema version: a directory is a
 // lake of this version from then on (its schema files are in place).
 func (w *writer) meta(ctx context.Context) error {
 	meta := filepath.Join(w.dir, metaDir)
 	views, err := w.viewsFile(ctx)
+	if err != nil {
+		return err
+	}
+	trino, err := trinoSQL(w.version, w.cols)
 	if err != nil {
 		return err
 	}
@@ -733,6 +737,8 @@ func (w *writer) meta(ctx context.Context) error {
 		data []byte
 	}{
 		{"views.sql", views},
+		{"spark.sql", []byte(sparkSQL(w.version, w.cols))},
+		{"trino.sql", []byte(trino)},
 		{"schema_version", []byte(itoa(int64(w.version)) + "\n")},
 	} {
 		tmp, err := writeTemp(w.tmp, f.data)
