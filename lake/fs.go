@@ -1,8 +1,6 @@
 package lake
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -140,13 +138,6 @@ func partValue(v string) string {
 		fmt.Fprintf(&b, "%%%02X", c)
 	}
 	return b.String()
-}
-
-// randomHex is n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // fileName is the name of a trace's files: its content hash without the
