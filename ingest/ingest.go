@@ -51,6 +51,9 @@ type Options struct {
 	// NsysCache is where Nsight Systems reports (.nsys-rep) are exported
 	// to SQLite, once each; "" = beside the warehouse file.
 	NsysCache string
+	// Known, when set, says whether a content hash is stored elsewhere
+	// (a lake): such a file is skipped as already ingested, unless Replace.
+	Known func(contentHash string) (bool, error)
 }
 
 // Progress is told the total input size, then bytes as they are read.

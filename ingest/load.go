@@ -83,6 +83,17 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 		res.Status, res.Reason = StatusAlready, "same content as "+other
 		return res
 	}
+	if l.opt.Known != nil && !l.opt.Replace {
+		known, err := l.opt.Known(hash)
+		if err != nil {
+			res.Status, res.Err = StatusFailed, fmt.Errorf("%s: %w", c.path, err)
+			return res
+		}
+		if known {
+			res.Status = StatusAlready
+			return res
+		}
+	}
 	var old int64
 	err = l.conn.QueryRowContext(ctx, `SELECT trace_id FROM traces WHERE content_hash = ?`, hash).Scan(&old)
 	switch {

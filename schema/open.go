@@ -47,6 +47,9 @@ type Warehouse struct {
 	DB       *sql.DB
 	Path     string
 	ReadOnly bool
+	// Lake is the lake directory when the tables are views over its
+	// Parquet files (lake.Open): read-only, written by 'ingest --lake'.
+	Lake string
 }
 
 // Close closes the database.

@@ -102,6 +102,9 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 		}
 		return Resolved{Arg: arg, Runs: []Run{{ID: r.RunID, Label: r.Label}}}, nil
 	}
+	if w.Lake != "" {
+		return Resolved{}, fmt.Errorf("%s is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake %s %s', then name its run", arg, w.Path, arg)
+	}
 	res, err := ingest.Ingest(ctx, w, []string{arg}, opt)
 	if err != nil {
 		return Resolved{}, err

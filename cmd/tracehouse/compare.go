@@ -245,6 +245,9 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 		if ok {
 			continue
 		}
+		if w.Lake != "" {
+			return nil, nil, fmt.Errorf("run %s: its steps were found another way than asked (--steps-by), and a lake's traces never change: compare it in a warehouse", r.Label)
+		}
 		if w.ReadOnly {
 			w.Close()
 			if w, err = opts.Warehouse(ctx, true); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/lake"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
@@ -23,6 +24,7 @@ type Factory struct {
 	Getenv func(string) string
 	// Set by the root command's persistent flags.
 	db     string
+	lake   string
 	format string
 	wide   bool
 }
@@ -40,8 +42,23 @@ func (f *Factory) dbPath() string {
 
 // warehouse is the lazy opener options hold (as cli/cli's options hold
 // HttpClient): nothing opens the database until a command runs, so --help
-// and usage errors never touch it.
+// and usage errors never touch it. With --lake it opens the lake instead:
+// an in-memory database whose tables are views over the lake's Parquet
+// files, with every macro, so read commands work unchanged; it is
+// read-only whatever write asks (only 'ingest --lake' and 'export --lake'
+// write a lake, through package lake).
 func (f *Factory) warehouse() target.Opener {
+	if f.lake != "" {
+		dir := f.lake
+		return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
+			return lake.Open(ctx, dir)
+		}
+	}
+	return f.fileWarehouse()
+}
+
+// fileWarehouse opens the warehouse file of --db, whatever --lake says.
+func (f *Factory) fileWarehouse() target.Opener {
 	return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
 		path := f.dbPath()
 		if !write && path != schema.Memory {
@@ -99,4 +116,24 @@ func (c common) render(fm report.Format, d report.Doc) error {
 
 func (f *Factory) common(cmd *cobra.Command) common {
 	return common{IO: f.IO, Warehouse: f.warehouse(), Ctx: cmd.Context(), Width: f.textWidth()}
+}
+
+// lakeAnnotation marks a command that cannot work on a lake (it changes
+// stored rows, and a lake's traces never change): --lake is a usage error.
+const lakeAnnotation = "tracehouse/lake"
+
+var noLake = map[string]string{lakeAnnotation: "unsupported"}
+
+// checkLake validates --lake against the command about to run.
+func (f *Factory) checkLake(cmd *cobra.Command) error {
+	if f.lake == "" {
+		return nil
+	}
+	if cmd.Annotations[lakeAnnotation] == "unsupported" {
+		return usagef("--lake: '%s' changes stored rows, and a lake's traces never change: use it on a warehouse file (--db)", cmd.CommandPath())
+	}
+	if f.db != "" && cmd.Name() != "export" {
+		return usagef("--db and --lake both name where runs are: give one (only export reads --db and writes --lake)")
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/lake"
 	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -26,6 +27,8 @@ type IngestOptions struct {
 	Tags      map[string]string
 	Jobs      int
 	Replace   bool
+	// Lake is the lake directory to ingest into (--lake), "" for the warehouse.
+	Lake string
 }
 
 func newCmdIngest(f *Factory, runF func(*IngestOptions) error) *cobra.Command {
@@ -36,7 +39,8 @@ func newCmdIngest(f *Factory, runF func(*IngestOptions) error) *cobra.Command {
 		Short: "Load trace files and directories into the warehouse",
 		Long: `Load torch.profiler Chrome traces (*.json, *.json.gz) and Nsight Systems
 profiles (SQLite exports *.sqlite; *.nsys-rep reports when nsys is on PATH,
-exported once into <warehouse>.nsys-cache) into the warehouse.
+exported once into <warehouse>.nsys-cache) into the warehouse, or with
+--lake DIR straight into a Parquet lake (no warehouse file).
 
 Directories are searched recursively. Each file lands whole or not at all;
 a file already stored (same content) is skipped; damaged files are reported
@@ -45,15 +49,26 @@ failed.
 
 Runs are named after the nearest directory holding a server_args.json (its
 parent when that is a timestamp directory), else the first directory below the
-path given, else the path itself; --run names them yourself.`,
+path given, else the path itself; --run names them yourself.
+
+With --lake, each trace becomes its own files, named by its content hash:
+any number of ingest processes, on any number of machines, may write into one
+shared directory at once (no lock; a trace appears whole or not at all), and
+re-ingesting a file is a no-op. Read the lake with --lake on runs, sql,
+triage, compare.`,
 		Example: `  tracehouse ingest profiles/
   tracehouse ingest --run llama-tp8-nightly --tag date=2026-11-29 /data/traces/*.json.gz
   tracehouse ingest --stage decode --framework sglang decode-trace.json
-  nsys export --type sqlite --output decode.sqlite decode.nsys-rep && tracehouse ingest decode.sqlite`,
+  nsys export --type sqlite --output decode.sqlite decode.nsys-rep && tracehouse ingest decode.sqlite
+  tracehouse ingest --lake /shared/lake /data/traces/node-17/`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			opts.Paths = args
+			opts.Lake = f.lake
+			if opts.Lake != "" && opts.Replace {
+				return usagef("--replace: a lake's traces never change; write a new lake or use a warehouse")
+			}
 			var err error
 			if opts.Tags, err = parseTags(tags); err != nil {
 				return err
@@ -119,6 +134,9 @@ func (o *IngestOptions) ingestOptions() ingest.Options {
 }
 
 func ingestRun(opts *IngestOptions) error {
+	if opts.Lake != "" {
+		return ingestLakeRun(opts)
+	}
 	w, err := opts.Warehouse(opts.Ctx, true)
 	if err != nil {
 		return err
@@ -133,6 +151,22 @@ func ingestRun(opts *IngestOptions) error {
 	// Later reports need the catalog and read the saved overlap.
 	if err := target.Finish(opts.Ctx, w.DB, catalog.Default()); err != nil {
 		return err
+	}
+	return summarize(opts.IO, res)
+}
+
+// ingestLakeRun ingests into the lake of --lake.
+func ingestLakeRun(opts *IngestOptions) error {
+	iopt, done := withProgress(opts.IO, opts.ingestOptions())
+	res, wr, err := lake.Ingest(opts.Ctx, opts.Lake, opts.Paths, iopt, catalog.Default())
+	done()
+	if err != nil {
+		return err
+	}
+	for _, t := range wr.Traces {
+		if t.Status == lake.StatusOtherRun {
+			fmt.Fprintf(opts.IO.ErrOut, "note: %s: the same content is in the lake under run %s; not added to run %s\n", t.Path, t.LakeRun, t.Run)
+		}
 	}
 	return summarize(opts.IO, res)
 }

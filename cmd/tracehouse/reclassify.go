@@ -24,7 +24,8 @@ already reclassifies when its rules changed; run this after editing the rules
 table yourself. No trace is re-read.`,
 		Example: `  tracehouse reclassify
   tracehouse sql "SELECT family, count(*) FROM kernel_names GROUP BY 1"`,
-		Args: maxArgs(0),
+		Args:        maxArgs(0),
+		Annotations: noLake,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			if runF != nil {

@@ -27,6 +27,7 @@ on disk are untouched; ingesting them again stores them again.`,
 		Example: `  tracehouse rm sglang-llama
   tracehouse rm nightly-2026-11-01 nightly-2026-11-02`,
 		Args:              minArgs(1),
+		Annotations:       noLake,
 		ValidArgsFunction: completeRuns(f, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
@@ -72,6 +73,7 @@ func newCmdRename(f *Factory, runF func(*RenameOptions) error) *cobra.Command {
 		Short:             "Give a run a new label",
 		Example:           `  tracehouse rename run-3 baseline-h100`,
 		Args:              exactArgs(2, "the old and the new label"),
+		Annotations:       noLake,
 		ValidArgsFunction: completeRuns(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)

@@ -27,8 +27,10 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		SilenceErrors: true,
 	}
 	cmd.PersistentFlags().StringVar(&f.db, "db", "", "warehouse file (default $TRACEHOUSE_DB or ./tracehouse.duckdb; :memory: for a throw-away one)")
+	cmd.PersistentFlags().StringVar(&f.lake, "lake", "", "Parquet lake `DIR` to read instead of the warehouse (ingest and export write it)")
 	cmd.PersistentFlags().StringVar(&f.format, "format", "table", "output format: table, markdown, json or csv")
 	cmd.PersistentFlags().BoolVar(&f.wide, "wide", false, "table output: print every column in full instead of fitting the terminal ($COLUMNS, else 120)")
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return f.checkLake(c) }
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
 	cmd.AddCommand(
@@ -50,6 +52,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		newCmdPerfettoFix(f, nil),
 		newCmdSlice(f, nil),
 		newCmdVersion(f, nil),
+		newCmdExport(f, nil),
 	)
 	return cmd
 }

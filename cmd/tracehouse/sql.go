@@ -15,7 +15,9 @@ import (
 type SQLOptions struct {
 	common
 	Format report.Format
-	Query  string
+	// Arrow writes the result as an Arrow IPC stream (--format arrow).
+	Arrow bool
+	Query string
 }
 
 func newCmdSQL(f *Factory, runF func(*SQLOptions) error) *cobra.Command {
@@ -29,15 +31,26 @@ warehouse, read-only. With no QUERY, the SQL is read from standard input.
 Tables: runs, traces, kernels, kernel_names, launches, cpu_ops, py_frame_events,
 sites, annotations. Views: kernel_events (kernels with names, families, run,
 trace, site and CPU op), py_frames (Python frames with their names).
-All times are integer nanoseconds (*_ns).`,
+All times are integer nanoseconds (*_ns).
+
+--format arrow writes the result as an Arrow IPC stream on standard output,
+for pyarrow.ipc.open_stream, polars.read_ipc_stream or pandas. --lake DIR
+runs the SQL over a Parquet lake instead of the warehouse.`,
 		Example: `  tracehouse sql "SELECT family, round(sum(dur_ns)/1e6, 2) AS ms FROM kernel_events GROUP BY 1 ORDER BY 2 DESC"
   tracehouse sql --format csv "SELECT * FROM kernel_events WHERE run = 'sglang-llama' LIMIT 100" > k.csv
-  echo "SELECT count(*) FROM kernels" | tracehouse sql`,
+  echo "SELECT count(*) FROM kernels" | tracehouse sql
+  tracehouse sql --format arrow "SELECT * FROM kernel_events" > kernels.arrows
+  tracehouse sql --lake /shared/lake "SELECT run, count(*) FROM kernel_events GROUP BY 1"`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			opts.common = f.common(cmd)
-			if opts.Format, err = f.outputFormat(); err != nil {
+			if strings.EqualFold(f.format, "arrow") {
+				opts.Arrow = true
+				if f.IO.OutTTY {
+					return usagef("--format arrow writes binary: redirect standard output to a file or a pipe")
+				}
+			} else if opts.Format, err = f.outputFormat(); err != nil {
 				return err
 			}
 			if len(args) == 1 {
@@ -80,6 +93,12 @@ func sqlRun(opts *SQLOptions) error {
 		return &sqlError{err}
 	}
 	defer rows.Close()
+	if opts.Arrow {
+		if err := report.WriteArrow(opts.IO.Out, rows); err != nil {
+			return &sqlError{err}
+		}
+		return nil
+	}
 	cols, err := rows.Columns()
 	if err != nil {
 		return &sqlError{err}

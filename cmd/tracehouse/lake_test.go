@@ -1,0 +1,338 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// TestLakeEndToEnd: the demo in a warehouse, exported into a lake, and
+// ingested straight into another lake; the subtests read them.
+func TestLakeEndToEnd(t *testing.T) {
+	tmp := t.TempDir()
+	db := filepath.Join(tmp, "w.duckdb")
+	exported := filepath.Join(tmp, "exported")
+	ingested := filepath.Join(tmp, "ingested")
+	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--jobs", "1", demoDir); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runCmd(t, "--db", db, "export", "--lake", exported)
+	if code != 0 || stderr != fmt.Sprintf("exported 16 trace(s) of 6 run(s) to %s\n", exported) {
+		t.Fatalf("export: exit %d: %q", code, stderr)
+	}
+	code, _, stderr = runCmd(t, "--db", db, "export", "--lake", exported, "sglang-llama")
+	if code != 0 || stderr != fmt.Sprintf("exported 0 trace(s) of 0 run(s) to %s, 4 already there\n", exported) {
+		t.Errorf("export again: exit %d: %q", code, stderr)
+	}
+	code, _, stderr = runCmd(t, "--lake", ingested, "ingest", "--jobs", "1", demoDir)
+	if code != 0 || !strings.HasPrefix(stderr, "ingested 16 file(s)") {
+		t.Fatalf("ingest --lake: exit %d: %q", code, stderr)
+	}
+	code, _, stderr = runCmd(t, "--lake", ingested, "ingest", demoDir)
+	if code != 0 || !strings.Contains(stderr, "ingested 0 file(s) (0 events, 0 GPU events, 0.0 MB of JSON), 16 already ingested") {
+		t.Errorf("ingest --lake again: exit %d: %q", code, stderr)
+	}
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string, string, string)
+	}{
+		{"ReportsEqual", testLakeReportsEqual},
+		{"SQL", testLakeSQL},
+		{"SQLArrow", testLakeSQLArrow},
+		{"Errors", testLakeErrors},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, db, exported, ingested) })
+	}
+}
+
+// testLakeReportsEqual: triage (single- and two-trace), compare and runs
+// over either lake print exactly what they print over the warehouse.
+func testLakeReportsEqual(t *testing.T, db, exported, ingested string) {
+	cases := [][]string{
+		// every run: triage with no RUN reports each run of a PATH, but a
+		// lake takes labels, so one command per run
+		{"triage", "--rank", "all", "--format", "json", "sglang-mapping"},
+		{"triage", "--format", "json", "sglang-llama"},
+		{"triage", "--format", "json", "sglang-formal"},
+		{"triage", "--format", "json", "tokenspeed-deepseek"},
+		{"triage", "--format", "json", "trtllm-llama"},
+		{"triage", "--format", "json", "vllm-qwen-moe"},
+		{"triage", "--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
+		{"compare", "sglang-llama", "sglang-formal", "--format", "json"},
+		{"compare", "sglang-mapping", "sglang-formal", "--rank", "all", "--format", "json"},
+		{"triage", "vllm-qwen-moe"},
+	}
+	for i, args := range cases {
+		wcode, want, wstderr := runCmd(t, append([]string{"--db", db}, args...)...)
+		if wcode != 0 {
+			t.Fatalf("%v over the warehouse: exit %d: %s", args, wcode, wstderr)
+		}
+		lakes := []string{exported}
+		if i%3 == 0 || args[0] == "compare" {
+			lakes = append(lakes, ingested) // a sample: each report costs seconds
+		}
+		for _, lk := range lakes {
+			code, got, stderr := runCmd(t, append([]string{"--lake", lk}, args...)...)
+			if code != wcode || got != want || stderr != wstderr {
+				t.Errorf("%v over %s: exit %d, stderr %q; output equal: %v", args, filepath.Base(lk), code, stderr, got == want)
+			}
+		}
+	}
+	// runs: the export keeps the ingest times, the direct ingest has its own
+	_, want, _ := runCmd(t, "--db", db, "runs", "--format", "json")
+	if _, got, _ := runCmd(t, "--lake", exported, "runs", "--format", "json"); got != want {
+		t.Errorf("runs over the exported lake:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// testLakeSQL: every table and view holds the warehouse's rows.
+func testLakeSQL(t *testing.T, db, exported, ingested string) {
+	q := `SELECT (SELECT count(*) FROM kernel_events), (SELECT count(DISTINCT kernel_id) FROM kernels),
+		(SELECT count(*) FROM launches), (SELECT count(*) FROM cpu_ops), (SELECT count(*) FROM py_frames),
+		(SELECT count(*) FROM annotations), (SELECT count(*) FROM steps), (SELECT count(*) FROM traces),
+		(SELECT count(*) FROM runs), (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
+		(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama'))`
+	_, want, _ := runCmd(t, "--db", db, "sql", "--format", "csv", q)
+	for _, lk := range []string{exported, ingested} {
+		code, got, stderr := runCmd(t, "--lake", lk, "sql", "--format", "csv", q)
+		if code != 0 || got != want {
+			t.Errorf("%s: exit %d %s\n%s\nwant\n%s", filepath.Base(lk), code, stderr, got, want)
+		}
+	}
+}
+
+// testLakeSQLArrow: `sql --format arrow` over a lake, read back by
+// arrow-go's IPC reader.
+func testLakeSQLArrow(t *testing.T, db, exported, ingested string) {
+	code, out, stderr := runCmd(t, "--lake", exported, "sql", "--format", "arrow",
+		`SELECT run, kernel_id, short_name, dur_ns, graph_launch, stage FROM kernel_events ORDER BY kernel_id`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := ipc.NewReader(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	want := "schema:\n  fields: 6\n    - run: type=utf8, nullable\n    - kernel_id: type=int64, nullable\n    - short_name: type=utf8, nullable\n    - dur_ns: type=int64, nullable\n    - graph_launch: type=bool, nullable\n    - stage: type=utf8, nullable"
+	if got := r.Schema().String(); got != want {
+		t.Errorf("schema:\n%s\nwant\n%s", got, want)
+	}
+	var rows, sum int64
+	prev := int64(-1)
+	for r.Next() {
+		rec := r.RecordBatch()
+		rows += rec.NumRows()
+		for i, id := range rec.Column(1).(*array.Int64).Int64Values() {
+			if id <= prev {
+				t.Fatalf("kernel_id %d after %d", id, prev)
+			}
+			prev = id
+			sum += rec.Column(3).(*array.Int64).Value(i)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, csv, _ := runCmd(t, "--db", db, "sql", "--format", "csv", "SELECT count(*) || ',' || sum(dur_ns) AS x FROM kernels")
+	if got := fmt.Sprintf("x\n\"%d,%d\"\n", rows, sum); csv != got {
+		t.Errorf("arrow stream: %s rows,ns; warehouse: %s", got, csv)
+	}
+}
+
+func testLakeErrors(t *testing.T, db, exported, ingested string) {
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--lake", exported, "rm", "sglang-llama"}, 2, "--lake: 'tracehouse rm' changes stored rows"},
+		{[]string{"--lake", exported, "reclassify"}, 2, "--lake: 'tracehouse reclassify' changes stored rows"},
+		{[]string{"--lake", exported, "--db", db, "runs"}, 2, "--db and --lake both name where runs are"},
+		{[]string{"--db", db, "export", "sglang-llama"}, 2, "export writes a lake: add --lake DIR"},
+		{[]string{"--db", db, "export", "--lake", empty, "no-such-run"}, 1, `"no-such-run" is neither a file, a directory nor a run`},
+		{[]string{"--lake", exported, "ingest", "--replace", demoDir}, 2, "--replace: a lake's traces never change"},
+		{[]string{"--lake", exported, "triage", demoDir + "/trtllm-llama"}, 1, "is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake"},
+		{[]string{"--lake", empty, "runs"}, 1, "is not a tracehouse lake (no _tracehouse/schema_version)"},
+		{[]string{"--lake", exported, "triage", "no-such-run"}, 1, `"no-such-run" is neither a file, a directory nor a run of ` + exported},
+	} {
+		code, _, stderr := runCmd(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d %q, want exit %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+	// Binary output never goes to a terminal.
+	io, _, errOut := testIO("")
+	io.OutTTY = true
+	if code := run([]string{"--lake", exported, "sql", "--format", "arrow", "SELECT 1"}, io, func(string) string { return "" }); code != 2 ||
+		!strings.Contains(errOut.String(), "--format arrow writes binary") {
+		t.Errorf("arrow to a terminal: exit %d %q", code, errOut.String())
+	}
+}
+
+// TestLakeConcurrentIngest: two ingest processes write different files
+// into one new lake at the same time, one run (sglang-llama) split between
+// them so they claim its run, its names and its sites together. Both
+// succeed, and the lake holds every row of a warehouse ingest of all the
+// files exactly once.
+func TestLakeConcurrentIngest(t *testing.T) {
+	llama, err := filepath.Glob(demoDir + "/sglang-llama/*/*.trace.json.gz")
+	if err != nil || len(llama) != 4 {
+		t.Fatalf("demo files: %v %v", llama, err)
+	}
+	sets := [][]string{
+		{llama[0], llama[1], demoDir + "/vllm-qwen-moe", demoDir + "/sglang-formal"},
+		{llama[2], llama[3], demoDir + "/sglang-mapping", demoDir + "/tokenspeed-deepseek"},
+	}
+	dir := filepath.Join(t.TempDir(), "lake")
+	var wg sync.WaitGroup
+	outs := make([]string, len(sets))
+	codes := make([]int, len(sets))
+	spans := make([][2]time.Time, len(sets))
+	for i, paths := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], append([]string{"--lake", dir, "ingest", "--jobs", "1"}, paths...)...)
+			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+			spans[i][0] = time.Now()
+			out, err := cmd.CombinedOutput()
+			spans[i][1] = time.Now()
+			outs[i] = string(out)
+			if err != nil {
+				codes[i] = -1
+				if e, ok := err.(*exec.ExitError); ok {
+					codes[i] = e.ExitCode()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range sets {
+		if codes[i] != 0 {
+			t.Fatalf("ingest %d: exit %d: %s", i, codes[i], outs[i])
+		}
+	}
+	if spans[0][1].Before(spans[1][0]) || spans[1][1].Before(spans[0][0]) {
+		t.Logf("the two ingests did not overlap in time: %v", spans)
+	}
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, stderr := runCmd(t, append([]string{"--db", db, "ingest"}, append(sets[0], sets[1]...)...)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	q := `SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM traces), (SELECT count(DISTINCT content_hash) FROM traces),
+		(SELECT count(*) FROM kernels), (SELECT count(DISTINCT kernel_id) FROM kernels), (SELECT count(*) FROM kernel_events),
+		(SELECT count(*) FROM launches), (SELECT count(DISTINCT launch_id) FROM launches), (SELECT count(*) FROM cpu_ops),
+		(SELECT count(*) FROM py_frames), (SELECT count(*) FROM annotations), (SELECT count(*) FROM steps),
+		(SELECT count(*) FROM kernel_names), (SELECT count(DISTINCT name) FROM kernel_names),
+		(SELECT count(*) FROM sites), (SELECT count(DISTINCT name) FROM sites WHERE site_id IN (SELECT site_id FROM kernels UNION SELECT site_id FROM launches UNION SELECT site_id FROM cpu_ops UNION SELECT site_id FROM py_frame_events)),
+		(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM kernel_overlap_store)`
+	_, want, _ := runCmd(t, "--db", db, "sql", "--format", "csv", q)
+	code, got, stderr := runCmd(t, "--lake", dir, "sql", "--format", "csv", q)
+	if code != 0 || got != want {
+		t.Errorf("lake: exit %d %s\n%s\nwant (warehouse)\n%s", code, stderr, got, want)
+	}
+	// The split run reads as one: its triage equals the warehouse's but
+	// for the ids.
+	_, w, _ := runCmd(t, "--db", db, "triage", "sglang-llama", "--rank", "all")
+	_, l, _ := runCmd(t, "--lake", dir, "triage", "sglang-llama", "--rank", "all")
+	if w != l {
+		t.Errorf("triage of the split run differs:\n%s\nwant\n%s", l, w)
+	}
+}
+
+// TestLakeKilledIngest kills `ingest --lake` processes while they write
+// into the lake (once their write has begun: a batch directory appears
+// under _tracehouse/tmp), at several delays: every visible trace is whole,
+// nothing else shows, and the same command then finishes the lake. (The
+// lake package's tests kill writers after an exact number of files.)
+func TestLakeKilledIngest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes ~30 MB of traces")
+	}
+	src := t.TempDir()
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 30 << 20, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "lake")
+	traceFiles := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "traces", "[0-9a-f]*.parquet"))
+		return len(m)
+	}
+	var prev int
+	// when: the write has begun (a batch directory exists), or one more
+	// trace has been committed since the process started
+	for _, when := range []string{"writing", "committed", "committed"} {
+		before := traceFiles()
+		cmd := exec.Command(os.Args[0], "--lake", dir, "ingest", "--jobs", "2", src)
+		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		seen := false
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && !seen; time.Sleep(5 * time.Millisecond) {
+			if when == "writing" {
+				m, _ := filepath.Glob(filepath.Join(dir, "_tracehouse", "tmp", fmt.Sprintf("w%d-*", cmd.Process.Pid), "b0"))
+				seen = len(m) > 0
+			} else {
+				seen = traceFiles() > before
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		n := lakeConsistent(t, dir)
+		t.Logf("killed once %s (seen: %v): %d of %d traces in the lake", when, seen, n, len(m.Files))
+		if n < prev {
+			t.Errorf("traces went from %d to %d", prev, n)
+		}
+		prev = n
+	}
+	if code, _, stderr := runCmd(t, "--lake", dir, "ingest", src); code != 0 {
+		t.Fatalf("re-run: exit %d %s", code, stderr)
+	}
+	if n := lakeConsistent(t, dir); n != len(m.Files) {
+		t.Errorf("%d traces after the re-run, want %d", n, len(m.Files))
+	}
+}
+
+// lakeConsistent checks that every trace of the lake holds all its GPU
+// events, Python frames and launches, that no row belongs to a trace the
+// lake does not show, and returns the number of traces (0 when the lake
+// does not exist yet).
+func lakeConsistent(t *testing.T, dir string) int {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "_tracehouse", "schema_version")); err != nil {
+		return 0
+	}
+	q := `SELECT (SELECT count(*) FROM traces),
+	  (SELECT count(*) FROM traces t WHERE kernel_events + memcpy_events + memset_events
+	     <> (SELECT count(*) FROM kernels k WHERE k.trace_id = t.trace_id)
+	   OR py_frame_events <> (SELECT count(*) FROM py_frame_events f WHERE f.trace_id = t.trace_id)),
+	  (SELECT count(*) FROM kernels) - (SELECT count(DISTINCT kernel_id) FROM kernels)`
+	code, out, stderr := runCmd(t, "--lake", dir, "sql", "--format", "csv", q)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	var traces, short, dups int
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if _, err := fmt.Sscanf(lines[len(lines)-1], "%d,%d,%d", &traces, &short, &dups); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	if short != 0 || dups != 0 {
+		t.Errorf("%d traces miss rows, %d kernels twice", short, dups)
+	}
+	return traces
+}

@@ -1,0 +1,52 @@
+package lake
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// Ingest ingests trace files straight into the lake at dir, with no
+// warehouse file: the traces go through the ordinary ingest into a
+// throw-away in-memory warehouse (ingest.Finish saves their overlap and
+// step aggregates), which Write then copies into the lake. Files whose
+// content is already in the lake are skipped before they are read.
+//
+// Processes on many machines may ingest different files into one
+// directory at once: no lock is taken, no file is written twice under one
+// name with different content, and each trace appears with its commit.
+// The ingest result reports every file; the write result every trace.
+func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options, cat *catalog.Catalog) (*ingest.Result, *WriteResult, error) {
+	if opt.Replace {
+		return nil, nil, errors.New("a lake's traces never change: --replace does not apply to a lake")
+	}
+	if v, err := readVersion(dir); err == nil {
+		bin, err := binaryVersion()
+		if err != nil {
+			return nil, nil, err
+		}
+		if v > bin {
+			return nil, nil, &NewerError{Lake: dir, Version: v, Binary: bin}
+		}
+	}
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer w.Close()
+	opt.Known = func(hash string) (bool, error) {
+		return exists(tracePath(dir, hash))
+	}
+	res, err := ingest.Ingest(ctx, w, paths, opt)
+	if err != nil {
+		return res, nil, err
+	}
+	if err := ingest.Finish(ctx, w.DB, cat); err != nil {
+		return res, nil, err
+	}
+	wr, err := Write(ctx, w.DB, dir, WriteOptions{})
+	return res, wr, err
+}

@@ -1,0 +1,356 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+const demo = "../testdata/demo"
+
+var (
+	demoOnce sync.Once
+	demoPath string
+	demoErr  error
+)
+
+// demoWarehouse is a warehouse file holding testdata/demo, ingested once
+// per test binary (ingest.Finish run); tests open it read-only.
+func demoWarehouse(t *testing.T) string {
+	t.Helper()
+	demoOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lake-demo-")
+		if err != nil {
+			demoErr = err
+			return
+		}
+		demoPath = filepath.Join(dir, "demo.duckdb")
+		ctx := context.Background()
+		w, err := schema.Open(ctx, demoPath, schema.Options{})
+		if err != nil {
+			demoErr = err
+			return
+		}
+		defer w.Close()
+		res, err := ingest.Ingest(ctx, w, []string{demo}, ingest.Options{Jobs: 1})
+		if err == nil && res.Failed() > 0 {
+			err = fmt.Errorf("%d demo files failed", res.Failed())
+		}
+		if err == nil {
+			err = ingest.Finish(ctx, w.DB, catalog.Default())
+		}
+		demoErr = err
+	})
+	if demoErr != nil {
+		t.Fatal(demoErr)
+	}
+	return demoPath
+}
+
+func openDemo(t *testing.T) *schema.Warehouse {
+	t.Helper()
+	w, err := schema.Open(context.Background(), demoWarehouse(t), schema.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("LAKE_TEST_CRASH_AFTER") != "" {
+		crashRole()
+	}
+	code := m.Run()
+	if demoPath != "" {
+		os.RemoveAll(filepath.Dir(demoPath))
+	}
+	os.Exit(code)
+}
+
+// dump is every row of a table as sorted text lines.
+func dump(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprint(vals...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestExportRoundTrip writes the demo warehouse into an empty lake and
+// reads every table back through the lake's views: the same rows, ids
+// included (an empty lake keeps the warehouse's ids).
+func TestExportRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	src := openDemo(t)
+	dir := t.TempDir()
+	res, err := Write(ctx, src.DB, dir, WriteOptions{Batch: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var traces int
+	if err := src.DB.QueryRow(`SELECT count(*) FROM traces`).Scan(&traces); err != nil {
+		t.Fatal(err)
+	}
+	if res.Written() != traces {
+		t.Fatalf("wrote %d traces, want %d: %+v", res.Written(), traces, res.Traces)
+	}
+	lk, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	for _, tb := range Tables {
+		q := "SELECT * FROM " + tb.Name
+		if tb.Name == "kernel_names" || tb.Name == "sites" {
+			// the lake holds the names its traces use
+			q += fmt.Sprintf(" WHERE %[1]s IN (SELECT %[1]s FROM kernels UNION SELECT %[1]s FROM launches UNION SELECT %[1]s FROM cpu_ops UNION SELECT %[1]s FROM py_frame_events)", tb.key)
+			if tb.Name == "kernel_names" {
+				q = "SELECT * FROM kernel_names WHERE name_id IN (SELECT name_id FROM kernels)"
+			}
+		}
+		want, got := dump(t, src.DB, q), dump(t, lk.DB, q)
+		if tb.store == storeOverlap {
+			// sweep positions are renumbered per trace
+			q = "SELECT * EXCLUDE (start_rank, starts_before_end) FROM " + tb.Name
+			want, got = dump(t, src.DB, q), dump(t, lk.DB, q)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s: the demo warehouse has no rows", tb.Name)
+		}
+		if !slices.Equal(want, got) {
+			t.Errorf("%s: lake has %d rows, warehouse %d; first difference:\n%s", tb.Name, len(got), len(want), firstDiff(want, got))
+		}
+	}
+	// Writing again adds nothing.
+	res, err = Write(ctx, src.DB, dir, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Written() != 0 || len(res.Traces) != traces {
+		t.Errorf("second write: %d written of %d", res.Written(), len(res.Traces))
+	}
+}
+
+func firstDiff(a, b []string) string {
+	for i := range max(len(a), len(b)) {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return "warehouse: " + trunc(x) + "\nlake:      " + trunc(y)
+		}
+	}
+	return ""
+}
+
+func trunc(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return strings.TrimSpace(s)
+}
+
+// crashRole, run by TestMain in a child process, writes the demo warehouse
+// into a lake and dies (os.Exit: no deferred cleanup, like a kill) right
+// after the N-th file it moves into place.
+func crashRole() {
+	n, _ := strconv.Atoi(os.Getenv("LAKE_TEST_CRASH_AFTER"))
+	ctx := context.Background()
+	w, err := schema.Open(ctx, os.Getenv("LAKE_TEST_SOURCE"), schema.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	count := 0
+	testHookMoved = func(string) {
+		if count++; count == n {
+			os.Exit(3)
+		}
+	}
+	_, err = Write(ctx, w.DB, os.Getenv("LAKE_TEST_DIR"), WriteOptions{Batch: 6})
+	fmt.Fprintf(os.Stderr, "finished without crashing after %d files: %v\n", count, err)
+	os.Exit(0)
+}
+
+// TestKilledWriteLeavesNothingPartial kills writers right after their
+// n-th file lands (mid-trace, right before a commit, right after one):
+// the lake shows exactly the committed traces, each whole; writing again
+// finishes the job and the lake then equals the warehouse.
+func TestKilledWriteLeavesNothingPartial(t *testing.T) {
+	src := openDemo(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	perTrace := map[string]map[string]int64{} // content hash -> table -> rows
+	for _, tb := range Tables {
+		if tb.layout == byRun || tb.layout == dimension {
+			continue
+		}
+		rows, err := src.DB.Query(fmt.Sprintf(`SELECT t.content_hash, count(x.trace_id) FROM traces t LEFT JOIN %s x USING (trace_id) GROUP BY 1`, tb.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var h string
+			var n int64
+			if err := rows.Scan(&h, &n); err != nil {
+				t.Fatal(err)
+			}
+			if perTrace[h] == nil {
+				perTrace[h] = map[string]int64{}
+			}
+			perTrace[h][tb.Name] = n
+		}
+		rows.Close()
+	}
+	committed, sawLeftovers := 0, false
+	for _, after := range []int{5, 12, 19, 26} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LAKE_TEST_CRASH_AFTER="+strconv.Itoa(after),
+			"LAKE_TEST_SOURCE="+demoWarehouse(t), "LAKE_TEST_DIR="+dir)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Fatalf("after %d files: want exit 3, got %v: %s", after, err, out)
+		}
+		n := checkCommitted(t, dir, perTrace)
+		if leftovers(t, dir) > 0 {
+			sawLeftovers = true
+		}
+		if n < committed {
+			t.Errorf("after %d files: %d traces committed, fewer than before (%d)", after, n, committed)
+		}
+		committed = n
+		t.Logf("killed after %d files: %d traces committed", after, n)
+	}
+	if committed == 0 || committed == len(perTrace) || !sawLeftovers {
+		t.Errorf("%d of %d traces committed, leftovers seen: %v: the kills tested nothing", committed, len(perTrace), sawLeftovers)
+	}
+	res, err := Write(ctx, src.DB, dir, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Written() != len(perTrace)-committed {
+		t.Errorf("the re-run wrote %d traces, want %d", res.Written(), len(perTrace)-committed)
+	}
+	if n := checkCommitted(t, dir, perTrace); n != len(perTrace) {
+		t.Errorf("%d traces after the re-run, want %d", n, len(perTrace))
+	}
+}
+
+// checkCommitted opens the lake, checks every visible trace holds exactly
+// its rows and no other row shows, and returns the number of traces.
+func checkCommitted(t *testing.T, dir string, perTrace map[string]map[string]int64) int {
+	t.Helper()
+	lk, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	var hashes []string
+	rows, err := lk.DB.Query(`SELECT content_hash FROM traces`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var h string
+		rows.Scan(&h)
+		hashes = append(hashes, h)
+	}
+	rows.Close()
+	for _, tb := range Tables {
+		if tb.layout == byRun || tb.layout == dimension {
+			continue
+		}
+		var total, want int64
+		for _, h := range hashes {
+			var n int64
+			q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE trace_id = (SELECT trace_id FROM traces WHERE content_hash = ?)`, tb.Name)
+			if err := lk.DB.QueryRow(q, h).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != perTrace[h][tb.Name] {
+				t.Errorf("trace %s: %s has %d rows, want %d", h, tb.Name, n, perTrace[h][tb.Name])
+			}
+			want += perTrace[h][tb.Name]
+		}
+		if err := lk.DB.QueryRow("SELECT count(*) FROM " + tb.Name).Scan(&total); err != nil {
+			t.Fatal(err)
+		}
+		if total != want {
+			t.Errorf("%s: %d rows visible, the committed traces have %d", tb.Name, total, want)
+		}
+	}
+	var runs, orphanRuns int64
+	if err := lk.DB.QueryRow(`SELECT count(*), count(*) FILTER (WHERE run_id NOT IN (SELECT run_id FROM traces)) FROM runs`).Scan(&runs, &orphanRuns); err != nil {
+		t.Fatal(err)
+	}
+	if orphanRuns != 0 {
+		t.Errorf("%d runs without a committed trace are visible", orphanRuns)
+	}
+	return len(hashes)
+}
+
+// leftovers counts the files of traces not committed (a killed writer's).
+func leftovers(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == metaDir {
+			return filepath.SkipDir
+		}
+		name := d.Name()
+		if d.IsDir() || !strings.HasSuffix(name, ".parquet") || strings.HasPrefix(name, "_") || strings.HasPrefix(p, filepath.Join(dir, "runs")) {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(dir, "traces", name)); errors.Is(err, fs.ErrNotExist) {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

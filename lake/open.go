@@ -1,0 +1,291 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tracehouse/tracehouse/migrations"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// Variable is the DuckDB variable naming the lake directory in views.sql
+// (its views read getvariable(Variable) || '/<table>/**/*.parquet').
+const Variable = "tracehouse_lake"
+
+// NewerError is a lake written by a newer tracehouse.
+type NewerError struct {
+	Lake            string
+	Version, Binary int
+}
+
+func (e *NewerError) Error() string {
+	return fmt.Sprintf("lake %s has schema version %d, newer than this tracehouse knows (%d): upgrade tracehouse", e.Lake, e.Version, e.Binary)
+}
+
+// NotLakeError is a directory that holds no lake.
+type NotLakeError struct{ Dir string }
+
+func (e *NotLakeError) Error() string {
+	return fmt.Sprintf("%s is not a tracehouse lake (no %s/schema_version): write one with 'tracehouse export --lake %s' or 'tracehouse ingest --lake %s PATH'",
+		e.Dir, metaDir, e.Dir, e.Dir)
+}
+
+func binaryVersion() (int, error) {
+	ms, err := schema.LoadMigrations(migrations.FS)
+	if err != nil {
+		return 0, err
+	}
+	return len(ms), nil
+}
+
+func readVersion(dir string) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, metaDir, "schema_version"))
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("lake %s: %s/schema_version is damaged", dir, metaDir)
+	}
+	return v, nil
+}
+
+// Open opens the lake at dir for reading: an in-memory DuckDB database
+// with the warehouse's schema (every migration's macros and views) in
+// which each table of Tables is a view over the lake's Parquet files, so
+// every query of tracehouse runs unchanged. The catalog tables stay
+// writable (a report installs its catalog); the rest is read-only.
+func Open(ctx context.Context, dir string) (*schema.Warehouse, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	have, err := readVersion(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NotLakeError{Dir: dir}
+	}
+	if err != nil {
+		return nil, err
+	}
+	bin, err := binaryVersion()
+	if err != nil {
+		return nil, err
+	}
+	if have > bin {
+		return nil, &NewerError{Lake: dir, Version: have, Binary: bin}
+	}
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := attach(ctx, w, abs); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &schema.Warehouse{DB: w.DB, Path: dir, ReadOnly: true, Lake: abs}, nil
+}
+
+// attach replaces the tables of a freshly migrated in-memory warehouse by
+// the lake's: the small ones (traces, runs, names, sites) are read into
+// memory once, which fixes the set of traces the opened lake shows (later
+// commits by other writers stay out of it); the event tables are views
+// over their files, showing the rows of those traces only.
+func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
+	conn, err := w.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	exec := func(q string) error {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("lake %s: %w", dir, err)
+		}
+		return nil
+	}
+	if err := exec(`SET parquet_metadata_cache = true`); err != nil {
+		return err
+	}
+	root := literal(dir)
+	for _, t := range viewOrder() {
+		cols, err := tableColumns(ctx, conn, t.Name)
+		if err != nil {
+			return err
+		}
+		kind := "VIEW"
+		if t.layout == commit || t.layout == byRun || t.layout == dimension {
+			kind = "TABLE"
+		}
+		comments, err := tableComments(ctx, conn, t.Name, kind)
+		if err != nil {
+			return err
+		}
+		from := readFiles(root, t.Name)
+		have, err := fileColumns(ctx, conn, from)
+		if err != nil {
+			return fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
+		}
+		if err := exec("DROP TABLE " + ident(t.Name)); err != nil {
+			return err
+		}
+		if err := exec(fmt.Sprintf("CREATE %s %s AS\n%s", kind, ident(t.Name), selectSQL(from, t, cols, have))); err != nil {
+			return err
+		}
+		for _, c := range comments {
+			if err := exec(c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, q := range derivedSQL(readFiles(root, "traces")) {
+		if err := exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// viewOrder is Tables with traces first: the other views filter on it.
+func viewOrder() []Table {
+	out := []Table{tableByName("traces")}
+	for _, t := range Tables {
+		if t.Name != "traces" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// tableComments are the COMMENT ON statements giving a table's view its
+// table's descriptions back.
+func tableComments(ctx context.Context, q querier, table, kind string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT NULL, comment FROM duckdb_tables()
+		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 AND comment IS NOT NULL
+		UNION ALL
+		SELECT column_name, comment FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 AND comment IS NOT NULL`, table)
+	if err != nil {
+		return nil, fmt.Errorf("lake: comments of %s: %w", table, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var col *string
+		var comment string
+		if err := rows.Scan(&col, &comment); err != nil {
+			return nil, err
+		}
+		if col == nil {
+			out = append(out, fmt.Sprintf("COMMENT ON %s %s IS %s", kind, ident(table), literal(comment)))
+		} else {
+			out = append(out, fmt.Sprintf("COMMENT ON COLUMN %s.%s IS %s", ident(table), ident(*col), literal(comment)))
+		}
+	}
+	return out, rows.Err()
+}
+
+// fileColumns are the columns a table's files hold (a lake written by an
+// older tracehouse lacks the newer ones; its views give them as NULL).
+func fileColumns(ctx context.Context, q querier, from string) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `DESCRIBE SELECT * FROM `+from)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		if s, ok := vals[0].(string); ok {
+			have[s] = true
+		}
+	}
+	return have, rows.Err()
+}
+
+// readFiles is the read_parquet call over a table's files; root is the
+// SQL expression of the lake directory (a literal, or getvariable).
+func readFiles(root, table string) string {
+	return fmt.Sprintf(`read_parquet(%s || '/%s/**/*.parquet', hive_partitioning = false, union_by_name = true)`, root, table)
+}
+
+// variableRoot is the root expression of views.sql.
+var variableRoot = fmt.Sprintf("getvariable('%s')", Variable)
+
+// viewSQL is the view standing for table t, over its files: see selectSQL.
+func viewSQL(from string, t Table, cols []column) string {
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS\n%s", ident(t.Name), selectSQL(from, t, cols, nil))
+}
+
+// selectSQL reads table t from its files (from): its columns (NULL where
+// the files have none; have nil means all there) with the warehouse's
+// types, one row per key for dimensions, and only the rows of traces in
+// the traces table or view (so nothing of a trace still being written).
+func selectSQL(from string, t Table, cols []column, have map[string]bool) string {
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		src := ident(c.name)
+		if have != nil && !have[c.name] {
+			src = "NULL"
+		}
+		sel[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", src, c.typ, ident(c.name))
+	}
+	distinct, where, order := "", "", ""
+	switch t.layout {
+	case commit:
+	case dimension:
+		distinct = fmt.Sprintf("DISTINCT ON (%s) ", ident(t.key))
+		order = "\nORDER BY " + ident(t.key)
+	case byRun:
+		where = "\nWHERE run_id IN (SELECT run_id FROM traces)"
+	default:
+		where = "\nWHERE trace_id IN (SELECT trace_id FROM traces)"
+	}
+	return fmt.Sprintf("SELECT %s%s\nFROM %s%s%s", distinct, strings.Join(sel, ",\n       "), from, where, order)
+}
+
+// derivedSQL replaces the saved-aggregate bookkeeping: a trace's rows
+// never change once committed, so a run's saved overlap (steps) is
+// current exactly when every trace of it was written with its saved rows;
+// the fingerprints that guard a warehouse's copies become constants.
+func derivedSQL(traces string) []string {
+	q := []string{
+		`DROP TABLE kernel_overlap_runs`,
+		`DROP TABLE step_store_runs`,
+		`CREATE OR REPLACE MACRO _overlap_fingerprint(run) AS 0::UBIGINT`,
+		`CREATE OR REPLACE MACRO _steps_fingerprint(run) AS 0::UBIGINT`,
+		fmt.Sprintf(`CREATE TABLE _lake_traces AS
+SELECT CAST(trace_id AS INTEGER) AS trace_id, CAST(run_id AS INTEGER) AS run_id,
+       coalesce(%s, false) AS overlap, coalesce(%s, false) AS steps, CAST(ingested_at AS TIMESTAMP) AS ingested_at
+FROM %s
+WHERE trace_id IN (SELECT trace_id FROM traces)`, colLakeOverlap, colLakeSteps, traces),
+	}
+	for _, d := range []struct{ view, col string }{
+		{"kernel_overlap_runs", "overlap"},
+		{"step_store_runs", "steps"},
+	} {
+		q = append(q,
+			fmt.Sprintf(`CREATE VIEW %s AS
+SELECT run_id, 0::UBIGINT AS fingerprint, max(ingested_at) AS stored_at
+FROM _lake_traces
+GROUP BY run_id
+HAVING bool_and(%s)`, d.view, d.col),
+			fmt.Sprintf(`COMMENT ON VIEW %s IS %s`, d.view, literal("Runs of the lake whose every trace was written with its saved rows (fingerprints are constant: lake traces never change).")))
+	}
+	return q
+}
