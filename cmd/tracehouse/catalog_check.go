@@ -75,7 +75,7 @@ func catalogCheckRun(opts *CatalogCheckOptions) error {
 		results = append(results, r)
 	}
 	if opts.Format == report.JSON {
-		if err := opts.render(opts.Format, report.Doc{JSON: results}); err != nil {
+		if err := report.Render(opts.IO.Out, opts.Format, report.Doc{JSON: results}); err != nil {
 			return err
 		}
 	} else {

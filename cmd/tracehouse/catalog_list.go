@@ -90,7 +90,7 @@ func catalogListRun(opts *CatalogListOptions) error {
 		t.Rows = append(t.Rows, []string{e.ID, "overlap", e.Framework, e.Origin, "-", "-", "-", "-", orDash(e.Switch)})
 		js = append(js, overlapJSON(e))
 	}
-	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // fusionGates summarises the gates other than shares: "-" when none.

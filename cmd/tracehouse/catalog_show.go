@@ -80,7 +80,7 @@ func catalogShowRun(opts *CatalogShowOptions) error {
 		add("sources", list(e.Sources))
 		add("switch", orDash(e.Switch))
 		add("rationale", e.Rationale)
-		return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: fusionJSON(e)})
+		return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: fusionJSON(e)})
 	}
 	if e, ok := c.Overlap(opts.ID); ok {
 		add("id", e.ID)
@@ -92,7 +92,7 @@ func catalogShowRun(opts *CatalogShowOptions) error {
 		add("sources", list(e.Sources))
 		add("switch", orDash(e.Switch))
 		add("rationale", e.Rationale)
-		return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: overlapJSON(e)})
+		return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: overlapJSON(e)})
 	}
 	msg := fmt.Sprintf("no catalog entry with id %q", opts.ID)
 	if near := nearIDs(c, opts.ID); len(near) > 0 {

@@ -108,7 +108,8 @@ type common struct {
 	Width int
 }
 
-// render writes a report to stdout in format fm, text fitted to Width.
+// render writes a report to stdout in format fm, text fitted to Width
+// (reports with wide tables: triage, sql; listings print whole).
 func (c common) render(fm report.Format, d report.Doc) error {
 	d.Width = c.Width
 	return report.Render(c.IO.Out, fm, d)

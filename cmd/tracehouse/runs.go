@@ -118,7 +118,7 @@ func runsRun(opts *RunsOptions) error {
 			strings.Join(r.Tags, " ")})
 		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at, r.Formats, r.Tags})
 	}
-	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // displayStages shows prefill the way SGLang users know it.
