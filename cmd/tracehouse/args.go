@@ -1,6 +1,12 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/tracehouse/tracehouse/vocab"
+)
 
 // Argument checks that report usage errors (exit 2), typed rather than
 // recognised later by cobra's message text.
@@ -43,3 +49,28 @@ func subcommandOnly(cmd *cobra.Command, args []string) error {
 
 // showHelp runs a command that only groups subcommands.
 func showHelp(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+
+// stageFlag parses --stage: a stage of vocab, or "all" (returned as "").
+func stageFlag(stage string) (string, error) {
+	s := strings.ToLower(stage)
+	if s == "all" {
+		return "", nil
+	}
+	st, ok := vocab.ParseStage(s)
+	if !ok {
+		return "", usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
+	}
+	return st, nil
+}
+
+// rankFlag parses --rank: a rank number, or "all".
+func rankFlag(rank string) (n int64, all bool, err error) {
+	if strings.EqualFold(rank, "all") {
+		return 0, true, nil
+	}
+	n, perr := strconv.ParseInt(rank, 10, 32)
+	if perr != nil || n < 0 {
+		return 0, false, usagef("--rank %q: want a rank number (0, 1, ...) or all", rank)
+	}
+	return n, false, nil
+}

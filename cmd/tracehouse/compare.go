@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -118,21 +117,13 @@ func defaultCompareGates() CompareOptions {
 }
 
 func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
-	if s := strings.ToLower(stage); s != "all" {
-		var ok bool
-		if o.Stage, ok = vocab.ParseStage(s); !ok {
-			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
-		}
+	var err error
+	if o.Stage, err = stageFlag(stage); err != nil {
+		return err
 	}
 	o.RankSet = cmd.Flags().Changed("rank")
-	if strings.EqualFold(rank, "all") {
-		o.RankAll = true
-	} else {
-		n, err := strconv.ParseInt(rank, 10, 32)
-		if err != nil || n < 0 {
-			return usagef("--rank %q: want a rank number (0, 1, ...) or all", rank)
-		}
-		o.Rank = n
+	if o.Rank, o.RankAll, err = rankFlag(rank); err != nil {
+		return err
 	}
 	switch {
 	case o.Threshold < 0:

@@ -117,12 +117,11 @@ func (o *HistoryOptions) parse(stage string, tags []string, minChange float64) e
 	if o.Metric != "" && !slices.Contains(queries.HistoryMetrics, o.Metric) {
 		return usagef("--metric %q: want %s", o.Metric, strings.Join(queries.HistoryMetrics, ", "))
 	}
-	if s := strings.ToLower(stage); s != "all" {
-		var ok bool
-		if o.Stage, ok = vocab.ParseStage(s); !ok {
-			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
-		}
+	st, err := stageFlag(stage)
+	if err != nil {
+		return err
 	}
+	o.Stage = st
 	if o.Rank < 0 {
 		return usagef("--rank %d: want a rank number (0, 1, ...)", o.Rank)
 	}

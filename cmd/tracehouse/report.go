@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -138,26 +137,18 @@ func (o *ReportOptions) parse(cmd *cobra.Command, stage, rank string) error {
 		}
 	}
 	if len(o.History) > 0 {
-		// The extension point: once `tracehouse history` lands, its
-		// series become report.Document.History (report.LineChart), which
-		// both formats already draw.
-		return usagef("--history: not available yet: the history section needs 'tracehouse history' (issue 7)")
+		// The extension point: history's series become
+		// report.Document.History (report.LineChart), which both formats
+		// already draw; the conversion is not written yet.
+		return usagef("--history: not available yet in reports; run 'tracehouse history' for the table")
 	}
-	if s := strings.ToLower(stage); s != "all" {
-		var ok bool
-		if o.Stage, ok = vocab.ParseStage(s); !ok {
-			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
-		}
+	var err error
+	if o.Stage, err = stageFlag(stage); err != nil {
+		return err
 	}
 	o.RankSet = cmd.Flags().Changed("rank")
-	if strings.EqualFold(rank, "all") {
-		o.RankAll = true
-	} else {
-		n, err := strconv.ParseInt(rank, 10, 32)
-		if err != nil || n < 0 {
-			return usagef("--rank %q: want a rank number (0, 1, ...) or all", rank)
-		}
-		o.Rank = n
+	if o.Rank, o.RankAll, err = rankFlag(rank); err != nil {
+		return err
 	}
 	if o.MinShare < 0 || o.MinShare > 100 {
 		return usagef("--min-share %v: want a percentage from 0 to 100", o.MinShare)

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -137,21 +136,13 @@ func (o *TriageOptions) parse(cmd *cobra.Command, stage, rank string) error {
 	if o.Mapping != "" && len(o.Targets) > 0 {
 		return usagef("two-trace mode takes no RUN or PATH arguments besides --mapping and --formal")
 	}
-	if s := strings.ToLower(stage); s != "all" {
-		var ok bool
-		if o.Stage, ok = vocab.ParseStage(s); !ok {
-			return usagef("--stage %q: want prefill, decode, mixed, unknown or all", stage)
-		}
+	var err error
+	if o.Stage, err = stageFlag(stage); err != nil {
+		return err
 	}
 	o.RankSet = cmd.Flags().Changed("rank")
-	if strings.EqualFold(rank, "all") {
-		o.RankAll = true
-	} else {
-		n, err := strconv.ParseInt(rank, 10, 32)
-		if err != nil || n < 0 {
-			return usagef("--rank %q: want a rank number (0, 1, ...) or all", rank)
-		}
-		o.Rank = n
+	if o.Rank, o.RankAll, err = rankFlag(rank); err != nil {
+		return err
 	}
 	if o.MinShare < 0 || o.MinShare > 100 {
 		return usagef("--min-share %v: want a percentage from 0 to 100", o.MinShare)
