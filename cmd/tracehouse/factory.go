@@ -37,9 +37,13 @@ func (f *Factory) dbPath() string {
 // and usage errors never touch it.
 func (f *Factory) warehouse() target.Opener {
 	return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
-		return schema.Open(ctx, f.dbPath(), schema.Options{ReadOnly: !write})
+		return openWarehouse(ctx, f.dbPath(), schema.Options{ReadOnly: !write})
 	}
 }
+
+// openWarehouse opens the warehouse file for every command: schema.Open
+// (the tests, which run commands in-process, wrap it).
+var openWarehouse = schema.Open
 
 // outputFormat parses --format.
 func (f *Factory) outputFormat() (report.Format, error) {

@@ -22,14 +22,11 @@ import (
 	"github.com/tracehouse/tracehouse/synth"
 )
 
-// init lets the test binary stand in for the tracehouse binary in
-// subprocess tests (a second writer, a killed ingest); it runs before any
+// init lets the test binary be the other process of subprocess tests (a
+// writer holding the warehouse, an ingest killed mid-load); it runs before
 // TestMain.
 func init() {
 	switch os.Getenv("TRACEHOUSE_TEST_ROLE") {
-	case "main":
-		io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-		os.Exit(run(os.Args[1:], io, os.Getenv))
 	case "hold":
 		// Hold the warehouse open for writing until stdin closes.
 		w, err := schema.Open(context.Background(), os.Getenv("TRACEHOUSE_DB"), schema.Options{})

@@ -13,14 +13,32 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 	"github.com/tracehouse/tracehouse/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden with the output the tests get")
 
-// TestMain removes the warehouse templates the tests copy.
-func TestMain(m *testing.M) { os.Exit(schematest.Main(m)) }
+// TestMain runs the commands' warehouses on one DuckDB thread each, as
+// schematest's copies: the tests run commands in-process two at a time,
+// beside another package's tests, on warehouses of a few MB, where a second
+// thread per warehouse adds only coordination. It removes the warehouse
+// templates the tests copy when they end.
+func TestMain(m *testing.M) {
+	openWarehouse = func(ctx context.Context, path string, opt schema.Options) (*schema.Warehouse, error) {
+		w, err := schema.Open(ctx, path, opt)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.DB.ExecContext(ctx, "SET threads = 1"); err != nil {
+			w.Close()
+			return nil, err
+		}
+		return w, nil
+	}
+	os.Exit(schematest.Main(m))
+}
 
 // golden compares got with testdata/golden/name, or writes it there with
 // -update.
