@@ -14,10 +14,12 @@ import (
 )
 
 // splitAll runs a splitter over r and returns the raw events and metadata.
+// Like the loader, it gives each batch's buffer back once read.
 func splitAll(t testing.TB, r io.Reader) ([]string, map[string][]byte, error) {
 	t.Helper()
 	out := make(chan *rawBatch, 4)
-	s := newSplitter(r, "t.json", make(chan []byte, 4))
+	pool := make(chan []byte, 4)
+	s := newSplitter(r, "t.json", pool)
 	errc := make(chan error, 1)
 	go func() { errc <- s.run(context.Background(), out); close(out) }()
 	var events []string
@@ -32,6 +34,10 @@ func splitAll(t testing.TB, r io.Reader) ([]string, map[string][]byte, error) {
 			events = append(events, string(b.data[sp.start:sp.end]))
 		}
 		next += int64(len(b.spans))
+		select {
+		case pool <- b.data:
+		default:
+		}
 	}
 	return events, s.meta, <-errc
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"strconv"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -40,6 +41,10 @@ type Options struct {
 	ReadOnly bool
 	// Migrations replaces the embedded migrations (tests).
 	Migrations fs.FS
+	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (one
+	// per core). Small warehouses on a shared machine (tests, CI) gain
+	// nothing from a second thread but its coordination.
+	Threads int
 }
 
 // Warehouse is an open warehouse.
@@ -73,7 +78,7 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	if readOnly {
 		// A file that does not exist yet, or needs migrating, is opened for
 		// writing once first.
-		w, err := open(path, true)
+		w, err := open(path, true, opt.Threads)
 		if err == nil {
 			pending, perr := Pending(ctx, w.DB, ms)
 			if perr == nil && len(pending) == 0 {
@@ -87,7 +92,7 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 				}
 			}
 		}
-		rw, err := open(path, false)
+		rw, err := open(path, false, opt.Threads)
 		if err != nil {
 			return nil, err
 		}
@@ -98,9 +103,9 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 		if err := rw.Close(); err != nil {
 			return nil, fmt.Errorf("close %s: %w", path, err)
 		}
-		return open(path, true)
+		return open(path, true, opt.Threads)
 	}
-	w, err := open(path, false)
+	w, err := open(path, false, opt.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -113,12 +118,20 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 
 var lockOwner = regexp.MustCompile(`PID \d+`)
 
-func open(path string, readOnly bool) (*Warehouse, error) {
+func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 	dsn := path
 	if path == Memory {
 		dsn = ""
-	} else if readOnly {
-		dsn += "?access_mode=READ_ONLY"
+	}
+	var config []string
+	if readOnly && path != Memory {
+		config = append(config, "access_mode=READ_ONLY")
+	}
+	if threads > 0 {
+		config = append(config, "threads="+strconv.Itoa(threads))
+	}
+	if len(config) > 0 {
+		dsn += "?" + strings.Join(config, "&")
 	}
 	c, err := duckdb.NewConnector(dsn, nil)
 	if err != nil {
@@ -143,7 +156,7 @@ func classifyOpenError(path string, err error) error {
 // EngineVersion is the version of the DuckDB library linked in (e.g.
 // "v1.5.0"), read from a throw-away in-memory database.
 func EngineVersion(ctx context.Context) (string, error) {
-	w, err := open(Memory, false)
+	w, err := open(Memory, false, 0)
 	if err != nil {
 		return "", err
 	}

@@ -35,7 +35,7 @@ var smallWorkload = []string{"--warmup-steps", "1", "--num-steps", "2", "--prefi
 func runCapture(t *testing.T, ctx context.Context, db string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	io, out, errOut := testIO("")
-	f := &Factory{IO: io, Getenv: func(string) string { return "" }, db: db, format: "table"}
+	f := &Factory{IO: io, Getenv: testEnv, db: db, format: "table"}
 	cmd := newCmdCapture(f, func(o *CaptureOptions) error {
 		o.Tune = fastCapture
 		return captureRun(o)
@@ -280,7 +280,7 @@ func TestCaptureErrors(t *testing.T) {
 // TestCaptureOptions captures the parsed options (cli/cli style).
 func TestCaptureOptions(t *testing.T) {
 	io, _, _ := testIO("")
-	f := &Factory{IO: io, Getenv: func(string) string { return "" }}
+	f := &Factory{IO: io, Getenv: testEnv}
 	var got *CaptureOptions
 	cmd := newCmdCapture(f, func(o *CaptureOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--mapping-url", "http://a:1", "--formal-url", "http://b:2", "--output-dir", "o",

@@ -22,7 +22,7 @@ func runCatalog(t *testing.T, args ...string) (code int, stdout, stderr string) 
 	t.Helper()
 	io, out, errOut := testIO("")
 	db := filepath.Join(t.TempDir(), "never.duckdb")
-	code = run(append([]string{"--db", db}, args...), io, func(string) string { return "" })
+	code = run(append([]string{"--db", db}, args...), io, testEnv)
 	if _, err := os.Stat(db); err == nil {
 		t.Errorf("%v opened the warehouse", args)
 	}
@@ -242,7 +242,7 @@ func TestCatalogCheck(t *testing.T) {
 func TestCatalogOptions(t *testing.T) {
 	t.Parallel()
 	io, _, _ := testIO("")
-	f := &Factory{IO: io, Getenv: func(string) string { return "" }}
+	f := &Factory{IO: io, Getenv: testEnv}
 	// Each verb's parsed flags, as its run function receives them.
 	type parsed struct {
 		Verb, File, Kind, Framework, ID string

@@ -64,7 +64,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "cmp.duckdb")
 	io, _, errOut := testIO("")
-	if code := run([]string{"--db", db, "ingest", root}, io, func(string) string { return "" }); code != 0 {
+	if code := run([]string{"--db", db, "ingest", root}, io, testEnv); code != 0 {
 		t.Fatalf("ingest: exit %d: %s", code, errOut)
 	}
 	for _, c := range []struct {
@@ -88,7 +88,7 @@ func TestCompareEndToEnd(t *testing.T) {
 
 func runCompare(db string, args ...string) (int, string, string) {
 	io, out, errOut := testIO("")
-	code := run(append([]string{"--db", db, "compare"}, args...), io, func(string) string { return "" })
+	code := run(append([]string{"--db", db, "compare"}, args...), io, testEnv)
 	return code, out.String(), errOut.String()
 }
 
@@ -328,7 +328,7 @@ func testCompareFormats(t *testing.T, db string) {
 func testCompareSelectors(t *testing.T, db string) {
 	// @latest and @latest~1 are the first two runs 'runs' lists.
 	io, out, _ := testIO("")
-	run([]string{"--db", db, "runs", "--format", "json"}, io, func(string) string { return "" })
+	run([]string{"--db", db, "runs", "--format", "json"}, io, testEnv)
 	var runs []struct {
 		Label string `json:"label"`
 	}

@@ -68,8 +68,26 @@ func (f *Factory) fileWarehouse() target.Opener {
 				return nil, fmt.Errorf("warehouse %s does not exist: ingest traces first ('tracehouse ingest PATH') or point --db at one", path)
 			}
 		}
-		return schema.Open(ctx, path, schema.Options{ReadOnly: !write})
+		threads, err := f.threads()
+		if err != nil {
+			return nil, err
+		}
+		return schema.Open(ctx, path, schema.Options{ReadOnly: !write, Threads: threads})
 	}
+}
+
+// threads is TRACEHOUSE_THREADS, the cap on DuckDB's worker threads for
+// people sharing a machine (0, unset: one per core).
+func (f *Factory) threads() (int, error) {
+	v := f.Getenv("TRACEHOUSE_THREADS")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("TRACEHOUSE_THREADS=%q: want a whole number of threads, 1 or more", v)
+	}
+	return n, nil
 }
 
 // outputFormat parses --format.

@@ -89,7 +89,7 @@ func TestHistoryEndToEnd(t *testing.T) {
 
 func runHistory(db string, args ...string) (int, string, string) {
 	io, out, errOut := testIO("")
-	code := run(append([]string{"--db", db, "history"}, args...), io, func(string) string { return "" })
+	code := run(append([]string{"--db", db, "history"}, args...), io, testEnv)
 	return code, out.String(), errOut.String()
 }
 

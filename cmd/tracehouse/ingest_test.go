@@ -22,9 +22,9 @@ import (
 	"github.com/tracehouse/tracehouse/synth"
 )
 
-// init lets the test binary stand in for the tracehouse binary in
-// subprocess tests (a second writer, a killed ingest); it runs before any
-// TestMain.
+// init lets the test binary be the other process of subprocess tests (the
+// tracehouse binary itself, a writer holding the warehouse, an ingest killed
+// mid-load); it runs before TestMain.
 func init() {
 	switch os.Getenv("TRACEHOUSE_TEST_ROLE") {
 	case "main":
@@ -84,7 +84,7 @@ func (h *holdAt) Add(n int64) {
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	io, out, errOut := testIO("")
-	code = run(args, io, func(string) string { return "" })
+	code = run(args, io, testEnv)
 	return code, out.String(), errOut.String()
 }
 

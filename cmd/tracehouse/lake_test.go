@@ -176,7 +176,7 @@ func testLakeErrors(t *testing.T, db, exported, ingested string) {
 	// Binary output never goes to a terminal.
 	io, _, errOut := testIO("")
 	io.OutTTY = true
-	if code := run([]string{"--lake", exported, "sql", "--format", "arrow", "SELECT 1"}, io, func(string) string { return "" }); code != 2 ||
+	if code := run([]string{"--lake", exported, "sql", "--format", "arrow", "SELECT 1"}, io, testEnv); code != 2 ||
 		!strings.Contains(errOut.String(), "--format arrow writes binary") {
 		t.Errorf("arrow to a terminal: exit %d %q", code, errOut.String())
 	}

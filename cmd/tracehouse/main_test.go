@@ -19,8 +19,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden with the output the tests get")
 
-// TestMain removes the warehouse templates the tests copy.
-func TestMain(m *testing.M) { os.Exit(schematest.Main(m)) }
+// TestMain removes the warehouse templates the tests copy when they end.
+func TestMain(m *testing.M) {
+	os.Exit(schematest.Main(m))
+}
+
+// testEnv is the environment commands see in tests: DuckDB on one thread
+// per warehouse, as schematest's copies. The tests run commands in-process
+// two at a time, beside other packages' tests, on warehouses of a few MB,
+// where a second thread per warehouse adds only coordination.
+func testEnv(key string) string {
+	if key == "TRACEHOUSE_THREADS" {
+		return "1"
+	}
+	return ""
+}
 
 // golden compares got with testdata/golden/name, or writes it there with
 // -update.
@@ -119,7 +132,7 @@ func demoCopy(t *testing.T) string {
 func parseTriage(t *testing.T, db, format string, args ...string) *TriageOptions {
 	t.Helper()
 	io, _, errOut := testIO("")
-	f := &Factory{IO: io, Getenv: func(string) string { return "" }, db: db, format: format}
+	f := &Factory{IO: io, Getenv: testEnv, db: db, format: format}
 	var opts *TriageOptions
 	cmd := newCmdTriage(f, func(o *TriageOptions) error { opts = o; return nil })
 	cmd.SetArgs(args)

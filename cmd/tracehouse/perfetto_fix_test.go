@@ -96,7 +96,7 @@ func TestPerfettoFixUsage(t *testing.T) {
 	}
 	// Flags are parsed before the run function, with the default output.
 	var got *PerfettoFixOptions
-	f := &Factory{IO: &IOStreams{}, Getenv: func(string) string { return "" }}
+	f := &Factory{IO: &IOStreams{}, Getenv: testEnv}
 	cmd := newCmdPerfettoFix(f, func(o *PerfettoFixOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--force", in})
 	if err := cmd.Execute(); err != nil {

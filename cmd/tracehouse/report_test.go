@@ -65,7 +65,7 @@ func TestReportEndToEnd(t *testing.T) {
 
 func runReport(db string, args ...string) (int, string, string) {
 	io, out, errOut := testIO("")
-	code := run(append([]string{"--db", db, "report"}, args...), io, func(string) string { return "" })
+	code := run(append([]string{"--db", db, "report"}, args...), io, testEnv)
 	return code, out.String(), errOut.String()
 }
 
@@ -210,7 +210,7 @@ func checkMarkdown(t *testing.T, md []byte) int {
 // comparison, as the command would parse them.
 func reportOpts(db string, targets ...string) *ReportOptions {
 	io, _, _ := testIO("")
-	f := &Factory{IO: io, Getenv: func(string) string { return "" }, db: db}
+	f := &Factory{IO: io, Getenv: testEnv, db: db}
 	return &ReportOptions{common: common{IO: io, Warehouse: f.warehouse(), Ctx: context.Background()},
 		Targets: targets, Title: "tracehouse report", Compare: []string{"sglang-llama", "sglang-formal"},
 		MinShare: 1, Timelines: 3, OverlapRows: 10}

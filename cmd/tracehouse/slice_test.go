@@ -71,7 +71,7 @@ func TestSliceUsage(t *testing.T) {
 		}
 	}
 	var got *SliceOptions
-	f := &Factory{IO: &IOStreams{}, Getenv: func(string) string { return "" }}
+	f := &Factory{IO: &IOStreams{}, Getenv: testEnv}
 	cmd := newCmdSlice(f, func(o *SliceOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"t.json", "-o", "o.json.gz", "--stage", "extend", "--window", "1ms:", "--step", "2:4", "--rank", "0", "--force"})
 	if err := cmd.Execute(); err != nil {

@@ -55,7 +55,7 @@ func TestTriageEndToEnd(t *testing.T) {
 // runTriage runs `tracehouse --db db triage args...` in-process.
 func runTriage(db string, args ...string) (int, string, string) {
 	io, out, errOut := testIO("")
-	code := run(append([]string{"--db", db, "triage"}, args...), io, func(string) string { return "" })
+	code := run(append([]string{"--db", db, "triage"}, args...), io, testEnv)
 	return code, out.String(), errOut.String()
 }
 
@@ -386,7 +386,7 @@ func testTriageLatestRun(t *testing.T, db string) {
 		t.Fatal(stderr)
 	}
 	io, out, _ := testIO("")
-	run([]string{"--db", db, "runs", "--format", "json"}, io, func(string) string { return "" })
+	run([]string{"--db", db, "runs", "--format", "json"}, io, testEnv)
 	var runs []runJSON
 	if err := json.Unmarshal(out.Bytes(), &runs); err != nil {
 		t.Fatal(err)
@@ -462,7 +462,7 @@ func testTriageErrors(t *testing.T, db string) {
 func TestTriageOptions(t *testing.T) {
 	t.Parallel()
 	io, _, _ := testIO("")
-	f := &Factory{IO: io, Getenv: func(string) string { return "" }}
+	f := &Factory{IO: io, Getenv: testEnv}
 	var got *TriageOptions
 	cmd := newCmdTriage(f, func(o *TriageOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"a", "dir/", "--stage", "extend", "--rank", "all", "--min-share", "0.5",
@@ -735,7 +735,7 @@ fusions:
 func testTriageSavedOverlap(t *testing.T, db string) {
 	io, out, errOut := testIO("")
 	code := run([]string{"--db", db, "sql", "--format", "csv",
-		"SELECT r.label FROM kernel_overlap_runs o JOIN runs r USING (run_id) ORDER BY 1"}, io, func(string) string { return "" })
+		"SELECT r.label FROM kernel_overlap_runs o JOIN runs r USING (run_id) ORDER BY 1"}, io, testEnv)
 	if code != 0 {
 		t.Fatal(errOut.String())
 	}
@@ -750,7 +750,7 @@ func testTriageSavedOverlap(t *testing.T, db string) {
 	}
 	io, out, _ = testIO("")
 	run([]string{"--db", fresh, "sql", "--format", "csv",
-		"SELECT r.label FROM kernel_overlap_runs o JOIN runs r USING (run_id) ORDER BY 1"}, io, func(string) string { return "" })
+		"SELECT r.label FROM kernel_overlap_runs o JOIN runs r USING (run_id) ORDER BY 1"}, io, testEnv)
 	if out.String() != "label\nsglang-formal\n" {
 		t.Errorf("two-trace saved overlap for:\n%s", out.String())
 	}

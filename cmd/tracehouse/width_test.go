@@ -34,7 +34,7 @@ func TestTriageFitsTheTerminal(t *testing.T) {
 			if k == "COLUMNS" {
 				return c.columns
 			}
-			return ""
+			return testEnv(k)
 		}
 		for _, args := range [][]string{{"triage", "--rank", "all"}, {"sql", "SELECT kernel_id, run, name, site, dur_ns FROM kernel_events ORDER BY kernel_id LIMIT 20"}} {
 			out.Reset()
