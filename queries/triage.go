@@ -243,7 +243,9 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	if d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap); err != nil {
 		return nil, err
 	}
-	if d.Fusions, err = FusionMatches(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+	// The rows saved at ingest when current (single-trace, one rank), else
+	// computed: the same rows either way.
+	if d.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 		Stage: p.Stage, MinShare: p.MinShare}); err != nil {
 		return nil, err
 	}
