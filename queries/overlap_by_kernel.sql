@@ -182,7 +182,9 @@ own_site AS (
             SELECT k.stage, k.name_id, coalesce(k.site_id, l.site_id) AS site_id,
                    k.site_id IS NULL AS replay, sum(k.dur_ns) AS ns
             FROM kernels k
-            LEFT JOIN launches l ON k.site_id IS NULL AND k.graph_launch AND l.launch_id = k.launch_id
+            -- (one equality, so DuckDB hashes it; see kernel_sites.sql)
+            LEFT JOIN launches l
+                   ON l.launch_id = CASE WHEN k.site_id IS NULL AND k.graph_launch THEN k.launch_id END
             WHERE $mapping IS NULL AND k.run_id = $run
               AND coalesce(k.site_id, l.site_id) IS NOT NULL
               AND ($rank IS NULL OR k.rank = $rank) AND ($stage IS NULL OR k.stage = $stage)
