@@ -9,9 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,7 +105,7 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 	if w.Lake != "" {
 		return Resolved{}, fmt.Errorf("%s is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake %s %s', then name its run", arg, w.Path, arg)
 	}
-	if err := FitIngestThreads(ctx, w, []string{arg}); err != nil {
+	if err := fitIngestThreads(ctx, w, arg); err != nil {
 		return Resolved{}, err
 	}
 	res, err := ingest.Ingest(ctx, w, []string{arg}, opt)
@@ -326,40 +324,14 @@ func setThreads(ctx context.Context, w *schema.Warehouse, one bool) error {
 	return nil
 }
 
-// FitIngestThreads runs DuckDB on one thread while files together under
-// smallFileBytes are ingested (and finished); larger inputs keep the
-// default. Reports fit it again afterwards (FitThreads).
-func FitIngestThreads(ctx context.Context, w *schema.Warehouse, paths []string) error {
+// fitIngestThreads runs DuckDB on one thread while a single small file
+// (under smallFileBytes) is ingested; a directory or a large file keeps
+// the default. Reports fit it again afterwards (FitThreads).
+func fitIngestThreads(ctx context.Context, w *schema.Warehouse, path string) error {
 	if w.Threads > 0 {
 		return nil
 	}
-	return setThreads(ctx, w, len(paths) > 0 && pathsUnder(paths, smallFileBytes))
-}
-
-// pathsUnder says whether the files at paths (directories walked) come to
-// fewer than limit bytes; it stops walking as soon as they do not.
-func pathsUnder(paths []string, limit int64) bool {
-	var size int64
-	errFull := errors.New("full")
-	for _, p := range paths {
-		err := filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err // ingest reports what it cannot read
-			}
-			if d.Type().IsRegular() {
-				info, err := d.Info()
-				if err != nil {
-					return err
-				}
-				if size += info.Size(); size >= limit {
-					return errFull
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return false
-		}
-	}
-	return true
+	st, err := os.Stat(path)
+	// (a path it cannot read is reported by ingest)
+	return setThreads(ctx, w, err == nil && st.Mode().IsRegular() && st.Size() < smallFileBytes)
 }

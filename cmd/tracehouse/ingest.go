@@ -142,9 +142,6 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	defer w.Close()
-	if err := target.FitIngestThreads(opts.Ctx, w, opts.Paths); err != nil {
-		return err
-	}
 	iopt, done := withProgress(opts.IO, opts.ingestOptions())
 	res, err := ingest.Ingest(opts.Ctx, w, opts.Paths, iopt)
 	done()
