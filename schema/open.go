@@ -59,9 +59,6 @@ type Warehouse struct {
 	// Lake is the lake directory when the tables are views over its
 	// Parquet files (lake.Open): read-only, written by 'ingest --lake'.
 	Lake string
-	// Threads is Options.Threads: the cap the caller chose on DuckDB's
-	// threads, 0 when DuckDB's default (one per core) is in force.
-	Threads int
 	// cleanup removes what Open made for the warehouse besides the
 	// database (an in-memory warehouse's file), after closing it.
 	cleanup func() error
@@ -161,7 +158,7 @@ func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 		db.Close()
 		return nil, classifyOpenError(path, err)
 	}
-	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly, Threads: threads}, nil
+	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly}, nil
 }
 
 func classifyOpenError(path string, err error) error {

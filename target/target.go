@@ -105,9 +105,6 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 	if w.Lake != "" {
 		return Resolved{}, fmt.Errorf("%s is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake %s %s', then name its run", arg, w.Path, arg)
 	}
-	if err := fitIngestThreads(ctx, w, arg); err != nil {
-		return Resolved{}, err
-	}
 	res, err := ingest.Ingest(ctx, w, []string{arg}, opt)
 	if err != nil {
 		return Resolved{}, err
@@ -280,58 +277,3 @@ type SelectorError struct {
 }
 
 func (e *SelectorError) Error() string { return fmt.Sprintf("selector %q: %s", e.Arg, e.Why) }
-
-// smallWork is the size under which DuckDB's second thread costs more than
-// it gives: on a 183-kernel run every query's operators set up per-thread
-// state (an aggregate's hash table is sized for a core's cache, about
-// 2 MB, and zeroed), and a triage cost about 0.9 CPU s on two threads
-// against 0.65 on one. A 1 M-kernel run still wants every core.
-const (
-	smallRunEvents = 200_000
-	smallFileBytes = 32 << 20
-)
-
-// FitThreads runs DuckDB on one thread when the runs a command is about to
-// report on are small, and on its default otherwise; a cap the user chose
-// (TRACEHOUSE_THREADS, schema.Options.Threads) is left alone. The setting
-// is the database's, so it holds for every later query of w.
-func FitThreads(ctx context.Context, w *schema.Warehouse, runs []Run) error {
-	if w.Threads > 0 || len(runs) == 0 {
-		return nil
-	}
-	// The ids as literals: the driver cannot bind a Go slice to a list
-	// compared with an INTEGER column.
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = strconv.FormatInt(r.ID, 10)
-	}
-	var events int64
-	if err := w.DB.QueryRowContext(ctx, `SELECT count(*) FROM kernels WHERE run_id IN (`+strings.Join(ids, ", ")+`)`).Scan(&events); err != nil {
-		return fmt.Errorf("count the runs' GPU events: %w", err)
-	}
-	return setThreads(ctx, w, events < smallRunEvents)
-}
-
-// setThreads puts DuckDB on one thread, or back on its default.
-func setThreads(ctx context.Context, w *schema.Warehouse, one bool) error {
-	q := "RESET threads"
-	if one {
-		q = "SET threads = 1"
-	}
-	if _, err := w.DB.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("%s: %w", q, err)
-	}
-	return nil
-}
-
-// fitIngestThreads runs DuckDB on one thread while a single small file
-// (under smallFileBytes) is ingested; a directory or a large file keeps
-// the default. Reports fit it again afterwards (FitThreads).
-func fitIngestThreads(ctx context.Context, w *schema.Warehouse, path string) error {
-	if w.Threads > 0 {
-		return nil
-	}
-	st, err := os.Stat(path)
-	// (a path it cannot read is reported by ingest)
-	return setThreads(ctx, w, err == nil && st.Mode().IsRegular() && st.Size() < smallFileBytes)
-}
