@@ -88,7 +88,11 @@ func Open(ctx context.Context, dir string) (*schema.Warehouse, error) {
 		w.Close()
 		return nil, err
 	}
-	return &schema.Warehouse{DB: w.DB, Path: dir, ReadOnly: true, Lake: abs}, nil
+	// A copy of w, so that closing it also removes what schema.Open made
+	// for an in-memory warehouse (its temporary file).
+	lw := *w
+	lw.Path, lw.ReadOnly, lw.Lake = dir, true, abs
+	return &lw, nil
 }
 
 // attach replaces the tables of a freshly migrated in-memory warehouse by
