@@ -1,6 +1,9 @@
 package ingest
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // chunks is an append-only list kept in fixed-size blocks: growing it never
 // copies what it already holds, which for a multi-GB trace's millions of
@@ -9,9 +12,20 @@ type chunks[T any] struct {
 	size   int // records per block
 	blocks [][]T
 	n      int
+
+	// With ahead set (sortAhead), each block is sorted on its own goroutine
+	// as soon as it is full, while the trace is still being decoded, so
+	// that sorted has only the last block left to sort: the sort was about
+	// half of the serial sweep after the last event.
+	ahead   func(a, b *T) int
+	sorting sync.WaitGroup
 }
 
 func newChunks[T any](size int) *chunks[T] { return &chunks[T]{size: size} }
+
+// sortAhead makes full blocks sort themselves in cmp order in the
+// background; sorted must then be called with the same cmp.
+func (c *chunks[T]) sortAhead(cmp func(a, b *T) int) { c.ahead = cmp }
 
 func (c *chunks[T]) add(v T) {
 	if len(c.blocks) == 0 || len(c.blocks[len(c.blocks)-1]) == c.size {
@@ -20,7 +34,18 @@ func (c *chunks[T]) add(v T) {
 	last := &c.blocks[len(c.blocks)-1]
 	*last = append(*last, v)
 	c.n++
+	if c.ahead != nil && len(*last) == c.size {
+		b, cmp := *last, c.ahead
+		c.sorting.Go(func() { sortBlock(b, cmp) })
+	}
 }
+
+func sortBlock[T any](b []T, cmp func(a, b *T) int) {
+	slices.SortFunc(b, func(x, y T) int { return cmp(&x, &y) })
+}
+
+// wait waits for the background sorts (a no-op without sortAhead).
+func (c *chunks[T]) wait() { c.sorting.Wait() }
 
 func (c *chunks[T]) len() int { return c.n }
 
@@ -34,9 +59,12 @@ type merged[T any] struct {
 }
 
 func (c *chunks[T]) sorted(cmp func(a, b *T) int) *merged[T] {
+	c.wait()
 	m := &merged[T]{blocks: c.blocks, pos: make([]int, len(c.blocks)), cmp: cmp}
 	for i, b := range c.blocks {
-		slices.SortFunc(b, func(x, y T) int { return cmp(&x, &y) })
+		if c.ahead == nil || len(b) < c.size {
+			sortBlock(b, cmp)
+		}
 		if len(b) > 0 {
 			m.push(i)
 		}

@@ -155,6 +155,11 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	t = &traceState{id: id, key: id << 32, summary: newSummary(),
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
+	t.frames.sortAhead(frameOrder)
+	t.points.sortAhead(pointOrder)
+	// A failed load returns before the sweep: let no sort outlive it.
+	defer t.frames.wait()
+	defer t.points.wait()
 	began := time.Now()
 	ident := identifyName(filepath.Base(c.path))
 	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
@@ -203,7 +208,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		// DuckDB more memory than holding them costs here.
 		// baseTimeNanoseconds is known once every event is read.
 		base := traceInfo(t.meta).baseNS
-		return sweep(t.frames, t.points, func(f *sweepFrame, depth int32) error {
+		return sweepAside(ctx, t.frames, t.points, func(f *sweepFrame, depth int32) error {
 			key := t.threads.keys[f.thread]
 			return apps[appFrames].Append(int32(t.id), int64(f.ordinal), nullable(f.pyID), nullable(f.parentID), f.site,
 				f.ts+base, f.end-f.ts, nullable(key[0]), nullable(key[1]), depth)

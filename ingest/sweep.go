@@ -2,6 +2,9 @@ package ingest
 
 import (
 	"cmp"
+	"context"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // sweepFrame is the compact form of a python_function event the per-thread
@@ -139,4 +142,86 @@ func sweep(frameList *chunks[sweepFrame], pointList *chunks[sweepPoint], frame f
 			}
 		}
 	}
+}
+
+// sweptFrame is a frame with the depth the sweep gave it.
+type sweptFrame struct {
+	f     sweepFrame
+	depth int32
+}
+
+// swept is a stretch of the sweep's output.
+type swept struct {
+	frames  []sweptFrame
+	derived []derivedRow
+}
+
+// sweptBatch is how many records one swept stretch holds.
+const sweptBatch = 8 << 10
+
+// sweepAside runs sweep on its own goroutine and hands its output to frame
+// and emit on the calling one, a stretch at a time: storing the rows (the
+// appender, boxing every value) cost as much as the sweep itself, and
+// these two no longer take turns on one core.
+func sweepAside(ctx context.Context, frameList *chunks[sweepFrame], pointList *chunks[sweepPoint],
+	frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	out := make(chan *swept, 4)
+	// Stretches go back to the sweep once stored: a handful in all.
+	free := make(chan *swept, 6)
+	g.Go(func() error {
+		defer close(out)
+		cur := &swept{}
+		send := func() error {
+			select {
+			case out <- cur:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			select {
+			case cur = <-free:
+				cur.frames, cur.derived = cur.frames[:0], cur.derived[:0]
+			default:
+				cur = &swept{}
+			}
+			return nil
+		}
+		err := sweep(frameList, pointList, func(f *sweepFrame, depth int32) error {
+			cur.frames = append(cur.frames, sweptFrame{*f, depth})
+			if len(cur.frames) == sweptBatch {
+				return send()
+			}
+			return nil
+		}, func(r derivedRow) error {
+			cur.derived = append(cur.derived, r)
+			if len(cur.derived) == sweptBatch {
+				return send()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return send()
+	})
+	g.Go(func() error {
+		for s := range out {
+			for i := range s.frames {
+				if err := frame(&s.frames[i].f, s.frames[i].depth); err != nil {
+					return err
+				}
+			}
+			for _, r := range s.derived {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+			select {
+			case free <- s:
+			default:
+			}
+		}
+		return nil
+	})
+	return g.Wait()
 }

@@ -24,9 +24,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/target"
 )
 
 func main() {
@@ -45,6 +47,7 @@ func run() error {
 	duckMem := flag.String("duckdb-memory", "", "DuckDB memory_limit to set (e.g. 256MB)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for generated traces and the warehouse")
 	nsysKernels := flag.Int64("nsys", 0, "measure an Nsight Systems export of this many kernels instead")
+	finish := flag.Bool("finish", false, "also run what the ingest command runs after loading (target.Finish: catalog, saved overlap, steps, fuse patterns)")
 	flag.Parse()
 	if *nsysKernels > 0 {
 		return benchNsys(context.Background(), *data, *nsysKernels, *jobs, *cpuprof)
@@ -103,6 +106,27 @@ func run() error {
 	res, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{Jobs: *jobs})
 	if err != nil {
 		return err
+	}
+	loaded := time.Since(start)
+	if *finish {
+		t0 := time.Now()
+		if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+			return err
+		}
+		t1 := time.Now()
+		if err := ingest.SaveOverlap(ctx, w.DB, 1); err != nil {
+			return err
+		}
+		t2 := time.Now()
+		if err := ingest.SaveSteps(ctx, w.DB, 1); err != nil {
+			return err
+		}
+		t3 := time.Now()
+		fmt.Fprintf(os.Stderr, "TEMP catalog %.2f overlap %.2f steps %.2f\n", t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds())
+		if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "load %.2f s, finish %.2f s\n", loaded.Seconds(), (time.Since(start) - loaded).Seconds())
 	}
 	elapsed := time.Since(start)
 	if res.Failed() > 0 {
