@@ -109,20 +109,6 @@ func run() error {
 	}
 	loaded := time.Since(start)
 	if *finish {
-		t0 := time.Now()
-		if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
-			return err
-		}
-		t1 := time.Now()
-		if err := ingest.SaveOverlap(ctx, w.DB, 1); err != nil {
-			return err
-		}
-		t2 := time.Now()
-		if err := ingest.SaveSteps(ctx, w.DB, 1); err != nil {
-			return err
-		}
-		t3 := time.Now()
-		fmt.Fprintf(os.Stderr, "TEMP catalog %.2f overlap %.2f steps %.2f\n", t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds(), t3.Sub(t2).Seconds())
 		if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 			return err
 		}
