@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -157,9 +158,11 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	t.frames.sortAhead(frameOrder)
 	t.points.sortAhead(pointOrder)
-	// A failed load returns before the sweep: let no sort outlive it.
-	defer t.frames.wait()
-	defer t.points.wait()
+	t.frames.spillTo("", frameBytes, encFrame, decFrame)
+	t.points.spillTo("", pointBytes, encPoint, decPoint)
+	// Whether or not the sweep ran: no sort outlives the load, no spill file stays open.
+	defer t.frames.close()
+	defer t.points.close()
 	began := time.Now()
 	ident := identifyName(filepath.Base(c.path))
 	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
@@ -221,6 +224,10 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	// The sweep's arrays are done with; let them go before the SQL runs.
 	t.frames, t.points = nil, nil
+	// Give the sweep's blocks back to the system now: the linking SQL that
+	// follows is DuckDB's memory peak, and freed Go heap would otherwise
+	// still count in the process's resident set.
+	debug.FreeOSMemory()
 
 	info := traceInfo(t.meta)
 	rank, rankAssumed := fileRank, false

@@ -94,7 +94,9 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 	raw := make(chan *rawBatch, 2*l.decoders)
 	out := make(chan *decoded, 2*l.decoders)
 	pool := make(chan []byte, 4*l.decoders+4)
-	sp := newSplitter(r, path, pool)
+	// Fill each buffer: a gzip reader returns 32 KiB per call, and the
+	// splitter ends a batch wherever its data ends inside an event.
+	sp := newSplitter(fullReader{r}, path, pool)
 	g.Go(safely(path, func() error {
 		defer close(raw)
 		return sp.run(gctx, raw)

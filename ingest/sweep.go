@@ -3,6 +3,8 @@ package ingest
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"errors"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -60,6 +62,44 @@ func (t *threads) id(pid, tid int64) int32 {
 	return id
 }
 
+// Sizes of the sweep records in a spill file.
+const (
+	frameBytes = 8*4 + 4*3 + 1
+	pointBytes = 8 + 4*2 + 1
+)
+
+func encFrame(b []byte, f *sweepFrame) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(f.ts))
+	le.PutUint64(b[8:], uint64(f.end))
+	le.PutUint64(b[16:], uint64(f.pyID))
+	le.PutUint64(b[24:], uint64(f.parentID))
+	le.PutUint32(b[32:], f.ordinal)
+	le.PutUint32(b[36:], uint32(f.thread))
+	le.PutUint32(b[40:], uint32(f.site))
+	b[44] = byte(f.tier)
+}
+
+func decFrame(b []byte, f *sweepFrame) {
+	le := binary.LittleEndian
+	*f = sweepFrame{ts: int64(le.Uint64(b[0:])), end: int64(le.Uint64(b[8:])), pyID: int64(le.Uint64(b[16:])),
+		parentID: int64(le.Uint64(b[24:])), ordinal: le.Uint32(b[32:]), thread: int32(le.Uint32(b[36:])),
+		site: int32(le.Uint32(b[40:])), tier: int8(b[44])}
+}
+
+func encPoint(b []byte, p *sweepPoint) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(p.ts))
+	le.PutUint32(b[8:], p.ordinal)
+	le.PutUint32(b[12:], uint32(p.thread))
+	b[16] = byte(p.kind)
+}
+
+func decPoint(b []byte, p *sweepPoint) {
+	le := binary.LittleEndian
+	*p = sweepPoint{ts: int64(le.Uint64(b[0:])), ordinal: le.Uint32(b[8:]), thread: int32(le.Uint32(b[12:])), kind: int8(b[16])}
+}
+
 // sweepChunk is how many sweep records one block holds.
 const sweepChunk = 1 << 16
 
@@ -80,6 +120,13 @@ func pointOrder(a, b *sweepPoint) int {
 func sweep(frameList *chunks[sweepFrame], pointList *chunks[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
 	frames := frameList.sorted(frameOrder)
 	points := pointList.sorted(pointOrder)
+	if err := sweepRecords(frames, points, frame, emit); err != nil {
+		return err
+	}
+	return errors.Join(frames.err, points.err)
+}
+
+func sweepRecords(frames *merged[sweepFrame], points *merged[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
 	type open struct {
 		end  int64
 		best [3]int32 // innermost site of each tier on the stack up to here, 0 = none
