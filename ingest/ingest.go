@@ -9,6 +9,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -34,38 +35,6 @@ func stmt(name string) string {
 // limit, set by the command unless GOMEMLIMIT is): it keeps the garbage of
 // decoded batches from doubling the heap on multi-GB traces.
 const MemoryLimit = 160 << 20
-
-// DuckDBMemoryLimit is DuckDB's memory_limit while files load into a
-// warehouse file. A trace's rows stay uncommitted until its last statement
-// (one transaction per file), and DuckDB held them, and the hash tables of
-// the linking statements, in memory: about 330 MiB for a 1 GB trace.
-// Bounded, it writes them to the database file and its temporary directory
-// instead (measured on 1 GB of JSON: peak 663 -> 431 MiB, CPU about the
-// same).
-const DuckDBMemoryLimit = "160MiB"
-
-// boundDuckDB sets DuckDBMemoryLimit on a file warehouse and returns what
-// puts the previous limit back (queries after ingest keep theirs). An
-// in-memory warehouse is left alone: it has nowhere to write rows to.
-func boundDuckDB(ctx context.Context, w *schema.Warehouse) (restore func() error, err error) {
-	if w.Path == "" || w.Path == schema.Memory {
-		return func() error { return nil }, nil
-	}
-	var prev string
-	if err := w.DB.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&prev); err != nil {
-		return nil, fmt.Errorf("read DuckDB's memory limit: %w", err)
-	}
-	if _, err := w.DB.ExecContext(ctx, `SET memory_limit = '`+DuckDBMemoryLimit+`'`); err != nil {
-		return nil, fmt.Errorf("bound DuckDB's memory: %w", err)
-	}
-	return func() error {
-		// The ingest's context may be cancelled by now; the limit still goes back.
-		if _, err := w.DB.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+prev+`'`); err != nil {
-			return fmt.Errorf("restore DuckDB's memory limit: %w", err)
-		}
-		return nil
-	}, nil
-}
 
 // Options say how to ingest; Validate checks them.
 type Options struct {
@@ -176,11 +145,17 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	}
 	jobs = min(jobs, len(cands))
 	res := &Result{Files: make([]FileResult, len(cands))}
-	restore, err := boundDuckDB(ctx, w)
+	bound, err := boundDuckDB(ctx, w, jobs)
 	if err != nil {
 		return nil, err
 	}
-	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, res.Files)
+	// Sweep records spill beside the warehouse file, as DuckDB's own do:
+	// the system's temporary directory is often memory (tmpfs).
+	spillDir := ""
+	if w.Path != "" && w.Path != schema.Memory {
+		spillDir = filepath.Dir(w.Path)
+	}
+	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, loadEnv{spillDir: spillDir, bound: bound}, res.Files)
 	for i := range res.Files {
 		if res.Files[i].Path == "" {
 			err := ctx.Err()
@@ -190,7 +165,7 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
 	}
-	if err := restore(); err != nil {
+	if err := bound.restore(ctx); err != nil {
 		return res, err
 	}
 	stored := map[string]bool{}

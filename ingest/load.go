@@ -26,6 +26,13 @@ type loader struct {
 	opt      Options
 	decoders int
 	seen     *contentClaims
+	env      loadEnv
+}
+
+// loadEnv is what every loader of one ingest shares about the warehouse.
+type loadEnv struct {
+	spillDir string     // where sweep records spill, "" = the system's temporary directory
+	bound    *duckBound // DuckDB's memory bound, nil when there is none
 }
 
 // contentClaims remembers which file of this ingest took each content hash,
@@ -108,6 +115,17 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 		old = 0
 	}
 	t, err := l.loadAny(ctx, c, run, hash, old)
+	if err != nil && isOutOfMemory(err) && l.env.bound.lift(ctx) {
+		// DuckDB could not keep this trace inside its bound (one
+		// transaction's rows and the linking statements' tables did not
+		// fit or spill). Its transaction rolled back, nothing of it is
+		// stored: load it again with the caller's limit, for the rest of
+		// the ingest.
+		if l.opt.Notice != nil {
+			l.opt.Notice(c.path + ": DuckDB ran out of its ingest memory bound; loading again without it")
+		}
+		t, err = l.loadAny(ctx, c, run, hash, old)
+	}
 	res.Elapsed = time.Since(start)
 	if err != nil {
 		res.Status, res.Err = StatusFailed, err
@@ -158,8 +176,8 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	t.frames.sortAhead(frameOrder)
 	t.points.sortAhead(pointOrder)
-	t.frames.spillTo("", frameBytes, encFrame, decFrame)
-	t.points.spillTo("", pointBytes, encPoint, decPoint)
+	t.frames.spillTo(l.env.spillDir, frameBytes, encFrame, decFrame)
+	t.points.spillTo(l.env.spillDir, pointBytes, encPoint, decPoint)
 	// Whether or not the sweep ran: no sort outlives the load, no spill file stays open.
 	defer t.frames.close()
 	defer t.points.close()

@@ -22,7 +22,7 @@ import (
 // back, and the first such error is returned. A candidate never loaded
 // keeps a zero result.
 func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[string]*runInfo, names *interner,
-	opt Options, jobs int, files []FileResult) error {
+	opt Options, jobs int, env loadEnv, files []FileResult) error {
 	g, gctx := errgroup.WithContext(ctx)
 	work := make(chan int)
 	g.Go(func() error {
@@ -54,7 +54,7 @@ func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[stri
 			if err := prepareConn(gctx, conn); err != nil {
 				return &dbError{err}
 			}
-			l := &loader{db: db, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen}
+			l := &loader{db: db, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen, env: env}
 			for i := range work {
 				c := cands[i]
 				var res FileResult
