@@ -117,7 +117,7 @@ func run() error {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	res, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{Jobs: *jobs})
+	res, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{Jobs: *jobs, Notice: func(s string) { fmt.Fprintln(os.Stderr, s) }})
 	if err != nil {
 		return err
 	}
