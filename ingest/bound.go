@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -31,9 +32,9 @@ type duckBound struct {
 	lifted bool
 }
 
-// boundDuckDB bounds DuckDB's memory on a file warehouse for jobs files
-// loading at once; restore puts the caller's limit back.
-func boundDuckDB(ctx context.Context, w *schema.Warehouse, jobs int) (*duckBound, error) {
+// boundDuckDB bounds DuckDB's memory on a file warehouse to limitMiB;
+// restore puts the caller's limit back.
+func boundDuckDB(ctx context.Context, w *schema.Warehouse, limitMiB int) (*duckBound, error) {
 	if w.Path == "" || w.Path == schema.Memory {
 		return nil, nil
 	}
@@ -41,7 +42,7 @@ func boundDuckDB(ctx context.Context, w *schema.Warehouse, jobs int) (*duckBound
 	if err := w.DB.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&b.prev); err != nil {
 		return nil, fmt.Errorf("read DuckDB's memory limit: %w", err)
 	}
-	limit := fmt.Sprintf("%dMiB", DuckDBMemoryPerJob*max(1, jobs))
+	limit := fmt.Sprintf("%dMiB", limitMiB)
 	if _, err := w.DB.ExecContext(ctx, `SET memory_limit = '`+limit+`'`); err != nil {
 		return nil, fmt.Errorf("bound DuckDB's memory: %w", err)
 	}
@@ -86,8 +87,20 @@ func (b *duckBound) set(ctx context.Context) error {
 	return nil
 }
 
-// isOutOfMemory reports whether err is DuckDB running out of memory.
+// isOutOfMemory reports whether err is DuckDB running out of memory. A
+// statement's error says so by its type; the appender's does not (it
+// comes back as "could not close appender: Failed to append: failed to
+// allocate data of size ..."), so its message is read too.
 func isOutOfMemory(err error) bool {
 	var de *duckdb.Error
-	return errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory
+	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
+		return true
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return false // the trace's own damage, whatever its text quotes
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "Out of Memory Error") || strings.Contains(msg, "failed to allocate data of size") ||
+		strings.Contains(msg, "failed to pin block")
 }

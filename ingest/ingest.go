@@ -106,6 +106,12 @@ func (r *Result) Failed() int {
 // the other files still land. The error return is for problems that stop
 // the whole ingest (bad arguments, no traces, database failures).
 func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Options) (*Result, error) {
+	return ingestBounded(ctx, w, paths, opt, DuckDBMemoryPerJob)
+}
+
+// ingestBounded is Ingest with DuckDB's memory bounded to perJobMiB per
+// file loading at once (tests make it tight).
+func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt Options, perJobMiB int) (*Result, error) {
 	if w.ReadOnly {
 		return nil, errors.New("warehouse is open read-only")
 	}
@@ -145,7 +151,7 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	}
 	jobs = min(jobs, len(cands))
 	res := &Result{Files: make([]FileResult, len(cands))}
-	bound, err := boundDuckDB(ctx, w, jobs)
+	bound, err := boundDuckDB(ctx, w, perJobMiB*max(1, jobs))
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,10 @@ package ingest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
@@ -38,7 +40,7 @@ func TestIngestRestoresMemoryLimit(t *testing.T) {
 	}
 }
 
-// TestDuckBoundLift: the bound scales with the jobs, lifting it puts the
+// TestDuckBoundLift: the bound is set, lifting it puts the
 // caller's limit back, and only DuckDB's out-of-memory errors count as such.
 func TestDuckBoundLift(t *testing.T) {
 	t.Parallel()
@@ -56,12 +58,12 @@ func TestDuckBoundLift(t *testing.T) {
 		return s
 	}
 	before := limit()
-	b, err := boundDuckDB(ctx, w, 2)
+	b, err := boundDuckDB(ctx, w, 2*DuckDBMemoryPerJob)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := limit(); got != "320.0 MiB" {
-		t.Fatalf("bound for 2 jobs: memory_limit %q, want 320.0 MiB", got)
+		t.Fatalf("bound for two jobs: memory_limit %q, want 320.0 MiB", got)
 	}
 	if !b.lift(ctx) || !b.lift(ctx) {
 		t.Fatal("lift: false with a bound in force")
@@ -78,5 +80,51 @@ func TestDuckBoundLift(t *testing.T) {
 	}
 	if isOutOfMemory(errors.New("Out of Memory Error: not from DuckDB")) {
 		t.Fatal("a plain error counted as DuckDB running out of memory")
+	}
+}
+
+// TestIngestRetriesOutOfBound: a file that runs out of DuckDB's bound is
+// loaded again without it, with a notice, and lands whole: the same rows
+// as an ingest that was never bounded.
+func TestIngestRetriesOutOfBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const path = "../testdata/demo/sglang-llama"
+	count := func(w *schema.Warehouse) (n [3]int64) {
+		t.Helper()
+		err := w.DB.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kernels), (SELECT count(*) FROM py_frame_events),
+			(SELECT count(*) FROM traces)`).Scan(&n[0], &n[1], &n[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	plain := schematest.Open(t, "")
+	if _, err := Ingest(ctx, plain, []string{path}, Options{Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := count(plain)
+
+	w := schematest.Open(t, "")
+	var notices []string
+	res, err := ingestBounded(ctx, w, []string{path}, Options{Jobs: 1, Notice: func(s string) { notices = append(notices, s) }}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed() != 0 {
+		for _, f := range res.Files {
+			t.Log(f.Path, f.Err)
+		}
+		t.Fatalf("%d files failed", res.Failed())
+	}
+	retried := false
+	for _, n := range notices {
+		retried = retried || strings.Contains(n, "loading again without it")
+	}
+	if !retried {
+		t.Fatalf("no file was loaded again under a 1 MiB bound; notices %q", notices)
+	}
+	if got := count(w); got != want || want[0] == 0 {
+		t.Fatalf("kernels, frames, traces %v, want %v", got, want)
 	}
 }
