@@ -41,7 +41,7 @@ func TestIngestRestoresMemoryLimit(t *testing.T) {
 }
 
 // TestDuckBoundLift: the bound is set, lifting it puts the
-// caller's limit back, and only DuckDB's out-of-memory errors count as such.
+// caller's limit back, and only running out of memory counts as such.
 func TestDuckBoundLift(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -78,8 +78,13 @@ func TestDuckBoundLift(t *testing.T) {
 	if none.lift(ctx) || none.restore(ctx) != nil {
 		t.Fatal("no bound: lift or restore did something")
 	}
-	if isOutOfMemory(errors.New("Out of Memory Error: not from DuckDB")) {
-		t.Fatal("a plain error counted as DuckDB running out of memory")
+	appender := errors.New("flush kernels: could not close appender: Failed to append: failed to allocate data of size 16.0 KiB")
+	if !isOutOfMemory(appender) {
+		t.Fatal("the appender running out of memory did not count as such")
+	}
+	damage := &ParseError{File: "t.json", Err: errors.New(`event name "Out of Memory Error"`)}
+	if isOutOfMemory(damage) || isOutOfMemory(errors.New("no such table")) {
+		t.Fatal("a trace's damage or another database error counted as running out of memory")
 	}
 }
 
