@@ -53,6 +53,7 @@ var historyRuns = func() []struct {
 // kernel, family and step metric; --by orders by a tag's value; formats and
 // usage errors.
 func TestHistoryEndToEnd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	db := filepath.Join(t.TempDir(), "hist.duckdb")
 	for i, r := range historyRuns {
