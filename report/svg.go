@@ -398,7 +398,9 @@ func boolInt(b bool) int {
 }
 
 // lineScene draws a series over runs: the values joined by a line, their
-// intervals as whiskers, change points ringed, run labels under the axis.
+// intervals as whiskers, change points ringed (red when slower, green when
+// faster) with an arrow above, run labels under the axis. Bars counts the
+// points (circle.pt), so a test can check what the browser shows.
 func lineScene(c LineChart) *scene {
 	const top, plotH, left, bottom = 10, 180, 70, 60
 	s := &scene{Kind: "history", Label: c.Title, W: chartW}
@@ -451,15 +453,20 @@ func lineScene(c LineChart) *scene {
 		}
 		title := fmt.Sprintf("%s: %s %s", p.Run, strconv.FormatFloat(p.Value, 'f', 1, 64), c.Unit)
 		cls := "pt"
-		if p.Change {
-			cls, title = "pt change", title+" (change point)"
+		if p.Change != "" {
+			cls, title = "pt change "+p.Change, title+" (change point: "+p.Change+")"
 		}
 		s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 3.5, Class: cls, Title: title})
 		s.Bars++
-		if p.Change {
-			s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 8, Class: "ring"})
+		if p.Change != "" {
+			s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 8, Class: "ring " + p.Change, Title: title})
+			arrow := "▲"
+			if p.Change == ChangeFaster {
+				arrow = "▼"
+			}
+			s.Texts = append(s.Texts, svgText{X: px(x), Y: px(math.Max(y-12, top+8)), Anchor: "middle", Class: "mark " + p.Change, Text: arrow})
 		}
-		if i%every == 0 || p.Change {
+		if i%every == 0 || p.Change != "" {
 			short := shortenTo(p.Run, 16)
 			t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: short}
 			if short != p.Run {
