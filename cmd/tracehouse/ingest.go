@@ -142,14 +142,17 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	defer w.Close()
-	iopt, done := withProgress(opts.IO, opts.ingestOptions())
-	res, err := ingest.Ingest(opts.Ctx, w, opts.Paths, iopt)
-	done()
+	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	res, err := ingest.Ingest(ctx, w, opts.Paths, iopt)
 	if err != nil {
+		done()
 		return err
 	}
-	// Later reports need the catalog and read the saved overlap.
-	if err := target.Finish(opts.Ctx, w.DB, catalog.Default()); err != nil {
+	// Later reports need the catalog and read the saved overlap (shown as
+	// phases of the progress display).
+	err = target.Finish(ctx, w.DB, catalog.Default())
+	done()
+	if err != nil {
 		return err
 	}
 	return summarize(opts.IO, res)
@@ -157,8 +160,8 @@ func ingestRun(opts *IngestOptions) error {
 
 // ingestLakeRun ingests into the lake of --lake.
 func ingestLakeRun(opts *IngestOptions) error {
-	iopt, done := withProgress(opts.IO, opts.ingestOptions())
-	res, wr, err := lake.Ingest(opts.Ctx, opts.Lake, opts.Paths, iopt, catalog.Default())
+	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	res, wr, err := lake.Ingest(ctx, opts.Lake, opts.Paths, iopt, catalog.Default())
 	done()
 	if err != nil {
 		return err

@@ -287,8 +287,8 @@ func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) 
 	}
 	seen := map[int64]bool{}
 	for _, arg := range opts.Targets {
-		iopt, done := withProgress(opts.IO, ingest.Options{})
-		res, err := target.Select(ctx, w, arg, iopt, cat)
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
+		res, err := target.Select(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return nil, nil, err
