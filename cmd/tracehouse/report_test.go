@@ -332,12 +332,10 @@ func testReportWhole(t *testing.T, db string) {
 		want["delta kernels"] = append(want["delta kernels"], min(15, len(st.Kernels)))
 	}
 	// A history chart's "bars" are its points, one per run of the stage.
-	var hist []report.HistoryReport
 	for _, h := range d1.History {
 		for _, st := range h.Stages {
 			want["history"] = append(want["history"], len(st.Runs))
 		}
-		hist = append(hist, *h)
 	}
 	if len(want["history"]) < 2 {
 		t.Errorf("the step-time history has %d stage(s), want the demo's several", len(want["history"]))
