@@ -343,7 +343,7 @@ func testReportWhole(t *testing.T, db string) {
 	// What the browser shows is what `tracehouse history` says, asked
 	// separately.
 	_, cli := historyJSON(t, db, "--metric", "step_time")
-	checkHistoryCharts(t, historyCharts(t, dom), []report.HistoryReport{cli})
+	checkHistoryCharts(t, "chart in the DOM", historyCharts(t, dom), []report.HistoryReport{cli})
 	got := svgCharts(t, dom)
 	for kind, bars := range want {
 		if len(got[kind]) != len(bars) {
@@ -470,29 +470,25 @@ func testReportHistory(t *testing.T, db string) {
 	if len(tables) != stages {
 		t.Fatalf("%d history tables in the markdown, want %d (one per stage)", len(tables), stages)
 	}
-	i := 0
-	for _, r := range cli {
-		for _, st := range r.Stages {
-			tb := tables[i]
-			i++
-			if len(tb) != len(st.Runs) {
-				t.Errorf("%s %s: %d rows, want %d", r.What, st.Stage, len(tb), len(st.Runs))
-				continue
+	var rows [][]chartPoint
+	for _, tb := range tables {
+		var pts []chartPoint
+		for _, row := range tb {
+			us, err := strconv.ParseFloat(row["µs/step"], 64)
+			steps, err2 := strconv.Atoi(row["Steps"])
+			if err != nil || err2 != nil {
+				t.Errorf("history row %v: µs/step or steps not a number", row)
 			}
-			for j, p := range st.Runs {
-				row := tb[j]
-				us, err := strconv.ParseFloat(row["µs/step"], 64)
-				// (a label's markdown escapes are backslashes; no label here holds one)
-				if strings.ReplaceAll(row["Run"], `\`, "") != p.Label || row["Steps"] != strconv.Itoa(p.Steps) || err != nil || math.Abs(us-p.MedianNS/1e3) > 0.05 ||
-					strings.Contains(row["Change"], "slower") != (p.Change == report.ChangeSlower) {
-					t.Errorf("%s %s row %d: %v; want %s, %d steps, %.3f µs, change %q", r.What, st.Stage, j+1, row, p.Label, p.Steps, p.MedianNS/1e3, p.Change)
-				}
-			}
+			change := map[string]string{"": "", "▲ slower": report.ChangeSlower, "▼ faster": report.ChangeFaster}[row["Change"]]
+			// (a label's markdown escapes are backslashes; no label here holds one)
+			pts = append(pts, chartPoint{label: strings.ReplaceAll(row["Run"], `\`, ""), value: us, change: change, steps: steps})
 		}
+		rows = append(rows, pts)
 	}
+	checkHistoryCharts(t, "markdown table", rows, cli)
 
 	// HTML: a chart per stage with history's points and change points.
-	checkHistoryCharts(t, historyCharts(t, string(page)), cli)
+	checkHistoryCharts(t, "HTML chart", historyCharts(t, string(page)), cli)
 	checkHostileHTML(t, string(page))
 }
 
@@ -541,10 +537,12 @@ func historyTables(md []byte) [][]map[string]string {
 	return out
 }
 
-// chartPoint is one point of a history chart as the page draws it.
+// chartPoint is one run of a history as a chart draws it or a table
+// shows it.
 type chartPoint struct {
 	label, change string
-	value         float64
+	value         float64 // µs per step
+	steps         int     // -1: not shown (charts)
 }
 
 // historyCharts reads the page's (or the DOM's) history charts: per chart
@@ -564,7 +562,7 @@ func historyCharts(t *testing.T, page string) (charts [][]chartPoint) {
 				continue
 			}
 			v, _ := strconv.ParseFloat(tm[2], 64)
-			points = append(points, chartPoint{label: tm[1], value: v, change: m[2]})
+			points = append(points, chartPoint{label: tm[1], value: v, change: m[2], steps: -1})
 		}
 		rings := strings.Count(part, `class="ring slower"`) + strings.Count(part, `class="ring faster"`)
 		marked := 0
@@ -581,33 +579,37 @@ func historyCharts(t *testing.T, page string) (charts [][]chartPoint) {
 	return charts
 }
 
-// checkHistoryCharts compares the charts, in order, with the stages of
-// histories as `tracehouse history --format json` gave them.
-func checkHistoryCharts(t *testing.T, charts [][]chartPoint, hs []report.HistoryReport) {
+// checkHistoryCharts compares the charts (or tables: kind), in order,
+// with the stages of histories as `tracehouse history --format json` gave
+// them: a point per run, at its median (to the 0.1 µs shown), with its
+// change mark and, in tables, its steps.
+func checkHistoryCharts(t *testing.T, kind string, charts [][]chartPoint, hs []report.HistoryReport) {
 	t.Helper()
 	i := 0
 	for _, h := range hs {
 		for _, st := range h.Stages {
 			if i >= len(charts) {
-				t.Errorf("no chart for %s, %s", h.What, st.Stage)
+				t.Errorf("no %s for %s, %s", kind, h.What, st.Stage)
 				i++
 				continue
 			}
 			c := charts[i]
 			i++
 			if len(c) != len(st.Runs) {
-				t.Errorf("%s, %s: %d points, want %d runs", h.What, st.Stage, len(c), len(st.Runs))
+				t.Errorf("%s of %s, %s: %d points, want %d runs", kind, h.What, st.Stage, len(c), len(st.Runs))
 				continue
 			}
 			for j, p := range st.Runs {
-				if c[j].label != p.Label || math.Abs(c[j].value-p.MedianNS/1e3) > 0.05 || c[j].change != p.Change {
-					t.Errorf("%s, %s point %d: %+v; want %s at %.3f µs, change %q", h.What, st.Stage, j+1, c[j], p.Label, p.MedianNS/1e3, p.Change)
+				if c[j].label != p.Label || math.Abs(c[j].value-p.MedianNS/1e3) > 0.05 || c[j].change != p.Change ||
+					c[j].steps >= 0 && c[j].steps != p.Steps {
+					t.Errorf("%s of %s, %s, point %d: %+v; want %s at %.3f µs, %d steps, change %q", kind, h.What, st.Stage,
+						j+1, c[j], p.Label, p.MedianNS/1e3, p.Steps, p.Change)
 				}
 			}
 		}
 	}
 	if i != len(charts) {
-		t.Errorf("%d history charts, want %d", len(charts), i)
+		t.Errorf("%d history %ss, want %d", len(charts), kind, i)
 	}
 }
 
