@@ -129,7 +129,7 @@ func TestExportRoundTrip(t *testing.T) {
 	if res.Written() != traces {
 		t.Fatalf("wrote %d traces, want %d: %+v", res.Written(), traces, res.Traces)
 	}
-	lk, err := Open(ctx, dir)
+	lk, err := Open(ctx, dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 // its rows and no other row shows, and returns the number of traces.
 func checkCommitted(t *testing.T, dir string, perTrace map[string]map[string]int64) int {
 	t.Helper()
-	lk, err := Open(context.Background(), dir)
+	lk, err := Open(context.Background(), dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestEveryTableHasAPlace(t *testing.T) {
 func TestViewsFile(t *testing.T) {
 	dir := demoLake(t)
 	ctx := context.Background()
-	lk, err := Open(ctx, dir)
+	lk, err := Open(ctx, dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func tableNames() []string {
 // give the lake's rows.
 func TestEngineViews(t *testing.T) {
 	dir := demoLake(t)
-	lk, err := Open(context.Background(), dir)
+	lk, err := Open(context.Background(), dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/lake"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -29,6 +30,8 @@ type IngestOptions struct {
 	Replace   bool
 	// Lake is the lake directory to ingest into (--lake), "" for the warehouse.
 	Lake string
+	// Engine sets up the in-memory database a lake ingest goes through.
+	Engine func() (schema.Options, error)
 }
 
 func newCmdIngest(f *Factory, runF func(*IngestOptions) error) *cobra.Command {
@@ -66,6 +69,7 @@ triage, compare.`,
 			opts.common = f.common(cmd)
 			opts.Paths = args
 			opts.Lake = f.lake
+			opts.Engine = f.engine
 			if opts.Lake != "" && opts.Replace {
 				return usagef("--replace: a lake's traces never change; write a new lake or use a warehouse")
 			}
@@ -160,8 +164,12 @@ func ingestRun(opts *IngestOptions) error {
 
 // ingestLakeRun ingests into the lake of --lake.
 func ingestLakeRun(opts *IngestOptions) error {
+	engine, err := opts.Engine()
+	if err != nil {
+		return err
+	}
 	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
-	res, wr, err := lake.Ingest(ctx, opts.Lake, opts.Paths, iopt, catalog.Default())
+	res, wr, err := lake.Ingest(ctx, opts.Lake, opts.Paths, iopt, catalog.Default(), engine)
 	done()
 	if err != nil {
 		return err

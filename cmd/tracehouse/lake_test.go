@@ -206,7 +206,7 @@ func TestLakeConcurrentIngest(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], append([]string{"--lake", dir, "ingest", "--jobs", "1"}, paths...)...)
-			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 			spans[i][0] = time.Now()
 			out, err := cmd.CombinedOutput()
 			spans[i][1] = time.Now()
@@ -259,11 +259,9 @@ func TestLakeConcurrentIngest(t *testing.T) {
 // nothing else shows, and the same command then finishes the lake. (The
 // lake package's tests kill writers after an exact number of files.)
 func TestLakeKilledIngest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes ~30 MB of traces")
-	}
+	t.Parallel()
 	src := t.TempDir()
-	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 30 << 20, Seed: 11})
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 8 << 20, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +276,19 @@ func TestLakeKilledIngest(t *testing.T) {
 	for _, when := range []string{"writing", "committed", "committed"} {
 		before := traceFiles()
 		cmd := exec.Command(os.Args[0], "--lake", dir, "ingest", "--jobs", "2", src)
-		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		seen := false
-		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && !seen; time.Sleep(5 * time.Millisecond) {
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		seen, ended := false, false
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && !seen && !ended; time.Sleep(5 * time.Millisecond) {
+			select {
+			case <-exited:
+				ended = true // it finished before the point: nothing to kill
+			default:
+			}
 			if when == "writing" {
 				m, _ := filepath.Glob(filepath.Join(dir, "_tracehouse", "tmp", fmt.Sprintf("w%d-*", cmd.Process.Pid), "b0"))
 				seen = len(m) > 0
@@ -292,9 +297,9 @@ func TestLakeKilledIngest(t *testing.T) {
 			}
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		<-exited
 		n := lakeConsistent(t, dir)
-		t.Logf("killed once %s (seen: %v): %d of %d traces in the lake", when, seen, n, len(m.Files))
+		t.Logf("killed once %s (seen: %v, ended first: %v): %d of %d traces in the lake", when, seen, ended, n, len(m.Files))
 		if n < prev {
 			t.Errorf("traces went from %d to %d", prev, n)
 		}
