@@ -146,14 +146,17 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	defer w.Close()
-	iopt, done := withProgress(opts.IO, opts.ingestOptions())
-	res, err := ingest.Ingest(opts.Ctx, w, opts.Paths, iopt)
-	done()
+	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	res, err := ingest.Ingest(ctx, w, opts.Paths, iopt)
 	if err != nil {
+		done()
 		return err
 	}
-	// Later reports need the catalog and read the saved overlap.
-	if err := target.Finish(opts.Ctx, w.DB, catalog.Default()); err != nil {
+	// Later reports need the catalog and read the saved overlap (shown as
+	// phases of the progress display).
+	err = target.Finish(ctx, w.DB, catalog.Default())
+	done()
+	if err != nil {
 		return err
 	}
 	return summarize(opts.IO, res)
@@ -165,8 +168,8 @@ func ingestLakeRun(opts *IngestOptions) error {
 	if err != nil {
 		return err
 	}
-	iopt, done := withProgress(opts.IO, opts.ingestOptions())
-	res, wr, err := lake.Ingest(opts.Ctx, opts.Lake, opts.Paths, iopt, catalog.Default(), engine)
+	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	res, wr, err := lake.Ingest(ctx, opts.Lake, opts.Paths, iopt, catalog.Default(), engine)
 	done()
 	if err != nil {
 		return err

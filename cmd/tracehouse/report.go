@@ -34,8 +34,10 @@ type ReportOptions struct {
 	Tags []string
 	// Compare is BASE, CANDIDATE for the comparison section; empty = none.
 	Compare []string
-	// History are the --history series; not available yet (issue 7).
+	// History are the --history values, each the flags of `tracehouse
+	// history`; histories are them parsed, in order.
 	History     []string
+	histories   []*HistoryOptions
 	Stage       string // "" = every stage
 	Rank        int64
 	RankAll     bool
@@ -72,22 +74,28 @@ tag:KEY=VALUE or a PATH (ingested first, as triage does).
 default gates: in HTML, per-family delta bars (where the step-time delta
 went) and the largest kernel deltas, faded where not significant (~).
 
---history is reserved for the history section (line charts with the change
-points marked); it is refused until 'tracehouse history' lands.
+--history 'FLAGS' adds the history of 'tracehouse history FLAGS' (repeatable,
+one section each): its runs, order, stages and rank come from FLAGS, not
+from RUN, --stage or --rank. Per stage, the table history prints and, in
+HTML, a line chart of the median per step over the runs with its interval,
+change points ringed and marked (red: slower, green: faster).
 
 Progress goes to standard error, one line per run.`,
 		Example: `  tracehouse ingest testdata/demo
   tracehouse report --markdown report.md --html report.html
   tracehouse report --html demo.html sglang-llama vllm-qwen-moe --stage decode
   tracehouse report --html cmp.html --compare sglang-llama,sglang-formal sglang-llama sglang-formal
-  tracehouse report --markdown - --tag branch=main | less`,
+  tracehouse report --markdown - --tag branch=main | less
+  tracehouse report --html main.html --tag branch=main \
+    --history '--metric step_time --tag branch=main --by commit_date' \
+    --history '--kernel "fused_moe|topk" --stage decode --tag branch=main'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			opts.Targets = args
 			if cmd.Flags().Changed("format") {
 				return usagef("report writes --markdown FILE and/or --html FILE; --format does not apply")
 			}
-			if err := opts.parse(cmd, stage, rank); err != nil {
+			if err := opts.parse(cmd, f, stage, rank); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -102,7 +110,7 @@ Progress goes to standard error, one line per run.`,
 	fl.StringVar(&opts.Title, "title", "tracehouse report", "the document's `TITLE`")
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "with no RUN: only runs carrying `KEY=VALUE` (repeatable: all must match)")
 	fl.StringSliceVar(&opts.Compare, "compare", nil, "add the comparison of `BASE,CANDIDATE` (run selectors or PATHs)")
-	fl.StringArrayVar(&opts.History, "history", nil, "add a history chart (not available yet: needs 'tracehouse history')")
+	fl.StringArrayVar(&opts.History, "history", nil, "add the history of 'tracehouse history `FLAGS`', quoted as one value (repeatable)")
 	fl.StringVar(&stage, "stage", "all", "stage to show: prefill (extend), decode, mixed, unknown or all")
 	fl.StringVar(&rank, "rank", "0", "rank to show, or all (sums ranks and adds a rank-spread column)")
 	fl.Float64Var(&opts.MinShare, "min-share", 1.0, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
@@ -113,7 +121,7 @@ Progress goes to standard error, one line per run.`,
 }
 
 // parse checks the flags together; every mistake is a usage error (exit 2).
-func (o *ReportOptions) parse(cmd *cobra.Command, stage, rank string) error {
+func (o *ReportOptions) parse(cmd *cobra.Command, f *Factory, stage, rank string) error {
 	if o.Markdown == "" && o.HTML == "" {
 		return usagef("say what to write: --markdown FILE and/or --html FILE")
 	}
@@ -136,11 +144,12 @@ func (o *ReportOptions) parse(cmd *cobra.Command, stage, rank string) error {
 			return usagef("--compare %q: want BASE,CANDIDATE", strings.Join(o.Compare, ","))
 		}
 	}
-	if len(o.History) > 0 {
-		// The extension point: history's series become
-		// report.Document.History (report.LineChart), which both formats
-		// already draw; the conversion is not written yet.
-		return usagef("--history: not available yet in reports; run 'tracehouse history' for the table")
+	for _, h := range o.History {
+		ho, err := parseHistoryArgs(f, h)
+		if err != nil {
+			return err
+		}
+		o.histories = append(o.histories, ho)
 	}
 	var err error
 	if o.Stage, err = stageFlag(stage); err != nil {
@@ -236,6 +245,16 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 		}
 		doc.Compare = cmp
 	}
+	for i, ho := range opts.histories {
+		fmt.Fprintf(opts.IO.ErrOut, "report: history %s\n", opts.History[i])
+		h := *ho
+		h.common = opts.common
+		rep, err := historyBuild(&h, &w)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--history %s: %w", opts.History[i], err)
+		}
+		doc.History = append(doc.History, rep)
+	}
 	return doc, ingestErr, nil
 }
 
@@ -268,8 +287,8 @@ func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) 
 	}
 	seen := map[int64]bool{}
 	for _, arg := range opts.Targets {
-		iopt, done := withProgress(opts.IO, ingest.Options{})
-		res, err := target.Select(ctx, w, arg, iopt, cat)
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
+		res, err := target.Select(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return nil, nil, err

@@ -247,8 +247,8 @@ func writeTriage(opts *TriageOptions, i int, rep *report.TriageReport, csvDoc *r
 func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Catalog) (targets []triageTarget, ingestErr, err error) {
 	ctx := opts.Ctx
 	resolve := func(arg, role string) ([]target.Run, error) {
-		iopt, done := withProgress(opts.IO, ingest.Options{Role: role})
-		r, err := target.Resolve(ctx, w, arg, iopt, cat)
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{Role: role})
+		r, err := target.Resolve(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return nil, err
