@@ -39,6 +39,7 @@ const (
 // TestReportEndToEnd ingests the demo and one hostile run once into a
 // warehouse the subtests share read-only.
 func TestReportEndToEnd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if _, err := synth.Generate(synth.Options{Dir: root, Run: xssLabel, Framework: synth.SGLang, Stage: synth.StageDecode,
 		Model: xssModel, Steps: 6, Seed: 11, Edits: []synth.Edit{
@@ -47,10 +48,7 @@ func TestReportEndToEnd(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(t.TempDir(), "report.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", demoDir); code != 0 {
-		t.Fatalf("ingest the demo: exit %d: %s", code, stderr)
-	}
+	db := demoCopy(t)
 	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--tag", "evil=yes", "--tag", "kind=xss", root); code != 0 {
 		t.Fatalf("ingest the hostile run: exit %d: %s", code, stderr)
 	}
@@ -747,6 +745,7 @@ func checkScreenshot(t *testing.T, path string) {
 // TestReportNetLog: the net-log reader finds a request the page started
 // and leaves the browser's own and local files out.
 func TestReportNetLog(t *testing.T) {
+	t.Parallel()
 	log := `{"constants":{"logEventTypes":{"REQUEST_ALIVE":1,"URL_REQUEST_START_JOB":2}},"events":[
 {"type":2,"params":{"url":"https://update.example/x","initiator":"not an origin"}},
 {"type":2,"params":{"url":"file:///tmp/report.html","initiator":"null"}},
