@@ -412,7 +412,7 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 		copts.Base, copts.Candidate = opts.Baseline, runs[0].run.Label
 		return compareRun(&copts)
 	}
-	topts := &TriageOptions{common: opts.common, Format: opts.Format, MinShare: 1, Framework: "auto", OverlapRows: 10}
+	topts := &TriageOptions{common: opts.common, Format: opts.Format, Sections: defaultSections(), Framework: "auto"}
 	return triageRender(topts, w, runs)
 }
 

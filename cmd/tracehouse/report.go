@@ -36,20 +36,14 @@ type ReportOptions struct {
 	Compare []string
 	// History are the --history values, each the flags of `tracehouse
 	// history`; histories are them parsed, in order.
-	History     []string
-	histories   []*HistoryOptions
-	Stage       string // "" = every stage
-	Rank        int64
-	RankAll     bool
-	RankSet     bool
-	MinShare    float64
-	Timelines   int
-	OverlapRows int
+	History   []string
+	histories []*HistoryOptions
+	Sections
+	Timelines int
 }
 
 func newCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{}
-	var stage, rank string
 	cmd := &cobra.Command{
 		Use:   "report (--markdown FILE | --html FILE) [RUN | PATH ...]",
 		Short: "One document for many runs: markdown for a pull request, HTML with charts for a bug report",
@@ -95,7 +89,7 @@ Progress goes to standard error, one line per run.`,
 			if cmd.Flags().Changed("format") {
 				return usagef("report writes --markdown FILE and/or --html FILE; --format does not apply")
 			}
-			if err := opts.parse(cmd, f, stage, rank); err != nil {
+			if err := opts.parse(cmd, f); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -111,17 +105,14 @@ Progress goes to standard error, one line per run.`,
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "with no RUN: only runs carrying `KEY=VALUE` (repeatable: all must match)")
 	fl.StringSliceVar(&opts.Compare, "compare", nil, "add the comparison of `BASE,CANDIDATE` (run selectors or PATHs)")
 	fl.StringArrayVar(&opts.History, "history", nil, "add the history of 'tracehouse history `FLAGS`', quoted as one value (repeatable)")
-	fl.StringVar(&stage, "stage", "all", "stage to show: prefill (extend), decode, mixed, unknown or all")
-	fl.StringVar(&rank, "rank", "0", "rank to show, or all (sums ranks and adds a rank-spread column)")
-	fl.Float64Var(&opts.MinShare, "min-share", 1.0, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
+	opts.Sections.bind(fl)
 	fl.IntVar(&opts.Timelines, "timelines", 3, "timelines around the longest instance of the first `N` overlap rows of each stage")
-	fl.IntVar(&opts.OverlapRows, "overlap-rows", 10, "at most `N` overlap rows per stage (0 = no cap)")
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // parse checks the flags together; every mistake is a usage error (exit 2).
-func (o *ReportOptions) parse(cmd *cobra.Command, f *Factory, stage, rank string) error {
+func (o *ReportOptions) parse(cmd *cobra.Command, f *Factory) error {
 	if o.Markdown == "" && o.HTML == "" {
 		return usagef("say what to write: --markdown FILE and/or --html FILE")
 	}
@@ -151,22 +142,11 @@ func (o *ReportOptions) parse(cmd *cobra.Command, f *Factory, stage, rank string
 		}
 		o.histories = append(o.histories, ho)
 	}
-	var err error
-	if o.Stage, err = stageFlag(stage); err != nil {
+	if err := o.Sections.parse(cmd); err != nil {
 		return err
-	}
-	o.RankSet = cmd.Flags().Changed("rank")
-	if o.Rank, o.RankAll, err = rankFlag(rank); err != nil {
-		return err
-	}
-	if o.MinShare < 0 || o.MinShare > 100 {
-		return usagef("--min-share %v: want a percentage from 0 to 100", o.MinShare)
 	}
 	if o.Timelines < 0 {
 		return usagef("--timelines %d: want 0 or more", o.Timelines)
-	}
-	if o.OverlapRows < 0 {
-		return usagef("--overlap-rows %d: want 0 or more", o.OverlapRows)
 	}
 	return nil
 }
@@ -218,8 +198,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	if err != nil {
 		return nil, nil, err
 	}
-	topts := &TriageOptions{common: opts.common, Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll,
-		RankSet: opts.RankSet, MinShare: opts.MinShare, Framework: "auto", Timeline: opts.Timelines, OverlapRows: opts.OverlapRows}
+	topts := &TriageOptions{common: opts.common, Sections: opts.Sections, Framework: "auto", Timeline: opts.Timelines}
 	var reps []*report.TriageReport
 	for i, r := range runs {
 		fmt.Fprintf(opts.IO.ErrOut, "report: [%d/%d] %s\n", i+1, len(runs), r.Label)

@@ -226,7 +226,7 @@ func reportOpts(t *testing.T, db string, targets ...string) *ReportOptions {
 	f := &Factory{IO: io, Getenv: testEnv, db: db}
 	o := &ReportOptions{common: common{IO: io, Warehouse: f.warehouse(), Ctx: context.Background()},
 		Targets: targets, Title: "tracehouse report", Compare: []string{"sglang-llama", "sglang-formal"},
-		MinShare: 1, Timelines: 3, OverlapRows: 10, History: []string{"--metric step_time"}}
+		Sections: defaultSections(), Timelines: 3, History: []string{"--metric step_time"}}
 	for _, h := range o.History {
 		ho, err := parseHistoryArgs(f, h)
 		if err != nil {
