@@ -146,6 +146,9 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	defer w.Close()
+	if err := target.FitIngestThreads(opts.Ctx, w, opts.Paths); err != nil {
+		return err
+	}
 	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
 	res, err := ingest.Ingest(ctx, w, opts.Paths, iopt)
 	if err != nil {

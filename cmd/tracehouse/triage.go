@@ -171,6 +171,16 @@ func triageRun(opts *TriageOptions) error {
 	if err != nil {
 		return err
 	}
+	runs := make([]target.Run, 0, len(targets))
+	for _, t := range targets {
+		runs = append(runs, t.run)
+		if t.mapping != nil {
+			runs = append(runs, *t.mapping)
+		}
+	}
+	if err := target.FitThreads(ctx, w, runs); err != nil {
+		return err
+	}
 	if err := triageRender(opts, w, targets); err != nil {
 		return err
 	}
