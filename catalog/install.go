@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Execer is a handle Install can open a transaction on: *sql.DB or *sql.Conn.
@@ -128,57 +129,79 @@ func installedHashes(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	return out, nil
 }
 
+// insertFusions writes every fusion entry in one INSERT and every chain step
+// in another: a statement per row cost about 2 ms each (some 300 rows), most
+// of a one-shot triage's catalog install.
 func insertFusions(ctx context.Context, tx *sql.Tx, c *Catalog, hash string) error {
-	entry, err := tx.PrepareContext(ctx, `INSERT INTO fusion_catalog (
-		id, ordinal, name, framework, origin, fused, steps, ordered, max_gap_ns,
-		max_between, models_any, models_none, min_tp, min_share, likely_share,
-		priority, subsumes, sources, switch, rationale, catalog_version, catalog_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("install catalog: %w", err)
+	if len(c.Fusions) == 0 {
+		return nil
 	}
-	defer entry.Close()
-	step, err := tx.PrepareContext(ctx, `INSERT INTO fusion_catalog_steps (id, step_no, keywords) VALUES (?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("install catalog: %w", err)
-	}
-	defer step.Close()
+	const cols = 22
+	args := make([]any, 0, cols*len(c.Fusions))
+	var stepArgs []any
 	for i, f := range c.Fusions {
-		_, err := entry.ExecContext(ctx, f.ID, i, f.Name, f.Framework, f.Origin,
+		args = append(args, f.ID, i, f.Name, f.Framework, f.Origin,
 			list(f.Fused), len(f.Chain), f.Ordered, gapNS(f.MaxGapUS), f.MaxBetween,
 			list(f.ModelsAny), list(f.ModelsNone), f.MinTP, f.MinShare, f.LikelyShare,
 			f.Priority, list(f.Subsumes), list(f.Sources), nullable(f.Switch), f.Rationale,
 			c.Version, hash)
-		if err != nil {
-			return fmt.Errorf("install catalog: fusion %s: %w", f.ID, err)
-		}
 		for s, kws := range f.Chain {
-			if _, err := step.ExecContext(ctx, f.ID, s+1, list(kws)); err != nil {
-				return fmt.Errorf("install catalog: fusion %s step %d: %w", f.ID, s+1, err)
-			}
+			stepArgs = append(stepArgs, f.ID, s+1, list(kws))
 		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO fusion_catalog (
+		id, ordinal, name, framework, origin, fused, steps, ordered, max_gap_ns,
+		max_between, models_any, models_none, min_tp, min_share, likely_share,
+		priority, subsumes, sources, switch, rationale, catalog_version, catalog_hash)
+		VALUES `+placeholders(len(c.Fusions), cols), args...)
+	if err != nil {
+		return fmt.Errorf("install catalog: fusions: %w", err)
+	}
+	if len(stepArgs) == 0 {
+		return nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO fusion_catalog_steps (id, step_no, keywords) VALUES `+
+		placeholders(len(stepArgs)/3, 3), stepArgs...)
+	if err != nil {
+		return fmt.Errorf("install catalog: fusion steps: %w", err)
 	}
 	return nil
 }
 
+// insertOverlaps writes every overlap entry in one INSERT.
 func insertOverlaps(ctx context.Context, tx *sql.Tx, c *Catalog, hash string) error {
-	st, err := tx.PrepareContext(ctx, `INSERT INTO overlap_catalog (
-		id, ordinal, name, framework, origin, keywords, sources, switch, rationale,
-		catalog_version, catalog_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("install catalog: %w", err)
+	if len(c.Overlaps) == 0 {
+		return nil
 	}
-	defer st.Close()
+	const cols = 11
+	args := make([]any, 0, cols*len(c.Overlaps))
 	for i, o := range c.Overlaps {
-		_, err := st.ExecContext(ctx, o.ID, i, o.Name, o.Framework, o.Origin,
+		args = append(args, o.ID, i, o.Name, o.Framework, o.Origin,
 			list(o.Keywords), list(o.Sources), nullable(o.Switch), o.Rationale,
 			c.Version, hash)
-		if err != nil {
-			return fmt.Errorf("install catalog: overlap %s: %w", o.ID, err)
-		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO overlap_catalog (
+		id, ordinal, name, framework, origin, keywords, sources, switch, rationale,
+		catalog_version, catalog_hash)
+		VALUES `+placeholders(len(c.Overlaps), cols), args...)
+	if err != nil {
+		return fmt.Errorf("install catalog: overlaps: %w", err)
 	}
 	return nil
+}
+
+// placeholders is "(?, ..., ?), ..." for rows rows of cols values.
+func placeholders(rows, cols int) string {
+	row := "(" + strings.Repeat("?, ", cols-1) + "?)"
+	var b strings.Builder
+	b.Grow(rows * (len(row) + 2))
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
 }
 
 // list makes a nil slice an empty list: the columns are NOT NULL, and an

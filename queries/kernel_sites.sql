@@ -48,7 +48,11 @@ WITH per_own_site AS (
            sum(k.dur_ns) AS ns, count(*) AS launches
     FROM kernels k
     LEFT JOIN cpu_ops o ON o.op_id = k.op_id
-    LEFT JOIN launches l ON $mapping IS NULL AND k.graph_launch AND l.launch_id = k.launch_id
+    -- (one equality, so DuckDB hashes it: "$mapping IS NULL AND
+    -- k.graph_launch AND l.launch_id = k.launch_id" became a nested-loop
+    -- join, 38 CPU s on a 1 M-kernel run)
+    LEFT JOIN launches l
+           ON l.launch_id = CASE WHEN $mapping IS NULL AND k.graph_launch THEN k.launch_id END
     WHERE k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)

@@ -182,7 +182,9 @@ own_site AS (
             SELECT k.stage, k.name_id, coalesce(k.site_id, l.site_id) AS site_id,
                    k.site_id IS NULL AS replay, sum(k.dur_ns) AS ns
             FROM kernels k
-            LEFT JOIN launches l ON k.site_id IS NULL AND k.graph_launch AND l.launch_id = k.launch_id
+            -- (one equality, so DuckDB hashes it; see kernel_sites.sql)
+            LEFT JOIN launches l
+                   ON l.launch_id = CASE WHEN k.site_id IS NULL AND k.graph_launch THEN k.launch_id END
             WHERE $mapping IS NULL AND k.run_id = $run
               AND coalesce(k.site_id, l.site_id) IS NOT NULL
               AND ($rank IS NULL OR k.rank = $rank) AND ($stage IS NULL OR k.stage = $stage)
@@ -218,15 +220,20 @@ event_scope AS (
     -- scope of the instances and their neighbours: site, cpu op, category
     SELECT k.kernel_id, n.category, s.site_id, s.file, s.func,
            CASE WHEN $mapping IS NULL THEN o.name ELSE sn.op_name END AS op_name
-    FROM kernels k
+    FROM (
+        -- the few kernels first: filtered after the joins, the cpu_ops
+        -- join ran over half a million kernels of a 1 M-kernel run
+        SELECT * FROM kernels
+        WHERE kernel_id IN (SELECT kernel_id FROM neighbours
+                            UNION ALL SELECT prev_id FROM neighbours
+                            UNION ALL SELECT next_id FROM neighbours)
+    ) k
     JOIN kernel_names n USING (name_id)
     LEFT JOIN scope_names sn ON sn.stage = k.stage AND sn.short_name = n.short_name
     LEFT JOIN sites s
            ON s.site_id = CASE WHEN $mapping IS NULL THEN k.site_id ELSE sn.site_id END
-    LEFT JOIN cpu_ops o ON $mapping IS NULL AND o.op_id = k.op_id
-    WHERE k.kernel_id IN (SELECT kernel_id FROM neighbours
-                          UNION ALL SELECT prev_id FROM neighbours
-                          UNION ALL SELECT next_id FROM neighbours)
+    -- (one equality, so DuckDB hashes it; see kernel_sites.sql)
+    LEFT JOIN cpu_ops o ON o.op_id = CASE WHEN $mapping IS NULL THEN k.op_id END
 ),
 sides AS (
     SELECT stage, short_name, kernel_id, dur_ns, prev_id AS other_id,

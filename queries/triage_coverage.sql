@@ -33,7 +33,9 @@ WITH per_own_site AS (
            CASE WHEN k.site_id IS NULL AND k.graph_launch THEN l.site_id END AS replay_site_id,
            sum(k.dur_ns) AS dur_ns
     FROM kernels k
-    LEFT JOIN launches l ON $mapping IS NULL AND k.graph_launch AND l.launch_id = k.launch_id
+    -- (one equality, so DuckDB hashes it; see kernel_sites.sql)
+    LEFT JOIN launches l
+           ON l.launch_id = CASE WHEN $mapping IS NULL AND k.graph_launch THEN k.launch_id END
     WHERE k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)

@@ -45,6 +45,10 @@ type Options struct {
 	// per core). Small warehouses on a shared machine (tests, CI) gain
 	// nothing from a second thread but its coordination.
 	Threads int
+	// NoTemplate makes an in-memory warehouse run the migrations instead of
+	// copying the embedded template of their result (the test that checks
+	// the template against them).
+	NoTemplate bool
 }
 
 // Warehouse is an open warehouse.
@@ -55,10 +59,22 @@ type Warehouse struct {
 	// Lake is the lake directory when the tables are views over its
 	// Parquet files (lake.Open): read-only, written by 'ingest --lake'.
 	Lake string
+	// Threads is Options.Threads: the cap the caller chose on DuckDB's
+	// threads, 0 when DuckDB's default (one per core) is in force.
+	Threads int
+	// cleanup removes what Open made for the warehouse besides the
+	// database (an in-memory warehouse's file), after closing it.
+	cleanup func() error
 }
 
 // Close closes the database.
-func (w *Warehouse) Close() error { return w.DB.Close() }
+func (w *Warehouse) Close() error {
+	err := w.DB.Close()
+	if w.cleanup != nil {
+		err = errors.Join(err, w.cleanup())
+	}
+	return err
+}
 
 // Open opens (creating if needed) the warehouse at path and brings its schema
 // up to date.
@@ -105,6 +121,9 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 		}
 		return open(path, true, opt.Threads)
 	}
+	if path == Memory && opt.Migrations == nil && !opt.NoTemplate {
+		return openTemplate(ctx, ms, opt.Threads)
+	}
 	w, err := open(path, false, opt.Threads)
 	if err != nil {
 		return nil, err
@@ -142,7 +161,7 @@ func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 		db.Close()
 		return nil, classifyOpenError(path, err)
 	}
-	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly}, nil
+	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly, Threads: threads}, nil
 }
 
 func classifyOpenError(path string, err error) error {

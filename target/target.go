@@ -9,7 +9,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,6 +106,9 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 	}
 	if w.Lake != "" {
 		return Resolved{}, fmt.Errorf("%s is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake %s %s', then name its run", arg, w.Path, arg)
+	}
+	if err := FitIngestThreads(ctx, w, []string{arg}); err != nil {
+		return Resolved{}, err
 	}
 	res, err := ingest.Ingest(ctx, w, []string{arg}, opt)
 	if err != nil {
@@ -277,3 +282,84 @@ type SelectorError struct {
 }
 
 func (e *SelectorError) Error() string { return fmt.Sprintf("selector %q: %s", e.Arg, e.Why) }
+
+// smallWork is the size under which DuckDB's second thread costs more than
+// it gives: on a 183-kernel run every query's operators set up per-thread
+// state (an aggregate's hash table is sized for a core's cache, about
+// 2 MB, and zeroed), and a triage cost about 0.9 CPU s on two threads
+// against 0.65 on one. A 1 M-kernel run still wants every core.
+const (
+	smallRunEvents = 200_000
+	smallFileBytes = 32 << 20
+)
+
+// FitThreads runs DuckDB on one thread when the runs a command is about to
+// report on are small, and on its default otherwise; a cap the user chose
+// (TRACEHOUSE_THREADS, schema.Options.Threads) is left alone. The setting
+// is the database's, so it holds for every later query of w.
+func FitThreads(ctx context.Context, w *schema.Warehouse, runs []Run) error {
+	if w.Threads > 0 || len(runs) == 0 {
+		return nil
+	}
+	// The ids as literals: the driver cannot bind a Go slice to a list
+	// compared with an INTEGER column.
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = strconv.FormatInt(r.ID, 10)
+	}
+	var events int64
+	if err := w.DB.QueryRowContext(ctx, `SELECT count(*) FROM kernels WHERE run_id IN (`+strings.Join(ids, ", ")+`)`).Scan(&events); err != nil {
+		return fmt.Errorf("count the runs' GPU events: %w", err)
+	}
+	return setThreads(ctx, w, events < smallRunEvents)
+}
+
+// setThreads puts DuckDB on one thread, or back on its default.
+func setThreads(ctx context.Context, w *schema.Warehouse, one bool) error {
+	q := "RESET threads"
+	if one {
+		q = "SET threads = 1"
+	}
+	if _, err := w.DB.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("%s: %w", q, err)
+	}
+	return nil
+}
+
+// FitIngestThreads runs DuckDB on one thread while files together under
+// smallFileBytes are ingested (and finished); larger inputs keep the
+// default. Reports fit it again afterwards (FitThreads).
+func FitIngestThreads(ctx context.Context, w *schema.Warehouse, paths []string) error {
+	if w.Threads > 0 {
+		return nil
+	}
+	return setThreads(ctx, w, len(paths) > 0 && pathsUnder(paths, smallFileBytes))
+}
+
+// pathsUnder says whether the files at paths (directories walked) come to
+// fewer than limit bytes; it stops walking as soon as they do not.
+func pathsUnder(paths []string, limit int64) bool {
+	var size int64
+	errFull := errors.New("full")
+	for _, p := range paths {
+		err := filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err // ingest reports what it cannot read
+			}
+			if d.Type().IsRegular() {
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				if size += info.Size(); size >= limit {
+					return errFull
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return false
+		}
+	}
+	return true
+}
