@@ -34,3 +34,54 @@ func TestChunksMergeInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestChunksSpillMergeInOrder: blocks sorted in the background and written
+// to the spill file merge back into exactly a full sort's order, frames and
+// points alike.
+func TestChunksSpillMergeInOrder(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 7, 8, 9, 1000, 3*mergeWindow + 5} {
+		c := newChunks[sweepFrame](8)
+		if n > 1000 {
+			c = newChunks[sweepFrame](2*mergeWindow + 3) // windows refilled within a block
+		}
+		c.sortAhead(frameOrder)
+		c.spillTo(t.TempDir(), frameBytes, encFrame, decFrame)
+		p := newChunks[sweepPoint](8)
+		p.sortAhead(pointOrder)
+		p.spillTo(t.TempDir(), pointBytes, encPoint, decPoint)
+		var all []sweepFrame
+		var allP []sweepPoint
+		for i := 0; i < n; i++ {
+			f := sweepFrame{ts: rng.Int64N(50) - 25, end: rng.Int64N(100), pyID: rng.Int64(), parentID: -rng.Int64N(9),
+				thread: rng.Int32N(3), ordinal: uint32(i), site: rng.Int32N(1 << 30), tier: int8(rng.IntN(3))}
+			c.add(f)
+			all = append(all, f)
+			q := sweepPoint{ts: rng.Int64N(50), ordinal: uint32(i), thread: rng.Int32N(3), kind: int8(1 + rng.IntN(2))}
+			p.add(q)
+			allP = append(allP, q)
+		}
+		slices.SortFunc(all, func(a, b sweepFrame) int { return frameOrder(&a, &b) })
+		slices.SortFunc(allP, func(a, b sweepPoint) int { return pointOrder(&a, &b) })
+		m, mp := c.sorted(frameOrder), p.sorted(pointOrder)
+		var got []sweepFrame
+		for f := m.peek(); f != nil; f = m.peek() {
+			got = append(got, *f)
+			m.pop()
+		}
+		var gotP []sweepPoint
+		for q := mp.peek(); q != nil; q = mp.peek() {
+			gotP = append(gotP, *q)
+			mp.pop()
+		}
+		c.close()
+		p.close()
+		if m.err != nil || mp.err != nil {
+			t.Fatalf("n=%d: %v %v", n, m.err, mp.err)
+		}
+		if !slices.Equal(got, all) || !slices.Equal(gotP, allP) {
+			t.Fatalf("n=%d: merged order differs from a full sort", n)
+		}
+	}
+}

@@ -18,12 +18,16 @@ import (
 // running it again finishes the job. `ingest`, `triage PATH` and `capture`
 // all end with it.
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
+	phase(ctx, PhaseCatalog)
 	if err := catalog.Install(ctx, db, cat); err != nil {
 		return err
 	}
 	runs, err := pendingRuns(ctx, db, "overlap_pending")
 	if err != nil {
 		return fmt.Errorf("find runs without a saved overlap: %w", err)
+	}
+	if len(runs) > 0 {
+		phase(ctx, PhaseOverlap)
 	}
 	for _, run := range runs {
 		if err := SaveOverlap(ctx, db, run); err != nil {
@@ -33,6 +37,9 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	// Step aggregates read the saved overlap: after it.
 	if runs, err = pendingRuns(ctx, db, "steps_pending"); err != nil {
 		return fmt.Errorf("find runs without saved steps: %w", err)
+	}
+	if len(runs) > 0 {
+		phase(ctx, PhaseSteps)
 	}
 	for _, run := range runs {
 		if err := SaveSteps(ctx, db, run); err != nil {

@@ -26,6 +26,7 @@ func FusionPending(ctx context.Context, db *sql.DB) ([]int64, error) {
 // readers ignore a copy whose run, catalog or gates changed since
 // (_fusion_fingerprint). It needs the catalog installed.
 func SaveFusion(ctx context.Context, db *sql.DB, run int64, match string) (err error) {
+	phase(ctx, PhaseFusion)
 	insert := "INSERT INTO fusion_match_store SELECT $run::INTEGER, $rank::INTEGER, m.* FROM (\n" + match + "\n) m"
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -105,6 +106,12 @@ func (r *Result) Failed() int {
 // the other files still land. The error return is for problems that stop
 // the whole ingest (bad arguments, no traces, database failures).
 func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Options) (*Result, error) {
+	return ingestBounded(ctx, w, paths, opt, DuckDBMemoryPerJob)
+}
+
+// ingestBounded is Ingest with DuckDB's memory bounded to perJobMiB per
+// file loading at once (tests make it tight).
+func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt Options, perJobMiB int) (*Result, error) {
 	if w.ReadOnly {
 		return nil, errors.New("warehouse is open read-only")
 	}
@@ -144,7 +151,17 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 	}
 	jobs = min(jobs, len(cands))
 	res := &Result{Files: make([]FileResult, len(cands))}
-	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, res.Files)
+	bound, err := boundDuckDB(ctx, w, perJobMiB*max(1, jobs))
+	if err != nil {
+		return nil, err
+	}
+	// Sweep records spill beside the warehouse file, as DuckDB's own do:
+	// the system's temporary directory is often memory (tmpfs).
+	spillDir := ""
+	if w.Path != "" && w.Path != schema.Memory {
+		spillDir = filepath.Dir(w.Path)
+	}
+	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, loadEnv{spillDir: spillDir, bound: bound}, res.Files)
 	for i := range res.Files {
 		if res.Files[i].Path == "" {
 			err := ctx.Err()
@@ -153,6 +170,9 @@ func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Option
 			}
 			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
+	}
+	if err := bound.restore(ctx); err != nil {
+		return res, err
 	}
 	stored := map[string]bool{}
 	for _, f := range res.Files {

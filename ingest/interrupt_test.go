@@ -35,7 +35,7 @@ func (p *cancelAt) Add(n int64) {
 func TestInterruptedIngestCountsAndResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,6 +92,7 @@ func mustCSV(t *testing.T, db *sql.DB, q string) string {
 // NVTX range, the stage and step from the step[...] range, the rank from
 // the file name, the device name, and the trace's counts and format.
 func TestNsysKnownAnswers(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		v    nsystest.Variant
@@ -184,6 +185,7 @@ nsys,2,false,false,decode,annotations,NVIDIA H100 80GB HBM3,1751289296000000000,
 // TestNsysRank: without a rank in the file name the rank is the one GPU's
 // id; an export of several GPUs keeps each GPU as its rank (merged).
 func TestNsysRank(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	one := filepath.Join(dir, "one", "profile.sqlite")
@@ -228,6 +230,7 @@ profile.sqlite,3,false,false,NVIDIA H100 80GB HBM3,3
 // one with a value no export has, each fail alone with one clear line
 // naming the file; nothing of them is stored; the good file lands.
 func TestNsysRejects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.sqlite")
@@ -426,6 +429,7 @@ func kinetoToNsys(t *testing.T, src, dst string, v nsystest.Variant) int {
 // stages) and the same GPU events one by one (times, devices, streams,
 // stages, ranks, CUDA-graph replays and the launch each one links to).
 func TestNsysMatchesKineto(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		opt synth.Options
 		v   nsystest.Variant

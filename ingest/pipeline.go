@@ -22,7 +22,7 @@ import (
 // back, and the first such error is returned. A candidate never loaded
 // keeps a zero result.
 func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[string]*runInfo, names *interner,
-	opt Options, jobs int, files []FileResult) error {
+	opt Options, jobs int, env loadEnv, files []FileResult) error {
 	g, gctx := errgroup.WithContext(ctx)
 	work := make(chan int)
 	g.Go(func() error {
@@ -54,7 +54,7 @@ func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[stri
 			if err := prepareConn(gctx, conn); err != nil {
 				return &dbError{err}
 			}
-			l := &loader{db: db, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen}
+			l := &loader{db: db, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen, env: env}
 			for i := range work {
 				c := cands[i]
 				var res FileResult
@@ -94,7 +94,9 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 	raw := make(chan *rawBatch, 2*l.decoders)
 	out := make(chan *decoded, 2*l.decoders)
 	pool := make(chan []byte, 4*l.decoders+4)
-	sp := newSplitter(r, path, pool)
+	// Fill each buffer: a gzip reader returns 32 KiB per call, and the
+	// splitter ends a batch wherever its data ends inside an event.
+	sp := newSplitter(fullReader{r}, path, pool)
 	g.Go(safely(path, func() error {
 		defer close(raw)
 		return sp.run(gctx, raw)

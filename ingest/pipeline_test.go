@@ -23,7 +23,7 @@ func TestWarehouseFailureStopsIngest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func ownedCounts(t *testing.T, w *schema.Warehouse, label string) map[string]int
 func TestRemoveRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestRemoveRuns(t *testing.T) {
 func TestRenameRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

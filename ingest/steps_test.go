@@ -11,8 +11,9 @@ import (
 // TestStepsStale: runs whose steps came from annotations are current for
 // "" and stale for a --steps-by pattern until recomputed with it.
 func TestStepsStale(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,11 @@ package ingest
 
 import (
 	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // sweepFrame is the compact form of a python_function event the per-thread
@@ -57,6 +62,44 @@ func (t *threads) id(pid, tid int64) int32 {
 	return id
 }
 
+// Sizes of the sweep records in a spill file.
+const (
+	frameBytes = 8*4 + 4*3 + 1
+	pointBytes = 8 + 4*2 + 1
+)
+
+func encFrame(b []byte, f *sweepFrame) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(f.ts))
+	le.PutUint64(b[8:], uint64(f.end))
+	le.PutUint64(b[16:], uint64(f.pyID))
+	le.PutUint64(b[24:], uint64(f.parentID))
+	le.PutUint32(b[32:], f.ordinal)
+	le.PutUint32(b[36:], uint32(f.thread))
+	le.PutUint32(b[40:], uint32(f.site))
+	b[44] = byte(f.tier)
+}
+
+func decFrame(b []byte, f *sweepFrame) {
+	le := binary.LittleEndian
+	*f = sweepFrame{ts: int64(le.Uint64(b[0:])), end: int64(le.Uint64(b[8:])), pyID: int64(le.Uint64(b[16:])),
+		parentID: int64(le.Uint64(b[24:])), ordinal: le.Uint32(b[32:]), thread: int32(le.Uint32(b[36:])),
+		site: int32(le.Uint32(b[40:])), tier: int8(b[44])}
+}
+
+func encPoint(b []byte, p *sweepPoint) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(p.ts))
+	le.PutUint32(b[8:], p.ordinal)
+	le.PutUint32(b[12:], uint32(p.thread))
+	b[16] = byte(p.kind)
+}
+
+func decPoint(b []byte, p *sweepPoint) {
+	le := binary.LittleEndian
+	*p = sweepPoint{ts: int64(le.Uint64(b[0:])), ordinal: le.Uint32(b[8:]), thread: int32(le.Uint32(b[12:])), kind: int8(b[16])}
+}
+
 // sweepChunk is how many sweep records one block holds.
 const sweepChunk = 1 << 16
 
@@ -77,6 +120,13 @@ func pointOrder(a, b *sweepPoint) int {
 func sweep(frameList *chunks[sweepFrame], pointList *chunks[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
 	frames := frameList.sorted(frameOrder)
 	points := pointList.sorted(pointOrder)
+	if err := sweepRecords(frames, points, frame, emit); err != nil {
+		return err
+	}
+	return errors.Join(frames.err, points.err)
+}
+
+func sweepRecords(frames *merged[sweepFrame], points *merged[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
 	type open struct {
 		end  int64
 		best [3]int32 // innermost site of each tier on the stack up to here, 0 = none
@@ -139,4 +189,86 @@ func sweep(frameList *chunks[sweepFrame], pointList *chunks[sweepPoint], frame f
 			}
 		}
 	}
+}
+
+// sweptFrame is a frame with the depth the sweep gave it.
+type sweptFrame struct {
+	f     sweepFrame
+	depth int32
+}
+
+// swept is a stretch of the sweep's output.
+type swept struct {
+	frames  []sweptFrame
+	derived []derivedRow
+}
+
+// sweptBatch is how many records one swept stretch holds.
+const sweptBatch = 8 << 10
+
+// sweepAside runs sweep on its own goroutine and hands its output to frame
+// and emit on the calling one, a stretch at a time: storing the rows (the
+// appender, boxing every value) cost as much as the sweep itself, and
+// these two no longer take turns on one core.
+func sweepAside(ctx context.Context, frameList *chunks[sweepFrame], pointList *chunks[sweepPoint],
+	frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	out := make(chan *swept, 4)
+	// Stretches go back to the sweep once stored: a handful in all.
+	free := make(chan *swept, 6)
+	g.Go(func() error {
+		defer close(out)
+		cur := &swept{}
+		send := func() error {
+			select {
+			case out <- cur:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			select {
+			case cur = <-free:
+				cur.frames, cur.derived = cur.frames[:0], cur.derived[:0]
+			default:
+				cur = &swept{}
+			}
+			return nil
+		}
+		err := sweep(frameList, pointList, func(f *sweepFrame, depth int32) error {
+			cur.frames = append(cur.frames, sweptFrame{*f, depth})
+			if len(cur.frames) == sweptBatch {
+				return send()
+			}
+			return nil
+		}, func(r derivedRow) error {
+			cur.derived = append(cur.derived, r)
+			if len(cur.derived) == sweptBatch {
+				return send()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return send()
+	})
+	g.Go(func() error {
+		for s := range out {
+			for i := range s.frames {
+				if err := frame(&s.frames[i].f, s.frames[i].depth); err != nil {
+					return err
+				}
+			}
+			for _, r := range s.derived {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+			select {
+			case free <- s:
+			default:
+			}
+		}
+		return nil
+	})
+	return g.Wait()
 }

@@ -11,6 +11,7 @@ import (
 // preferring the same few ids, end with one id per key, a different id for
 // every key, and the same answers when asked again.
 func TestClaimsAgree(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	const writers, keys = 8, 60
 	got := make([]map[string]int64, writers)
@@ -90,6 +91,7 @@ func TestClaimsAgree(t *testing.T) {
 // TestClaimAfterHalfClaim: a writer killed between its two claim files
 // left an id file; the same key claims it again, another key does not.
 func TestClaimAfterHalfClaim(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	c := &claims{root: filepath.Join(root, "ids"), tmp: t.TempDir()}
 	if _, err := createOnce(c.tmp, c.idPath(kindTrace, 5), []byte("hash-a")); err != nil {

@@ -19,7 +19,8 @@ import (
 // directory at once: no lock is taken, no file is written twice under one
 // name with different content, and each trace appears with its commit.
 // The ingest result reports every file; the write result every trace.
-func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options, cat *catalog.Catalog) (*ingest.Result, *WriteResult, error) {
+// engine sets up the in-memory warehouse (its Threads).
+func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options, cat *catalog.Catalog, engine schema.Options) (*ingest.Result, *WriteResult, error) {
 	if opt.Replace {
 		return nil, nil, errors.New("a lake's traces never change: --replace does not apply to a lake")
 	}
@@ -32,7 +33,7 @@ func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options,
 			return nil, nil, &NewerError{Lake: dir, Version: v, Binary: bin}
 		}
 	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, engine)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,7 +41,7 @@ func demoWarehouse(t *testing.T) string {
 		}
 		demoPath = filepath.Join(dir, "demo.duckdb")
 		ctx := context.Background()
-		w, err := schema.Open(ctx, demoPath, schema.Options{})
+		w, err := schema.Open(ctx, demoPath, schema.Options{Threads: 1})
 		if err != nil {
 			demoErr = err
 			return
@@ -64,7 +64,7 @@ func demoWarehouse(t *testing.T) string {
 
 func openDemo(t *testing.T) *schema.Warehouse {
 	t.Helper()
-	w, err := schema.Open(context.Background(), demoWarehouse(t), schema.Options{ReadOnly: true})
+	w, err := schema.Open(context.Background(), demoWarehouse(t), schema.Options{ReadOnly: true, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +115,7 @@ func dump(t *testing.T, db *sql.DB, q string) []string {
 // reads every table back through the lake's views: the same rows, ids
 // included (an empty lake keeps the warehouse's ids).
 func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := openDemo(t)
 	dir := t.TempDir()
@@ -129,7 +130,7 @@ func TestExportRoundTrip(t *testing.T) {
 	if res.Written() != traces {
 		t.Fatalf("wrote %d traces, want %d: %+v", res.Written(), traces, res.Traces)
 	}
-	lk, err := Open(ctx, dir)
+	lk, err := Open(ctx, dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +217,7 @@ func crashRole() {
 // the lake shows exactly the committed traces, each whole; writing again
 // finishes the job and the lake then equals the warehouse.
 func TestKilledWriteLeavesNothingPartial(t *testing.T) {
+	t.Parallel()
 	src := openDemo(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -280,7 +282,7 @@ func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 // its rows and no other row shows, and returns the number of traces.
 func checkCommitted(t *testing.T, dir string, perTrace map[string]map[string]int64) int {
 	t.Helper()
-	lk, err := Open(context.Background(), dir)
+	lk, err := Open(context.Background(), dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

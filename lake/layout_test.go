@@ -49,6 +49,7 @@ func demoLake(t *testing.T) string {
 // says, partition directories agree with the rows inside, file names are
 // content hashes of committed traces, and the lake's own files exist.
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	dir := demoLake(t)
 	src := openDemo(t)
 	hashes := map[string]string{} // file name -> run label
@@ -176,6 +177,7 @@ var arrowTypes = map[string]string{
 // column of the warehouse table is there with the Arrow type of its
 // DuckDB type, and the rows add up to the warehouse's.
 func TestParquetReadBack(t *testing.T) {
+	t.Parallel()
 	dir := demoLake(t)
 	src := openDemo(t)
 	ctx := context.Background()

@@ -60,8 +60,9 @@ func readVersion(dir string) (int, error) {
 // with the warehouse's schema (every migration's macros and views) in
 // which each table of Tables is a view over the lake's Parquet files, so
 // every query of tracehouse runs unchanged. The catalog tables stay
-// writable (a report installs its catalog); the rest is read-only.
-func Open(ctx context.Context, dir string) (*schema.Warehouse, error) {
+// writable (a report installs its catalog); the rest is read-only. engine
+// sets up that database (its Threads; the rest is ignored).
+func Open(ctx context.Context, dir string, engine schema.Options) (*schema.Warehouse, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -80,7 +81,7 @@ func Open(ctx context.Context, dir string) (*schema.Warehouse, error) {
 	if have > bin {
 		return nil, &NewerError{Lake: dir, Version: have, Binary: bin}
 	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, engine)
 	if err != nil {
 		return nil, err
 	}

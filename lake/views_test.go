@@ -19,8 +19,9 @@ import (
 // lake table or listed in Local with where its content comes from, so a
 // migration adding a table cannot leave lakes silently without it.
 func TestEveryTableHasAPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,9 +70,10 @@ func TestEveryTableHasAPlace(t *testing.T) {
 // TestViewsFile runs _tracehouse/views.sql in a plain DuckDB (no
 // tracehouse schema) and finds the lake's rows, as Open does.
 func TestViewsFile(t *testing.T) {
+	t.Parallel()
 	dir := demoLake(t)
 	ctx := context.Background()
-	lk, err := Open(ctx, dir)
+	lk, err := Open(ctx, dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +123,9 @@ func tableNames() []string {
 // columns from the paths): the views are plain SQL all three accept, and
 // give the lake's rows.
 func TestEngineViews(t *testing.T) {
+	t.Parallel()
 	dir := demoLake(t)
-	lk, err := Open(context.Background(), dir)
+	lk, err := Open(context.Background(), dir, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,7 @@ func historyDB(t *testing.T) fixture {
 }
 
 func TestHistorySteps(t *testing.T) {
+	t.Parallel()
 	f := historyDB(t)
 	testHistorySteps(t, f, nil)
 	// The same answers from the saved step aggregates.

@@ -231,84 +231,87 @@ func TestKernelSitesAgreeWithKernelScope(t *testing.T) {
 		pair{runs["sglang-formal"], rankOf(runs["sglang-mapping"])},
 		pair{runs["tokenspeed-deepseek"], rankOf(runs["sglang-llama"])})
 	for _, c := range cases {
-		for _, rank := range []sql.NullInt64{rankOf(0), rankOf(1), {}} {
-			what := fmt.Sprintf("run %d mapping %v rank %v", c.run, c.mapping, rank)
-			// Per (stage, short name): total, sited, match; per location: ns.
-			rows, err := db.Query(`
-				SELECT k.stage, n.short_name, ks.match, s.site_id IS NOT NULL,
-				       CASE WHEN ks.match = 'graph-replay' THEN 'graph replay @ ' ELSE '' END ||
-				       CASE WHEN s.line IS NOT NULL AND coalesce(s.rel_path, s.file) IS NOT NULL
-				            THEN coalesce(s.rel_path, s.file) || ':' || s.line || coalesce(' ' || s.func, '')
-				            ELSE s.name END,
-				       k.dur_ns
-				FROM kernel_scope(?, ?) ks
-				JOIN kernels k USING (kernel_id)
-				JOIN kernel_names n ON n.name_id = k.name_id
-				LEFT JOIN sites s ON s.site_id = ks.site_id
-				WHERE ? IS NULL OR k.rank = ?`, c.run, c.mapping, rank, rank)
-			if err != nil {
-				t.Fatal(err)
-			}
-			type key struct{ stage, kernel string }
-			total, sited := map[key]int64{}, map[key]int64{}
-			match := map[key]string{}
-			byLoc := map[key]map[string]int64{}
-			stageTotal, stageSited := map[string]int64{}, map[string]int64{}
-			for rows.Next() {
-				var k key
-				var m string
-				var has bool
-				var loc sql.NullString
-				var dur int64
-				if err := rows.Scan(&k.stage, &k.kernel, &m, &has, &loc, &dur); err != nil {
+		t.Run(fmt.Sprintf("run %d mapping %d", c.run, c.mapping.Int64), func(t *testing.T) {
+			t.Parallel()
+			for _, rank := range []sql.NullInt64{rankOf(0), rankOf(1), {}} {
+				what := fmt.Sprintf("run %d mapping %v rank %v", c.run, c.mapping, rank)
+				// Per (stage, short name): total, sited, match; per location: ns.
+				rows, err := db.Query(`
+					SELECT k.stage, n.short_name, ks.match, s.site_id IS NOT NULL,
+					       CASE WHEN ks.match = 'graph-replay' THEN 'graph replay @ ' ELSE '' END ||
+					       CASE WHEN s.line IS NOT NULL AND coalesce(s.rel_path, s.file) IS NOT NULL
+					            THEN coalesce(s.rel_path, s.file) || ':' || s.line || coalesce(' ' || s.func, '')
+					            ELSE s.name END,
+					       k.dur_ns
+					FROM kernel_scope(?, ?) ks
+					JOIN kernels k USING (kernel_id)
+					JOIN kernel_names n ON n.name_id = k.name_id
+					LEFT JOIN sites s ON s.site_id = ks.site_id
+					WHERE ? IS NULL OR k.rank = ?`, c.run, c.mapping, rank, rank)
+				if err != nil {
 					t.Fatal(err)
 				}
-				total[k] += dur
-				stageTotal[k.stage] += dur
-				if match[k] != "graph-replay" { // any replayed time marks the name
-					match[k] = m
-				}
-				if has {
-					sited[k] += dur
-					if m != "graph-replay" { // coverage counts kernel sites only
-						stageSited[k.stage] += dur
+				type key struct{ stage, kernel string }
+				total, sited := map[key]int64{}, map[key]int64{}
+				match := map[key]string{}
+				byLoc := map[key]map[string]int64{}
+				stageTotal, stageSited := map[string]int64{}, map[string]int64{}
+				for rows.Next() {
+					var k key
+					var m string
+					var has bool
+					var loc sql.NullString
+					var dur int64
+					if err := rows.Scan(&k.stage, &k.kernel, &m, &has, &loc, &dur); err != nil {
+						t.Fatal(err)
 					}
-					if byLoc[k] == nil {
-						byLoc[k] = map[string]int64{}
+					total[k] += dur
+					stageTotal[k.stage] += dur
+					if match[k] != "graph-replay" { // any replayed time marks the name
+						match[k] = m
 					}
-					byLoc[k][loc.String] += dur
+					if has {
+						sited[k] += dur
+						if m != "graph-replay" { // coverage counts kernel sites only
+							stageSited[k.stage] += dur
+						}
+						if byLoc[k] == nil {
+							byLoc[k] = map[string]int64{}
+						}
+						byLoc[k][loc.String] += dur
+					}
+				}
+				rows.Close()
+				got, err := KernelSites(ctx, db, KernelSitesParams{Run: c.run, Mapping: c.mapping, Rank: rank})
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen := map[key]bool{}
+				for _, r := range got {
+					k := key{r.Stage, r.Kernel}
+					seen[k] = true
+					if r.KernelNS != total[k] || r.SitedNS != sited[k] || r.Match != match[k] || r.Sites != int64(len(byLoc[k])) {
+						t.Errorf("%s %v: got kernel %d sited %d match %s sites %d; kernel_scope says %d %d %s %d",
+							what, k, r.KernelNS, r.SitedNS, r.Match, r.Sites, total[k], sited[k], match[k], len(byLoc[k]))
+					}
+					if r.Location.Valid && r.SiteNS != byLoc[k][r.Location.String] {
+						t.Errorf("%s %v %s: %d ns, kernel_scope says %d", what, k, r.Location.String, r.SiteNS, byLoc[k][r.Location.String])
+					}
+				}
+				if len(seen) != len(total) {
+					t.Errorf("%s: %d names, kernel_scope has %d", what, len(seen), len(total))
+				}
+				cov, err := TriageCoverage(ctx, db, TriageCoverageParams{Run: c.run, Mapping: c.mapping, Rank: rank})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range cov {
+					if r.Stage.Valid && (r.KernelNS != stageTotal[r.Stage.String] || r.SitedNS != stageSited[r.Stage.String]) {
+						t.Errorf("%s %s coverage: %d/%d, kernel_scope says %d/%d", what, r.Stage.String,
+							r.SitedNS, r.KernelNS, stageSited[r.Stage.String], stageTotal[r.Stage.String])
+					}
 				}
 			}
-			rows.Close()
-			got, err := KernelSites(ctx, db, KernelSitesParams{Run: c.run, Mapping: c.mapping, Rank: rank})
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen := map[key]bool{}
-			for _, r := range got {
-				k := key{r.Stage, r.Kernel}
-				seen[k] = true
-				if r.KernelNS != total[k] || r.SitedNS != sited[k] || r.Match != match[k] || r.Sites != int64(len(byLoc[k])) {
-					t.Errorf("%s %v: got kernel %d sited %d match %s sites %d; kernel_scope says %d %d %s %d",
-						what, k, r.KernelNS, r.SitedNS, r.Match, r.Sites, total[k], sited[k], match[k], len(byLoc[k]))
-				}
-				if r.Location.Valid && r.SiteNS != byLoc[k][r.Location.String] {
-					t.Errorf("%s %v %s: %d ns, kernel_scope says %d", what, k, r.Location.String, r.SiteNS, byLoc[k][r.Location.String])
-				}
-			}
-			if len(seen) != len(total) {
-				t.Errorf("%s: %d names, kernel_scope has %d", what, len(seen), len(total))
-			}
-			cov, err := TriageCoverage(ctx, db, TriageCoverageParams{Run: c.run, Mapping: c.mapping, Rank: rank})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range cov {
-				if r.Stage.Valid && (r.KernelNS != stageTotal[r.Stage.String] || r.SitedNS != stageSited[r.Stage.String]) {
-					t.Errorf("%s %s coverage: %d/%d, kernel_scope says %d/%d", what, r.Stage.String,
-						r.SitedNS, r.KernelNS, stageSited[r.Stage.String], stageTotal[r.Stage.String])
-				}
-			}
-		}
+		})
 	}
 }

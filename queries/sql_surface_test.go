@@ -12,6 +12,7 @@ import (
 // for a run named by id or by label, exactly the rows of the internal
 // computation for that run_id; an id wins over a label that reads like it.
 func TestOverlapKernelsTakesIDOrLabel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	db := f.db
 	f.run(1, "base")
@@ -57,6 +58,7 @@ func TestOverlapKernelsTakesIDOrLabel(t *testing.T) {
 // creates carries a description, and one table's columns come back in
 // table order with their comments.
 func TestSchemaObjectsDescribeEverything(t *testing.T) {
+	t.Parallel()
 	db := newFixture(t).db
 	ctx := context.Background()
 	objs, err := SchemaObjects(ctx, db, sql.NullString{})

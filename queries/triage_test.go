@@ -100,41 +100,44 @@ func TestTriageDemoConsistent(t *testing.T) {
 	ctx := context.Background()
 	db := demoDB(t)
 	for label, run := range demoRuns(t, db) {
-		for _, rank := range []sql.NullInt64{rankOf(0), {}} {
-			d, err := Triage(ctx, db, TriageParams{Run: run, Rank: rank, MinShare: 1, OverlapRows: 10})
-			if err != nil {
-				t.Fatalf("%s: %v", label, err)
-			}
-			kt := map[string]int64{}
-			for _, r := range d.Kernels {
-				kt[r.Stage] = r.StageKernelNS
-			}
-			busy := map[string]int64{}
-			for _, r := range d.StageBusy {
-				if r.Level == "stage" {
-					busy[r.Stage] = r.KernelNS
-					if r.BusyNS > r.KernelNS || r.BusyNS <= 0 || r.WindowNS < r.BusyNS/int64(max(1, r.Streams)) {
-						t.Errorf("%s %s: busy %d of kernel %d, window %d", label, r.Stage, r.BusyNS, r.KernelNS, r.WindowNS)
+		t.Run(label, func(t *testing.T) {
+			t.Parallel()
+			for _, rank := range []sql.NullInt64{rankOf(0), {}} {
+				d, err := Triage(ctx, db, TriageParams{Run: run, Rank: rank, MinShare: 1, OverlapRows: 10})
+				if err != nil {
+					t.Fatalf("%s: %v", label, err)
+				}
+				kt := map[string]int64{}
+				for _, r := range d.Kernels {
+					kt[r.Stage] = r.StageKernelNS
+				}
+				busy := map[string]int64{}
+				for _, r := range d.StageBusy {
+					if r.Level == "stage" {
+						busy[r.Stage] = r.KernelNS
+						if r.BusyNS > r.KernelNS || r.BusyNS <= 0 || r.WindowNS < r.BusyNS/int64(max(1, r.Streams)) {
+							t.Errorf("%s %s: busy %d of kernel %d, window %d", label, r.Stage, r.BusyNS, r.KernelNS, r.WindowNS)
+						}
+					}
+				}
+				cov := map[string]int64{}
+				for _, r := range d.Coverage {
+					if r.Stage.Valid {
+						cov[r.Stage.String] = r.KernelNS
+					}
+				}
+				if fmt.Sprint(kt) != fmt.Sprint(busy) || fmt.Sprint(kt) != fmt.Sprint(cov) {
+					t.Errorf("%s rank %v: stage totals differ: kernel table %v, busy %v, coverage %v", label, rank, kt, busy, cov)
+				}
+				if d.Run.Label != label || len(d.Traces) == 0 || len(d.GPUEvents) == 0 || len(d.KnownPaths) != len(d.Overlap) {
+					t.Errorf("%s: header %+v, %d traces", label, d.Run, len(d.Traces))
+				}
+				for _, s := range d.Sites {
+					if s.Match != "self" && s.Match != "graph-replay" {
+						t.Errorf("%s: single-trace site row with match %q", label, s.Match)
 					}
 				}
 			}
-			cov := map[string]int64{}
-			for _, r := range d.Coverage {
-				if r.Stage.Valid {
-					cov[r.Stage.String] = r.KernelNS
-				}
-			}
-			if fmt.Sprint(kt) != fmt.Sprint(busy) || fmt.Sprint(kt) != fmt.Sprint(cov) {
-				t.Errorf("%s rank %v: stage totals differ: kernel table %v, busy %v, coverage %v", label, rank, kt, busy, cov)
-			}
-			if d.Run.Label != label || len(d.Traces) == 0 || len(d.GPUEvents) == 0 || len(d.KnownPaths) != len(d.Overlap) {
-				t.Errorf("%s: header %+v, %d traces", label, d.Run, len(d.Traces))
-			}
-			for _, s := range d.Sites {
-				if s.Match != "self" && s.Match != "graph-replay" {
-					t.Errorf("%s: single-trace site row with match %q", label, s.Match)
-				}
-			}
-		}
+		})
 	}
 }

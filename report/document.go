@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tracehouse/tracehouse/vocab"
@@ -21,10 +20,11 @@ type Document struct {
 	Models []DocModel
 	// Compare is the comparison section (--compare); nil when not asked.
 	Compare *CompareReport
-	// History holds one chart per series (--history); empty when not asked.
-	// It is the extension point for `tracehouse history`: a history report
-	// turns each of its series into a LineChart and both formats draw it.
-	History []LineChart
+	// History holds the histories of `tracehouse history` (--history), in
+	// the order asked; empty when not asked. Both formats show each one's
+	// tables as `history` prints them; HTML adds a line chart per stage
+	// (HistoryReport.Chart).
+	History []*HistoryReport
 	// Notes are printed under the title (runs left out, fallbacks).
 	Notes []string
 }
@@ -48,8 +48,6 @@ type LineChart struct {
 	// Unit labels the values, e.g. "µs per step".
 	Unit   string
 	Points []LinePoint
-	// Rule says how change points were found (shown under the chart).
-	Rule string
 }
 
 // LinePoint is one run's value.
@@ -58,8 +56,9 @@ type LinePoint struct {
 	Value float64
 	// Lo and Hi bound the value's interval; nil when there is none.
 	Lo, Hi *float64
-	// Change marks a change point: the series departs here.
-	Change bool
+	// Change marks a change point, the direction the series departs in
+	// (ChangeSlower, ChangeFaster); "" elsewhere.
+	Change string
 }
 
 // NewDocument groups runs by model (alphabetical, unknown last), then
@@ -171,15 +170,18 @@ func (d *Document) Markdown() Doc {
 			blocks = append(blocks, b)
 		}
 	}
-	if len(d.History) > 0 {
-		hh := &Heading{Level: 2, Text: "History"}
-		blocks = append(blocks, hh)
-		toc.Entries = append(toc.Entries, TOCEntry{Depth: 0, Text: hh.Text, Target: hh})
-		for _, c := range d.History {
-			blocks = append(blocks, &Heading{Level: 3, Text: c.Title}, c.table())
-			if c.Rule != "" {
-				blocks = append(blocks, Lines{"Change points: " + c.Rule})
+	// Each history under the document's: its title a section in the
+	// contents, its stages one level down.
+	for _, h := range d.History {
+		for i, b := range h.Doc(Markdown).Blocks {
+			if hd, ok := b.(*Heading); ok {
+				hd = &Heading{Level: hd.Level + 1, Text: hd.Text}
+				if i == 0 {
+					toc.Entries = append(toc.Entries, TOCEntry{Depth: 0, Text: hd.Text, Target: hd})
+				}
+				b = hd
 			}
+			blocks = append(blocks, b)
 		}
 	}
 	return Doc{Blocks: blocks}
@@ -192,32 +194,14 @@ func (d *Document) summary() string {
 	if d.Compare != nil {
 		s += "; a comparison"
 	}
-	if len(d.History) > 0 {
-		s += fmt.Sprintf("; %d history chart(s)", len(d.History))
+	switch n := len(d.History); n {
+	case 0:
+	case 1:
+		s += "; a history"
+	default:
+		s += fmt.Sprintf("; %d histories", n)
 	}
 	return s + "."
-}
-
-// table is a history chart as a table: one row per run.
-func (c LineChart) table() *Table {
-	unit := c.Unit
-	if unit == "" {
-		unit = "Value"
-	}
-	t := &Table{Name: "history", Empty: "no run in the series",
-		Columns: []Column{{Name: "Run"}, {Name: unit, Right: true}, {Name: "Interval", Right: true}, {Name: "Change point"}}}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-	for _, p := range c.Points {
-		iv, mark := "-", ""
-		if p.Lo != nil && p.Hi != nil {
-			iv = f(*p.Lo) + " .. " + f(*p.Hi)
-		}
-		if p.Change {
-			mark = "changed here"
-		}
-		t.Rows = append(t.Rows, []string{p.Run, f(p.Value), iv, mark})
-	}
-	return t
 }
 
 // joinNonEmpty joins the non-empty parts.

@@ -276,7 +276,22 @@ func (st *HistoryStage) changeLine() string {
 // Doc renders the history for the text, markdown or JSON format.
 func (r *HistoryReport) Doc(f Format) Doc {
 	d := Doc{JSON: r}
-	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: "History: " + r.What})
+	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: r.Title()})
+	d.Blocks = append(d.Blocks, r.headLines())
+	for i := range r.Stages {
+		d.Blocks = append(d.Blocks, r.stageBlocks(&r.Stages[i])...)
+	}
+	if len(r.Stages) == 0 {
+		d.Blocks = append(d.Blocks, r.emptyLines())
+	}
+	return d
+}
+
+// Title is the history's heading.
+func (r *HistoryReport) Title() string { return "History: " + r.What }
+
+// headLines say what the series is, which runs it holds and the rule.
+func (r *HistoryReport) headLines() Lines {
 	head := Lines{fmt.Sprintf("rank %d; samples are steps (edge steps %s); share = of the %s", r.Rank, edgeWord(r), r.ShareOf)}
 	sel := "runs: every run"
 	if len(r.Tags) > 0 {
@@ -288,58 +303,82 @@ func (r *HistoryReport) Doc(f Format) Doc {
 		sel += ", in ingest order"
 	}
 	head = append(head, sel, "rule: "+r.Rule.Text)
-	head = append(head, r.Notes...)
-	d.Blocks = append(d.Blocks, head)
-	for _, st := range r.Stages {
-		d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: fmt.Sprintf("%s: %d run(s)", vocab.StageName(st.Stage), len(st.Runs))})
-		cols := []Column{{Name: "#", Right: true}, {Name: "Run"}}
+	return append(head, r.Notes...)
+}
+
+// emptyLines stand in for the stages when no run has steps on the rank.
+func (r *HistoryReport) emptyLines() Lines {
+	return Lines{fmt.Sprintf("no steps of the selected runs on rank %d", r.Rank)}
+}
+
+// title heads one stage's series.
+func (st *HistoryStage) title() string {
+	return fmt.Sprintf("%s: %d run(s)", vocab.StageName(st.Stage), len(st.Runs))
+}
+
+// stageBlocks are one stage's heading, table and change-point lines.
+func (r *HistoryReport) stageBlocks(st *HistoryStage) []any {
+	blocks := []any{&Heading{Level: 2, Text: st.title()}}
+	cols := []Column{{Name: "#", Right: true}, {Name: "Run"}}
+	if r.By != "" {
+		cols = append(cols, Column{Name: r.By})
+	}
+	cols = append(cols, Column{Name: "Ingested"}, Column{Name: "Steps", Right: true}, Column{Name: "µs/step", Right: true},
+		Column{Name: "95% interval µs", Right: true}, Column{Name: "Launches/step", Right: true}, Column{Name: "Share %", Right: true},
+		Column{Name: "vs previous runs", Right: true}, Column{Name: "Change"})
+	t := &Table{Name: "history", Columns: cols}
+	for _, p := range st.Runs {
+		row := []string{strconv.Itoa(p.Order), p.Label}
 		if r.By != "" {
-			cols = append(cols, Column{Name: r.By})
+			row = append(row, p.By)
 		}
-		cols = append(cols, Column{Name: "Ingested"}, Column{Name: "Steps", Right: true}, Column{Name: "µs/step", Right: true},
-			Column{Name: "95% interval µs", Right: true}, Column{Name: "Launches/step", Right: true}, Column{Name: "Share %", Right: true},
-			Column{Name: "vs previous runs", Right: true}, Column{Name: "Change"})
-		t := &Table{Name: "history", Columns: cols}
-		for _, p := range st.Runs {
-			row := []string{strconv.Itoa(p.Order), p.Label}
-			if r.By != "" {
-				row = append(row, p.By)
-			}
-			ci := "-"
-			if p.LoNS != nil {
-				ci = fmtUSf(*p.LoNS) + " .. " + fmtUSf(*p.HiNS)
-			}
-			share := "-"
-			if p.SharePct != nil {
-				share = fmtPct(*p.SharePct)
-			}
-			vs := "-"
-			if p.ReferenceNS != nil {
-				vs = fmtDeltaPct(p.DeltaPct)
-			}
-			change := ""
-			switch p.Change {
-			case ChangeSlower:
-				change = "▲ slower"
-			case ChangeFaster:
-				change = "▼ faster"
-			}
-			row = append(row, p.IngestedAt, strconv.Itoa(p.Steps), fmtUSf(p.MedianNS), ci,
-				strconv.FormatFloat(p.LaunchesPerStep, 'f', 2, 64), share, vs, change)
-			t.Rows = append(t.Rows, row)
+		ci := "-"
+		if p.LoNS != nil {
+			ci = fmtUSf(*p.LoNS) + " .. " + fmtUSf(*p.HiNS)
 		}
-		d.Blocks = append(d.Blocks, t)
-		l := Lines(strings.Split(st.changeLine(), "\n"))
-		if len(st.Missing) > 0 {
-			l = append(l, fmt.Sprintf("%d selected run(s) have no %s steps on rank %d: %s", len(st.Missing),
-				vocab.StageName(st.Stage), r.Rank, listSome(st.Missing, 5)))
+		share := "-"
+		if p.SharePct != nil {
+			share = fmtPct(*p.SharePct)
 		}
-		d.Blocks = append(d.Blocks, l)
+		vs := "-"
+		if p.ReferenceNS != nil {
+			vs = fmtDeltaPct(p.DeltaPct)
+		}
+		change := ""
+		switch p.Change {
+		case ChangeSlower:
+			change = "▲ slower"
+		case ChangeFaster:
+			change = "▼ faster"
+		}
+		row = append(row, p.IngestedAt, strconv.Itoa(p.Steps), fmtUSf(p.MedianNS), ci,
+			strconv.FormatFloat(p.LaunchesPerStep, 'f', 2, 64), share, vs, change)
+		t.Rows = append(t.Rows, row)
 	}
-	if len(r.Stages) == 0 {
-		d.Blocks = append(d.Blocks, Lines{fmt.Sprintf("no steps of the selected runs on rank %d", r.Rank)})
+	blocks = append(blocks, t)
+	l := Lines(strings.Split(st.changeLine(), "\n"))
+	if len(st.Missing) > 0 {
+		l = append(l, fmt.Sprintf("%d selected run(s) have no %s steps on rank %d: %s", len(st.Missing),
+			vocab.StageName(st.Stage), r.Rank, listSome(st.Missing, 5)))
 	}
-	return d
+	return append(blocks, l)
+}
+
+// Chart is one stage's series as a line chart: the median per step in µs
+// with its interval, the change points marked with their direction.
+func (r *HistoryReport) Chart(st *HistoryStage) LineChart {
+	c := LineChart{Title: fmt.Sprintf("%s, %s, rank %d", r.What, vocab.StageName(st.Stage), r.Rank), Unit: "µs per step"}
+	us := func(ns *float64) *float64 {
+		if ns == nil {
+			return nil
+		}
+		v := *ns / 1e3
+		return &v
+	}
+	for _, p := range st.Runs {
+		c.Points = append(c.Points, LinePoint{Run: p.Label, Value: p.MedianNS / 1e3, Lo: us(p.LoNS), Hi: us(p.HiNS), Change: p.Change})
+	}
+	return c
 }
 
 func edgeWord(r *HistoryReport) string {

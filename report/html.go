@@ -143,11 +143,18 @@ type pageBlock struct {
 	Table   *pageTable
 }
 
+// pageHistory is one history: its head lines, then per stage a line
+// chart over the runs and the table of `tracehouse history`.
 type pageHistory struct {
-	Title string
-	Chart *scene
-	Table *pageTable
-	Rule  string
+	ID, Title string
+	Head      []string
+	Stages    []pageHistoryStage
+}
+
+type pageHistoryStage struct {
+	ID, Title string
+	Chart     *scene
+	Blocks    []pageBlock
 }
 
 type pageTable struct {
@@ -208,13 +215,50 @@ func newPage(d *Document, opt HTMLOptions) *page {
 			p.TOC = append(p.TOC, tocLine{1, st.Title, st.ID})
 		}
 	}
-	if len(d.History) > 0 {
-		p.TOC = append(p.TOC, tocLine{0, "History", "history"})
-		for _, c := range d.History {
-			p.History = append(p.History, pageHistory{Title: c.Title, Chart: lineScene(c), Table: newPageTable(c.table()), Rule: c.Rule})
+	for i, h := range d.History {
+		ph := newPageHistory(h, fmt.Sprintf("history-%d", i+1))
+		p.TOC = append(p.TOC, tocLine{0, ph.Title, ph.ID})
+		for _, st := range ph.Stages {
+			p.TOC = append(p.TOC, tocLine{1, st.Title, st.ID})
 		}
+		p.History = append(p.History, ph)
 	}
 	return p
+}
+
+// newPageHistory lays out one history: the blocks of its text view, with
+// each stage's chart above its table.
+func newPageHistory(h *HistoryReport, id string) pageHistory {
+	ph := pageHistory{ID: id, Title: h.Title(), Head: h.headLines()}
+	if len(h.Stages) == 0 {
+		ph.Head = append(ph.Head, h.emptyLines()...)
+	}
+	for i := range h.Stages {
+		st := &h.Stages[i]
+		ps := pageHistoryStage{ID: id + "-" + st.Stage, Title: st.title(), Chart: lineScene(h.Chart(st))}
+		ps.Blocks = pageBlocks(h.stageBlocks(st)[1:]) // its heading is the section's
+		ph.Stages = append(ph.Stages, ps)
+	}
+	return ph
+}
+
+// pageBlocks turns a view's blocks (headings, lines, tables) into the
+// page's.
+func pageBlocks(blocks []any) []pageBlock {
+	var out []pageBlock
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case *Heading:
+			out = append(out, pageBlock{Heading: b.Text})
+		case Lines:
+			if len(b) > 0 {
+				out = append(out, pageBlock{Lines: b})
+			}
+		case *Table:
+			out = append(out, pageBlock{Table: newPageTable(b)})
+		}
+	}
+	return out
 }
 
 func newPageRun(r *TriageReport, opt HTMLOptions) pageRun {
@@ -301,18 +345,7 @@ func newPageCompare(c *CompareReport, opt HTMLOptions) *pageCompare {
 		if len(ks) > 0 {
 			ps.Kernels = divergingBars("delta kernels", "Kernel time per step, candidate minus base, "+vocab.StageName(st.Stage), ks)
 		}
-		for _, b := range c.stageBlocks(st, id)[1:] { // its heading is the section's
-			switch b := b.(type) {
-			case *Heading:
-				ps.Blocks = append(ps.Blocks, pageBlock{Heading: b.Text})
-			case Lines:
-				if len(b) > 0 {
-					ps.Blocks = append(ps.Blocks, pageBlock{Lines: b})
-				}
-			case *Table:
-				ps.Blocks = append(ps.Blocks, pageBlock{Table: newPageTable(b)})
-			}
-		}
+		ps.Blocks = pageBlocks(c.stageBlocks(st, id)[1:]) // its heading is the section's
 		pc.Stages = append(pc.Stages, ps)
 	}
 	return pc

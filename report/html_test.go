@@ -53,9 +53,9 @@ func hostileReport() *TriageReport {
 
 func hostileDocument() *Document {
 	d := NewDocument("Report "+xssLabel, []*TriageReport{hostileReport()})
-	lo, hi := 90.0, 110.0
-	d.History = []LineChart{{Title: "step time of " + xssLabel, Unit: "µs per step", Rule: "MAD", Points: []LinePoint{
-		{Run: xssLabel, Value: 100, Lo: &lo, Hi: &hi}, {Run: "b", Value: 101}, {Run: xssKernel, Value: 150, Change: true}}}}
+	h := testHistory([]string{xssLabel, "b", "c", "d", xssKernel}, []int64{100, 101, 99, 100, 150}, "decode")
+	h.Match, h.What = xssKernel, "time per step of the kernels matching "+xssKernel
+	d.History = []*HistoryReport{h}
 	return d
 }
 

@@ -398,9 +398,14 @@ func boolInt(b bool) int {
 }
 
 // lineScene draws a series over runs: the values joined by a line, their
-// intervals as whiskers, change points ringed, run labels under the axis.
+// intervals as whiskers, change points ringed (red when slower, green when
+// faster) with an arrow above, run labels under the axis. Bars counts the
+// points (circle.pt), so a test can check what the browser shows.
 func lineScene(c LineChart) *scene {
-	const top, plotH, left, bottom = 10, 180, 70, 60
+	// top leaves room for the unit and the change arrows; inset keeps the
+	// first and last points (and their centred labels) off the chart's
+	// edges.
+	const top, plotH, left, bottom, inset = 26, 180, 70, 60, 50
 	s := &scene{Kind: "history", Label: c.Title, W: chartW}
 	n := len(c.Points)
 	if n == 0 {
@@ -414,6 +419,7 @@ func lineScene(c LineChart) *scene {
 			lo, hi = math.Min(lo, *p.Lo), math.Max(hi, *p.Hi)
 		}
 	}
+	positive := lo >= 0
 	if lo > 0 && lo < hi/2 {
 		lo = 0
 	}
@@ -422,12 +428,15 @@ func lineScene(c LineChart) *scene {
 	}
 	pad := (hi - lo) * 0.08
 	lo, hi = lo-pad, hi+pad
+	if positive {
+		lo = math.Max(lo, 0) // no negative times on the axis
+	}
 	plotW := float64(chartW - left - 20)
 	xOf := func(i int) float64 {
 		if n == 1 {
 			return left + plotW/2
 		}
-		return left + plotW*float64(i)/float64(n-1)
+		return left + inset + (plotW-2*inset)*float64(i)/float64(n-1)
 	}
 	yOf := func(v float64) float64 { return top + (hi-v)/(hi-lo)*plotH }
 	s.Lines = append(s.Lines, svgLine{X1: left, Y1: top, X2: left, Y2: top + plotH, Class: "axis"},
@@ -451,15 +460,20 @@ func lineScene(c LineChart) *scene {
 		}
 		title := fmt.Sprintf("%s: %s %s", p.Run, strconv.FormatFloat(p.Value, 'f', 1, 64), c.Unit)
 		cls := "pt"
-		if p.Change {
-			cls, title = "pt change", title+" (change point)"
+		if p.Change != "" {
+			cls, title = "pt change "+p.Change, title+" (change point: "+p.Change+")"
 		}
 		s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 3.5, Class: cls, Title: title})
 		s.Bars++
-		if p.Change {
-			s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 8, Class: "ring"})
+		if p.Change != "" {
+			s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 8, Class: "ring " + p.Change, Title: title})
+			arrow := "▲"
+			if p.Change == ChangeFaster {
+				arrow = "▼"
+			}
+			s.Texts = append(s.Texts, svgText{X: px(x), Y: px(y - 12), Anchor: "middle", Class: "mark " + p.Change, Text: arrow})
 		}
-		if i%every == 0 || p.Change {
+		if i%every == 0 || p.Change != "" {
 			short := shortenTo(p.Run, 16)
 			t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: short}
 			if short != p.Run {
@@ -469,7 +483,7 @@ func lineScene(c LineChart) *scene {
 		}
 	}
 	s.Polys = append(s.Polys, svgPoly{Points: pts, Class: "series"})
-	s.Texts = append(s.Texts, svgText{X: 4, Y: top + 4, Class: "tick", Text: c.Unit})
+	s.Texts = append(s.Texts, svgText{X: 4, Y: 12, Class: "tick", Text: c.Unit})
 	s.H = top + plotH + bottom - 20
 	return s
 }

@@ -3,8 +3,13 @@ package report
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/stats"
 )
 
 func TestReportPx(t *testing.T) {
@@ -142,44 +147,94 @@ func TestReportTimelineScene(t *testing.T) {
 	}
 }
 
-// TestReportHistory: the extension point for `tracehouse history`: a
-// Document's LineCharts are drawn in HTML (points, change points ringed)
-// and tabled in markdown.
+// testHistory is the history of one stage over runs whose every step
+// (six per run) takes medUS[i] µs, +-1 µs alternately; built by
+// NewHistory with the default rule.
+func testHistory(labels []string, medUS []int64, stage string) *HistoryReport {
+	var runs []HistoryRunInfo
+	var rows []queries.HistoryStepsRow
+	for i, l := range labels {
+		id := int64(i + 1)
+		runs = append(runs, HistoryRunInfo{RunID: id, Label: l, IngestedAt: time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC)})
+		for step := range int64(6) {
+			v := medUS[i]*1000 + (step%3-1)*1000 // -1, 0, +1 µs: the median is medUS
+			rows = append(rows, queries.HistoryStepsRow{RunID: id, Stage: stage, TraceID: id, Step: step, ValueNS: v,
+				Launches: 1, Steps: 6, LaunchesPerStep: 1})
+		}
+	}
+	return NewHistory(runs, rows, HistoryOptions{Series: SeriesMetric, Match: "step_time", Rule: stats.DefaultChangeRule})
+}
+
+// TestReportHistory: a Document's histories are drawn in HTML (a point per
+// run, the change point ringed and marked slower) and tabled in markdown
+// as `tracehouse history` prints them, under a contents entry.
 func TestReportHistory(t *testing.T) {
 	d := NewDocument("h", nil)
-	lo, hi := 9.0, 11.0
-	d.History = []LineChart{{Title: "step time", Unit: "µs per step", Rule: "3 x MAD", Points: []LinePoint{
-		{Run: "r1", Value: 10, Lo: &lo, Hi: &hi}, {Run: "r2", Value: 10.2}, {Run: "r3", Value: 14, Change: true}, {Run: "r4", Value: 14.1}}}}
-	s := lineScene(d.History[0])
-	var rings, points int
+	// 100, 102, 98, 101 µs, then 130: 30% above the median of the previous
+	// four (100.5 µs), far beyond the 5% floor and their spread.
+	h := testHistory([]string{"r1", "r2", "r3", "r4", "r5"}, []int64{100, 102, 98, 101, 130}, "decode")
+	d.History = []*HistoryReport{h}
+	if len(h.Stages) != 1 || !slices.Equal(h.Stages[0].ChangePoints, []string{"r5"}) {
+		t.Fatalf("history stages %+v, want decode with r5 a change point", h.Stages)
+	}
+	c := h.Chart(&h.Stages[0])
+	var vals []float64
+	for _, p := range c.Points {
+		vals = append(vals, p.Value)
+	}
+	if !slices.Equal(vals, []float64{100, 102, 98, 101, 130}) || c.Points[4].Change != ChangeSlower || c.Points[3].Change != "" {
+		t.Errorf("chart points %+v", c.Points)
+	}
+	if lo, hi := c.Points[0].Lo, c.Points[0].Hi; lo == nil || hi == nil || *lo > 99 || *hi < 101 {
+		t.Errorf("r1 interval %v..%v, want around 99..101", lo, hi)
+	}
+	s := lineScene(c)
+	var rings, points, marks int
 	for _, c := range s.Circles {
 		switch c.Class {
-		case "ring":
+		case "ring slower":
 			rings++
-		case "pt", "pt change":
+		case "pt", "pt change slower":
 			points++
 		}
 	}
-	if points != 4 || rings != 1 || s.Bars != 4 {
-		t.Errorf("%d points, %d rings, %d bars: want 4, 1, 4", points, rings, s.Bars)
+	for _, x := range s.Texts {
+		if x.Class == "mark slower" && x.Text == "▲" {
+			marks++
+		}
 	}
-	if len(s.Polys) != 1 || strings.Count(s.Polys[0].Points, ",") != 4 {
+	if points != 5 || rings != 1 || marks != 1 || s.Bars != 5 {
+		t.Errorf("%d points, %d rings, %d arrows, %d bars: want 5, 1, 1, 5", points, rings, marks, s.Bars)
+	}
+	if len(s.Polys) != 1 || strings.Count(s.Polys[0].Points, ",") != 5 {
 		t.Errorf("series polyline %+v", s.Polys)
 	}
-	var h, m bytes.Buffer
-	if err := RenderHTML(&h, d, HTMLOptions{}); err != nil {
+	var hb, m bytes.Buffer
+	if err := RenderHTML(&hb, d, HTMLOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(h.String(), `<svg class="chart history"`) || !strings.Contains(h.String(), `<a href="#history"`) {
-		t.Errorf("HTML lacks the history chart or its contents entry")
+	page := hb.String()
+	for _, want := range []string{`<svg class="chart history"`, `<a href="#history-1"`, `<a href="#history-1-decode"`,
+		`<h2>History: step time per step</h2>`, `class="ring slower"`, "<td>r5</td>", "▲ slower"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
 	}
 	if err := Render(&m, Markdown, d.Markdown()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(m.String(), "| r3 | 14.0 | - | changed here |") || !strings.Contains(m.String(), "- [History](#history)") {
-		t.Errorf("markdown history:\n%s", m.String())
+	md := m.String()
+	// The row of `tracehouse history`: order, run, ingested, steps, median,
+	// interval, launches, share, departure from the previous runs' median
+	// (130 / 100.5 - 1 = +29.4%), the mark.
+	if !strings.Contains(md, "| 5 | r5 | 2026-01-02 03:04:04 | 6 | 130.0 |") || !strings.Contains(md, "| +29.4% | ▲ slower |") ||
+		!strings.Contains(md, "- [History: step time per step](#history-step-time-per-step)") ||
+		!strings.Contains(md, "\n## History: step time per step\n") || !strings.Contains(md, "\n### decode: 5 run(s)\n") {
+		t.Errorf("markdown history:\n%s", md)
 	}
-	CheckMarkdownTables(t, m.Bytes())
+	if n := CheckMarkdownTables(t, m.Bytes()); n != 1 {
+		t.Errorf("%d markdown tables, want the history's", n)
+	}
 }
 
 // TestReportGrouping: models alphabetical with unknown last, frameworks in

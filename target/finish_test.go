@@ -17,8 +17,9 @@ import (
 // every stage and for one stage with a share floor; a copy goes stale when
 // a gate input changes.
 func TestFinishSavesFusion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

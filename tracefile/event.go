@@ -120,3 +120,30 @@ func arg(args *fastjson.Value, key string) *fastjson.Value {
 	o, _ := args.Object()
 	return o.Get(key)
 }
+
+// eachEvent calls fn with every event of b, its ordinal in the trace and
+// its byte offset.
+func eachEvent(b *ingest.RawBatch, fn func(raw []byte, ord, off int64) error) error {
+	for i := range b.Len() {
+		raw, off := b.Event(i)
+		if err := fn(raw, b.First+int64(i), off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventObject parses the event at ordinal ord (byte offset off) of path
+// into a value that is an object, or says in the file's terms what is
+// wrong with it.
+func eventObject(p *fastjson.Parser, path string, raw []byte, ord, off int64) (*fastjson.Value, *fastjson.Object, error) {
+	v, err := p.ParseBytes(raw)
+	if err != nil {
+		return nil, nil, eventError(path, ord, off, "", ingest.ErrSyntax, shorten(err.Error()))
+	}
+	o, err := v.Object()
+	if err != nil {
+		return nil, nil, eventError(path, ord, off, "", ingest.ErrType, "event is not an object")
+	}
+	return v, o, nil
+}

@@ -262,23 +262,16 @@ func (w *fixWorker) laneOf(f *fields) uint32 {
 func (w *fixWorker) batch(b *ingest.RawBatch) (*fixBatch, error) {
 	w.out = &fixBatch{}
 	clear(w.local)
-	for i := range b.Len() {
-		raw, off := b.Event(i)
-		if err := w.event(raw, b.First+int64(i), off); err != nil {
-			return nil, err
-		}
+	if err := eachEvent(b, w.event); err != nil {
+		return nil, err
 	}
 	return w.out, nil
 }
 
 func (w *fixWorker) event(raw []byte, ord, off int64) error {
-	v, err := w.p.ParseBytes(raw)
+	v, o, err := eventObject(&w.p, w.path, raw, ord, off)
 	if err != nil {
-		return eventError(w.path, ord, off, "", ingest.ErrSyntax, shorten(err.Error()))
-	}
-	o, err := v.Object()
-	if err != nil {
-		return eventError(w.path, ord, off, "", ingest.ErrType, "event is not an object")
+		return err
 	}
 	out := w.out
 	out.res.Events++

@@ -273,6 +273,7 @@ func equalJSON(a, b any) bool {
 }
 
 func TestFixSpreadsOverlappingKernels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeTrace(t, dir, "t.json", []string{
 		`{"name": "thread_name", "ph": "M", "pid": 0, "tid": 7, "args": {"name": "stream 7"}}`,
@@ -327,6 +328,7 @@ func TestFixSpreadsOverlappingKernels(t *testing.T) {
 // The whole output of a small case, pinned: unchanged events byte for byte,
 // rewritten ones compact, top-level keys sorted before traceEvents.
 func TestFixExactOutput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeFile(t, dir, "t.json", []byte("{\"traceEvents\": [\n"+
 		"  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"A\", \"pid\": 0, \"tid\": 7,\n    \"ts\": 1712345678901.123, \"dur\": 10}"+
@@ -360,6 +362,7 @@ func TestFixExactOutput(t *testing.T) {
 }
 
 func TestFixBareArrayAndNesting(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := `[
 {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 1, "tid": "stream 3", "ts": 0, "dur": 100},
@@ -388,6 +391,7 @@ func TestFixBareArrayAndNesting(t *testing.T) {
 }
 
 func TestFixRandomInvariants(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 9))
 	dir := t.TempDir()
 	for round := range 20 {
@@ -425,6 +429,7 @@ func TestFixRandomInvariants(t *testing.T) {
 }
 
 func TestFixBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := []byte(`{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}]}`)
 	var gz bytes.Buffer
@@ -480,6 +485,7 @@ func TestFixBadInput(t *testing.T) {
 }
 
 func TestFixNeverOverwritesWithoutForce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeTrace(t, dir, "t.json", []string{`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}`}, "")
 	out := filepath.Join(dir, "o.json")
@@ -506,6 +512,7 @@ func TestFixNeverOverwritesWithoutForce(t *testing.T) {
 }
 
 func TestDefaultFixOutput(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"d/x-TP-0-DECODE.trace.json.gz": "d/x-TP-0-DECODE.trace.perfetto.json.gz",
 		"y.json":                        "y.perfetto.json.gz",
@@ -554,6 +561,7 @@ func FuzzPerfettoFix(f *testing.F) {
 
 // An interrupted rewrite (Ctrl-C cancels the context) leaves nothing behind.
 func TestCancelledLeavesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var events []string
 	for i := range 20000 {
@@ -578,6 +586,7 @@ func TestCancelledLeavesNothing(t *testing.T) {
 // demo traces with PDL overlaps ingest with the manifest's GPU events and
 // summed time.
 func TestFixedTraceIngestsTheSame(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
 	if err != nil {

@@ -160,23 +160,16 @@ type sliceWorker struct {
 
 func (w *sliceWorker) batch(b *ingest.RawBatch) (*sliceBatch, error) {
 	w.out = &sliceBatch{recs: make([]idxRec, 0, b.Len()), minTS: math.MaxInt64}
-	for i := range b.Len() {
-		raw, off := b.Event(i)
-		if err := w.event(raw, b.First+int64(i), off); err != nil {
-			return nil, err
-		}
+	if err := eachEvent(b, w.event); err != nil {
+		return nil, err
 	}
 	return w.out, nil
 }
 
 func (w *sliceWorker) event(raw []byte, ord, off int64) error {
-	v, err := w.p.ParseBytes(raw)
+	_, o, err := eventObject(&w.p, w.path, raw, ord, off)
 	if err != nil {
-		return eventError(w.path, ord, off, "", ingest.ErrSyntax, shorten(err.Error()))
-	}
-	o, err := v.Object()
-	if err != nil {
-		return eventError(w.path, ord, off, "", ingest.ErrType, "event is not an object")
+		return err
 	}
 	f := readFields(o)
 	r := idxRec{corr: noCorr, ext: noCorr, dev: noCorr}

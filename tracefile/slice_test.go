@@ -70,6 +70,7 @@ func names(t *testing.T, path string) []string {
 }
 
 func TestSliceByStep(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeTrace(t, dir, "t.json", stepTrace(true), `, "baseTimeNanoseconds": 1000`)
 	out, res := slice(t, in, SliceOptions{Steps: &StepRange{1, 1}})
@@ -107,6 +108,7 @@ func TestSliceByStep(t *testing.T) {
 }
 
 func TestSliceByStageWindowRank(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeTrace(t, dir, "t.json", stepTrace(true), "")
 	kernelsOf := func(out string) []string {
@@ -179,6 +181,7 @@ func TestSliceByStageWindowRank(t *testing.T) {
 }
 
 func TestParseWindowAndSteps(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Window{
 		"1.5s:2s":       {1_500_000_000, 2_000_000_000},
 		"200ms:":        {200_000_000, math.MaxInt64},
@@ -219,6 +222,7 @@ func TestParseWindowAndSteps(t *testing.T) {
 // the generator says the selection has: the decode kernels of the vLLM
 // trace (stage only from annotations), by the manifest's own count.
 func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
 	if err != nil {

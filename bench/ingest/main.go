@@ -6,6 +6,7 @@
 //	go run ./bench/ingest -size 1000            # peak memory on 1 GB
 //	go run ./bench/ingest -files 40 -size 2000  # a directory of 40 traces, 2 GB in all
 //	go run ./bench/ingest -nsys 1000000         # an Nsight Systems export of 1 M kernels
+//	go run ./bench/ingest -cli 3                # `tracehouse ingest` of a 270 MB gzip trace, 3 runs
 //
 // Traces are generated once into -data (default bench/out) and reused. The
 // figure is printed on the last line of stdout; everything else goes to stderr.
@@ -24,9 +25,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/target"
 )
 
 func main() {
@@ -45,7 +48,18 @@ func run() error {
 	duckMem := flag.String("duckdb-memory", "", "DuckDB memory_limit to set (e.g. 256MB)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for generated traces and the warehouse")
 	nsysKernels := flag.Int64("nsys", 0, "measure an Nsight Systems export of this many kernels instead")
+	cli := flag.Int("cli", 0, "run the tracehouse command this many times instead (its own process, fresh warehouse each time); default size 270 MB, gzip")
+	finish := flag.Bool("finish", false, "also run what the ingest command runs after loading (target.Finish: catalog, saved overlap, steps, fuse patterns)")
 	flag.Parse()
+	if *cli > 0 {
+		// The issue's case: a 270 MB SGLang decode trace, gzip, unless told otherwise.
+		sizeSet := false
+		flag.Visit(func(f *flag.Flag) { sizeSet = sizeSet || f.Name == "size" })
+		if !sizeSet {
+			*size = 270
+		}
+		*gz = true
+	}
 	if *nsysKernels > 0 {
 		return benchNsys(context.Background(), *data, *nsysKernels, *jobs, *cpuprof)
 	}
@@ -69,6 +83,9 @@ func run() error {
 		if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
 			return err
 		}
+	}
+	if *cli > 0 {
+		return benchCLI(context.Background(), *data, dir, *cli)
 	}
 	db := filepath.Join(*data, "bench.duckdb")
 	os.Remove(db)
@@ -100,9 +117,16 @@ func run() error {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	res, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{Jobs: *jobs})
+	res, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{Jobs: *jobs, Notice: func(s string) { fmt.Fprintln(os.Stderr, s) }})
 	if err != nil {
 		return err
+	}
+	loaded := time.Since(start)
+	if *finish {
+		if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "load %.2f s, finish %.2f s\n", loaded.Seconds(), (time.Since(start) - loaded).Seconds())
 	}
 	elapsed := time.Since(start)
 	if res.Failed() > 0 {

@@ -302,8 +302,8 @@ func captureRun(opts *CaptureOptions) error {
 		for k, v := range opts.Tags {
 			tags[k] = v
 		}
-		iopt, done := withProgress(opts.IO, ingest.Options{Run: r.Run, Framework: r.Framework, Role: r.Role, Tags: tags})
-		res, err := ingest.Ingest(ctx, w, r.Files(), iopt)
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{Run: r.Run, Framework: r.Framework, Role: r.Role, Tags: tags})
+		res, err := ingest.Ingest(pctx, w, r.Files(), iopt)
 		done()
 		if err != nil {
 			return err
@@ -312,7 +312,12 @@ func captureRun(opts *CaptureOptions) error {
 			failed = err
 		}
 	}
-	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
+	// The saved overlap, steps and fuse rows of every captured run, shown as
+	// phases on a terminal.
+	fctx, _, done := withProgress(ctx, opts.IO, ingest.Options{})
+	err = target.Finish(fctx, w.DB, catalog.Default())
+	done()
+	if err != nil {
 		return err
 	}
 	for _, r := range results {
@@ -407,7 +412,7 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 		copts.Base, copts.Candidate = opts.Baseline, runs[0].run.Label
 		return compareRun(&copts)
 	}
-	topts := &TriageOptions{common: opts.common, Format: opts.Format, MinShare: 1, Framework: "auto", OverlapRows: 10}
+	topts := &TriageOptions{common: opts.common, Format: opts.Format, Sections: defaultSections(), Framework: "auto"}
 	return triageRender(topts, w, runs)
 }
 

@@ -100,6 +100,7 @@ func runTags(t *testing.T, db, label string) string {
 }
 
 func TestCaptureSGLangIngestsAndTriages(t *testing.T) {
+	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Ranks: 2, FlushDelay: 50 * time.Millisecond,
 		RankStagger: 200 * time.Millisecond, GrowFor: 150 * time.Millisecond})
@@ -136,6 +137,7 @@ func TestCaptureSGLangIngestsAndTriages(t *testing.T) {
 }
 
 func TestCaptureVLLMThenNone(t *testing.T) {
+	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	srv := capturetest.New(t, capturetest.Config{Framework: "vllm", Dir: out, Ranks: 2, Model: "Qwen/Qwen3-8B",
 		FlushDelay: 100 * time.Millisecond})
@@ -155,6 +157,7 @@ func TestCaptureVLLMThenNone(t *testing.T) {
 }
 
 func TestCaptureTwoTrace(t *testing.T) {
+	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	m := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 30 * time.Millisecond})
 	f := capturetest.New(t, capturetest.Config{Framework: "sglang", Graph: true, FlushDelay: 30 * time.Millisecond})
@@ -183,6 +186,7 @@ func TestCaptureTwoTrace(t *testing.T) {
 // TestCaptureThenCompare: a capture can end in a comparison against a
 // baseline run, exactly as 'tracehouse compare BASELINE RUN' would print.
 func TestCaptureThenCompare(t *testing.T) {
+	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 30 * time.Millisecond})
 	base := append([]string{"--url", srv.URL, "--output-dir", out, "--run", "base", "--then", "none"}, smallWorkload...)
@@ -201,6 +205,7 @@ func TestCaptureThenCompare(t *testing.T) {
 }
 
 func TestCaptureStageTimeout(t *testing.T) {
+	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		FlushDelays: []time.Duration{700 * time.Millisecond, 20 * time.Millisecond}})
@@ -220,6 +225,7 @@ func TestCaptureStageTimeout(t *testing.T) {
 }
 
 func TestCaptureInterrupt(t *testing.T) {
+	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -242,6 +248,7 @@ func TestCaptureInterrupt(t *testing.T) {
 }
 
 func TestCaptureErrors(t *testing.T) {
+	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
@@ -279,6 +286,7 @@ func TestCaptureErrors(t *testing.T) {
 
 // TestCaptureOptions captures the parsed options (cli/cli style).
 func TestCaptureOptions(t *testing.T) {
+	t.Parallel()
 	io, _, _ := testIO("")
 	f := &Factory{IO: io, Getenv: testEnv}
 	var got *CaptureOptions

@@ -192,8 +192,8 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 	ctx := opts.Ctx
 	w := *wp
 	one := func(arg string) (target.Run, error) {
-		iopt, done := withProgress(opts.IO, ingest.Options{})
-		r, err := target.Select(ctx, w, arg, iopt, cat)
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
+		r, err := target.Select(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return target.Run{}, err

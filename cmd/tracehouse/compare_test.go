@@ -53,6 +53,7 @@ var compareRuns = []struct {
 // TestCompareEndToEnd writes the runs, ingests them once and checks that
 // each comparison finds exactly the difference built into it.
 func TestCompareEndToEnd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, r := range compareRuns {
 		o := r.opt

@@ -51,7 +51,11 @@ func (f *Factory) warehouse() target.Opener {
 	if f.lake != "" {
 		dir := f.lake
 		return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
-			return lake.Open(ctx, dir)
+			engine, err := f.engine()
+			if err != nil {
+				return nil, err
+			}
+			return lake.Open(ctx, dir, engine)
 		}
 	}
 	return f.fileWarehouse()
@@ -68,26 +72,28 @@ func (f *Factory) fileWarehouse() target.Opener {
 				return nil, fmt.Errorf("warehouse %s does not exist: ingest traces first ('tracehouse ingest PATH') or point --db at one", path)
 			}
 		}
-		threads, err := f.threads()
+		opt, err := f.engine()
 		if err != nil {
 			return nil, err
 		}
-		return schema.Open(ctx, path, schema.Options{ReadOnly: !write, Threads: threads})
+		opt.ReadOnly = !write
+		return schema.Open(ctx, path, opt)
 	}
 }
 
-// threads is TRACEHOUSE_THREADS, the cap on DuckDB's worker threads for
-// people sharing a machine (0, unset: one per core).
-func (f *Factory) threads() (int, error) {
+// engine is how every database a command opens is set up: DuckDB's worker
+// threads capped by TRACEHOUSE_THREADS, for people sharing a machine
+// (unset: one per core).
+func (f *Factory) engine() (schema.Options, error) {
 	v := f.Getenv("TRACEHOUSE_THREADS")
 	if v == "" {
-		return 0, nil
+		return schema.Options{}, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("TRACEHOUSE_THREADS=%q: want a whole number of threads, 1 or more", v)
+		return schema.Options{}, fmt.Errorf("TRACEHOUSE_THREADS=%q: want a whole number of threads, 1 or more", v)
 	}
-	return n, nil
+	return schema.Options{Threads: n}, nil
 }
 
 // outputFormat parses --format.

@@ -2,16 +2,20 @@ package main
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/stats"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -149,15 +153,46 @@ func (o *HistoryOptions) parse(stage string, tags []string, minChange float64) e
 }
 
 func historyRun(opts *HistoryOptions) error {
-	ctx := opts.Ctx
-	w, err := opts.Warehouse(ctx, false)
+	w, err := opts.Warehouse(opts.Ctx, false)
 	if err != nil {
 		return err
 	}
-	defer func() { w.Close() }()
-	rows, err := queries.RunsTagged(ctx, w.DB, opts.Tags)
+	defer func() {
+		if w != nil { // nil when reopening for writing failed
+			w.Close()
+		}
+	}()
+	rep, err := historyBuild(opts, &w)
 	if err != nil {
 		return err
+	}
+	if opts.Format == report.CSV {
+		err = report.Render(opts.IO.Out, report.CSV, report.Doc{Blocks: []any{rep.CSVTable()}})
+	} else {
+		err = report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format))
+	}
+	if err != nil {
+		return err
+	}
+	if reg := rep.Regressed(); len(reg) > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "regression: the newest run, %s, is a change point to slower in %s\n", rep.Newest, strings.Join(reg, ", "))
+		if opts.FailOnRegress {
+			return &silentError{exitRegression}
+		}
+	}
+	return nil
+}
+
+// historyBuild selects and orders the runs, finds again the steps of runs
+// whose steps were found another way than asked (reopening *wp for
+// writing then), and builds the history: what `history` prints and
+// `report --history` draws.
+func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*report.HistoryReport, error) {
+	ctx := opts.Ctx
+	w := *wp
+	rows, err := queries.RunsTagged(ctx, w.DB, opts.Tags)
+	if err != nil {
+		return nil, err
 	}
 	slices.Reverse(rows) // oldest first
 	var runs []report.HistoryRunInfo
@@ -187,22 +222,24 @@ func historyRun(opts *HistoryOptions) error {
 	}
 	stale, err := ingest.StepsStale(ctx, w.DB, ids, opts.StepsBy)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, run := range stale {
 		if w.ReadOnly {
 			w.Close()
 			if w, err = opts.Warehouse(ctx, true); err != nil {
-				return err
+				*wp = nil
+				return nil, err
 			}
+			*wp = w
 		}
 		if err := ingest.RecomputeSteps(ctx, w.DB, run, opts.StepsBy); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	fresh, err := queries.StepsFresh(ctx, w.DB, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var freshIDs []int64
 	for _, id := range ids {
@@ -228,7 +265,7 @@ func historyRun(opts *HistoryOptions) error {
 	}
 	steps, err := queries.HistorySteps(ctx, w.DB, p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rep := report.NewHistory(runs, steps, ro)
 	if len(untagged) > 0 {
@@ -237,21 +274,89 @@ func historyRun(opts *HistoryOptions) error {
 	if len(runs) == 0 {
 		rep.Notes = append(rep.Notes, "no run selected")
 	}
-	if opts.Format == report.CSV {
-		err = report.Render(opts.IO.Out, report.CSV, report.Doc{Blocks: []any{rep.CSVTable()}})
-	} else {
-		err = report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format))
-	}
+	return rep, nil
+}
+
+// parseHistoryArgs parses one `report --history` value: the flags of
+// `tracehouse history`, split like a shell would ('...' and "..." quote,
+// \ escapes), through history's own command, so that both take the same
+// flags with the same checks. Mistakes are usage errors.
+func parseHistoryArgs(f *Factory, value string) (*HistoryOptions, error) {
+	words, err := splitWords(value)
 	if err != nil {
-		return err
+		return nil, usagef("--history %q: %v", value, err)
 	}
-	if reg := rep.Regressed(); len(reg) > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "regression: the newest run, %s, is a change point to slower in %s\n", rep.Newest, strings.Join(reg, ", "))
-		if opts.FailOnRegress {
-			return &silentError{exitRegression}
+	if len(words) == 0 { // and cobra would read os.Args
+		return nil, usagef("--history %q: give the flags of 'tracehouse history', e.g. --history '--metric step_time'", value)
+	}
+	var got *HistoryOptions
+	cmd := newCmdHistory(f, func(o *HistoryOptions) error { got = o; return nil })
+	cmd.SetArgs(words)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	if err := cmd.Execute(); err != nil {
+		return nil, usagef("--history %q: %v (it takes the flags of 'tracehouse history')", value, err)
+	}
+	if got == nil { // --help
+		return nil, usagef("--history %q: give the flags of 'tracehouse history' (see 'tracehouse history --help')", value)
+	}
+	if got.FailOnRegress {
+		return nil, usagef("--history %q: --fail-on-regression gates 'tracehouse history', not a report", value)
+	}
+	return got, nil
+}
+
+// splitWords splits s into words at unquoted blanks: '...' keeps its
+// text as is, "..." and a bare \ let \ escape the next character.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\\':
+			escaped, inWord = true, true
+		case quote == '"':
+			if r == '"' {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case unicode.IsSpace(r):
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
 		}
 	}
-	return nil
+	switch {
+	case escaped:
+		return nil, errors.New("a \\ ends it")
+	case quote != 0:
+		return nil, fmt.Errorf("unterminated %c quote", quote)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
 }
 
 // wrapText breaks s into lines of at most width bytes at spaces.

@@ -53,6 +53,7 @@ var historyRuns = func() []struct {
 // kernel, family and step metric; --by orders by a tag's value; formats and
 // usage errors.
 func TestHistoryEndToEnd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	db := filepath.Join(t.TempDir(), "hist.duckdb")
 	for i, r := range historyRuns {
@@ -288,5 +289,34 @@ func testHistoryUsage(t *testing.T, db string) {
 	_, r := historyJSON(t, db, "--kernel", "no_such_kernel", "--tag", "a=1")
 	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no kernel") {
 		t.Errorf("no match: notes %q", r.Notes)
+	}
+}
+
+// TestHistorySplitWords: a --history value splits like a shell line.
+func TestHistorySplitWords(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"--metric step_time", []string{"--metric", "step_time"}, ""},
+		{"  --kernel  'a|b c'\t--stage decode ", []string{"--kernel", "a|b c", "--stage", "decode"}, ""},
+		{`--kernel "x\"y" --tag k=v\ w`, []string{"--kernel", `x"y`, "--tag", "k=v w"}, ""},
+		{`'it''s' "" 'a\b'`, []string{"its", "", `a\b`}, ""},
+		{"", nil, ""},
+		{"'open", nil, "unterminated ' quote"},
+		{`trailing\`, nil, "ends it"},
+	} {
+		got, err := splitWords(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, %v; want %q", c.in, got, err, c.want)
+		}
 	}
 }

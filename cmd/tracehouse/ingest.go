@@ -12,6 +12,7 @@ import (
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/lake"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -29,6 +30,8 @@ type IngestOptions struct {
 	Replace   bool
 	// Lake is the lake directory to ingest into (--lake), "" for the warehouse.
 	Lake string
+	// Engine sets up the in-memory database a lake ingest goes through.
+	Engine func() (schema.Options, error)
 }
 
 func newCmdIngest(f *Factory, runF func(*IngestOptions) error) *cobra.Command {
@@ -66,6 +69,7 @@ triage, compare.`,
 			opts.common = f.common(cmd)
 			opts.Paths = args
 			opts.Lake = f.lake
+			opts.Engine = f.engine
 			if opts.Lake != "" && opts.Replace {
 				return usagef("--replace: a lake's traces never change; write a new lake or use a warehouse")
 			}
@@ -142,14 +146,17 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	defer w.Close()
-	iopt, done := withProgress(opts.IO, opts.ingestOptions())
-	res, err := ingest.Ingest(opts.Ctx, w, opts.Paths, iopt)
-	done()
+	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	res, err := ingest.Ingest(ctx, w, opts.Paths, iopt)
 	if err != nil {
+		done()
 		return err
 	}
-	// Later reports need the catalog and read the saved overlap.
-	if err := target.Finish(opts.Ctx, w.DB, catalog.Default()); err != nil {
+	// Later reports need the catalog and read the saved overlap (shown as
+	// phases of the progress display).
+	err = target.Finish(ctx, w.DB, catalog.Default())
+	done()
+	if err != nil {
 		return err
 	}
 	return summarize(opts.IO, res)
@@ -157,8 +164,12 @@ func ingestRun(opts *IngestOptions) error {
 
 // ingestLakeRun ingests into the lake of --lake.
 func ingestLakeRun(opts *IngestOptions) error {
-	iopt, done := withProgress(opts.IO, opts.ingestOptions())
-	res, wr, err := lake.Ingest(opts.Ctx, opts.Lake, opts.Paths, iopt, catalog.Default())
+	engine, err := opts.Engine()
+	if err != nil {
+		return err
+	}
+	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	res, wr, err := lake.Ingest(ctx, opts.Lake, opts.Paths, iopt, catalog.Default(), engine)
 	done()
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 // The command names the flags behind the library's option errors.
 func TestIngestOptionErrorsNameFlags(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := runCmd(t, "--db", filepath.Join(t.TempDir(), "w.duckdb"), "ingest",
 		"--stage", "warmup", "--framework", "tgi", "x")
 	want := `tracehouse: --framework "tgi": want one of sglang, vllm, trtllm, tokenspeed --stage "warmup": want one of prefill, decode, mixed` + "\n"

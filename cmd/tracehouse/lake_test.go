@@ -20,13 +20,11 @@ import (
 // TestLakeEndToEnd: the demo in a warehouse, exported into a lake, and
 // ingested straight into another lake; the subtests read them.
 func TestLakeEndToEnd(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
-	db := filepath.Join(tmp, "w.duckdb")
+	db := demoCopy(t)
 	exported := filepath.Join(tmp, "exported")
 	ingested := filepath.Join(tmp, "ingested")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--jobs", "1", demoDir); code != 0 {
-		t.Fatalf("ingest: exit %d: %s", code, stderr)
-	}
 	code, _, stderr := runCmd(t, "--db", db, "export", "--lake", exported)
 	if code != 0 || stderr != fmt.Sprintf("exported 16 trace(s) of 6 run(s) to %s\n", exported) {
 		t.Fatalf("export: exit %d: %q", code, stderr)
@@ -59,35 +57,36 @@ func TestLakeEndToEnd(t *testing.T) {
 // testLakeReportsEqual: triage (single- and two-trace), compare and runs
 // over either lake print exactly what they print over the warehouse.
 func testLakeReportsEqual(t *testing.T, db, exported, ingested string) {
-	cases := [][]string{
-		// every run: triage with no RUN reports each run of a PATH, but a
-		// lake takes labels, so one command per run
-		{"triage", "--rank", "all", "--format", "json", "sglang-mapping"},
-		{"triage", "--format", "json", "sglang-llama"},
-		{"triage", "--format", "json", "sglang-formal"},
-		{"triage", "--format", "json", "tokenspeed-deepseek"},
-		{"triage", "--format", "json", "trtllm-llama"},
-		{"triage", "--format", "json", "vllm-qwen-moe"},
-		{"triage", "--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
-		{"compare", "sglang-llama", "sglang-formal", "--format", "json"},
-		{"compare", "sglang-mapping", "sglang-formal", "--rank", "all", "--format", "json"},
-		{"triage", "vllm-qwen-moe"},
-	}
-	for i, args := range cases {
-		wcode, want, wstderr := runCmd(t, append([]string{"--db", db}, args...)...)
-		if wcode != 0 {
-			t.Fatalf("%v over the warehouse: exit %d: %s", args, wcode, wstderr)
-		}
-		lakes := []string{exported}
-		if i%3 == 0 || args[0] == "compare" {
-			lakes = append(lakes, ingested) // a sample: each report costs seconds
-		}
-		for _, lk := range lakes {
-			code, got, stderr := runCmd(t, append([]string{"--lake", lk}, args...)...)
-			if code != wcode || got != want || stderr != wstderr {
-				t.Errorf("%v over %s: exit %d, stderr %q; output equal: %v", args, filepath.Base(lk), code, stderr, got == want)
+	for _, c := range []struct {
+		args []string
+		// the ingested lake too: a sample, as each report over a lake
+		// costs seconds
+		both bool
+	}{
+		// one report per run (a lake takes labels, not the demo's path)
+		{[]string{"triage", "--format", "json", "sglang-llama", "tokenspeed-deepseek", "trtllm-llama"}, false},
+		{[]string{"triage", "--rank", "all", "--format", "json", "sglang-mapping"}, true},
+		{[]string{"triage", "--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"}, false},
+		{[]string{"compare", "sglang-llama", "sglang-formal", "--format", "json"}, true},
+		{[]string{"triage", "vllm-qwen-moe"}, true},
+	} {
+		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
+			t.Parallel()
+			wcode, want, wstderr := runCmd(t, append([]string{"--db", db}, c.args...)...)
+			if wcode != 0 {
+				t.Fatalf("%v over the warehouse: exit %d: %s", c.args, wcode, wstderr)
 			}
-		}
+			lakes := []string{exported}
+			if c.both {
+				lakes = append(lakes, ingested)
+			}
+			for _, lk := range lakes {
+				code, got, stderr := runCmd(t, append([]string{"--lake", lk}, c.args...)...)
+				if code != wcode || got != want || stderr != wstderr {
+					t.Errorf("%v over %s: exit %d, stderr %q; output equal: %v", c.args, filepath.Base(lk), code, stderr, got == want)
+				}
+			}
+		})
 	}
 	// runs: the export keeps the ingest times, the direct ingest has its own
 	_, want, _ := runCmd(t, "--db", db, "runs", "--format", "json")
@@ -188,13 +187,14 @@ func testLakeErrors(t *testing.T, db, exported, ingested string) {
 // succeed, and the lake holds every row of a warehouse ingest of all the
 // files exactly once.
 func TestLakeConcurrentIngest(t *testing.T) {
+	t.Parallel()
 	llama, err := filepath.Glob(demoDir + "/sglang-llama/*/*.trace.json.gz")
 	if err != nil || len(llama) != 4 {
 		t.Fatalf("demo files: %v %v", llama, err)
 	}
 	sets := [][]string{
-		{llama[0], llama[1], demoDir + "/vllm-qwen-moe", demoDir + "/sglang-formal"},
-		{llama[2], llama[3], demoDir + "/sglang-mapping", demoDir + "/tokenspeed-deepseek"},
+		{llama[0], llama[1], demoDir + "/sglang-formal"},
+		{llama[2], llama[3], demoDir + "/tokenspeed-deepseek"},
 	}
 	dir := filepath.Join(t.TempDir(), "lake")
 	var wg sync.WaitGroup
@@ -206,7 +206,7 @@ func TestLakeConcurrentIngest(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], append([]string{"--lake", dir, "ingest", "--jobs", "1"}, paths...)...)
-			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 			spans[i][0] = time.Now()
 			out, err := cmd.CombinedOutput()
 			spans[i][1] = time.Now()
@@ -259,11 +259,9 @@ func TestLakeConcurrentIngest(t *testing.T) {
 // nothing else shows, and the same command then finishes the lake. (The
 // lake package's tests kill writers after an exact number of files.)
 func TestLakeKilledIngest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes ~30 MB of traces")
-	}
+	t.Parallel()
 	src := t.TempDir()
-	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 30 << 20, Seed: 11})
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 8 << 20, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +276,19 @@ func TestLakeKilledIngest(t *testing.T) {
 	for _, when := range []string{"writing", "committed", "committed"} {
 		before := traceFiles()
 		cmd := exec.Command(os.Args[0], "--lake", dir, "ingest", "--jobs", "2", src)
-		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		seen := false
-		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && !seen; time.Sleep(5 * time.Millisecond) {
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		seen, ended := false, false
+		for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline) && !seen && !ended; time.Sleep(5 * time.Millisecond) {
+			select {
+			case <-exited:
+				ended = true // it finished before the point: nothing to kill
+			default:
+			}
 			if when == "writing" {
 				m, _ := filepath.Glob(filepath.Join(dir, "_tracehouse", "tmp", fmt.Sprintf("w%d-*", cmd.Process.Pid), "b0"))
 				seen = len(m) > 0
@@ -292,9 +297,9 @@ func TestLakeKilledIngest(t *testing.T) {
 			}
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		<-exited
 		n := lakeConsistent(t, dir)
-		t.Logf("killed once %s (seen: %v): %d of %d traces in the lake", when, seen, n, len(m.Files))
+		t.Logf("killed once %s (seen: %v, ended first: %v): %d of %d traces in the lake", when, seen, ended, n, len(m.Files))
 		if n < prev {
 			t.Errorf("traces went from %d to %d", prev, n)
 		}

@@ -15,6 +15,7 @@ import (
 // ingests from the command line, `runs` names its source format, and
 // triage reports it like a torch trace.
 func TestNsysIngestThenRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	m, err := synth.Generate(synth.Options{Framework: synth.SGLang, Dir: dir, Run: "k", Stage: synth.StageDecode, Steps: 2, Layers: 2, Seed: 3})
 	if err != nil {

@@ -24,6 +24,7 @@ func copyFile(t *testing.T, src, dir string) string {
 }
 
 func TestPerfettoFixCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// The TensorRT-LLM demo trace has PDL overlaps on one stream.
 	in := copyFile(t, "../../testdata/demo/trtllm-llama/trace.json", dir)
@@ -64,6 +65,7 @@ func TestPerfettoFixCommand(t *testing.T) {
 }
 
 func TestPerfettoFixBadInput(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"truncated-gzip.trace.json.gz", "gzip-of-garbage.trace.json.gz", "truncated.trace.json", "stray-brace.trace.json"} {
 		dir := t.TempDir()
 		in := copyFile(t, "../../testdata/bad/"+name, dir)
@@ -81,6 +83,7 @@ func TestPerfettoFixBadInput(t *testing.T) {
 }
 
 func TestPerfettoFixUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "t.json")
 	for _, args := range [][]string{

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -10,42 +12,122 @@ import (
 	"github.com/tracehouse/tracehouse/ingest"
 )
 
-// withProgress adds to an ingest's options a progress bar on stderr (only on
-// a terminal) and notices on stderr; done clears the bar.
-func withProgress(ios *IOStreams, opt ingest.Options) (_ ingest.Options, done func()) {
+// Phases the progress display names besides ingest's own (ingest.Phase*).
+const (
+	// phaseRead is the bar of bytes read.
+	phaseRead = "reading"
+	// phaseLoad follows once every byte is read: the attribution sweep and
+	// the SQL that loads the last files still run.
+	phaseLoad = "attributing and loading"
+)
+
+// withProgress adds to an ingest's options a progress display on stderr
+// (only on a terminal) and notices on stderr. The display is a bar of the
+// bytes read, drawn at 0% as soon as the total is known, then a spinner
+// naming each later phase: attributing and loading once every byte is
+// read, then those Finish reports through the returned context (the
+// catalog, overlap, step aggregates, fuse-pattern rows), so that a long
+// ingest never looks stuck. Pass the context to the ingest and to
+// target.Finish / target.Select; done clears the display.
+func withProgress(ctx context.Context, ios *IOStreams, opt ingest.Options) (_ context.Context, _ ingest.Options, done func()) {
 	opt.Notice = func(msg string) { fmt.Fprintf(ios.ErrOut, "note: %s\n", oneLine(msg)) }
 	if !ios.ErrTTY {
-		return opt, func() {}
+		return ctx, opt, func() {}
 	}
 	b := &bar{w: ios.ErrOut}
 	opt.Progress = b
-	return opt, b.finish
+	return ingest.WithPhaser(ctx, b), opt, b.finish
 }
 
-// bar is the ingest progress bar: bytes read of the total input.
+// bar is the progress display: ingest.Progress and ingest.Phaser. Workers
+// call Add concurrently, hence the mutex.
 type bar struct {
 	w io.Writer
-	b *progressbar.ProgressBar
+
+	mu          sync.Mutex
+	b           *progressbar.ProgressBar
+	phase       string
+	total, read int64
+	// done: the command is past the ingest; a late phase draws nothing
+	// (no spinner would be left ticking).
+	done bool
 }
 
+// Start draws the bar of bytes at once, before any byte is read (hashing
+// and opening the first file take a while on large traces).
 func (b *bar) Start(total int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return
+	}
+	b.total, b.read = total, 0
+	if total <= 0 {
+		b.spin(phaseRead)
+		return
+	}
+	b.clear()
+	b.phase = phaseRead
 	b.b = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(b.w),
-		progressbar.OptionSetDescription("ingest"),
+		progressbar.OptionSetDescription("ingest: "+phaseRead),
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+	_ = b.b.RenderBlank()
 }
 
 func (b *bar) Add(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.phase != phaseRead {
+		return
+	}
+	b.read += n
 	if b.b != nil {
 		_ = b.b.Add64(n)
+	}
+	if b.read >= b.total {
+		b.spin(phaseLoad)
+	}
+}
+
+// Phase replaces the display with a spinner naming the phase (its elapsed
+// time ticking by itself) until the next phase or the end.
+func (b *bar) Phase(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if name != b.phase && !b.done {
+		b.spin(name)
+	}
+}
+
+// spin shows a spinner for phase; b.mu is held.
+func (b *bar) spin(phase string) {
+	b.clear()
+	b.phase = phase
+	b.b = progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(b.w),
+		progressbar.OptionSetDescription("ingest: "+phase),
+		progressbar.OptionSpinnerType(14),
+		progressbar.OptionClearOnFinish(),
+	)
+	_ = b.b.RenderBlank()
+}
+
+// clear finishes and erases what is shown; b.mu is held. A finished
+// spinner's ticker stops drawing.
+func (b *bar) clear() {
+	if b.b != nil {
+		_ = b.b.Finish()
+		b.b = nil
 	}
 }
 
 func (b *bar) finish() {
-	if b.b != nil {
-		_ = b.b.Finish()
-	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.clear()
+	b.done = true
 }

@@ -34,20 +34,16 @@ type ReportOptions struct {
 	Tags []string
 	// Compare is BASE, CANDIDATE for the comparison section; empty = none.
 	Compare []string
-	// History are the --history series; not available yet (issue 7).
-	History     []string
-	Stage       string // "" = every stage
-	Rank        int64
-	RankAll     bool
-	RankSet     bool
-	MinShare    float64
-	Timelines   int
-	OverlapRows int
+	// History are the --history values, each the flags of `tracehouse
+	// history`; histories are them parsed, in order.
+	History   []string
+	histories []*HistoryOptions
+	Sections
+	Timelines int
 }
 
 func newCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{}
-	var stage, rank string
 	cmd := &cobra.Command{
 		Use:   "report (--markdown FILE | --html FILE) [RUN | PATH ...]",
 		Short: "One document for many runs: markdown for a pull request, HTML with charts for a bug report",
@@ -72,22 +68,28 @@ tag:KEY=VALUE or a PATH (ingested first, as triage does).
 default gates: in HTML, per-family delta bars (where the step-time delta
 went) and the largest kernel deltas, faded where not significant (~).
 
---history is reserved for the history section (line charts with the change
-points marked); it is refused until 'tracehouse history' lands.
+--history 'FLAGS' adds the history of 'tracehouse history FLAGS' (repeatable,
+one section each): its runs, order, stages and rank come from FLAGS, not
+from RUN, --stage or --rank. Per stage, the table history prints and, in
+HTML, a line chart of the median per step over the runs with its interval,
+change points ringed and marked (red: slower, green: faster).
 
 Progress goes to standard error, one line per run.`,
 		Example: `  tracehouse ingest testdata/demo
   tracehouse report --markdown report.md --html report.html
   tracehouse report --html demo.html sglang-llama vllm-qwen-moe --stage decode
   tracehouse report --html cmp.html --compare sglang-llama,sglang-formal sglang-llama sglang-formal
-  tracehouse report --markdown - --tag branch=main | less`,
+  tracehouse report --markdown - --tag branch=main | less
+  tracehouse report --html main.html --tag branch=main \
+    --history '--metric step_time --tag branch=main --by commit_date' \
+    --history '--kernel "fused_moe|topk" --stage decode --tag branch=main'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			opts.Targets = args
 			if cmd.Flags().Changed("format") {
 				return usagef("report writes --markdown FILE and/or --html FILE; --format does not apply")
 			}
-			if err := opts.parse(cmd, stage, rank); err != nil {
+			if err := opts.parse(cmd, f); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -102,18 +104,15 @@ Progress goes to standard error, one line per run.`,
 	fl.StringVar(&opts.Title, "title", "tracehouse report", "the document's `TITLE`")
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "with no RUN: only runs carrying `KEY=VALUE` (repeatable: all must match)")
 	fl.StringSliceVar(&opts.Compare, "compare", nil, "add the comparison of `BASE,CANDIDATE` (run selectors or PATHs)")
-	fl.StringArrayVar(&opts.History, "history", nil, "add a history chart (not available yet: needs 'tracehouse history')")
-	fl.StringVar(&stage, "stage", "all", "stage to show: prefill (extend), decode, mixed, unknown or all")
-	fl.StringVar(&rank, "rank", "0", "rank to show, or all (sums ranks and adds a rank-spread column)")
-	fl.Float64Var(&opts.MinShare, "min-share", 1.0, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
+	fl.StringArrayVar(&opts.History, "history", nil, "add the history of 'tracehouse history `FLAGS`', quoted as one value (repeatable)")
+	opts.Sections.bind(fl)
 	fl.IntVar(&opts.Timelines, "timelines", 3, "timelines around the longest instance of the first `N` overlap rows of each stage")
-	fl.IntVar(&opts.OverlapRows, "overlap-rows", 10, "at most `N` overlap rows per stage (0 = no cap)")
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // parse checks the flags together; every mistake is a usage error (exit 2).
-func (o *ReportOptions) parse(cmd *cobra.Command, stage, rank string) error {
+func (o *ReportOptions) parse(cmd *cobra.Command, f *Factory) error {
 	if o.Markdown == "" && o.HTML == "" {
 		return usagef("say what to write: --markdown FILE and/or --html FILE")
 	}
@@ -136,28 +135,18 @@ func (o *ReportOptions) parse(cmd *cobra.Command, stage, rank string) error {
 			return usagef("--compare %q: want BASE,CANDIDATE", strings.Join(o.Compare, ","))
 		}
 	}
-	if len(o.History) > 0 {
-		// The extension point: history's series become
-		// report.Document.History (report.LineChart), which both formats
-		// already draw; the conversion is not written yet.
-		return usagef("--history: not available yet in reports; run 'tracehouse history' for the table")
+	for _, h := range o.History {
+		ho, err := parseHistoryArgs(f, h)
+		if err != nil {
+			return err
+		}
+		o.histories = append(o.histories, ho)
 	}
-	var err error
-	if o.Stage, err = stageFlag(stage); err != nil {
+	if err := o.Sections.parse(cmd); err != nil {
 		return err
-	}
-	o.RankSet = cmd.Flags().Changed("rank")
-	if o.Rank, o.RankAll, err = rankFlag(rank); err != nil {
-		return err
-	}
-	if o.MinShare < 0 || o.MinShare > 100 {
-		return usagef("--min-share %v: want a percentage from 0 to 100", o.MinShare)
 	}
 	if o.Timelines < 0 {
 		return usagef("--timelines %d: want 0 or more", o.Timelines)
-	}
-	if o.OverlapRows < 0 {
-		return usagef("--overlap-rows %d: want 0 or more", o.OverlapRows)
 	}
 	return nil
 }
@@ -209,8 +198,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	if err != nil {
 		return nil, nil, err
 	}
-	topts := &TriageOptions{common: opts.common, Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll,
-		RankSet: opts.RankSet, MinShare: opts.MinShare, Framework: "auto", Timeline: opts.Timelines, OverlapRows: opts.OverlapRows}
+	topts := &TriageOptions{common: opts.common, Sections: opts.Sections, Framework: "auto", Timeline: opts.Timelines}
 	var reps []*report.TriageReport
 	for i, r := range runs {
 		fmt.Fprintf(opts.IO.ErrOut, "report: [%d/%d] %s\n", i+1, len(runs), r.Label)
@@ -235,6 +223,16 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 			ingestErr = cErr
 		}
 		doc.Compare = cmp
+	}
+	for i, ho := range opts.histories {
+		fmt.Fprintf(opts.IO.ErrOut, "report: history %s\n", opts.History[i])
+		h := *ho
+		h.common = opts.common
+		rep, err := historyBuild(&h, &w)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--history %s: %w", opts.History[i], err)
+		}
+		doc.History = append(doc.History, rep)
 	}
 	return doc, ingestErr, nil
 }
@@ -268,8 +266,8 @@ func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) 
 	}
 	seen := map[int64]bool{}
 	for _, arg := range opts.Targets {
-		iopt, done := withProgress(opts.IO, ingest.Options{})
-		res, err := target.Select(ctx, w, arg, iopt, cat)
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
+		res, err := target.Select(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return nil, nil, err

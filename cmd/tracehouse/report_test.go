@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +39,7 @@ const (
 // TestReportEndToEnd ingests the demo and one hostile run once into a
 // warehouse the subtests share read-only.
 func TestReportEndToEnd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if _, err := synth.Generate(synth.Options{Dir: root, Run: xssLabel, Framework: synth.SGLang, Stage: synth.StageDecode,
 		Model: xssModel, Steps: 6, Seed: 11, Edits: []synth.Edit{
@@ -43,10 +48,7 @@ func TestReportEndToEnd(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(t.TempDir(), "report.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", demoDir); code != 0 {
-		t.Fatalf("ingest the demo: exit %d: %s", code, stderr)
-	}
+	db := demoCopy(t)
 	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--tag", "evil=yes", "--tag", "kind=xss", root); code != 0 {
 		t.Fatalf("ingest the hostile run: exit %d: %s", code, stderr)
 	}
@@ -57,6 +59,7 @@ func TestReportEndToEnd(t *testing.T) {
 		{"Flags", testReportFlags},
 		{"Hostile", testReportHostile},
 		{"Whole", testReportWhole},
+		{"History", testReportHistory},
 		{"DocsScreenshot", testReportDocsScreenshot},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
@@ -70,7 +73,7 @@ func runReport(db string, args ...string) (int, string, string) {
 }
 
 // testReportFlags: mistakes are usage errors (exit 2) caught before the
-// warehouse is opened; --history is refused until history lands.
+// warehouse is opened, those of a --history value by history's own flags.
 func testReportFlags(t *testing.T, _ string) {
 	missing := filepath.Join(t.TempDir(), "none.duckdb")
 	for _, c := range []struct {
@@ -84,7 +87,15 @@ func testReportFlags(t *testing.T, _ string) {
 		{[]string{"--html", "a", "--tag", "novalue"}, "want KEY=VALUE"},
 		{[]string{"--html", "a", "--compare", "one"}, "want BASE,CANDIDATE"},
 		{[]string{"--html", "a", "--compare", "a,b,c"}, "want BASE,CANDIDATE"},
-		{[]string{"--html", "a", "--history", "metric=step_time"}, "not available yet"},
+		{[]string{"--html", "a", "--history", "metric=step_time"}, "at most 0 argument"},
+		{[]string{"--html", "a", "--history", "--metric nope"}, "want step_time, busy, exposed_comm"},
+		{[]string{"--html", "a", "--history", "--metric busy --bogus"}, "unknown flag: --bogus"},
+		{[]string{"--html", "a", "--history", "--kernel busy --family gemm"}, "exactly one of --kernel"},
+		{[]string{"--html", "a", "--history", "--kernel '(unclosed'"}, "missing closing )"},
+		{[]string{"--html", "a", "--history", `--kernel "abc`}, "unterminated \" quote"},
+		{[]string{"--html", "a", "--history", ""}, "give the flags of 'tracehouse history'"},
+		{[]string{"--html", "a", "--history", "--help"}, "give the flags of 'tracehouse history'"},
+		{[]string{"--html", "a", "--history", "--metric busy --fail-on-regression"}, "--fail-on-regression gates"},
 		{[]string{"--html", "a", "--stage", "warmup"}, "--stage"},
 		{[]string{"--html", "a", "--rank", "-1"}, "--rank"},
 		{[]string{"--html", "a", "--min-share", "101"}, "--min-share"},
@@ -207,13 +218,23 @@ func checkMarkdown(t *testing.T, md []byte) int {
 }
 
 // reportOpts are the options of `report` over every run with a
-// comparison, as the command would parse them.
-func reportOpts(db string, targets ...string) *ReportOptions {
+// comparison and the history of step time, as the command would parse
+// them.
+func reportOpts(t *testing.T, db string, targets ...string) *ReportOptions {
+	t.Helper()
 	io, _, _ := testIO("")
 	f := &Factory{IO: io, Getenv: testEnv, db: db}
-	return &ReportOptions{common: common{IO: io, Warehouse: f.warehouse(), Ctx: context.Background()},
+	o := &ReportOptions{common: common{IO: io, Warehouse: f.warehouse(), Ctx: context.Background()},
 		Targets: targets, Title: "tracehouse report", Compare: []string{"sglang-llama", "sglang-formal"},
-		MinShare: 1, Timelines: 3, OverlapRows: 10}
+		Sections: defaultSections(), Timelines: 3, History: []string{"--metric step_time"}}
+	for _, h := range o.History {
+		ho, err := parseHistoryArgs(f, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.histories = append(o.histories, ho)
+	}
+	return o
 }
 
 func renderBoth(t *testing.T, d *report.Document) (md, page []byte) {
@@ -232,12 +253,12 @@ func renderBoth(t *testing.T, d *report.Document) (md, page []byte) {
 // markdown tables, and in headless Chromium the charts the model asks for,
 // no script error and no request leaving the page.
 func testReportWhole(t *testing.T, db string) {
-	d1, ierr, err := reportBuild(reportOpts(db))
+	d1, ierr, err := reportBuild(reportOpts(t, db))
 	if err != nil || ierr != nil {
 		t.Fatal(err, ierr)
 	}
 	md, page := renderBoth(t, d1)
-	d2, _, err := reportBuild(reportOpts(db))
+	d2, _, err := reportBuild(reportOpts(t, db))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +329,19 @@ func testReportWhole(t *testing.T, db string) {
 		want["delta families"] = append(want["delta families"], len(st.Decomposition))
 		want["delta kernels"] = append(want["delta kernels"], min(15, len(st.Kernels)))
 	}
+	// A history chart's "bars" are its points, one per run of the stage.
+	for _, h := range d1.History {
+		for _, st := range h.Stages {
+			want["history"] = append(want["history"], len(st.Runs))
+		}
+	}
+	if len(want["history"]) < 2 {
+		t.Errorf("the step-time history has %d stage(s), want the demo's several", len(want["history"]))
+	}
+	// What the browser shows is what `tracehouse history` says, asked
+	// separately.
+	_, cli := historyJSON(t, db, "--metric", "step_time")
+	checkHistoryCharts(t, "chart in the DOM", historyCharts(t, dom), []report.HistoryReport{cli})
 	got := svgCharts(t, dom)
 	for kind, bars := range want {
 		if len(got[kind]) != len(bars) {
@@ -320,8 +354,8 @@ func testReportWhole(t *testing.T, db string) {
 			}
 		}
 	}
-	t.Logf("charts: %d families, %d kernels, %d timelines, %d+%d compare", len(got["families"]), len(got["kernels"]),
-		len(got["timeline"]), len(got["delta families"]), len(got["delta kernels"]))
+	t.Logf("charts: %d families, %d kernels, %d timelines, %d+%d compare, %d history", len(got["families"]), len(got["kernels"]),
+		len(got["timeline"]), len(got["delta families"]), len(got["delta kernels"]), len(got["history"]))
 }
 
 // svgCharts counts, per chart kind, the bars each chart of the DOM holds,
@@ -340,13 +374,241 @@ func svgCharts(t *testing.T, dom string) map[string][]int {
 			t.Errorf("an svg without class or data-bars: %.200s", part[i:])
 			continue
 		}
-		bars := strings.Count(part[i:], `class="bar `)
+		// Bars, or a line chart's points.
+		bars := strings.Count(part[i:], `class="bar `) + strings.Count(part[i:], `class="pt`)
 		if fmt.Sprint(bars) != m[2] {
 			t.Errorf("%s chart: %d bars drawn, data-bars says %s", m[1], bars, m[2])
 		}
 		out[m[1]] = append(out[m[1]], bars)
 	}
 	return out
+}
+
+// reportHistories are the --history values testReportHistory gives, with
+// the same flags as `tracehouse history` arguments, written out.
+var reportHistories = []struct {
+	value string
+	args  []string
+}{
+	{"--metric step_time", []string{"--metric", "step_time"}},
+	{"--kernel '" + attentionMatch + "' --stage decode --window 3", []string{"--kernel", attentionMatch, "--stage", "decode", "--window", "3"}},
+}
+
+// testReportHistory: `report --history FLAGS` shows, per history and
+// stage, the table `tracehouse history FLAGS` prints (valid CommonMark,
+// its cells those of history's JSON) and, in HTML, a line chart with a
+// point per run at history's median and a ring per change point; the
+// same command twice writes the same bytes.
+func testReportHistory(t *testing.T, db string) {
+	dir := t.TempDir()
+	write := func(n int) (md, page []byte) {
+		t.Helper()
+		mdf, pagef := filepath.Join(dir, fmt.Sprintf("h%d.md", n)), filepath.Join(dir, fmt.Sprintf("h%d.html", n))
+		args := []string{"--markdown", mdf, "--html", pagef, "tag:kind=xss"}
+		for _, h := range reportHistories {
+			args = append(args, "--history", h.value)
+		}
+		code, _, stderr := runReport(db, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		for _, h := range reportHistories {
+			if !strings.Contains(stderr, "report: history "+h.value+"\n") {
+				t.Errorf("stderr lacks the history's progress line:\n%s", stderr)
+			}
+		}
+		var err error
+		if md, err = os.ReadFile(mdf); err != nil {
+			t.Fatal(err)
+		}
+		if page, err = os.ReadFile(pagef); err != nil {
+			t.Fatal(err)
+		}
+		return md, page
+	}
+	md, page := write(1)
+	md2, page2 := write(2)
+	if !bytes.Equal(md, md2) || !bytes.Equal(page, page2) {
+		t.Errorf("the same report --history twice differs")
+	}
+
+	var cli []report.HistoryReport
+	var stages int
+	for _, h := range reportHistories {
+		_, r := historyJSON(t, db, h.args...)
+		if len(r.Stages) == 0 {
+			t.Fatalf("history %v has no stage", h.args)
+		}
+		cli = append(cli, r)
+		stages += len(r.Stages)
+		// The markdown holds history's own tables, row for row.
+		code, out, errOut := runHistory(db, append(h.args, "--format", "markdown")...)
+		if code != 0 {
+			t.Fatalf("history %v: exit %d: %s", h.args, code, errOut)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "| ") && !strings.Contains(string(md), l+"\n") {
+				t.Errorf("report markdown lacks history's row %q", l)
+			}
+		}
+		if !strings.Contains(string(md), "\n## History: "+r.What+"\n") {
+			t.Errorf("no section for history %q", r.What)
+		}
+	}
+	// The decode series of step time holds the demo's decode runs and the
+	// hostile one; the demo's TokenSpeed run departs from the SGLang ones.
+	if n := len(cli[0].Stages[1].Runs); cli[0].Stages[1].Stage != "decode" || n < 5 || len(cli[0].Stages[1].ChangePoints) == 0 {
+		t.Errorf("step-time decode series: %+v; want the demo's decode runs with a change point", cli[0].Stages[1])
+	}
+
+	// Markdown: valid CommonMark tables, one per stage, whose cells are
+	// history's JSON values.
+	checkMarkdown(t, md)
+	tables := historyTables(md)
+	if len(tables) != stages {
+		t.Fatalf("%d history tables in the markdown, want %d (one per stage)", len(tables), stages)
+	}
+	var rows [][]chartPoint
+	for _, tb := range tables {
+		var pts []chartPoint
+		for _, row := range tb {
+			us, err := strconv.ParseFloat(row["µs/step"], 64)
+			steps, err2 := strconv.Atoi(row["Steps"])
+			if err != nil || err2 != nil {
+				t.Errorf("history row %v: µs/step or steps not a number", row)
+			}
+			change := map[string]string{"": "", "▲ slower": report.ChangeSlower, "▼ faster": report.ChangeFaster}[row["Change"]]
+			// (a label's markdown escapes are backslashes; no label here holds one)
+			pts = append(pts, chartPoint{label: strings.ReplaceAll(row["Run"], `\`, ""), value: us, change: change, steps: steps})
+		}
+		rows = append(rows, pts)
+	}
+	checkHistoryCharts(t, "markdown table", rows, cli)
+
+	// HTML: a chart per stage with history's points and change points.
+	checkHistoryCharts(t, "HTML chart", historyCharts(t, string(page)), cli)
+	checkHostileHTML(t, string(page))
+}
+
+// historyTables are the markdown's history tables (those with a µs/step
+// and a "vs previous runs" column), each a list of rows keyed by header.
+func historyTables(md []byte) [][]map[string]string {
+	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(md))
+	cell := func(n ast.Node) string {
+		var b strings.Builder
+		_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+			if t, ok := c.(*ast.Text); ok && entering {
+				b.Write(t.Segment.Value(md))
+			}
+			return ast.WalkContinue, nil
+		})
+		return b.String()
+	}
+	var out [][]map[string]string
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		tb, ok := n.(*east.Table)
+		if !entering || !ok {
+			return ast.WalkContinue, nil
+		}
+		var head []string
+		for c := tb.FirstChild().FirstChild(); c != nil; c = c.NextSibling() {
+			head = append(head, cell(c))
+		}
+		if !slices.Contains(head, "µs/step") || !slices.Contains(head, "vs previous runs") {
+			return ast.WalkSkipChildren, nil
+		}
+		var rows []map[string]string
+		for r := tb.FirstChild().NextSibling(); r != nil; r = r.NextSibling() {
+			row := map[string]string{}
+			i := 0
+			for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+				if i < len(head) {
+					row[head[i]] = cell(c)
+				}
+				i++
+			}
+			rows = append(rows, row)
+		}
+		out = append(out, rows)
+		return ast.WalkSkipChildren, nil
+	})
+	return out
+}
+
+// chartPoint is one run of a history as a chart draws it or a table
+// shows it.
+type chartPoint struct {
+	label, change string
+	value         float64 // µs per step
+	steps         int     // -1: not shown (charts)
+}
+
+// historyCharts reads the page's (or the DOM's) history charts: per chart
+// its points, from their tooltips ("LABEL: VALUE µs per step", with
+// " (change point: slower)" at a change point), and its rings.
+func historyCharts(t *testing.T, page string) (charts [][]chartPoint) {
+	t.Helper()
+	pt := regexp.MustCompile(`<circle [^>]*class="pt( change (slower|faster))?"[^>]*><title>([^<]*)</title>`)
+	tip := regexp.MustCompile(`^(.*): ([0-9.]+) µs per step( \(change point: (slower|faster)\))?$`)
+	for _, part := range strings.Split(page, `<svg class="chart history"`)[1:] {
+		part = part[:strings.Index(part, "</svg>")]
+		var points []chartPoint
+		for _, m := range pt.FindAllStringSubmatch(part, -1) {
+			tm := tip.FindStringSubmatch(html.UnescapeString(m[3]))
+			if tm == nil || tm[4] != m[2] {
+				t.Errorf("history point tooltip %q (class %q)", m[3], m[2])
+				continue
+			}
+			v, _ := strconv.ParseFloat(tm[2], 64)
+			points = append(points, chartPoint{label: tm[1], value: v, change: m[2], steps: -1})
+		}
+		rings := strings.Count(part, `class="ring slower"`) + strings.Count(part, `class="ring faster"`)
+		marked := 0
+		for _, p := range points {
+			if p.change != "" {
+				marked++
+			}
+		}
+		if rings != marked || !strings.Contains(part, `<polyline points="`) {
+			t.Errorf("history chart: %d rings for %d change points, polyline %v", rings, marked, strings.Contains(part, "<polyline"))
+		}
+		charts = append(charts, points)
+	}
+	return charts
+}
+
+// checkHistoryCharts compares the charts (or tables: kind), in order,
+// with the stages of histories as `tracehouse history --format json` gave
+// them: a point per run, at its median (to the 0.1 µs shown), with its
+// change mark and, in tables, its steps.
+func checkHistoryCharts(t *testing.T, kind string, charts [][]chartPoint, hs []report.HistoryReport) {
+	t.Helper()
+	i := 0
+	for _, h := range hs {
+		for _, st := range h.Stages {
+			if i >= len(charts) {
+				t.Errorf("no %s for %s, %s", kind, h.What, st.Stage)
+				i++
+				continue
+			}
+			c := charts[i]
+			i++
+			if len(c) != len(st.Runs) {
+				t.Errorf("%s of %s, %s: %d points, want %d runs", kind, h.What, st.Stage, len(c), len(st.Runs))
+				continue
+			}
+			for j, p := range st.Runs {
+				if c[j].label != p.Label || math.Abs(c[j].value-p.MedianNS/1e3) > 0.05 || c[j].change != p.Change ||
+					c[j].steps >= 0 && c[j].steps != p.Steps {
+					t.Errorf("%s of %s, %s, point %d: %+v; want %s at %.3f µs, %d steps, change %q", kind, h.What, st.Stage,
+						j+1, c[j], p.Label, p.MedianNS/1e3, p.Steps, p.Change)
+				}
+			}
+		}
+	}
+	if i != len(charts) {
+		t.Errorf("%d history %ss, want %d", len(charts), kind, i)
+	}
 }
 
 // testReportDocsScreenshot writes the README's screenshot of the demo
@@ -356,7 +618,9 @@ func testReportDocsScreenshot(t *testing.T, db string) {
 	if out == "" {
 		t.Skip("set TRACEHOUSE_DOCS_SCREENSHOT=$PWD/docs/report-html.png to rewrite the README's screenshot")
 	}
-	d, _, err := reportBuild(reportOpts(db, demoLabels...))
+	o := reportOpts(t, db, demoLabels...)
+	o.History, o.histories = nil, nil // the README's command has none
+	d, _, err := reportBuild(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,6 +745,7 @@ func checkScreenshot(t *testing.T, path string) {
 // TestReportNetLog: the net-log reader finds a request the page started
 // and leaves the browser's own and local files out.
 func TestReportNetLog(t *testing.T) {
+	t.Parallel()
 	log := `{"constants":{"logEventTypes":{"REQUEST_ALIVE":1,"URL_REQUEST_START_JOB":2}},"events":[
 {"type":2,"params":{"url":"https://update.example/x","initiator":"not an origin"}},
 {"type":2,"params":{"url":"file:///tmp/report.html","initiator":"null"}},

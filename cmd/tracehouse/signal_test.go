@@ -17,7 +17,7 @@ import (
 func TestSIGINTExits130(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "--db", ":memory:", "sql", "SELECT sum(hash(i)) FROM range(100000000000) t(i)")
-	cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main")
+	cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

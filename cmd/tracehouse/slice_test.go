@@ -13,6 +13,7 @@ import (
 )
 
 func TestSliceCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := copyFile(t, "../../testdata/demo/tokenspeed-deepseek/1751664424.1234567-TP-0.trace.json.gz", dir)
 	out := filepath.Join(dir, "s.json.gz")
@@ -55,6 +56,7 @@ func TestSliceCommand(t *testing.T) {
 }
 
 func TestSliceUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"slice", "t.json", "--step", "1"},
 		{"slice", "t.json", "-o", "o.json"},

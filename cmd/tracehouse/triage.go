@@ -26,19 +26,11 @@ type TriageOptions struct {
 	// Mapping and Formal name the two runs of two-trace mode.
 	Mapping string
 	Formal  string
-	// Stage is prefill, decode, mixed, unknown, or "" for every stage.
-	Stage string
-	// Rank is the rank shown; RankAll sums every rank and adds the spread.
-	Rank    int64
-	RankAll bool
-	// RankSet says --rank was given (else rank 0, or the run's lowest).
-	RankSet     bool
-	MinShare    float64
-	Framework   string
-	Timeline    int
-	OverlapRows int
-	Catalog     string
-	Out         string
+	Sections
+	Framework string
+	Timeline  int
+	Catalog   string
+	Out       string
 }
 
 // triageFrameworks are the --framework values.
@@ -46,7 +38,6 @@ var triageFrameworks = append([]string{"auto"}, vocab.Frameworks...)
 
 func newCmdTriage(f *Factory, runF func(*TriageOptions) error) *cobra.Command {
 	opts := &TriageOptions{}
-	var stage, rank string
 	cmd := &cobra.Command{
 		Use:   "triage [RUN | PATH ...]",
 		Short: "Where the GPU time goes, what could overlap, what could fuse",
@@ -103,7 +94,7 @@ beside them. --format csv --out DIR writes one file per table, named
 			if opts.Format, err = f.outputFormat(); err != nil {
 				return err
 			}
-			if err := opts.parse(cmd, stage, rank); err != nil {
+			if err := opts.parse(cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -115,12 +106,9 @@ beside them. --format csv --out DIR writes one file per table, named
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Mapping, "mapping", "", "two-trace mode: the eager `RUN|PATH` lending Python locations")
 	fl.StringVar(&opts.Formal, "formal", "", "two-trace mode: the `RUN|PATH` supplying timing")
-	fl.StringVar(&stage, "stage", "all", "stage to show: prefill (extend), decode, mixed, unknown or all")
-	fl.StringVar(&rank, "rank", "0", "rank to show, or all (sums ranks and adds a rank-spread column)")
-	fl.Float64Var(&opts.MinShare, "min-share", 1.0, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
+	opts.Sections.bind(fl)
 	fl.StringVar(&opts.Framework, "framework", "auto", "framework of traces that do not say theirs (header and catalog statuses): "+strings.Join(triageFrameworks, ", "))
 	fl.IntVar(&opts.Timeline, "timeline", 0, "ASCII timelines for the first `N` overlap rows of each stage")
-	fl.IntVar(&opts.OverlapRows, "overlap-rows", 10, "at most `N` overlap rows per stage (0 = no cap)")
 	fl.StringVar(&opts.Catalog, "catalog", "", "match fuse patterns against this catalog `FILE` instead of the built-in one")
 	fl.StringVar(&opts.Out, "out", "", "with --format csv: write one CSV file per table into `DIR`")
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
@@ -129,29 +117,18 @@ beside them. --format csv --out DIR writes one file per table, named
 }
 
 // parse checks the flags together; every mistake is a usage error (exit 2).
-func (o *TriageOptions) parse(cmd *cobra.Command, stage, rank string) error {
+func (o *TriageOptions) parse(cmd *cobra.Command) error {
 	if (o.Mapping == "") != (o.Formal == "") {
 		return usagef("--mapping and --formal go together (two-trace mode)")
 	}
 	if o.Mapping != "" && len(o.Targets) > 0 {
 		return usagef("two-trace mode takes no RUN or PATH arguments besides --mapping and --formal")
 	}
-	var err error
-	if o.Stage, err = stageFlag(stage); err != nil {
+	if err := o.Sections.parse(cmd); err != nil {
 		return err
-	}
-	o.RankSet = cmd.Flags().Changed("rank")
-	if o.Rank, o.RankAll, err = rankFlag(rank); err != nil {
-		return err
-	}
-	if o.MinShare < 0 || o.MinShare > 100 {
-		return usagef("--min-share %v: want a percentage from 0 to 100", o.MinShare)
 	}
 	if o.Timeline < 0 {
 		return usagef("--timeline %d: want 0 or more", o.Timeline)
-	}
-	if o.OverlapRows < 0 {
-		return usagef("--overlap-rows %d: want 0 or more", o.OverlapRows)
 	}
 	o.Framework = strings.ToLower(o.Framework)
 	if !slices.Contains(triageFrameworks, o.Framework) {
@@ -247,8 +224,8 @@ func writeTriage(opts *TriageOptions, i int, rep *report.TriageReport, csvDoc *r
 func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Catalog) (targets []triageTarget, ingestErr, err error) {
 	ctx := opts.Ctx
 	resolve := func(arg, role string) ([]target.Run, error) {
-		iopt, done := withProgress(opts.IO, ingest.Options{Role: role})
-		r, err := target.Resolve(ctx, w, arg, iopt, cat)
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{Role: role})
+		r, err := target.Resolve(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return nil, err

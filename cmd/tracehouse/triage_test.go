@@ -472,8 +472,8 @@ func TestTriageOptions(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := TriageOptions{Targets: []string{"a", "dir/"}, Stage: "prefill", RankAll: true, RankSet: true,
-		MinShare: 0.5, Framework: "vllm", Timeline: 3, OverlapRows: 0, Catalog: "c.yaml"}
+	want := TriageOptions{Targets: []string{"a", "dir/"}, Sections: Sections{Stage: "prefill", RankAll: true, RankSet: true,
+		MinShare: 0.5, OverlapRows: 0}, Framework: "vllm", Timeline: 3, Catalog: "c.yaml"}
 	if got == nil || !equalOptions(*got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
@@ -482,7 +482,7 @@ func TestTriageOptions(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want = TriageOptions{Stage: "", Rank: 0, MinShare: 1, Framework: "auto", OverlapRows: 10}
+	want = TriageOptions{Sections: defaultSections(), Framework: "auto"}
 	if !equalOptions(*got, want) {
 		t.Errorf("defaults: got %+v\nwant %+v", got, want)
 	}

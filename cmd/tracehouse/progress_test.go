@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// lockedBuffer is a stderr that a spinner's ticker and the command can
+// write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestProgressFirstTick: the bar is drawn at 0% by Start, before a byte is
+// read; the last byte turns it into the attributing-and-loading spinner;
+// a phase replaces it; after done nothing more is drawn (no spinner left
+// ticking, no late phase).
+func TestProgressFirstTick(t *testing.T) {
+	t.Parallel()
+	var w lockedBuffer
+	b := &bar{w: &w}
+	b.Start(4096)
+	if out := w.String(); !strings.Contains(out, "ingest: reading") || !strings.Contains(out, "0%") {
+		t.Fatalf("after Start, before any byte: %q; want the bar at 0%%", out)
+	}
+	b.Add(1024)
+	if strings.Contains(w.String(), phaseLoad) {
+		t.Errorf("the load phase shown with bytes left to read")
+	}
+	b.Add(3072)
+	if !strings.Contains(w.String(), "ingest: "+phaseLoad) {
+		t.Errorf("every byte read, and no %q: %q", phaseLoad, w.String())
+	}
+	b.Phase(ingest.PhaseOverlap)
+	if !strings.Contains(w.String(), "ingest: "+ingest.PhaseOverlap) {
+		t.Errorf("no %q: %q", ingest.PhaseOverlap, w.String())
+	}
+	b.finish()
+	b.Phase("late")
+	n := len(w.String())
+	time.Sleep(300 * time.Millisecond) // three spinner ticks
+	if out := w.String(); len(out) != n || strings.Contains(out, "late") {
+		t.Errorf("drawn after done: %q", out[n:])
+	}
+}
+
+// TestProgressPhases: `ingest` of a small trace on a terminal shows, in
+// order, the bar of bytes and each phase after it, down to target.Finish's
+// fuse-pattern rows; off a terminal it shows none of them.
+func TestProgressPhases(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if _, err := synth.Generate(synth.Options{Dir: root, Run: "p1", Framework: synth.SGLang, Stage: synth.StageDecode,
+		Steps: 6, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	phases := []string{phaseRead, phaseLoad, ingest.PhaseCatalog, ingest.PhaseOverlap, ingest.PhaseSteps, ingest.PhaseFusion}
+	for _, tty := range []bool{true, false} {
+		var errOut lockedBuffer
+		ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut, ErrTTY: tty}
+		db := filepath.Join(t.TempDir(), "p.duckdb")
+		if code := run([]string{"--db", db, "ingest", root}, ios, testEnv); code != 0 {
+			t.Fatalf("tty %v: exit %d: %s", tty, code, errOut.String())
+		}
+		out := errOut.String()
+		if !strings.Contains(out, "ingested 1 file(s)") {
+			t.Errorf("tty %v: no summary: %q", tty, out)
+		}
+		if !tty {
+			if strings.Contains(out, "ingest: ") || strings.Contains(out, "\r") {
+				t.Errorf("progress off a terminal: %q", out)
+			}
+			continue
+		}
+		at := -1
+		for _, p := range phases {
+			i := strings.Index(out, "ingest: "+p)
+			if i <= at {
+				t.Errorf("phase %q at %d, after the previous one at %d; want each in order:\n%q", p, i, at, out)
+			}
+			at = max(at, i)
+		}
+		// The display is cleared before the summary.
+		if i := strings.LastIndex(out, "ingest: "); i > strings.Index(out, "ingested 1 file(s)") {
+			t.Errorf("progress drawn after the summary: %q", out)
+		}
+	}
+}

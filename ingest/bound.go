@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// DuckDBMemoryPerJob is DuckDB's memory_limit, per file loading at once,
+// while files load into a warehouse file. A trace's rows stay uncommitted
+// until its last statement (one transaction per file), and DuckDB held
+// them, and the hash tables of the linking statements, in memory: about
+// 330 MiB for a 1 GB trace. Bounded, it writes them to the database file
+// and its temporary directory instead (measured on 1 GB of JSON: peak
+// 498 -> 316-336 MiB, CPU within the noise). Should a trace not fit, the
+// bound is lifted and the trace loaded again (duckBound.lift).
+const DuckDBMemoryPerJob = 160 // MiB
+
+// duckBound is DuckDB's memory bound during one ingest. A nil *duckBound
+// is no bound (an in-memory warehouse has nowhere to write rows to).
+type duckBound struct {
+	db   schema.Execer
+	prev string // the caller's limit, put back after
+
+	mu     sync.Mutex
+	lifted bool
+}
+
+// boundDuckDB bounds DuckDB's memory on a file warehouse to limitMiB;
+// restore puts the caller's limit back.
+func boundDuckDB(ctx context.Context, w *schema.Warehouse, limitMiB int) (*duckBound, error) {
+	if w.Path == "" || w.Path == schema.Memory {
+		return nil, nil
+	}
+	b := &duckBound{db: w.DB}
+	if err := w.DB.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&b.prev); err != nil {
+		return nil, fmt.Errorf("read DuckDB's memory limit: %w", err)
+	}
+	limit := fmt.Sprintf("%dMiB", limitMiB)
+	if _, err := w.DB.ExecContext(ctx, `SET memory_limit = '`+limit+`'`); err != nil {
+		return nil, fmt.Errorf("bound DuckDB's memory: %w", err)
+	}
+	return b, nil
+}
+
+// lift puts the caller's limit back for the rest of the ingest, for a file
+// to be loaded again; false when there is no bound to lift (a file that
+// ran out of memory without one fails), or lifting failed. Each file is
+// loaded again at most once, so a trace that does not fit the caller's
+// limit either fails after its second try.
+func (b *duckBound) lift(ctx context.Context) bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.lifted {
+		if err := b.set(ctx); err != nil {
+			return false
+		}
+		b.lifted = true
+	}
+	return true
+}
+
+// restore puts the caller's limit back.
+func (b *duckBound) restore(ctx context.Context) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.set(ctx)
+}
+
+func (b *duckBound) set(ctx context.Context) error {
+	// The ingest's context may be cancelled by now; the limit still goes back.
+	if _, err := b.db.ExecContext(context.WithoutCancel(ctx), `SET memory_limit = '`+b.prev+`'`); err != nil {
+		return fmt.Errorf("restore DuckDB's memory limit: %w", err)
+	}
+	return nil
+}
+
+// isOutOfMemory reports whether err is DuckDB running out of memory. A
+// statement's error says so by its type; the appender's does not (it
+// comes back as "could not close appender: Failed to append: failed to
+// allocate data of size ..."), so its message is read too.
+func isOutOfMemory(err error) bool {
+	var de *duckdb.Error
+	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
+		return true
+	}
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return false // the trace's own damage, whatever its text quotes
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "Out of Memory Error") || strings.Contains(msg, "failed to allocate data of size") ||
+		strings.Contains(msg, "failed to pin block")
+}

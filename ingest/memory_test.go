@@ -1,0 +1,138 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
+)
+
+// TestIngestRestoresMemoryLimit: DuckDB's memory limit is bounded while
+// files load into a warehouse file, and the caller's limit is back after.
+func TestIngestRestoresMemoryLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := schematest.Open(t, "")
+	if _, err := w.DB.ExecContext(ctx, `SET memory_limit = '3GiB'`); err != nil {
+		t.Fatal(err)
+	}
+	limit := func() string {
+		t.Helper()
+		var s string
+		if err := w.DB.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := limit()
+	res, err := Ingest(ctx, w, []string{"../testdata/demo"}, Options{Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed() != 0 {
+		t.Fatalf("%d files failed", res.Failed())
+	}
+	if after := limit(); after != before {
+		t.Fatalf("memory_limit after ingest %q, want %q", after, before)
+	}
+}
+
+// TestDuckBoundLift: the bound is set, lifting it puts the
+// caller's limit back, and only running out of memory counts as such.
+func TestDuckBoundLift(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := schematest.Open(t, "")
+	if _, err := w.DB.ExecContext(ctx, `SET memory_limit = '3GiB'`); err != nil {
+		t.Fatal(err)
+	}
+	limit := func() string {
+		t.Helper()
+		var s string
+		if err := w.DB.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := limit()
+	b, err := boundDuckDB(ctx, w, 2*DuckDBMemoryPerJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := limit(); got != "320.0 MiB" {
+		t.Fatalf("bound for two jobs: memory_limit %q, want 320.0 MiB", got)
+	}
+	if !b.lift(ctx) {
+		t.Fatal("lift: false with a bound in force")
+	}
+	if again := b.lift(ctx); !again {
+		t.Fatal("lift again (a second file out of memory): false")
+	}
+	if got := limit(); got != before {
+		t.Fatalf("after lift: memory_limit %q, want %q", got, before)
+	}
+	if err := b.restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var none *duckBound
+	if none.lift(ctx) || none.restore(ctx) != nil {
+		t.Fatal("no bound: lift or restore did something")
+	}
+	appender := errors.New("flush kernels: could not close appender: Failed to append: failed to allocate data of size 16.0 KiB")
+	if !isOutOfMemory(appender) {
+		t.Fatal("the appender running out of memory did not count as such")
+	}
+	damage := &ParseError{File: "t.json", Err: errors.New(`event name "Out of Memory Error"`)}
+	if isOutOfMemory(damage) || isOutOfMemory(errors.New("no such table")) {
+		t.Fatal("a trace's damage or another database error counted as running out of memory")
+	}
+}
+
+// TestIngestRetriesOutOfBound: a file that runs out of DuckDB's bound is
+// loaded again without it, with a notice, and lands whole: the same rows
+// as an ingest that was never bounded.
+func TestIngestRetriesOutOfBound(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const path = "../testdata/demo/sglang-llama"
+	count := func(w *schema.Warehouse) (n [3]int64) {
+		t.Helper()
+		err := w.DB.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kernels), (SELECT count(*) FROM py_frame_events),
+			(SELECT count(*) FROM traces)`).Scan(&n[0], &n[1], &n[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	plain := schematest.Open(t, "")
+	if _, err := Ingest(ctx, plain, []string{path}, Options{Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := count(plain)
+
+	w := schematest.Open(t, "")
+	var notices []string
+	res, err := ingestBounded(ctx, w, []string{path}, Options{Jobs: 1, Notice: func(s string) { notices = append(notices, s) }}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed() != 0 {
+		for _, f := range res.Files {
+			t.Log(f.Path, f.Err)
+		}
+		t.Fatalf("%d files failed", res.Failed())
+	}
+	retried := false
+	for _, n := range notices {
+		retried = retried || strings.Contains(n, "loading again without it")
+	}
+	if !retried {
+		t.Fatalf("no file was loaded again under a 1 MiB bound; notices %q", notices)
+	}
+	if got := count(w); got != want || want[0] == 0 {
+		t.Fatalf("kernels, frames, traces %v, want %v", got, want)
+	}
+}

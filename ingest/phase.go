@@ -1,0 +1,35 @@
+package ingest
+
+import "context"
+
+// Phaser hears which phase the work after an ingest's reading has moved
+// to (the catalog, the saved overlap, steps and fuse-pattern rows): work a
+// byte count does not show, so a progress display can name it instead of
+// sitting at 100% through a long Finish. Finish and SaveFusion (which
+// target.Finish calls) take no Options, so it rides on the context:
+// WithPhaser. Without one, nothing is reported.
+type Phaser interface {
+	Phase(name string)
+}
+
+// Phases Finish and SaveFusion report, in this order.
+const (
+	PhaseCatalog = "installing the catalog"
+	PhaseOverlap = "saving overlap"
+	PhaseSteps   = "saving step aggregates"
+	PhaseFusion  = "saving fuse-pattern rows"
+)
+
+type phaserKey struct{}
+
+// WithPhaser returns ctx carrying p for Finish and SaveFusion.
+func WithPhaser(ctx context.Context, p Phaser) context.Context {
+	return context.WithValue(ctx, phaserKey{}, p)
+}
+
+// phase tells ctx's Phaser, if any, that name begins.
+func phase(ctx context.Context, name string) {
+	if p, ok := ctx.Value(phaserKey{}).(Phaser); ok {
+		p.Phase(name)
+	}
+}
