@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"time"
 )
 
 // TemplateFile is where the migrated empty warehouse lives in this package
@@ -31,6 +33,10 @@ var template []byte
 // re-creates macros from their text and drops their CTEs' MATERIALIZED.)
 // Migrations newer than the template, if any, are applied as usual.
 func openTemplate(ctx context.Context, ms []Migration, threads int) (*Warehouse, error) {
+	// A killed process cannot remove its copy: sweep what such processes
+	// left (best effort; a copy still in use is rarely this old, and
+	// removing an open file's name does not disturb its owner).
+	sweepTemplateCopies(os.TempDir(), time.Now().Add(-staleCopyAge))
 	path, err := writeTemplateCopy()
 	if err != nil {
 		return nil, err
@@ -52,13 +58,34 @@ func openTemplate(ctx context.Context, ms []Migration, threads int) (*Warehouse,
 	return w, nil
 }
 
+// copyPattern names the template copies (and their write-ahead logs) in
+// the temporary directory.
+const copyPattern = "tracehouse-*.duckdb"
+
+// staleCopyAge is the age after which a template copy is taken for a killed
+// process's (the lake's writers use 48 h for theirs too).
+const staleCopyAge = 48 * time.Hour
+
+// sweepTemplateCopies removes template copies and logs in dir last
+// modified before cutoff, ignoring every error: it only tidies up.
+func sweepTemplateCopies(dir string, cutoff time.Time) {
+	for _, pattern := range []string{copyPattern, copyPattern + ".wal"} {
+		names, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, name := range names {
+			if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() && st.ModTime().Before(cutoff) {
+				_ = os.Remove(name)
+			}
+		}
+	}
+}
+
 // writeTemplateCopy writes the template to a new temporary file.
 func writeTemplateCopy() (string, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(template))
 	if err != nil {
 		return "", fmt.Errorf("warehouse template: %w", err)
 	}
-	f, err := os.CreateTemp("", "tracehouse-*.duckdb")
+	f, err := os.CreateTemp("", copyPattern)
 	if err != nil {
 		return "", fmt.Errorf("warehouse template: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracehouse/tracehouse/migrations"
 )
@@ -188,4 +189,34 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return "(equal)"
+}
+
+// TestSweepTemplateCopies: copies and logs older than the cutoff go, newer
+// ones and other files stay.
+func TestSweepTemplateCopies(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-3 * 24 * time.Hour)
+	files := map[string]bool{ // name: removed
+		"tracehouse-1.duckdb": true, "tracehouse-1.duckdb.wal": true,
+		"tracehouse-2.duckdb": false, "tracehouse-2.duckdb.wal": false,
+		"other.duckdb": false,
+	}
+	for name, stale := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if stale || name == "other.duckdb" {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sweepTemplateCopies(dir, time.Now().Add(-staleCopyAge))
+	for name, removed := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if gone := os.IsNotExist(err); gone != removed {
+			t.Errorf("%s: removed %v, want %v", name, gone, removed)
+		}
+	}
 }
