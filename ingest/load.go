@@ -191,24 +191,11 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	stageKnown := stage != vocab.StageUnknown
 	fileRank := ident.rank
 
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return nil, &dbError{fmt.Errorf("begin: %w", err)}
+	tx, err := beginTrace(ctx, conn, replace)
+	if err != nil {
+		return nil, err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-				err = errors.Join(err, &dbError{fmt.Errorf("rollback: %w", rerr)})
-			}
-		}
-	}()
-	if replace != 0 {
-		for _, tbl := range append(traceTables, schema.Traces) {
-			if _, err := conn.ExecContext(ctx, "DELETE FROM "+tbl+" WHERE trace_id = ?", replace); err != nil {
-				return nil, &dbError{fmt.Errorf("replace trace %d: %w", replace, err)}
-			}
-		}
-	}
+	defer tx.rollback(ctx, &err)
 
 	compressed := false
 	err = schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
@@ -350,10 +337,9 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err := l.names.flush(ctx, l.db); err != nil {
 		return nil, &dbError{err}
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return nil, &dbError{fmt.Errorf("%s: commit: %w", c.path, err)}
+	if err := tx.commit(ctx, c.path); err != nil {
+		return nil, err
 	}
-	committed = true
 	return t, nil
 }
 

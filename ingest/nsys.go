@@ -223,24 +223,11 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
 	stageKnown := stage != vocab.StageUnknown
 
-	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
-		return nil, &dbError{fmt.Errorf("begin: %w", err)}
+	tx, err := beginTrace(ctx, conn, replace)
+	if err != nil {
+		return nil, err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-				err = errors.Join(err, &dbError{fmt.Errorf("rollback: %w", rerr)})
-			}
-		}
-	}()
-	if replace != 0 {
-		for _, tbl := range append(traceTables, schema.Traces) {
-			if _, err := conn.ExecContext(ctx, "DELETE FROM "+tbl+" WHERE trace_id = ?", replace); err != nil {
-				return nil, &dbError{fmt.Errorf("replace trace %d: %w", replace, err)}
-			}
-		}
-	}
+	defer tx.rollback(ctx, &err)
 	base := plan.info.SessionStartNS
 	if !plan.info.HasSessionStart {
 		t.warn("no TARGET_INFO_SESSION_START_TIME: times are relative to the session start")
@@ -347,10 +334,9 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	if err := l.names.flush(ctx, l.db); err != nil {
 		return nil, &dbError{err}
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return nil, &dbError{fmt.Errorf("%s: commit: %w", c.path, err)}
+	if err := tx.commit(ctx, c.path); err != nil {
+		return nil, err
 	}
-	committed = true
 	if l.opt.Progress != nil {
 		l.opt.Progress.Add(c.size)
 	}
