@@ -37,20 +37,8 @@ func SaveFusion(ctx context.Context, db *sql.DB, run int64, match string) (err e
 			err = errors.Join(err, tx.Rollback())
 		}
 	}()
-	var ranks []int64
-	rows, err := tx.QueryContext(ctx, stmt("fusion_ranks"), sql.Named("run", run))
+	ranks, err := runRanks(ctx, tx, run)
 	if err != nil {
-		return fmt.Errorf("save fuse patterns of run %d: %w", run, err)
-	}
-	for rows.Next() {
-		var r int64
-		if err := rows.Scan(&r); err != nil {
-			rows.Close()
-			return fmt.Errorf("save fuse patterns of run %d: %w", run, err)
-		}
-		ranks = append(ranks, r)
-	}
-	if err := rows.Close(); err != nil {
 		return fmt.Errorf("save fuse patterns of run %d: %w", run, err)
 	}
 	// Forget the copies first and record each last, so that even without
@@ -73,4 +61,23 @@ func SaveFusion(ctx context.Context, db *sql.DB, run int64, match string) (err e
 		return fmt.Errorf("save fuse patterns of run %d: commit: %w", run, err)
 	}
 	return nil
+}
+
+// runRanks lists the ranks of run with GPU events (fusion_ranks.sql), whose
+// fuse-pattern and overlap rows are saved.
+func runRanks(ctx context.Context, tx *sql.Tx, run int64) ([]int64, error) {
+	var ranks []int64
+	rows, err := tx.QueryContext(ctx, stmt("fusion_ranks"), sql.Named("run", run))
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ranks = append(ranks, r)
+	}
+	return ranks, rows.Close()
 }

@@ -12,12 +12,14 @@ type Phaser interface {
 	Phase(name string)
 }
 
-// Phases Finish and SaveFusion report, in this order.
+// Phases Finish, SaveFusion and SaveOverlapRows report, in this order.
 const (
 	PhaseCatalog = "installing the catalog"
 	PhaseOverlap = "saving overlap"
 	PhaseSteps   = "saving step aggregates"
 	PhaseFusion  = "saving fuse-pattern rows"
+	// PhaseOverlapRows is SaveOverlapRows (target.Finish, after SaveFusion).
+	PhaseOverlapRows = "saving overlap rows"
 )
 
 type phaserKey struct{}

@@ -103,6 +103,8 @@ var Local = map[string]string{
 	"step_store_runs":      "a view: runs whose every trace has lake_steps",
 	"fusion_match_store":   "not kept: a lake's readers compute fuse-pattern rows from its events",
 	"fusion_store_runs":    "not kept (empty in a lake, so every saved fuse-pattern copy reads as stale)",
+	"overlap_row_store":    "not kept: a lake's readers compute overlap-opportunity rows from its events",
+	"overlap_row_runs":     "not kept (empty in a lake, so every saved overlap-row copy reads as stale)",
 }
 
 // idRule says how a column's values change on the way into the lake.

@@ -27,6 +27,10 @@ type OverlapByKernelParams struct {
 // DefaultMinDurUS is triage.md section 4's 5 µs verdict floor.
 const DefaultMinDurUS = 5
 
+// DefaultMinDurNS is DefaultMinDurUS in ns: the floor target.Finish saves
+// the overlap rows for (ingest.SaveOverlapRows).
+const DefaultMinDurNS = DefaultMinDurUS * 1000
+
 // OverlapRow is one row of overlap_by_kernel.sql. Times are nanoseconds.
 type OverlapByKernelRow struct {
 	Stage          string
@@ -69,25 +73,65 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([
 	if minDur == 0 {
 		minDur = DefaultMinDurUS
 	}
+	minDurNS := int64(minDur * 1000)
 	args := []any{
 		sql.Named("run", p.Run),
 		sql.Named("mapping", p.Mapping),
 		sql.Named("rank", p.Rank),
 		sql.Named("stage", p.Stage),
 		sql.Named("min_share", p.MinShare),
-		sql.Named("min_dur_ns", int64(minDur*1000)),
+		sql.Named("min_dur_ns", minDurNS),
 	}
-	rows, err := collect(ctx, q, "overlap_by_kernel", args, func(rows *sql.Rows) (OverlapByKernelRow, error) {
-		var r OverlapByKernelRow
-		err := rows.Scan(&r.Stage, &r.Priority, &r.Verdict, &r.Kernel, &r.Family, &r.Category,
-			&r.Scope, &r.ScopeMatch, &r.Launches, &r.TotalNS, &r.HiddenNS, &r.HiddenByComp,
-			&r.ExclusiveNS, &r.StageBusyNS, &r.BusySharePct, &r.ExclusivePct, &r.HiddenPct,
-			&r.Dominant, &r.DepRisk, &r.Recommendation,
-			&r.Longest.KernelID, &r.Longest.TraceID, &r.Longest.TSNS, &r.Longest.DurNS,
-			&r.Longest.Device, &r.Longest.Stream)
-		return r, err
-	})
-	if err != nil || p.MaxRows <= 0 {
+	rows, err := collect(ctx, q, "overlap_by_kernel", args, scanOverlapByKernel)
+	return capOverlapRows(rows, err, p.MaxRows)
+}
+
+// OverlapByKernelCached returns OverlapByKernel(p), read from the rows
+// ingest.SaveOverlapRows saved when p is a single-trace report of one rank
+// and that copy is current and made for p's verdict floor
+// (overlap_rows_fresh.sql, overlap_by_kernel_saved.sql), and computed
+// otherwise. saved says which.
+func OverlapByKernelCached(ctx context.Context, q Querier, p OverlapByKernelParams) (rows []OverlapByKernelRow, saved bool, err error) {
+	if !p.Mapping.Valid && p.Rank.Valid {
+		minDur := p.MinDurUS
+		if minDur == 0 {
+			minDur = DefaultMinDurUS
+		}
+		fresh, err := collect(ctx, q, "overlap_rows_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
+			sql.Named("min_dur_ns", int64(minDur*1000))},
+			func(rows *sql.Rows) (bool, error) {
+				var b bool
+				err := rows.Scan(&b)
+				return b, err
+			})
+		if err != nil {
+			return nil, false, err
+		}
+		if len(fresh) == 1 && fresh[0] {
+			rows, err := collect(ctx, q, "overlap_by_kernel_saved", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
+				sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare)}, scanOverlapByKernel)
+			rows, err = capOverlapRows(rows, err, p.MaxRows)
+			return rows, true, err
+		}
+	}
+	rows, err = OverlapByKernel(ctx, q, p)
+	return rows, false, err
+}
+
+func scanOverlapByKernel(rows *sql.Rows) (OverlapByKernelRow, error) {
+	var r OverlapByKernelRow
+	err := rows.Scan(&r.Stage, &r.Priority, &r.Verdict, &r.Kernel, &r.Family, &r.Category,
+		&r.Scope, &r.ScopeMatch, &r.Launches, &r.TotalNS, &r.HiddenNS, &r.HiddenByComp,
+		&r.ExclusiveNS, &r.StageBusyNS, &r.BusySharePct, &r.ExclusivePct, &r.HiddenPct,
+		&r.Dominant, &r.DepRisk, &r.Recommendation,
+		&r.Longest.KernelID, &r.Longest.TraceID, &r.Longest.TSNS, &r.Longest.DurNS,
+		&r.Longest.Device, &r.Longest.Stream)
+	return r, err
+}
+
+// capOverlapRows keeps the first maxRows rows of each stage (0 = all).
+func capOverlapRows(rows []OverlapByKernelRow, err error, maxRows int) ([]OverlapByKernelRow, error) {
+	if err != nil || maxRows <= 0 {
 		return rows, err
 	}
 	// Cap per stage; rows arrive grouped by stage.
@@ -97,7 +141,7 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([
 		if r.Stage != stage {
 			stage, n = r.Stage, 0
 		}
-		if n < p.MaxRows {
+		if n < maxRows {
 			out = append(out, r)
 		}
 		n++

@@ -236,7 +236,8 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	if d.Sites, err = KernelSites(ctx, q, KernelSitesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage}); err != nil {
 		return nil, err
 	}
-	if d.Overlap, err = OverlapByKernel(ctx, q, OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+	// Saved at ingest when current (single-trace, one rank), else computed.
+	if d.Overlap, _, err = OverlapByKernelCached(ctx, q, OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows}); err != nil {
 		return nil, err
 	}

@@ -87,3 +87,112 @@ func TestFinishSavesFusion(t *testing.T) {
 		t.Errorf("every rank: saved %v %v", saved, err)
 	}
 }
+
+// TestFinishSavesOverlapRows: Finish saves each (run, rank)'s
+// overlap-opportunity rows, read back by OverlapByKernelCached exactly as
+// OverlapByKernel computes them (the stage, the share floor and the row
+// cap applied on read), and a stale copy, another verdict floor, every rank
+// pooled or a two-trace report are computed.
+func TestFinishSavesOverlapRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if pending, err := ingest.OverlapRowsPending(ctx, w.DB); err != nil || len(pending) != 0 {
+		t.Fatalf("after Finish, pending %v %v", pending, err)
+	}
+	rows, err := w.DB.QueryContext(ctx, `SELECT DISTINCT run_id, rank FROM kernels ORDER BY 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rr struct{ run, rank int64 }
+	var pairs []rr
+	for rows.Next() {
+		var p rr
+		if err := rows.Scan(&p.run, &p.rank); err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, p)
+	}
+	rows.Close()
+	if len(pairs) < 6 {
+		t.Fatalf("only %d (run, rank) pairs in the demo", len(pairs))
+	}
+	compared, filtered := 0, 0
+	for _, p := range pairs {
+		rank := sql.NullInt64{Int64: p.rank, Valid: true}
+		for _, op := range []queries.OverlapByKernelParams{
+			{Run: p.run, Rank: rank},
+			{Run: p.run, Rank: rank, Stage: sql.NullString{String: "decode", Valid: true}, MinShare: 1},
+			{Run: p.run, Rank: rank, Stage: sql.NullString{String: "prefill", Valid: true}, MinShare: 0.5, MaxRows: 2},
+			{Run: p.run, Rank: rank, MinShare: 2, MaxRows: 3},
+		} {
+			want, err := queries.OverlapByKernel(ctx, w.DB, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, saved, err := queries.OverlapByKernelCached(ctx, w.DB, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !saved || !reflect.DeepEqual(got, want) {
+				t.Errorf("run %d rank %d %+v: saved %v\n got %+v\nwant %+v", p.run, p.rank, op, saved, got, want)
+			}
+			if op.Stage.Valid || op.MinShare > 0 {
+				filtered += len(want)
+			} else {
+				compared += len(want)
+			}
+		}
+	}
+	if compared == 0 || filtered == 0 {
+		t.Fatalf("%d rows unfiltered, %d filtered: the comparison proves nothing", compared, filtered)
+	}
+	first := queries.OverlapByKernelParams{Run: pairs[0].run, Rank: sql.NullInt64{Int64: pairs[0].rank, Valid: true}}
+	notSaved := func(what string, op queries.OverlapByKernelParams) {
+		t.Helper()
+		want, err := queries.OverlapByKernel(ctx, w.DB, op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, saved, err := queries.OverlapByKernelCached(ctx, w.DB, op)
+		if err != nil || saved || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: saved %v, err %v, same rows %v", what, saved, err, reflect.DeepEqual(got, want))
+		}
+	}
+	// Another verdict floor than the saved one: computed.
+	other := first
+	other.MinDurUS = 50
+	notSaved("verdict floor 50 us", other)
+	// Every rank pooled, or a two-trace report: never saved.
+	pooled := first
+	pooled.Rank = sql.NullInt64{}
+	notSaved("every rank", pooled)
+	twoTrace := first
+	twoTrace.Mapping = sql.NullInt64{Int64: pairs[len(pairs)-1].run, Valid: true}
+	notSaved("two-trace", twoTrace)
+	// The run's kernels change: the copy is stale.
+	if _, err := w.DB.ExecContext(ctx, `UPDATE kernels SET dur_ns = dur_ns * 3
+		WHERE kernel_id = (SELECT max(kernel_id) FROM kernels WHERE run_id = ? AND rank = ?)`, first.Run, first.Rank.Int64); err != nil {
+		t.Fatal(err)
+	}
+	notSaved("after a kernel change", first)
+	// The classifier changes (a migration bumps its version): stale.
+	second := queries.OverlapByKernelParams{Run: pairs[len(pairs)-1].run, Rank: sql.NullInt64{Int64: pairs[len(pairs)-1].rank, Valid: true}}
+	if _, saved, err := queries.OverlapByKernelCached(ctx, w.DB, second); err != nil || !saved {
+		t.Fatalf("run %d before the classifier change: saved %v %v", second.Run, saved, err)
+	}
+	if _, err := w.DB.ExecContext(ctx, `INSERT INTO classifier_versions VALUES (1000, '9999_test', 'test')`); err != nil {
+		t.Fatal(err)
+	}
+	notSaved("after a classifier change", second)
+}

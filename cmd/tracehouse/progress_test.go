@@ -66,7 +66,7 @@ func TestProgressFirstTick(t *testing.T) {
 
 // TestProgressPhases: `ingest` of a small trace on a terminal shows, in
 // order, the bar of bytes and each phase after it, down to target.Finish's
-// fuse-pattern rows; off a terminal it shows none of them.
+// fuse-pattern and overlap rows; off a terminal it shows none of them.
 func TestProgressPhases(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -74,7 +74,7 @@ func TestProgressPhases(t *testing.T) {
 		Steps: 6, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
-	phases := []string{phaseRead, phaseLoad, ingest.PhaseCatalog, ingest.PhaseOverlap, ingest.PhaseSteps, ingest.PhaseFusion}
+	phases := []string{phaseRead, phaseLoad, ingest.PhaseCatalog, ingest.PhaseOverlap, ingest.PhaseSteps, ingest.PhaseFusion, ingest.PhaseOverlapRows}
 	for _, tty := range []bool{true, false} {
 		var errOut lockedBuffer
 		ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut, ErrTTY: tty}

@@ -1,0 +1,12 @@
+-- overlap_rows_fresh: whether run $run's rank $rank has saved
+-- overlap-opportunity rows (overlap_row_store, written by
+-- ingest.SaveOverlapRows) that are current and made for the verdict floor
+-- $min_dur_ns: the fingerprint recorded with them is the run's now
+-- (_overlap_rows_fingerprint: its kernels, the classifier, its traces).
+--
+-- Parameters: $run, $rank, $min_dur_ns.
+--
+-- Columns: fresh. One row.
+SELECT coalesce((SELECT min_dur_ns = $min_dur_ns AND fingerprint = _overlap_rows_fingerprint($run)
+                 FROM overlap_row_runs
+                 WHERE run_id = $run AND rank = $rank), false) AS fresh
