@@ -53,3 +53,42 @@ func TestSQLOutput(t *testing.T) {
 		t.Errorf("error layout: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestThreadsFromEnvironment: TRACEHOUSE_THREADS reaches DuckDB for a
+// warehouse file, a throw-away warehouse and a lake; a value that is not a
+// positive whole number is refused with its name.
+func TestThreadsFromEnvironment(t *testing.T) {
+	t.Parallel()
+	db := demoCopy(t)
+	lk := filepath.Join(t.TempDir(), "lake")
+	if code, _, stderr := runCmd(t, "--db", db, "export", "--lake", lk, "trtllm-llama"); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	for _, threads := range []string{"1", "3"} {
+		env := func(k string) string {
+			if k == "TRACEHOUSE_THREADS" {
+				return threads
+			}
+			return ""
+		}
+		for _, where := range [][]string{{"--db", db}, {"--db", ":memory:"}, {"--lake", lk}} {
+			io, out, errOut := testIO("")
+			args := append(append([]string{}, where...), "sql", "--format", "csv", "SELECT current_setting('threads') AS threads")
+			if code := run(args, io, env); code != 0 || out.String() != "threads\n"+threads+"\n" {
+				t.Errorf("TRACEHOUSE_THREADS=%s %v: exit %d, %q %s", threads, where, code, out, errOut)
+			}
+		}
+	}
+	for _, bad := range []string{"0", "-2", "two"} {
+		io, _, errOut := testIO("")
+		env := func(k string) string {
+			if k == "TRACEHOUSE_THREADS" {
+				return bad
+			}
+			return ""
+		}
+		if code := run([]string{"--db", db, "runs"}, io, env); code != 1 || !strings.Contains(errOut.String(), "TRACEHOUSE_THREADS=\""+bad+"\"") {
+			t.Errorf("TRACEHOUSE_THREADS=%s: exit %d %q", bad, code, errOut)
+		}
+	}
+}
