@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"database/sql"
+	"os"
 	"reflect"
 	"testing"
 
@@ -10,7 +11,48 @@ import (
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
+
+func TestMain(m *testing.M) {
+	os.Exit(schematest.Main(m))
+}
+
+// runRank is one rank of one run.
+type runRank struct{ run, rank int64 }
+
+// finishedDemo is testdata/demo ingested and finished (Finish) once per
+// test binary, copied for t alone (tests change it), with every (run,
+// rank) it holds.
+func finishedDemo(t *testing.T) (*schema.Warehouse, []runRank) {
+	t.Helper()
+	w := schematest.Open(t, schematest.Template(t, "finished-demo", func(ctx context.Context, w *schema.Warehouse) error {
+		if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{}); err != nil {
+			return err
+		}
+		return Finish(ctx, w.DB, catalog.Default())
+	}))
+	rows, err := w.DB.Query(`SELECT DISTINCT run_id, rank FROM kernels ORDER BY 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var pairs []runRank
+	for rows.Next() {
+		var p runRank
+		if err := rows.Scan(&p.run, &p.rank); err != nil {
+			t.Fatal(err)
+		}
+		pairs = append(pairs, p)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(pairs) < 6 {
+		t.Fatalf("only %d (run, rank) pairs in the demo", len(pairs))
+	}
+	return w, pairs
+}
 
 // TestFinishSavesFusion: after Finish every rank of every demo run has
 // saved fuse-pattern rows equal to what fusion_matches.sql computes, for
@@ -19,36 +61,9 @@ import (
 func TestFinishSavesFusion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
+	w, pairs := finishedDemo(t)
 	if pending, err := ingest.FusionPending(ctx, w.DB); err != nil || len(pending) != 0 {
 		t.Fatalf("after Finish, pending %v %v", pending, err)
-	}
-	rows, err := w.DB.QueryContext(ctx, `SELECT DISTINCT run_id, rank FROM kernels ORDER BY 1, 2`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type rr struct{ run, rank int64 }
-	var pairs []rr
-	for rows.Next() {
-		var p rr
-		if err := rows.Scan(&p.run, &p.rank); err != nil {
-			t.Fatal(err)
-		}
-		pairs = append(pairs, p)
-	}
-	rows.Close()
-	if len(pairs) < 6 {
-		t.Fatalf("only %d (run, rank) pairs in the demo", len(pairs))
 	}
 	matched := 0
 	for _, p := range pairs {
@@ -96,36 +111,9 @@ func TestFinishSavesFusion(t *testing.T) {
 func TestFinishSavesOverlapRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
+	w, pairs := finishedDemo(t)
 	if pending, err := ingest.OverlapRowsPending(ctx, w.DB); err != nil || len(pending) != 0 {
 		t.Fatalf("after Finish, pending %v %v", pending, err)
-	}
-	rows, err := w.DB.QueryContext(ctx, `SELECT DISTINCT run_id, rank FROM kernels ORDER BY 1, 2`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type rr struct{ run, rank int64 }
-	var pairs []rr
-	for rows.Next() {
-		var p rr
-		if err := rows.Scan(&p.run, &p.rank); err != nil {
-			t.Fatal(err)
-		}
-		pairs = append(pairs, p)
-	}
-	rows.Close()
-	if len(pairs) < 6 {
-		t.Fatalf("only %d (run, rank) pairs in the demo", len(pairs))
 	}
 	compared, filtered := 0, 0
 	for _, p := range pairs {

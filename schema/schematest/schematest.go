@@ -68,7 +68,7 @@ func Template(tb testing.TB, name string, fill func(context.Context, *schema.War
 	tb.Helper()
 	return TemplateFile(tb, name, func(path string) error {
 		ctx := context.Background()
-		w, err := schema.Open(ctx, path, schema.Options{})
+		w, err := schema.Open(ctx, path, schema.Options{Threads: 1})
 		if err != nil {
 			return err
 		}
@@ -143,15 +143,13 @@ func Open(tb testing.TB, template string) *schema.Warehouse {
 	if template == "" {
 		template = Migrated(tb)
 	}
-	w, err := schema.Open(context.Background(), Copy(tb, template), schema.Options{})
+	w, err := schema.Open(context.Background(), Copy(tb, template), schema.Options{Threads: 1})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { w.Close() })
-	for _, set := range []string{"SET threads = 1", "PRAGMA disable_checkpoint_on_shutdown"} {
-		if _, err := w.DB.Exec(set); err != nil {
-			tb.Fatal(err)
-		}
+	if _, err := w.DB.Exec("PRAGMA disable_checkpoint_on_shutdown"); err != nil {
+		tb.Fatal(err)
 	}
 	return w
 }
