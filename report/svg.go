@@ -206,6 +206,17 @@ type barItem struct {
 	Title     string
 }
 
+// barLabel is a bar's name left of it at baseline y, shortened, with the
+// full name on hover when shortened.
+func barLabel(name string, y px) svgText {
+	short := shortenTo(name, nameChars)
+	t := svgText{X: nameW - 8, Y: y, Anchor: "end", Class: "lbl", Text: short}
+	if short != name {
+		t.Title = name
+	}
+	return t
+}
+
 // hBars draws one bar per item, longest first as given, scaled to the
 // largest value, the name left of the bar and the value after it.
 func hBars(kind, label string, items []barItem) *scene {
@@ -218,12 +229,7 @@ func hBars(kind, label string, items []barItem) *scene {
 	}
 	y := float64(top)
 	for _, it := range items {
-		short := shortenTo(it.Name, nameChars)
-		t := svgText{X: nameW - 8, Y: px(y + rowH - 4), Anchor: "end", Class: "lbl", Text: short}
-		if short != it.Name {
-			t.Title = it.Name
-		}
-		s.Texts = append(s.Texts, t)
+		s.Texts = append(s.Texts, barLabel(it.Name, px(y+rowH-4)))
 		w := 0.0
 		if top1 > 0 {
 			w = max(it.Value, 0) / top1 * barW
@@ -260,12 +266,7 @@ func divergingBars(kind, label string, items []deltaItem) *scene {
 	}
 	y := float64(top)
 	for _, it := range items {
-		short := shortenTo(it.Name, nameChars)
-		t := svgText{X: nameW - 8, Y: px(y + rowH - 4), Anchor: "end", Class: "lbl", Text: short}
-		if short != it.Name {
-			t.Title = it.Name
-		}
-		s.Texts = append(s.Texts, t)
+		s.Texts = append(s.Texts, barLabel(it.Name, px(y+rowH-4)))
 		w := 0.0
 		if top1 > 0 {
 			w = math.Abs(it.Value) / top1 * (half - 130) // room for the value
