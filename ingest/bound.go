@@ -90,7 +90,8 @@ func (b *duckBound) set(ctx context.Context) error {
 // isOutOfMemory reports whether err is DuckDB running out of memory. A
 // statement's error says so by its type; the appender's does not (it
 // comes back as "could not close appender: Failed to append: failed to
-// allocate data of size ..."), so its message is read too.
+// allocate data of size ..." or "... could not allocate block of size
+// ..."), so its message is read too.
 func isOutOfMemory(err error) bool {
 	var de *duckdb.Error
 	if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
@@ -102,5 +103,5 @@ func isOutOfMemory(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "Out of Memory Error") || strings.Contains(msg, "failed to allocate data of size") ||
-		strings.Contains(msg, "failed to pin block")
+		strings.Contains(msg, "could not allocate block of size") || strings.Contains(msg, "failed to pin block")
 }

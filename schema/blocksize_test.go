@@ -1,0 +1,76 @@
+package schema
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// blockSizeOf reads the storage block size DuckDB reports for w's database.
+func blockSizeOf(t *testing.T, w *Warehouse) int64 {
+	t.Helper()
+	var n int64
+	if err := w.DB.QueryRow(`SELECT block_size FROM pragma_database_size()`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestBlockSize: warehouses tracehouse creates (a file, the in-memory
+// template copy) use BlockSize; a warehouse made with DuckDB's default
+// still opens, migrates, takes writes and keeps its own size.
+func TestBlockSize(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, path := range []string{filepath.Join(dir, "new.duckdb"), Memory} {
+		w, err := Open(ctx, path, Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := blockSizeOf(t, w); n != BlockSize {
+			t.Errorf("%s: block size %d, want %d", path, n, BlockSize)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// An older warehouse: DuckDB's default block size, no migrations yet.
+	old := filepath.Join(dir, "old.duckdb")
+	c, err := duckdb.NewConnector(old+"?default_block_size=262144", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := sql.OpenDB(c)
+	if _, err := raw.Exec(`CREATE TABLE keep(x INTEGER); INSERT INTO keep VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, readOnly := range []bool{false, true} {
+		w, err := Open(ctx, old, Options{Threads: 1, ReadOnly: readOnly})
+		if err != nil {
+			t.Fatalf("read-only %v: %v", readOnly, err)
+		}
+		if n := blockSizeOf(t, w); n != 262144 {
+			t.Errorf("read-only %v: block size %d, want the file's 262144", readOnly, n)
+		}
+		if !readOnly {
+			if _, err := w.DB.Exec(`INSERT INTO keep VALUES (8)`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var sum int
+		if err := w.DB.QueryRow(`SELECT sum(x) FROM keep`).Scan(&sum); err != nil || sum != 15 {
+			t.Errorf("read-only %v: sum %d, %v; want 15", readOnly, sum, err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
