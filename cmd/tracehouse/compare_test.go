@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/report"
@@ -93,9 +94,23 @@ func runCompare(db string, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// compareMemo holds the output of compare command lines the subtests
+// share (compareOnce): the warehouse is read-only to them, so the same
+// command line prints the same bytes (testCompareFormats checks that by
+// running commands twice, without the memo).
+var compareMemo sync.Map // db and args joined by NUL -> *memoRun
+
+// compareOnce runs `compare ARGS` on db once per test binary.
+func compareOnce(db string, args ...string) (int, string, string) {
+	v, _ := compareMemo.LoadOrStore(strings.Join(append([]string{db}, args...), "\x00"), &memoRun{})
+	m := v.(*memoRun)
+	m.once.Do(func() { m.code, m.out, m.errOut = runCompare(db, args...) })
+	return m.code, m.out, m.errOut
+}
+
 func compareJSON(t *testing.T, db string, args ...string) (int, report.CompareReport) {
 	t.Helper()
-	code, out, errOut := runCompare(db, append(args, "--format", "json")...)
+	code, out, errOut := compareOnce(db, append(args, "--format", "json")...)
 	var r report.CompareReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, errOut, out)
@@ -139,7 +154,7 @@ func testCompareSlowKernel(t *testing.T, db string) {
 		t.Errorf("verdict rows %q, want the attention kernel only", r.Verdict.Rows)
 	}
 	// Without --fail-on-regression the exit status stays 0.
-	if code, _, _ := runCompare(db, "base", "slow20"); code != 0 {
+	if code, _, _ := compareOnce(db, "base", "slow20", "--format", "table"); code != 0 {
 		t.Errorf("exit %d without --fail-on-regression", code)
 	}
 }
@@ -292,7 +307,7 @@ func testCompareDecomposition(t *testing.T, db string) {
 
 func testCompareFormats(t *testing.T, db string) {
 	for _, f := range []string{"table", "markdown"} {
-		code, out, errOut := runCompare(db, "base", "slow20", "--format", f)
+		code, out, errOut := compareOnce(db, "base", "slow20", "--format", f)
 		if code != 0 || !strings.Contains(out, "verdict: regression") {
 			t.Errorf("%s: exit %d %s\n%s", f, code, errOut, out)
 		}
@@ -314,7 +329,7 @@ func testCompareFormats(t *testing.T, db string) {
 		}
 	}
 	// JSON field names are a contract.
-	_, out, _ := runCompare(db, "base", "slow20", "--format", "json")
+	_, out, _ := compareOnce(db, "base", "slow20", "--format", "json")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -9,18 +10,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
 )
 
-// historyRuns are synthetic SGLang decode runs ingested one by one (so in
-// this order): h01..h06 the same deployment with other noise seeds,
-// tagged a=1 and b=1; then set a, where from h07a on every kernel is 20%
-// slower (a lasting regression), and set b, where only h07b is (a one-run
-// spike). Each set is ten runs of which the seventh got slower. (The
-// synthetic eager decode steps are launch-bound: 20% slower kernels grow
-// the busy time by 20% but the step window by about 3%, so the tests
-// follow busy time, not step time.)
+// historyRuns are synthetic SGLang decode runs, in ingest order: h01..h06
+// the same deployment with other noise seeds, tagged a=1 and b=1; then set
+// a, where from h07a on every kernel is 20% slower (a lasting regression),
+// and set b, where only h07b is (a one-run spike). Each set is ten runs of
+// which the seventh got slower. (The synthetic eager decode steps are
+// launch-bound: 20% slower kernels grow the busy time by 20% but the step
+// window by about 3%, so the tests follow busy time, not step time.) The
+// labels sort in this order, so one ingest of their parent directory gives
+// the runs their ingest time in it (runs are finished in path order).
 var historyRuns = func() []struct {
 	label string
 	slow  bool
@@ -65,13 +69,48 @@ func TestHistoryEndToEnd(t *testing.T) {
 		if _, err := synth.Generate(o); err != nil {
 			t.Fatal(err)
 		}
-		// One ingest per run: history's default order is ingest order.
-		args := []string{"--db", db, "ingest", filepath.Join(root, r.label)}
-		for _, tag := range r.tags {
-			args = append(args, "--tag", tag)
+	}
+	// One ingest of every run (an ingest's fixed cost, its finish, paid
+	// once), tagged with both keys; then each run keeps only its own tags.
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--tag", "a=1", "--tag", "b=1", root); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errOut)
+	}
+	w, err := schema.Open(context.Background(), db, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range historyRuns {
+		var rm []string
+		for _, k := range []string{"a", "b"} {
+			if !slices.Contains(r.tags, k+"=1") {
+				rm = append(rm, k)
+			}
 		}
-		if code, _, errOut := runCmd(t, args...); code != 0 {
-			t.Fatalf("ingest %s: exit %d: %s", r.label, code, errOut)
+		if len(rm) == 0 {
+			continue
+		}
+		if _, err := ingest.TagRun(context.Background(), w.DB, r.label, nil, rm, false); err != nil {
+			w.Close()
+			t.Fatalf("tag %s: %v", r.label, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// history's default order is ingest order: the runs' order and tags
+	// are historyRuns'.
+	code, out, errOut := runCmd(t, "--db", db, "runs", "--format", "json")
+	var stored []runJSON
+	if err := json.Unmarshal([]byte(out), &stored); code != 0 || err != nil {
+		t.Fatalf("runs: exit %d, %v: %s", code, err, errOut)
+	}
+	slices.Reverse(stored) // oldest first
+	if len(stored) != len(historyRuns) {
+		t.Fatalf("%d runs stored, want %d", len(stored), len(historyRuns))
+	}
+	for i, r := range historyRuns {
+		if stored[i].Label != r.label || !slices.Equal(stored[i].Tags, r.tags) {
+			t.Fatalf("run %d in ingest order: %s %q, want %s %q", i+1, stored[i].Label, stored[i].Tags, r.label, r.tags)
 		}
 	}
 	for _, c := range []struct {
@@ -185,10 +224,20 @@ func testHistoryByTag(t *testing.T, db string) {
 		labels = append(labels, l)
 	}
 	sort.Strings(labels)
+	// Tagged as `tracehouse tag LABEL version=V` does, in one session of
+	// the warehouse rather than a command each.
+	w, err := schema.Open(context.Background(), db, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, l := range labels {
-		if code, _, errOut := runCmd(t, "--db", db, "tag", l, "version="+versions[l]); code != 0 {
-			t.Fatalf("tag %s: exit %d: %s", l, code, errOut)
+		if _, err := ingest.TagRun(context.Background(), w.DB, l, map[string]string{"version": versions[l]}, nil, false); err != nil {
+			w.Close()
+			t.Fatalf("tag %s: %v", l, err)
 		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 	code, r := historyJSON(t, db, "--kernel", attentionMatch, "--tag", "b=1", "--by", "version", "--fail-on-regression")
 	st := decodeSeries(t, r)

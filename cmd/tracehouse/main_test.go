@@ -127,6 +127,29 @@ func demoCopy(t *testing.T) string {
 	return schematest.Copy(t, demoTemplate(t))
 }
 
+// llamaArgs is the ingest llamaTemplate runs: two of the demo's runs,
+// tagged gpu=h100.
+var llamaArgs = []string{"ingest", "--tag", "gpu=h100", demoDir + "/sglang-llama", demoDir + "/trtllm-llama"}
+
+// llamaTemplate is the warehouse of `ingest` llamaArgs, built once per test
+// binary. Tests open copies of it (llamaCopy).
+func llamaTemplate(t *testing.T) string {
+	t.Helper()
+	return schematest.TemplateFile(t, "llama", func(path string) error {
+		io, _, errOut := testIO("")
+		if code := run(append([]string{"--db", path}, llamaArgs...), io, testEnv); code != 0 {
+			return fmt.Errorf("%v: exit %d: %s", llamaArgs, code, errOut)
+		}
+		return nil
+	})
+}
+
+// llamaCopy is a copy of the llama warehouse for t alone.
+func llamaCopy(t *testing.T) string {
+	t.Helper()
+	return schematest.Copy(t, llamaTemplate(t))
+}
+
 // parseTriage parses a triage command line the way the command does, with
 // --db db and --format format, and returns the options it would run with.
 func parseTriage(t *testing.T, db, format string, args ...string) *TriageOptions {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,11 +10,7 @@ import (
 // and run labels offered by shell completion.
 func TestRunsRmRename(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--tag", "gpu=h100",
-		"../../testdata/demo/sglang-llama", "../../testdata/demo/trtllm-llama"); code != 0 {
-		t.Fatalf("ingest exit %d: %s", code, stderr)
-	}
+	db := llamaCopy(t) // ingest --tag gpu=h100 of sglang-llama and trtllm-llama
 	code, out, stderr := runCmd(t, "--db", db, "--format", "json", "runs", "sglang-llama")
 	if code != 0 {
 		t.Fatalf("runs RUN exit %d: %s", code, stderr)

@@ -12,10 +12,7 @@ import (
 // line naming an unknown object.
 func TestSchemaCommand(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/demo/sglang-llama"); code != 0 {
-		t.Fatalf("ingest exit %d: %s", code, stderr)
-	}
+	db := demoCopy(t)
 	code, out, stderr := runCmd(t, "--db", db, "schema")
 	if code != 0 {
 		t.Fatalf("schema exit %d: %s", code, stderr)

@@ -11,11 +11,8 @@ import (
 // layout (the caret line) kept.
 func TestSQLOutput(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--tag", "gpu=h100", "../../testdata/demo/sglang-llama"); code != 0 {
-		t.Fatalf("ingest exit %d: %s", code, stderr)
-	}
-	q := `SELECT 'a<b>&c' AS z, tags AS m, [3, 1] AS l, {'y': 2} AS s, 7 AS a FROM runs`
+	db := llamaCopy(t) // two runs tagged gpu=h100
+	q := `SELECT 'a<b>&c' AS z, tags AS m, [3, 1] AS l, {'y': 2} AS s, 7 AS a FROM runs WHERE label = 'sglang-llama'`
 	code, out, stderr := runCmd(t, "--db", db, "--format", "json", "sql", q)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,11 +11,7 @@ import (
 // shown and filtered by runs, and selected by tag:KEY=VALUE.
 func TestTagAndRunsFilter(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--tag", "gpu=h100",
-		"../../testdata/demo/sglang-llama", "../../testdata/demo/trtllm-llama"); code != 0 {
-		t.Fatalf("ingest exit %d: %s", code, stderr)
-	}
+	db := llamaCopy(t) // ingest --tag gpu=h100 of sglang-llama and trtllm-llama
 	runsJSON := func(args ...string) map[string][]string {
 		t.Helper()
 		code, out, stderr := runCmd(t, append([]string{"--db", db, "--format", "json", "runs"}, args...)...)

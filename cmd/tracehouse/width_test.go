@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,10 +11,7 @@ import (
 // else 120 columns, on the whole demo; --wide prints names in full.
 func TestTriageFitsTheTerminal(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/demo"); code != 0 {
-		t.Fatalf("ingest: exit %d %s", code, stderr)
-	}
+	db := demoCopy(t) // the demo, ingested once per test binary
 	widest := func(s string) (int, string) {
 		w, line := 0, ""
 		for _, l := range strings.Split(s, "\n") {
