@@ -221,7 +221,14 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	if d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run); err != nil {
 		return nil, err
 	}
-	if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}); err != nil {
+	// The saved copies read below (busy rows, overlap rows, fuse-pattern
+	// rows) are current while the run's overlap fingerprint matches: a
+	// pass over every kernel, done once here rather than in each check.
+	fp, err := OverlapFingerprint(ctx, q, p.Run)
+	if err != nil {
+		return nil, err
+	}
+	if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, OverlapFP: fp}); err != nil {
 		return nil, err
 	}
 	if d.Coverage, err = TriageCoverage(ctx, q, TriageCoverageParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage}); err != nil {
@@ -238,7 +245,7 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	}
 	// Saved at ingest when current (single-trace, one rank), else computed.
 	if d.Overlap, _, err = OverlapByKernelCached(ctx, q, OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows}); err != nil {
+		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows, OverlapFP: fp}); err != nil {
 		return nil, err
 	}
 	if d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap); err != nil {
@@ -247,7 +254,7 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	// The rows saved at ingest when current (single-trace, one rank), else
 	// computed: the same rows either way.
 	if d.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-		Stage: p.Stage, MinShare: p.MinShare}); err != nil {
+		Stage: p.Stage, MinShare: p.MinShare, OverlapFP: fp}); err != nil {
 		return nil, err
 	}
 	// Near-miss notes only where no whole chain matched: elsewhere they
