@@ -36,6 +36,10 @@ _names AS (
     UNION
     SELECT dominant FROM _rows WHERE dominant IS NOT NULL AND dominant <> ''
 ),
+_name_ids AS (
+    SELECT name_id, short_name FROM kernel_names
+    WHERE short_name IN (SELECT short_name FROM _names)
+),
 _hits AS (
     -- a keyword hits a short name through the name itself ...
     SELECT n.short_name, kw.id, kw.keyword
@@ -45,11 +49,38 @@ _hits AS (
      AND contains(_fusion_compact(n.short_name), kw.keyword_compact)
     UNION
     -- ... or through the site or CPU op of one of its kernels in the stage
-    SELECT kn.short_name, h.id, unnest(h.keywords)
-    FROM _fusion_hits($run, $mapping, $rank, $stage) h
-    JOIN kernel_names kn USING (name_id)
-    WHERE h.kind = 'overlap'
-      AND kn.short_name IN (SELECT short_name FROM _names)
+    -- (_fusion_hits of migration 0005, for the rows' names only, and with
+    -- CPU ops named per distinct op rather than per kernel)
+    SELECT t.short_name, kw.id, kw.keyword
+    FROM (
+        SELECT n.short_name,
+               _fusion_compact(n.short_name) AS name_c,
+               _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
+               _fusion_compact(c.op_name) AS op_c
+        FROM (
+            -- single-trace: the kernels' own sites and CPU ops
+            SELECT DISTINCT c.name_id, c.site_id, o.name AS op_name
+            FROM (SELECT DISTINCT k.name_id, k.site_id, k.op_id
+                  FROM kernels k
+                  WHERE $mapping IS NULL
+                    AND k.run_id = $run
+                    AND ($rank IS NULL OR k.rank = $rank)
+                    AND ($stage IS NULL OR $stage = '' OR k.stage = $stage)
+                    AND k.name_id IN (SELECT name_id FROM _name_ids)) c
+            LEFT JOIN cpu_ops o ON o.op_id = c.op_id
+            UNION
+            -- two-trace: those kernel_scope lends (_fusion_kernels)
+            SELECT DISTINCT name_id, site_id, op_name
+            FROM _fusion_kernels($run, $mapping, $rank)
+            WHERE $mapping IS NOT NULL
+              AND ($stage IS NULL OR $stage = '' OR stage = $stage)
+              AND name_id IN (SELECT name_id FROM _name_ids)
+        ) c
+        JOIN _name_ids n USING (name_id)
+        LEFT JOIN sites s ON s.site_id = c.site_id
+    ) t
+    JOIN catalog_keywords kw
+      ON kw.kind = 'overlap' AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
 ),
 _matched AS (
     SELECT r.row_index, r.kernel, r.dominant, h.id,
