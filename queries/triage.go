@@ -295,28 +295,21 @@ func triageTimelines(ctx context.Context, q Querier, rows []OverlapByKernelRow, 
 }
 
 // overlapKnownPaths looks up the overlap-catalog entries of every overlap
-// row, one stage at a time so keywords see the sites and CPU ops of the
-// row's own stage.
+// row, each in its own stage so keywords see the sites and CPU ops of the
+// row's stage (one query for every stage).
 func overlapKnownPaths(ctx context.Context, q Querier, p TriageParams, rows []OverlapByKernelRow) ([][]KnownPathsRow, error) {
-	out := make([][]KnownPathsRow, len(rows))
-	for start := 0; start < len(rows); {
-		end := start
-		for end < len(rows) && rows[end].Stage == rows[start].Stage {
-			end++
-		}
-		pairs := make([]KnownPathPair, 0, end-start)
-		for _, r := range rows[start:end] {
-			pairs = append(pairs, KnownPathPair{Kernel: r.Kernel, Dominant: r.Dominant.String})
-		}
-		found, err := KnownPaths(ctx, q, KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-			Stage: sql.NullString{String: rows[start].Stage, Valid: true}, Pairs: pairs})
-		if err != nil {
-			return nil, err
-		}
-		copy(out[start:end], KnownPathsByPair(found, len(pairs)))
-		start = end
+	if len(rows) == 0 {
+		return make([][]KnownPathsRow, 0), nil
 	}
-	return out, nil
+	pairs := make([]KnownPathPair, len(rows))
+	for i, r := range rows {
+		pairs[i] = KnownPathPair{Kernel: r.Kernel, Dominant: r.Dominant.String, Stage: r.Stage}
+	}
+	found, err := KnownPaths(ctx, q, KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Pairs: pairs})
+	if err != nil {
+		return nil, err
+	}
+	return KnownPathsByPair(found, len(pairs)), nil
 }
 
 // execQuerier is a handle that also executes statements (a *sql.Conn or

@@ -389,7 +389,7 @@ func breakdown(ctx context.Context, path string) ([]step, error) {
 	}
 	pairs := make([]queries.KnownPathPair, len(overlap))
 	for i, o := range overlap {
-		pairs[i] = queries.KnownPathPair{Kernel: o.Kernel, Dominant: o.Dominant.String}
+		pairs[i] = queries.KnownPathPair{Kernel: o.Kernel, Dominant: o.Dominant.String, Stage: o.Stage}
 	}
 	_, e = queries.KnownPaths(ctx, db, queries.KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Pairs: pairs})
 	check("known_paths", e)
