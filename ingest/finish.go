@@ -69,7 +69,8 @@ func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) 
 
 // SaveOverlap computes run's per-kernel overlap once and saves it in
 // kernel_overlap_store, so that reports read it instead of sorting the
-// run's kernels again (about 2 CPU-seconds per million kernels). Calling it
+// run's kernels again (about 2 CPU-seconds per million kernels), and its
+// per-device busy time (device_busy_store) summed from it. Calling it
 // again replaces the copy. Reports ignore the copy, and compute, as soon as
 // the run's kernels or their names' categories change, so a stale copy is
 // never read.
@@ -85,7 +86,8 @@ func SaveOverlap(ctx context.Context, db *sql.DB, run int64) (err error) {
 	}()
 	// Forget the copy first and record it last, so that even without the
 	// transaction a half-written copy could not be read.
-	for _, name := range []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_rows", "overlap_store_commit"} {
+	for _, name := range []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy",
+		"overlap_store_rows", "overlap_store_busy", "overlap_store_commit"} {
 		if _, err := tx.ExecContext(ctx, stmt(name), sql.Named("run", run)); err != nil {
 			return fmt.Errorf("save overlap of run %d: %s: %w", run, name, err)
 		}

@@ -55,7 +55,7 @@ func SaveOverlapRows(ctx context.Context, db *sql.DB, run int64, table string, m
 	for _, rank := range ranks {
 		if _, err := tx.ExecContext(ctx, insert, sql.Named("run", run), sql.Named("rank", rank),
 			sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0),
-			sql.Named("min_dur_ns", minDurNS)); err != nil {
+			sql.Named("min_dur_ns", minDurNS), sql.Named("overlap_fp", nil)); err != nil {
 			return fmt.Errorf("save overlap rows of run %d rank %d: %w", run, rank, err)
 		}
 		if _, err := tx.ExecContext(ctx, stmt("overlap_rows_commit"), sql.Named("run", run), sql.Named("rank", rank),

@@ -101,6 +101,7 @@ var Local = map[string]string{
 	"overlap_catalog":      "the catalog of the reading command (also _tracehouse/catalog/)",
 	"kernel_overlap_runs":  "a view: runs whose every trace has lake_overlap",
 	"step_store_runs":      "a view: runs whose every trace has lake_steps",
+	"device_busy_store":    "a view: kernel_overlap_store summed per trace, stage and device",
 	"fusion_match_store":   "not kept: a lake's readers compute fuse-pattern rows from its events",
 	"fusion_store_runs":    "not kept (empty in a lake, so every saved fuse-pattern copy reads as stale)",
 	"overlap_row_store":    "not kept: a lake's readers compute overlap-opportunity rows from its events",

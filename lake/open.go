@@ -267,11 +267,16 @@ func selectSQL(from string, t Table, cols []column, have map[string]bool) string
 // derivedSQL replaces the saved-aggregate bookkeeping: a trace's rows
 // never change once committed, so a run's saved overlap (steps) is
 // current exactly when every trace of it was written with its saved rows;
-// the fingerprints that guard a warehouse's copies become constants.
+// the fingerprints that guard a warehouse's copies become constants. The
+// saved busy rows are summed from the saved overlap, as in a warehouse.
 func derivedSQL(traces string) []string {
 	q := []string{
 		`DROP TABLE kernel_overlap_runs`,
 		`DROP TABLE step_store_runs`,
+		// what ingest.SaveOverlap sums from kernel_overlap_store, summed here
+		`DROP TABLE device_busy_store`,
+		`CREATE VIEW device_busy_store AS SELECT * FROM _device_busy_saved(NULL)`,
+		`COMMENT ON VIEW device_busy_store IS ` + literal("Saved GPU busy time per trace, stage and device: the lake's kernel_overlap_store summed."),
 		`CREATE OR REPLACE MACRO _overlap_fingerprint(run) AS 0::UBIGINT`,
 		`CREATE OR REPLACE MACRO _steps_fingerprint(run) AS 0::UBIGINT`,
 		fmt.Sprintf(`CREATE TABLE _lake_traces AS

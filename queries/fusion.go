@@ -28,6 +28,9 @@ type FusionMatchesParams struct {
 	// it. Conflicts are resolved before, so a hidden row still claims its
 	// kernels.
 	MinShare float64
+	// OverlapFP is the run's OverlapFingerprint, for FusionMatchesCached's
+	// freshness check; invalid = computed there.
+	OverlapFP sql.NullString
 }
 
 // FusionRow is one row of the fuse-pattern table (triage.md section 5).
@@ -99,7 +102,8 @@ func scanFusionMatches(rows *sql.Rows) (FusionMatchesRow, error) {
 // computed otherwise. saved says which.
 func FusionMatchesCached(ctx context.Context, q Querier, p FusionMatchesParams) (rows []FusionMatchesRow, saved bool, err error) {
 	if !p.Mapping.Valid && p.Rank.Valid {
-		fresh, err := collect(ctx, q, "fusion_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64)},
+		fresh, err := collect(ctx, q, "fusion_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
+			sql.Named("overlap_fp", p.OverlapFP)},
 			func(rows *sql.Rows) (bool, error) {
 				var b bool
 				err := rows.Scan(&b)

@@ -3,9 +3,10 @@
 -- fingerprint recorded with them is the run's now (_fusion_fingerprint:
 -- its kernels, the installed catalog, its model, TP size and traces).
 --
--- Parameters: $run, $rank.
+-- Parameters: $run, $rank; $overlap_fp: the run's overlap_fingerprint.sql,
+-- NULL to compute it here.
 --
 -- Columns: fresh. One row.
-SELECT coalesce((SELECT fingerprint = _fusion_fingerprint($run)
+SELECT coalesce((SELECT fingerprint = _fusion_fingerprint($run, ofp := $overlap_fp)
                  FROM fusion_store_runs
                  WHERE run_id = $run AND rank = $rank), false) AS fresh

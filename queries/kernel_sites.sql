@@ -40,14 +40,14 @@
 --   sited_ns        GPU time of the kernel that has any location
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), short
 -- name, site_rank.
-WITH per_own_site AS (
+WITH per_op AS (
     -- The big table shrinks first: one row per (stage, raw name, own launch
-    -- site, CPU op name).
-    SELECT k.stage, k.name_id, k.site_id, o.name AS op_name,
+    -- site, CPU op, graph-launch frame); ops are named after (a join on the
+    -- groups, not on every kernel).
+    SELECT k.stage, k.name_id, k.site_id, k.op_id,
            CASE WHEN k.site_id IS NULL AND k.graph_launch THEN l.site_id END AS replay_site_id,
            sum(k.dur_ns) AS ns, count(*) AS launches
     FROM kernels k
-    LEFT JOIN cpu_ops o ON o.op_id = k.op_id
     -- (one equality, so DuckDB hashes it: "$mapping IS NULL AND
     -- k.graph_launch AND l.launch_id = k.launch_id" became a nested-loop
     -- join, 38 CPU s on a 1 M-kernel run)
@@ -56,6 +56,14 @@ WITH per_own_site AS (
     WHERE k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
+    GROUP BY ALL
+),
+per_own_site AS (
+    -- one row per (stage, raw name, own launch site, CPU op name)
+    SELECT p.stage, p.name_id, p.site_id, o.name AS op_name, p.replay_site_id,
+           sum(p.ns) AS ns, sum(p.launches) AS launches
+    FROM per_op p
+    LEFT JOIN cpu_ops o ON o.op_id = p.op_id
     GROUP BY ALL
 ),
 per_site_op AS (

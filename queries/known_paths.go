@@ -10,6 +10,9 @@ import (
 type KnownPathPair struct {
 	Kernel   string
 	Dominant string // "" when the row has none
+	// Stage is the row's stage, whose sites and CPU ops keywords see; ""
+	// = KnownPathsParams.Stage.
+	Stage string
 }
 
 // KnownPathParams selects the known paths of some overlap-table rows. Run,
@@ -19,7 +22,7 @@ type KnownPathsParams struct {
 	Run     int64
 	Mapping sql.NullInt64
 	Rank    sql.NullInt64
-	Stage   sql.NullString // NULL = every stage
+	Stage   sql.NullString // of pairs without one; NULL = every stage
 	Pairs   []KnownPathPair
 }
 
@@ -48,12 +51,14 @@ type KnownPathsRow struct {
 func KnownPaths(ctx context.Context, q Querier, p KnownPathsParams) ([]KnownPathsRow, error) {
 	kernels := make([]string, len(p.Pairs))
 	dominants := make([]string, len(p.Pairs))
+	stages := make([]string, len(p.Pairs))
 	for i, pr := range p.Pairs {
-		kernels[i], dominants[i] = pr.Kernel, pr.Dominant
+		kernels[i], dominants[i], stages[i] = pr.Kernel, pr.Dominant, pr.Stage
 	}
 	args := []any{
 		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),
 		sql.Named("stage", p.Stage), sql.Named("kernels", kernels), sql.Named("dominants", dominants),
+		sql.Named("stages", stages),
 	}
 	return collect(ctx, q, "known_paths", args, func(rows *sql.Rows) (KnownPathsRow, error) {
 		var r KnownPathsRow

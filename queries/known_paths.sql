@@ -7,7 +7,9 @@
 -- of its keywords hits either kernel by the matching rules of catalog.md
 -- section 2 (see migrations/0005_fusion.sql): the short name itself, or any
 -- Python site or CPU op that kernels of that short name have in the stage
--- (the mapping run's in two-trace mode, as everywhere in the report).
+-- (the mapping run's in two-trace mode, as everywhere in the report). Each
+-- row is looked up in its own stage ($stages), so one call serves the rows
+-- of every stage of a report.
 --
 -- One row per (overlap row, entry), sorted by the row's position, then
 -- entries of the run's own framework first, then catalog order.
@@ -17,6 +19,8 @@
 --   $kernels     VARCHAR[]: the rows' kernel short names
 --   $dominants   VARCHAR[]: the rows' dominant overlapping short names, same
 --                length ('' or NULL for none)
+--   $stages      VARCHAR[]: the rows' stages, same length ('' or NULL: $stage;
+--                a row whose stage is then NULL or '' sees every stage)
 --
 -- Columns:
 --   row_index    1-based position of the overlap row in $kernels
@@ -26,9 +30,12 @@
 --   keywords     the entry's keywords that hit, sorted
 WITH
 _rows AS (
-    SELECT row_index, k.kernel, d.dominant
+    SELECT row_index, k.kernel, d.dominant,
+           nullif(coalesce(nullif(s.stage, ''), $stage), '') AS stage
     FROM (SELECT unnest($kernels) AS kernel, generate_subscripts($kernels, 1) AS row_index) k
     LEFT JOIN (SELECT unnest($dominants) AS dominant, generate_subscripts($dominants, 1) AS row_index) d
+      USING (row_index)
+    LEFT JOIN (SELECT unnest($stages) AS stage, generate_subscripts($stages, 1) AS row_index) s
       USING (row_index)
 ),
 _names AS (
@@ -36,20 +43,56 @@ _names AS (
     UNION
     SELECT dominant FROM _rows WHERE dominant IS NOT NULL AND dominant <> ''
 ),
+_any_stage AS (
+    -- some row sees every stage
+    SELECT coalesce(bool_or(stage IS NULL), false) AS every_stage FROM _rows
+),
+_name_ids AS (
+    SELECT name_id, short_name FROM kernel_names
+    WHERE short_name IN (SELECT short_name FROM _names)
+),
 _hits AS (
-    -- a keyword hits a short name through the name itself ...
-    SELECT n.short_name, kw.id, kw.keyword
+    -- a keyword hits a short name through the name itself (in any stage:
+    -- stage NULL) ...
+    SELECT NULL::VARCHAR AS stage, n.short_name, kw.id, kw.keyword
     FROM _names n
     JOIN catalog_keywords kw
       ON kw.kind = 'overlap' AND kw.keyword_compact <> ''
      AND contains(_fusion_compact(n.short_name), kw.keyword_compact)
     UNION
     -- ... or through the site or CPU op of one of its kernels in the stage
-    SELECT kn.short_name, h.id, unnest(h.keywords)
-    FROM _fusion_hits($run, $mapping, $rank, $stage) h
-    JOIN kernel_names kn USING (name_id)
-    WHERE h.kind = 'overlap'
-      AND kn.short_name IN (SELECT short_name FROM _names)
+    -- (_fusion_hits of migration 0005, for the rows' names only, and with
+    -- CPU ops named per distinct op rather than per kernel)
+    SELECT t.stage, t.short_name, kw.id, kw.keyword
+    FROM (
+        SELECT c.stage, n.short_name,
+               _fusion_compact(n.short_name) AS name_c,
+               _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
+               _fusion_compact(c.op_name) AS op_c
+        FROM (
+            -- single-trace: the kernels' own sites and CPU ops
+            SELECT DISTINCT c.stage, c.name_id, c.site_id, o.name AS op_name
+            FROM (SELECT DISTINCT k.stage, k.name_id, k.site_id, k.op_id
+                  FROM kernels k
+                  WHERE $mapping IS NULL
+                    AND k.run_id = $run
+                    AND ($rank IS NULL OR k.rank = $rank)
+                    AND ((SELECT every_stage FROM _any_stage) OR k.stage IN (SELECT stage FROM _rows))
+                    AND k.name_id IN (SELECT name_id FROM _name_ids)) c
+            LEFT JOIN cpu_ops o ON o.op_id = c.op_id
+            UNION
+            -- two-trace: those kernel_scope lends (_fusion_kernels)
+            SELECT DISTINCT stage, name_id, site_id, op_name
+            FROM _fusion_kernels($run, $mapping, $rank)
+            WHERE $mapping IS NOT NULL
+              AND ((SELECT every_stage FROM _any_stage) OR stage IN (SELECT stage FROM _rows))
+              AND name_id IN (SELECT name_id FROM _name_ids)
+        ) c
+        JOIN _name_ids n USING (name_id)
+        LEFT JOIN sites s ON s.site_id = c.site_id
+    ) t
+    JOIN catalog_keywords kw
+      ON kw.kind = 'overlap' AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
 ),
 _matched AS (
     SELECT r.row_index, r.kernel, r.dominant, h.id,
@@ -57,7 +100,9 @@ _matched AS (
            bool_or(h.short_name = r.dominant) AS by_dominant,
            list_sort(list(DISTINCT h.keyword)) AS keywords
     FROM _rows r
-    JOIN _hits h ON h.short_name = r.kernel OR h.short_name = r.dominant
+    JOIN _hits h
+      ON (h.short_name = r.kernel OR h.short_name = r.dominant)
+     AND (h.stage IS NULL OR r.stage IS NULL OR h.stage = r.stage)
     GROUP BY r.row_index, r.kernel, r.dominant, h.id
 ),
 _framework AS (

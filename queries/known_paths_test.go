@@ -86,18 +86,37 @@ func TestKnownPaths(t *testing.T) {
 		t.Errorf("prefill rows %+v", rows)
 	}
 
+	// one call, each pair in its own stage: what the calls per stage gave
+	rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: run, Pairs: []KnownPathPair{
+		{Kernel: plain.name, Dominant: alt.name, Stage: "decode"}, // the dominant's decode site
+		{Kernel: plain.name, Stage: "prefill"},                    // its own prefill site
+		{Kernel: plain.name, Stage: "decode"},                     // nothing in decode
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d %s %s %v", r.Index, r.ID, r.Matched, r.Keywords))
+	}
+	if want := []string{"0 o-sglang-alt dominant [alt_stream]", "1 o-sglang-alt kernel [alt_stream]"}; !slices.Equal(got, want) {
+		t.Errorf("pairs in their own stages:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+
 	// two-trace mode: the mapping run lends its sites
 	formal := f.run("sglang", "test/model-7b", 2)
 	mapping := f.run("sglang", "test/model-7b", 2)
 	f.seq(f.traceOf(formal, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1000))
 	f.seq(f.traceOf(mapping, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1200).at("python/sglang/srt/models/m.py:5 run_alt_stream"))
 	for _, m := range []sql.NullInt64{{}, {Int64: mapping, Valid: true}} {
-		rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: formal, Mapping: m, Pairs: []KnownPathPair{{Kernel: "graph_kernel"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := map[bool]int{false: 0, true: 1}[m.Valid]; len(rows) != want {
-			t.Errorf("mapping %v: %d rows, want %d", m, len(rows), want)
+		for _, stage := range []string{"", "decode"} {
+			rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: formal, Mapping: m, Pairs: []KnownPathPair{{Kernel: "graph_kernel", Stage: stage}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{false: 0, true: 1}[m.Valid]; len(rows) != want {
+				t.Errorf("mapping %v, stage %q: %d rows, want %d", m, stage, len(rows), want)
+			}
 		}
 	}
 

@@ -22,6 +22,9 @@ type OverlapByKernelParams struct {
 	MinDurUS float64
 	// MaxRows caps the rows per stage after sorting; 0 = no cap.
 	MaxRows int
+	// OverlapFP is the run's OverlapFingerprint; invalid = computed by the
+	// query (it says whether the saved copies are current).
+	OverlapFP sql.NullString
 }
 
 // DefaultMinDurUS is triage.md section 4's 5 µs verdict floor.
@@ -81,6 +84,7 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([
 		sql.Named("stage", p.Stage),
 		sql.Named("min_share", p.MinShare),
 		sql.Named("min_dur_ns", minDurNS),
+		sql.Named("overlap_fp", p.OverlapFP),
 	}
 	rows, err := collect(ctx, q, "overlap_by_kernel", args, scanOverlapByKernel)
 	return capOverlapRows(rows, err, p.MaxRows)
@@ -98,7 +102,7 @@ func OverlapByKernelCached(ctx context.Context, q Querier, p OverlapByKernelPara
 			minDur = DefaultMinDurUS
 		}
 		fresh, err := collect(ctx, q, "overlap_rows_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
-			sql.Named("min_dur_ns", int64(minDur*1000))},
+			sql.Named("min_dur_ns", int64(minDur*1000)), sql.Named("overlap_fp", p.OverlapFP)},
 			func(rows *sql.Rows) (bool, error) {
 				var b bool
 				err := rows.Scan(&b)

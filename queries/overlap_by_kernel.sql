@@ -15,6 +15,7 @@
 --               left out (a display filter: it never changes a priority);
 --               0 keeps every row
 --   $min_dur_ns the "total >= 5 us" floor of the verdicts, in ns
+--   $overlap_fp the run's overlap_fingerprint.sql, NULL to compute it here
 --
 -- Columns (figures in ns, summed over the rank(s) and devices of the stage):
 --   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap (read
@@ -70,7 +71,7 @@ WITH ko AS MATERIALIZED (
     SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
            hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
            starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id
-    FROM kernel_overlap_cached($run, rank := $rank, stage := $stage)
+    FROM kernel_overlap_cached($run, rank := $rank, stage := $stage, ofp := $overlap_fp)
 ),
 busy AS (
     -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the

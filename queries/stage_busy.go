@@ -10,6 +10,8 @@ type StageBusyParams struct {
 	Run   int64
 	Rank  sql.NullInt64  // invalid = every rank
 	Stage sql.NullString // NULL = every stage
+	// OverlapFP is the run's OverlapFingerprint; invalid = computed here.
+	OverlapFP sql.NullString
 }
 
 // StageBusyRow is one row of stage_busy.sql. Level "stage" rows total their
@@ -30,7 +32,8 @@ type StageBusyRow struct {
 
 // StageBusy returns per-stage and per-device GPU time totals.
 func StageBusy(ctx context.Context, q Querier, p StageBusyParams) ([]StageBusyRow, error) {
-	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
+	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
+		sql.Named("overlap_fp", p.OverlapFP)}
 	return collect(ctx, q, "stage_busy", args, func(rows *sql.Rows) (StageBusyRow, error) {
 		var r StageBusyRow
 		err := rows.Scan(&r.Stage, &r.Level, &r.Rank, &r.TraceID, &r.Device, &r.Kernels,

@@ -12,7 +12,9 @@
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), the
 -- stage row first, then rank, trace, device.
 --
--- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every stage).
+-- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every stage);
+-- $overlap_fp: the run's overlap_fingerprint.sql, NULL to compute it here
+-- (it says whether the busy rows ingest saved are current).
 SELECT stage,
        CASE WHEN grouping(rank) = 1 THEN 'stage' ELSE 'device' END AS level,
        rank, trace_id, device,
@@ -21,7 +23,7 @@ SELECT stage,
        sum(busy_ns)::BIGINT AS busy_ns,
        (max(last_end_ns) - min(first_ns))::BIGINT AS window_ns,
        sum(streams)::BIGINT AS streams
-FROM device_busy_cached($run)
+FROM device_busy_cached($run, ofp := $overlap_fp)
 WHERE ($rank IS NULL OR rank = $rank) AND ($stage IS NULL OR stage = $stage)
 GROUP BY GROUPING SETS ((stage), (stage, rank, trace_id, device))
 ORDER BY CASE stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // TriageRunRow is one row of triage_run.sql.
@@ -218,36 +220,50 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			return nil, err
 		}
 	}
-	if d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run); err != nil {
-		return nil, err
-	}
-	if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}); err != nil {
-		return nil, err
-	}
-	if d.Coverage, err = TriageCoverage(ctx, q, TriageCoverageParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage}); err != nil {
-		return nil, err
-	}
-	if d.Families, err = FamilyRollup(ctx, q, FamilyRollupParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}); err != nil {
-		return nil, err
-	}
-	if d.Kernels, err = KernelTable(ctx, q, KernelTableParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, MinShare: p.MinShare}); err != nil {
-		return nil, err
-	}
-	if d.Sites, err = KernelSites(ctx, q, KernelSitesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage}); err != nil {
-		return nil, err
-	}
-	// Saved at ingest when current (single-trace, one rank), else computed.
-	if d.Overlap, _, err = OverlapByKernelCached(ctx, q, OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-		Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows}); err != nil {
-		return nil, err
-	}
-	if d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap); err != nil {
-		return nil, err
-	}
-	// The rows saved at ingest when current (single-trace, one rank), else
-	// computed: the same rows either way.
-	if d.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-		Stage: p.Stage, MinShare: p.MinShare}); err != nil {
+	// The queries below are independent but for the overlap fingerprint:
+	// on a *sql.DB two run at a time (each on its own connection), so one
+	// query's planning and single-threaded parts overlap another's scans.
+	var fp sql.NullString
+	err = inParallel(ctx, q, func(ctx context.Context) (err error) {
+		// The saved copies read here (busy rows, overlap rows, fuse-pattern
+		// rows) are current while the run's overlap fingerprint matches: a
+		// pass over every kernel, done once rather than in each check.
+		if fp, err = OverlapFingerprint(ctx, q, p.Run); err != nil {
+			return err
+		}
+		if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, OverlapFP: fp}); err != nil {
+			return err
+		}
+		// Saved at ingest when current (single-trace, one rank), else computed.
+		if d.Overlap, _, err = OverlapByKernelCached(ctx, q, OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+			Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows, OverlapFP: fp}); err != nil {
+			return err
+		}
+		if d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap); err != nil {
+			return err
+		}
+		// The rows saved at ingest when current (single-trace, one rank), else
+		// computed: the same rows either way.
+		d.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+			Stage: p.Stage, MinShare: p.MinShare, OverlapFP: fp})
+		return err
+	}, func(ctx context.Context) (err error) {
+		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)
+		return err
+	}, func(ctx context.Context) (err error) {
+		d.Coverage, err = TriageCoverage(ctx, q, TriageCoverageParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage})
+		return err
+	}, func(ctx context.Context) (err error) {
+		d.Families, err = FamilyRollup(ctx, q, FamilyRollupParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage})
+		return err
+	}, func(ctx context.Context) (err error) {
+		d.Kernels, err = KernelTable(ctx, q, KernelTableParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, MinShare: p.MinShare})
+		return err
+	}, func(ctx context.Context) (err error) {
+		d.Sites, err = KernelSites(ctx, q, KernelSitesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage})
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	// Near-miss notes only where no whole chain matched: elsewhere they
@@ -266,6 +282,27 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		return nil, err
 	}
 	return d, nil
+}
+
+// inParallel runs the tasks two at a time when q is a *sql.DB (a pool:
+// each task's queries take a connection of their own), else one after the
+// other on q's one connection (a *sql.Conn or *sql.Tx is not safe for
+// concurrent use). The first error is returned; it cancels the rest.
+func inParallel(ctx context.Context, q Querier, tasks ...func(context.Context) error) error {
+	if _, ok := q.(*sql.DB); !ok {
+		for _, t := range tasks {
+			if err := t(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(2)
+	for _, t := range tasks {
+		g.Go(func() error { return t(ctx) })
+	}
+	return g.Wait()
 }
 
 // triageTimelines reads the window around the longest instance of each of
@@ -288,28 +325,21 @@ func triageTimelines(ctx context.Context, q Querier, rows []OverlapByKernelRow, 
 }
 
 // overlapKnownPaths looks up the overlap-catalog entries of every overlap
-// row, one stage at a time so keywords see the sites and CPU ops of the
-// row's own stage.
+// row, each in its own stage so keywords see the sites and CPU ops of the
+// row's stage (one query for every stage).
 func overlapKnownPaths(ctx context.Context, q Querier, p TriageParams, rows []OverlapByKernelRow) ([][]KnownPathsRow, error) {
-	out := make([][]KnownPathsRow, len(rows))
-	for start := 0; start < len(rows); {
-		end := start
-		for end < len(rows) && rows[end].Stage == rows[start].Stage {
-			end++
-		}
-		pairs := make([]KnownPathPair, 0, end-start)
-		for _, r := range rows[start:end] {
-			pairs = append(pairs, KnownPathPair{Kernel: r.Kernel, Dominant: r.Dominant.String})
-		}
-		found, err := KnownPaths(ctx, q, KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-			Stage: sql.NullString{String: rows[start].Stage, Valid: true}, Pairs: pairs})
-		if err != nil {
-			return nil, err
-		}
-		copy(out[start:end], KnownPathsByPair(found, len(pairs)))
-		start = end
+	if len(rows) == 0 {
+		return make([][]KnownPathsRow, 0), nil
 	}
-	return out, nil
+	pairs := make([]KnownPathPair, len(rows))
+	for i, r := range rows {
+		pairs[i] = KnownPathPair{Kernel: r.Kernel, Dominant: r.Dominant.String, Stage: r.Stage}
+	}
+	found, err := KnownPaths(ctx, q, KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Pairs: pairs})
+	if err != nil {
+		return nil, err
+	}
+	return KnownPathsByPair(found, len(pairs)), nil
 }
 
 // execQuerier is a handle that also executes statements (a *sql.Conn or

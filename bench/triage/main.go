@@ -361,7 +361,11 @@ func breakdown(ctx context.Context, path string) ([]step, error) {
 	check("triage_traces", e)
 	_, e = queries.TriageGPUEvents(ctx, db, p.Run)
 	check("triage_gpu_events", e)
-	_, e = queries.StageBusy(ctx, db, queries.StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage})
+	// computed once by queries.Triage and passed to the checks of the
+	// saved copies (stage_busy, overlap and fuse-pattern rows)
+	fp, e := queries.OverlapFingerprint(ctx, db, p.Run)
+	check("overlap_fingerprint", e)
+	_, e = queries.StageBusy(ctx, db, queries.StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, OverlapFP: fp})
 	check("stage_busy", e)
 	_, e = queries.TriageCoverage(ctx, db, queries.TriageCoverageParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage})
 	check("triage_coverage", e)
@@ -377,7 +381,7 @@ func breakdown(ctx context.Context, path string) ([]step, error) {
 	// what queries.Triage runs: the saved rows when current (freshness
 	// check + read), else the same query again
 	_, saved, e := queries.OverlapByKernelCached(ctx, db, queries.OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping,
-		Rank: p.Rank, Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows})
+		Rank: p.Rank, Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows, OverlapFP: fp})
 	if saved {
 		check("overlap_by_kernel_saved", e)
 	} else {
@@ -385,10 +389,18 @@ func breakdown(ctx context.Context, path string) ([]step, error) {
 	}
 	pairs := make([]queries.KnownPathPair, len(overlap))
 	for i, o := range overlap {
-		pairs[i] = queries.KnownPathPair{Kernel: o.Kernel, Dominant: o.Dominant.String}
+		pairs[i] = queries.KnownPathPair{Kernel: o.Kernel, Dominant: o.Dominant.String, Stage: o.Stage}
 	}
 	_, e = queries.KnownPaths(ctx, db, queries.KnownPathsParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Pairs: pairs})
 	check("known_paths", e)
+	// what queries.Triage runs: the saved rows when current, else computed
+	_, saved, e = queries.FusionMatchesCached(ctx, db, queries.FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
+		Stage: p.Stage, MinShare: p.MinShare, OverlapFP: fp})
+	if saved {
+		check("fusion_matches_saved", e)
+	} else {
+		check("fusion_matches again", e)
+	}
 	_, e = queries.FusionMatches(ctx, db, queries.FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 		Stage: p.Stage, MinShare: p.MinShare})
 	check("fusion_matches", e)
@@ -414,7 +426,8 @@ func explainQuery(ctx context.Context, path, name string) error {
 		return err
 	}
 	args := []any{sql.Named("run", run), sql.Named("mapping", sql.NullInt64{}), sql.Named("rank", int64(0)),
-		sql.Named("stage", sql.NullString{}), sql.Named("min_share", 1.0), sql.Named("min_dur_ns", int64(5000))}
+		sql.Named("stage", sql.NullString{}), sql.Named("min_share", 1.0), sql.Named("min_dur_ns", int64(5000)),
+		sql.Named("overlap_fp", nil)}
 	rows, err := w.DB.QueryContext(ctx, "EXPLAIN ANALYZE "+text, usedArgs(text, args)...)
 	if err != nil {
 		return fmt.Errorf("explain %s: %w", name, err)

@@ -1,0 +1,274 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/migrations"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// busyFixture fills f with two runs of random kernels (run 1 traces 1-2,
+// run 2 traces 3-4), as TestKernelOverlapStore does.
+func busyFixture(f fixture) {
+	f.run(1, "stored")
+	f.run(2, "not stored")
+	for tr := 1; tr <= 4; tr++ {
+		f.trace(tr, 1+(tr-1)/2, (tr-1)%2, "decode", "formal")
+	}
+	for id := 1; id <= 6; id++ {
+		c := randomCategories[id]
+		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
+	}
+	rng := newRand(7)
+	f.kernels(append(randomKernels(rng, 150, 1, 1, 1<<32), randomKernels(rng, 80, 2, 3, 3<<32)...)...)
+}
+
+func TestDeviceBusyStore(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	db := f.db
+	busyFixture(f)
+	ctx := context.Background()
+	computed := dumpBusy(t, db, "device_busy_for(1)")
+	stageBefore, err := StageBusy(ctx, db, StageBusyParams{Run: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	// SaveOverlap saves what device_busy_for computes, and only for run 1.
+	if got := dumpBusy(t, db, "(SELECT * FROM device_busy_store)"); got != computed {
+		t.Fatalf("saved busy rows:\n%s\nwant\n%s", got, computed)
+	}
+	if got := dumpBusy(t, db, "device_busy_cached(1)"); got != computed {
+		t.Errorf("device_busy_cached once saved:\n%s\nwant\n%s", got, computed)
+	}
+	fp, err := OverlapFingerprint(ctx, db, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	if err := db.QueryRow(`SELECT _overlap_fingerprint(1)::VARCHAR`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if !fp.Valid || fp.String != want {
+		t.Fatalf("OverlapFingerprint = %v, want %s", fp, want)
+	}
+	for _, ofp := range []sql.NullString{{}, fp} {
+		stage, err := StageBusy(ctx, db, StageBusyParams{Run: 1, OverlapFP: ofp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(stage) != fmt.Sprint(stageBefore) {
+			t.Errorf("stage_busy (overlap_fp %v) changed once saved:\n%v\nwant\n%v", ofp, stage, stageBefore)
+		}
+	}
+
+	// The saved rows are what is read, with the fingerprint computed or
+	// given; a fingerprint that is not the run's reads the kernels.
+	f.exec(`UPDATE device_busy_store SET streams = -7 WHERE trace_id = 1`)
+	marked := func(from string) bool {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM ` + from + ` WHERE streams = -7`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	if !marked("device_busy_cached(1)") || !marked("device_busy_cached(1, ofp := '"+fp.String+"')") {
+		t.Fatalf("device_busy_cached did not read device_busy_store")
+	}
+	if !marked("overlap_device_busy(1)") {
+		t.Errorf("overlap_device_busy did not read device_busy_store")
+	}
+	other := strconv.FormatUint(mustUint(t, fp.String)+1, 10)
+	if marked("device_busy_cached(1, ofp := '" + other + "')") {
+		t.Errorf("device_busy_cached read the store under another fingerprint")
+	}
+	stage, err := StageBusy(ctx, db, StageBusyParams{Run: 1, OverlapFP: fp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprint(stage); !strings.Contains(s, "-7") {
+		t.Errorf("stage_busy with the fingerprint given did not read the store: %v", s)
+	}
+	// Run 2 was never saved: computed.
+	if got, want := dumpBusy(t, db, "device_busy_cached(2)"), dumpBusy(t, db, "device_busy_for(2)"); got != want {
+		t.Errorf("run 2 (not saved):\n%s\nwant\n%s", got, want)
+	}
+
+	// A changed kernel makes the copy stale: computed, the mark gone.
+	f.exec(`UPDATE kernels SET dur_ns = dur_ns + 3 WHERE kernel_id = (SELECT max(kernel_id) FROM kernels WHERE run_id = 1)`)
+	if got, want := dumpBusy(t, db, "device_busy_cached(1)"), dumpBusy(t, db, "device_busy_for(1)"); got != want || marked("device_busy_cached(1)") {
+		t.Errorf("stale busy rows read after a kernel change")
+	}
+	fp2, err := OverlapFingerprint(ctx, db, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp2 == fp {
+		t.Fatalf("the fingerprint did not change with a kernel")
+	}
+	if marked("device_busy_cached(1, ofp := '" + fp2.String + "')") {
+		t.Errorf("stale busy rows read with the new fingerprint given")
+	}
+	// A reclassification too.
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(`UPDATE device_busy_store SET streams = -7 WHERE trace_id = 1`)
+	f.exec(`UPDATE kernel_names SET category = 'compute' WHERE name_id = 5`)
+	if marked("device_busy_cached(1)") {
+		t.Errorf("stale busy rows read after a category change")
+	}
+	// Saving again replaces the rows: one copy.
+	for range 2 {
+		if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := dumpBusy(t, db, "(SELECT * FROM device_busy_store)"), dumpBusy(t, db, "device_busy_for(1)"); got != want {
+		t.Errorf("saved twice:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestFreshChecksTakeTheFingerprint: overlap_rows_fresh.sql and
+// fusion_fresh.sql say the same given the run's fingerprint as computing
+// it, and stale given another.
+func TestFreshChecksTakeTheFingerprint(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	db := f.db
+	busyFixture(f)
+	ctx := context.Background()
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	table, err := Text("overlap_by_kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest.SaveOverlapRows(ctx, db, 1, table, DefaultMinDurNS); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(`INSERT INTO fusion_store_runs SELECT 1, 0, _fusion_fingerprint(1), now()::TIMESTAMP`)
+	fp, err := OverlapFingerprint(ctx, db, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := sql.NullString{String: strconv.FormatUint(mustUint(t, fp.String)+1, 10), Valid: true}
+	fresh := func(name string, ofp sql.NullString) bool {
+		t.Helper()
+		text, err := Text(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []any{sql.Named("run", 1), sql.Named("rank", 0), sql.Named("overlap_fp", ofp)}
+		if name == "overlap_rows_fresh" {
+			args = append(args, sql.Named("min_dur_ns", DefaultMinDurNS))
+		}
+		var b bool
+		if err := db.QueryRow(text, args...).Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, name := range []string{"overlap_rows_fresh", "fusion_fresh"} {
+		if !fresh(name, sql.NullString{}) || !fresh(name, fp) {
+			t.Errorf("%s: not fresh with the fingerprint computed or given", name)
+		}
+		if fresh(name, other) {
+			t.Errorf("%s: fresh under another fingerprint", name)
+		}
+	}
+	// The saved overlap rows are read with the fingerprint given, and the
+	// same as computed.
+	p := OverlapByKernelParams{Run: 1, Rank: rankOf(0), OverlapFP: fp}
+	saved, ok, err := OverlapByKernelCached(ctx, db, p)
+	if err != nil || !ok {
+		t.Fatalf("OverlapByKernelCached: saved %v, %v", ok, err)
+	}
+	p.OverlapFP = other
+	live, ok, err := OverlapByKernelCached(ctx, db, p)
+	if err != nil || ok {
+		t.Fatalf("OverlapByKernelCached under another fingerprint: saved %v, %v", ok, err)
+	}
+	if fmt.Sprint(saved) != fmt.Sprint(live) {
+		t.Errorf("saved overlap rows differ from computed ones")
+	}
+}
+
+// TestDeviceBusyBackfill: migration 0013 fills device_busy_store for runs
+// whose overlap was saved before it, and they are read from there.
+func TestDeviceBusyBackfill(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	upTo12 := fstest.MapFS{}
+	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if n, _ := strconv.Atoi(strings.SplitN(path, "_", 2)[0]); n <= 12 {
+			b, err := fs.ReadFile(migrations.FS, path)
+			if err != nil {
+				return err
+			}
+			upTo12[path] = &fstest.MapFile{Data: b}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "w.duckdb")
+	old, err := schema.Open(ctx, path, schema.Options{Migrations: upTo12, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyFixture(fixture{t: t, db: old.DB})
+	// what SaveOverlap did before 0013
+	for _, q := range []string{
+		`INSERT INTO kernel_overlap_store SELECT * FROM kernel_overlap_for(1)`,
+		`INSERT INTO kernel_overlap_runs VALUES (1, _overlap_fingerprint(1), now()::TIMESTAMP)`,
+	} {
+		if _, err := old.DB.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := schema.Open(ctx, path, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	f := fixture{t: t, db: w.DB}
+	if got, want := dumpBusy(t, w.DB, "(SELECT * FROM device_busy_store)"), dumpBusy(t, w.DB, "device_busy_for(1)"); got != want {
+		t.Fatalf("backfilled busy rows:\n%s\nwant\n%s", got, want)
+	}
+	f.exec(`UPDATE device_busy_store SET streams = -7`)
+	var n int
+	if err := w.DB.QueryRow(`SELECT count(*) FROM device_busy_cached(1) WHERE streams = -7`).Scan(&n); err != nil || n == 0 {
+		t.Errorf("backfilled rows not read (%d, %v)", n, err)
+	}
+}

@@ -1,0 +1,12 @@
+-- overlap_fingerprint: the fingerprint of run $run's overlap inputs
+-- (_overlap_fingerprint: a hash of every kernel of the run and its name's
+-- category), as text. The saved copies a report reads (device busy rows,
+-- overlap-opportunity rows, fuse-pattern rows) are each current only while
+-- it matches; computing it costs a pass over the run's kernels, so a report
+-- computes it once and passes it to each check as $overlap_fp
+-- (stage_busy.sql, overlap_rows_fresh.sql, fusion_fresh.sql).
+--
+-- Parameters: $run.
+--
+-- Columns: fingerprint (VARCHAR, the UBIGINT's digits). One row.
+SELECT _overlap_fingerprint($run)::VARCHAR AS fingerprint
