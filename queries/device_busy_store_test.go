@@ -217,28 +217,37 @@ func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 	}
 }
 
-// TestDeviceBusyBackfill: migration 0013 fills device_busy_store for runs
-// whose overlap was saved before it, and they are read from there.
-func TestDeviceBusyBackfill(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	upTo12 := fstest.MapFS{}
+// migrationsUpTo is the embedded migrations numbered n and below.
+func migrationsUpTo(t *testing.T, n int) fs.FS {
+	t.Helper()
+	out := fstest.MapFS{}
 	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		if n, _ := strconv.Atoi(strings.SplitN(path, "_", 2)[0]); n <= 12 {
+		if v, _ := strconv.Atoi(strings.SplitN(path, "_", 2)[0]); v <= n {
 			b, err := fs.ReadFile(migrations.FS, path)
 			if err != nil {
 				return err
 			}
-			upTo12[path] = &fstest.MapFile{Data: b}
+			out[path] = &fstest.MapFile{Data: b}
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// TestDeviceBusyBackfill: migration 0013 fills device_busy_store for runs
+// whose overlap was saved before it, and they are read from there; 0014
+// then forgets every saved copy's record (its fingerprint changed), so
+// the same warehouse computes them live until the run is saved again.
+func TestDeviceBusyBackfill(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	upTo12 := migrationsUpTo(t, 12)
 	path := filepath.Join(t.TempDir(), "w.duckdb")
 	old, err := schema.Open(ctx, path, schema.Options{Migrations: upTo12, Threads: 1})
 	if err != nil {
@@ -257,11 +266,10 @@ func TestDeviceBusyBackfill(t *testing.T) {
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	w, err := schema.Open(ctx, path, schema.Options{Threads: 1})
+	w, err := schema.Open(ctx, path, schema.Options{Migrations: migrationsUpTo(t, 13), Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
 	f := fixture{t: t, db: w.DB}
 	if got, want := dumpBusy(t, w.DB, "(SELECT * FROM device_busy_store)"), dumpBusy(t, w.DB, "device_busy_for(1)"); got != want {
 		t.Fatalf("backfilled busy rows:\n%s\nwant\n%s", got, want)
@@ -270,5 +278,20 @@ func TestDeviceBusyBackfill(t *testing.T) {
 	var n int
 	if err := w.DB.QueryRow(`SELECT count(*) FROM device_busy_cached(1) WHERE streams = -7`).Scan(&n); err != nil || n == 0 {
 		t.Errorf("backfilled rows not read (%d, %v)", n, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Every later migration: the copy is no longer taken for current.
+	if w, err = schema.Open(ctx, path, schema.Options{Threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.DB.QueryRow(`SELECT count(*) FROM kernel_overlap_runs`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("saved-overlap records after 0014: %d, %v; want none", n, err)
+	}
+	if got, want := dumpBusy(t, w.DB, "device_busy_cached(1)"), dumpBusy(t, w.DB, "device_busy_for(1)"); got != want || strings.Contains(got, "-7") {
+		t.Errorf("busy rows after 0014:\n%s\nwant the computed\n%s", got, want)
 	}
 }

@@ -122,6 +122,22 @@ func TestKernelOverlapStore(t *testing.T) {
 	if got, want := dumpOverlap(t, db, "kernel_overlap_cached(1)"), dumpOverlap(t, db, "kernel_overlap_for(1)"); got != want || strings.Contains(got, "-7") {
 		t.Errorf("stale copy read after a category change")
 	}
+	// So does one of a name whose kernels are even in number (their
+	// (name, category) pairs used to cancel out in the fingerprint).
+	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(`UPDATE kernel_overlap_store SET hidden_by_compute_ns = -7 WHERE kernel_id = (SELECT min(kernel_id) FROM kernel_overlap_store)`)
+	var even int64
+	if err := db.QueryRow(`SELECT min(name_id) FROM (SELECT name_id FROM kernels WHERE run_id = 1
+		GROUP BY name_id HAVING count(*) % 2 = 0)`).Scan(&even); err != nil {
+		t.Fatalf("the fixture's run 1 has no name with an even number of kernels: %v", err)
+	}
+	f.exec(fmt.Sprintf(`UPDATE kernel_names SET category = CASE category WHEN 'compute' THEN 'comm' ELSE 'compute' END
+		WHERE name_id = %d`, even))
+	if got, want := dumpOverlap(t, db, "kernel_overlap_cached(1)"), dumpOverlap(t, db, "kernel_overlap_for(1)"); got != want || strings.Contains(got, "-7") {
+		t.Errorf("stale copy read after a category change of name %d (an even number of kernels)", even)
+	}
 	// Saved again, then a changed kernel makes it stale again.
 	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)

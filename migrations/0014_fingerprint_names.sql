@@ -1,0 +1,25 @@
+-- 0014_fingerprint_names: _overlap_fingerprint folded every kernel's
+-- (name, category) pair into one bit_xor, so the pairs of a name used by
+-- an even number of the run's kernels cancelled out: changing such a
+-- name's category left the fingerprint, and so every saved copy built on
+-- it (per-kernel overlap, device busy rows, steps, fuse-pattern and
+-- overlap-table rows), marked current. Each distinct pair now counts once.
+--
+-- A copy saved under the old fingerprint cannot be told apart from one
+-- that went stale unnoticed, so every copy's record is forgotten: reports
+-- compute live until the next `ingest`, `triage PATH` or `capture`
+-- finishes the run again (the *_pending queries find runs without a
+-- record). The saved rows stay until that save replaces them.
+CREATE OR REPLACE MACRO _overlap_fingerprint(run) AS (
+    SELECT hash(count(*), sum(k.dur_ns), max(k.kernel_id),
+                bit_xor(hash(k.kernel_id, k.ts_ns, k.dur_ns, k.stream, k.device, k.stage, k.rank, k.name_id)),
+                bit_xor(DISTINCT hash(k.name_id, n.category)))
+    FROM kernels k
+    JOIN kernel_names n USING (name_id)
+    WHERE k.run_id = run
+);
+
+DELETE FROM kernel_overlap_runs;
+DELETE FROM step_store_runs;
+DELETE FROM fusion_store_runs;
+DELETE FROM overlap_row_runs;
