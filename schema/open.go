@@ -132,16 +132,14 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	return w, nil
 }
 
-// BlockSize is the storage block size of the warehouses tracehouse creates
-// (DuckDB's default is 256 KiB). DuckDB gives every column a table is
-// appended to in a transaction a fresh block, sets its validity to all
-// valid, and writes a fresh block per column again when it checkpoints: on
-// a small trace those mostly untouched 256 KiB blocks were a third of an
-// ingest's CPU. Measured (bench/README.md): a 0.6 MB trace's ingest takes
-// about 30% less CPU at 16 or 32 KiB, a 270 MB trace the same CPU at any
-// size, and a 1 GB trace peaks about 60 MiB higher at 16 KiB than at 32,
-// over its 400 MiB target.
-const BlockSize = 32768
+// BlockSize is the storage block size of the warehouses tracehouse creates:
+// DuckDB's default, pinned after measuring the alternatives
+// (bench/README.md, "Storage block size"). Smaller blocks made a small
+// ingest about 20-30% cheaper (DuckDB gives every column a transaction
+// appends to, and every column it checkpoints, a fresh block) but every
+// large scan dearer: the 1 M-kernel triage took 0.55 s at 32 KiB and
+// 0.50 s at 64 KiB against 0.44 s at 256 KiB, its target being 0.5 s.
+const BlockSize = 262144
 
 var lockOwner = regexp.MustCompile(`PID \d+`)
 
