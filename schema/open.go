@@ -132,16 +132,14 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	return w, nil
 }
 
-// BlockSize is the storage block size of the warehouses tracehouse creates
-// (DuckDB's default is 256 KiB; files keep the size they were made with).
-// DuckDB gives every column a transaction appends to, and every column it
-// checkpoints, a fresh block: at 256 KiB that was a third of a small
-// ingest's CPU. Measured (bench/README.md, "Storage block size"): at 64 KiB
-// a 0.6 MB trace's ingest takes 20-25% less CPU, a 270 MB trace the same,
-// the 1 M-kernel triage the same within its spread, a 1 GB trace peaks at
-// 305-345 MiB (302-308 at 256 KiB; target 400); at 32 or 16 KiB large
-// scans got dearer and the 1 GB peak grew (374-407 MiB at 16 KiB).
-const BlockSize = 65536
+// BlockSize is the storage block size of the warehouses tracehouse creates:
+// DuckDB's default, pinned after measuring smaller ones (bench/README.md,
+// "Storage block size"; files keep the size they were made with). At 64
+// KiB a 0.6 MB trace's ingest took 20-25% less CPU (DuckDB gives every
+// column a transaction appends to, and every column it checkpoints, a
+// fresh block), but `go test ./...` took 9-25% more CPU, and at 32 KiB the
+// large scans of a 1 M-kernel triage got dearer.
+const BlockSize = 262144
 
 var lockOwner = regexp.MustCompile(`PID \d+`)
 
