@@ -3,7 +3,11 @@
 -- an even number of the run's kernels cancelled out: changing such a
 -- name's category left the fingerprint, and so every saved copy built on
 -- it (per-kernel overlap, device busy rows, steps, fuse-pattern and
--- overlap-table rows), marked current. Each distinct pair now counts once.
+-- overlap-table rows), marked current. The pairs' hashes are now summed
+-- as HUGEINT, which cannot wrap: a change moves the sum by the kernels'
+-- count times the difference of two hashes, never by zero unless they
+-- collide. (bit_xor(DISTINCT ...) would do as well at the price of a hash
+-- table per fingerprint; the two measured the same on a small run.)
 --
 -- A copy saved under the old fingerprint cannot be told apart from one
 -- that went stale unnoticed, so every copy's record is forgotten: reports
@@ -13,7 +17,7 @@
 CREATE OR REPLACE MACRO _overlap_fingerprint(run) AS (
     SELECT hash(count(*), sum(k.dur_ns), max(k.kernel_id),
                 bit_xor(hash(k.kernel_id, k.ts_ns, k.dur_ns, k.stream, k.device, k.stage, k.rank, k.name_id)),
-                bit_xor(DISTINCT hash(k.name_id, n.category)))
+                sum(hash(k.name_id, n.category)::HUGEINT))
     FROM kernels k
     JOIN kernel_names n USING (name_id)
     WHERE k.run_id = run
