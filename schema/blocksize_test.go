@@ -22,7 +22,7 @@ func blockSizeOf(t *testing.T, w *Warehouse) int64 {
 
 // TestBlockSize: warehouses tracehouse creates (a file, the in-memory
 // template copy) use BlockSize; a warehouse made with another block size
-// (64 KiB, as some builds of 2026-12-02 made) still opens,
+// (DuckDB's default, as older tracehouse builds made) still opens,
 // migrates, takes writes and keeps its own size.
 func TestBlockSize(t *testing.T) {
 	t.Parallel()
@@ -42,7 +42,7 @@ func TestBlockSize(t *testing.T) {
 	}
 
 	// Another block size, no migrations yet.
-	const other = 65536
+	const other = 262144
 	old := filepath.Join(dir, "old.duckdb")
 	c, err := duckdb.NewConnector(old+"?default_block_size="+strconv.Itoa(other), nil)
 	if err != nil {

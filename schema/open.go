@@ -132,14 +132,16 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	return w, nil
 }
 
-// BlockSize is the storage block size of the warehouses tracehouse creates:
-// DuckDB's default, pinned after measuring smaller ones (bench/README.md,
-// "Storage block size"; files keep the size they were made with). At 64
-// KiB a 0.6 MB trace's ingest took 20-25% less CPU (DuckDB gives every
-// column a transaction appends to, and every column it checkpoints, a
-// fresh block), but `go test ./...` took 9-25% more CPU, and at 32 KiB the
-// large scans of a 1 M-kernel triage got dearer.
-const BlockSize = 262144
+// BlockSize is the storage block size of the warehouses tracehouse creates
+// (DuckDB's default is 256 KiB; files keep the size they were made with).
+// DuckDB gives every column a transaction appends to, and every column it
+// checkpoints, a fresh block: at 256 KiB that was a third of a small
+// ingest's CPU. Measured (bench/README.md, "Storage block size"): at 64 KiB
+// a 0.6 MB trace's ingest takes 20-25% less CPU, the command tests 4-8%
+// less, a 270 MB ingest and the 1 M-kernel triage the same within their
+// spread, a 1 GB ingest peaks under its target; at 32 or 16 KiB large
+// scans got dearer and the 1 GB peak grew past it.
+const BlockSize = 65536
 
 var lockOwner = regexp.MustCompile(`PID \d+`)
 
