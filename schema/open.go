@@ -140,7 +140,7 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 // a 0.6 MB trace's ingest takes 20-25% less CPU, the command tests 4-8%
 // less, a 270 MB ingest and the 1 M-kernel triage the same within their
 // spread, a 1 GB ingest peaks under its target; at 32 or 16 KiB large
-// scans got dearer and the 1 GB peak grew past it.
+// scans got dearer, and at 16 KiB the 1 GB peak passed its target.
 const BlockSize = 65536
 
 var lockOwner = regexp.MustCompile(`PID \d+`)
