@@ -16,9 +16,9 @@ import (
 	"github.com/tracehouse/tracehouse/schema"
 )
 
-// busyFixture fills f with two runs of random kernels (run 1 traces 1-2,
-// run 2 traces 3-4), as TestKernelOverlapStore does.
-func busyFixture(f fixture) {
+// storeFixture fills f with two runs of random kernels drawn with seed
+// (run 1 traces 1-2, run 2 traces 3-4): run 1 is the one tests save.
+func storeFixture(f fixture, seed uint64) {
 	f.run(1, "stored")
 	f.run(2, "not stored")
 	for tr := 1; tr <= 4; tr++ {
@@ -28,7 +28,7 @@ func busyFixture(f fixture) {
 		c := randomCategories[id]
 		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
 	}
-	rng := newRand(7)
+	rng := newRand(seed)
 	f.kernels(append(randomKernels(rng, 150, 1, 1, 1<<32), randomKernels(rng, 80, 2, 3, 3<<32)...)...)
 }
 
@@ -36,7 +36,7 @@ func TestDeviceBusyStore(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	db := f.db
-	busyFixture(f)
+	storeFixture(f, 7)
 	ctx := context.Background()
 	computed := dumpBusy(t, db, "device_busy_for(1)")
 	stageBefore, err := StageBusy(ctx, db, StageBusyParams{Run: 1})
@@ -158,7 +158,7 @@ func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	db := f.db
-	busyFixture(f)
+	storeFixture(f, 7)
 	ctx := context.Background()
 	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestDeviceBusyBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	busyFixture(fixture{t: t, db: old.DB})
+	storeFixture(fixture{t: t, db: old.DB}, 7)
 	// what SaveOverlap did before 0013
 	for _, q := range []string{
 		`INSERT INTO kernel_overlap_store SELECT * FROM kernel_overlap_for(1)`,

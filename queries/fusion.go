@@ -102,17 +102,12 @@ func scanFusionMatches(rows *sql.Rows) (FusionMatchesRow, error) {
 // computed otherwise. saved says which.
 func FusionMatchesCached(ctx context.Context, q Querier, p FusionMatchesParams) (rows []FusionMatchesRow, saved bool, err error) {
 	if !p.Mapping.Valid && p.Rank.Valid {
-		fresh, err := collect(ctx, q, "fusion_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
-			sql.Named("overlap_fp", p.OverlapFP)},
-			func(rows *sql.Rows) (bool, error) {
-				var b bool
-				err := rows.Scan(&b)
-				return b, err
-			})
+		fresh, err := isFresh(ctx, q, "fusion_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
+			sql.Named("overlap_fp", p.OverlapFP)})
 		if err != nil {
 			return nil, false, err
 		}
-		if len(fresh) == 1 && fresh[0] {
+		if fresh {
 			rows, err := collect(ctx, q, "fusion_matches_saved", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
 				sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare)}, scanFusionMatches)
 			return rows, true, err

@@ -101,17 +101,12 @@ func OverlapByKernelCached(ctx context.Context, q Querier, p OverlapByKernelPara
 		if minDur == 0 {
 			minDur = DefaultMinDurUS
 		}
-		fresh, err := collect(ctx, q, "overlap_rows_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
-			sql.Named("min_dur_ns", int64(minDur*1000)), sql.Named("overlap_fp", p.OverlapFP)},
-			func(rows *sql.Rows) (bool, error) {
-				var b bool
-				err := rows.Scan(&b)
-				return b, err
-			})
+		fresh, err := isFresh(ctx, q, "overlap_rows_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
+			sql.Named("min_dur_ns", int64(minDur*1000)), sql.Named("overlap_fp", p.OverlapFP)})
 		if err != nil {
 			return nil, false, err
 		}
-		if len(fresh) == 1 && fresh[0] {
+		if fresh {
 			rows, err := collect(ctx, q, "overlap_by_kernel_saved", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
 				sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare)}, scanOverlapByKernel)
 			rows, err = capOverlapRows(rows, err, p.MaxRows)

@@ -41,17 +41,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	db := f.db
-	f.run(1, "stored")
-	f.run(2, "not stored")
-	for tr := 1; tr <= 4; tr++ {
-		f.trace(tr, 1+(tr-1)/2, (tr-1)%2, "decode", "formal")
-	}
-	for id := 1; id <= 6; id++ {
-		c := randomCategories[id]
-		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
-	}
-	rng := newRand(5)
-	f.kernels(append(randomKernels(rng, 150, 1, 1, 1<<32), randomKernels(rng, 80, 2, 3, 3<<32)...)...)
+	storeFixture(f, 5)
 	ctx := context.Background()
 
 	computed := dumpOverlap(t, db, "kernel_overlap_for(1)")

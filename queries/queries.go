@@ -68,3 +68,14 @@ func collect[T any](ctx context.Context, q Querier, name string, args []any, sca
 	}
 	return out, nil
 }
+
+// isFresh runs one of the *_fresh queries, whose one row says whether a
+// saved copy is current; no row counts as not.
+func isFresh(ctx context.Context, q Querier, name string, args []any) (bool, error) {
+	fresh, err := collect(ctx, q, name, args, func(rows *sql.Rows) (bool, error) {
+		var b bool
+		err := rows.Scan(&b)
+		return b, err
+	})
+	return len(fresh) == 1 && fresh[0], err
+}
