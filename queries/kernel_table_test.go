@@ -26,11 +26,8 @@ func demoDB(t *testing.T) *sql.DB {
 	t.Helper()
 	path := demoTemplate(t)
 	demoOnce.Do(func() {
-		demoWH, demoErr = schema.Open(context.Background(), path, schema.Options{ReadOnly: true})
-		if demoErr == nil {
-			// as schematest.Open's copies
-			_, demoErr = demoWH.DB.Exec("SET threads = 1")
-		}
+		// one thread, as schematest.Open's copies
+		demoWH, demoErr = schema.Open(context.Background(), path, schema.Options{ReadOnly: true, Threads: 1})
 	})
 	if demoErr != nil {
 		t.Fatal(demoErr)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -41,9 +42,10 @@ type Options struct {
 	ReadOnly bool
 	// Migrations replaces the embedded migrations (tests).
 	Migrations fs.FS
-	// Threads caps DuckDB's worker threads; 0 leaves DuckDB's default (one
-	// per core). Small warehouses on a shared machine (tests, CI) gain
-	// nothing from a second thread but its coordination.
+	// Threads caps the threads DuckDB works a query with (the caller and
+	// Threads - 1 workers); 0 is one per core. Small warehouses on a shared
+	// machine (tests, CI) gain nothing from a second thread but its
+	// coordination.
 	Threads int
 	// NoTemplate makes an in-memory warehouse run the migrations instead of
 	// copying the embedded template of their result (the test that checks
@@ -143,6 +145,32 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 // scans got dearer, and at 16 KiB the 1 GB peak passed its target.
 const BlockSize = 65536
 
+// minAggregateThreads is the thread count from which DuckDB starts each
+// hash aggregate with a 32,768-entry table; below it the first table has
+// 262,144 entries, 2 MiB zeroed and page-faulted per aggregate per query,
+// which was a third of a small report's CPU (perf, DuckDB 1.5).
+const minAggregateThreads = 3
+
+// engineThreads returns DuckDB's threads and external_threads settings for
+// cores threads of work (0: one per core the process may use), or 0 to
+// leave DuckDB's defaults. DuckDB starts threads - external_threads worker
+// threads (the calling thread is the one external thread by default), so
+// counting the missing threads as external keeps the workers at cores - 1
+// while the thread count reaches minAggregateThreads.
+func engineThreads(cores int) (threads, external int) {
+	asked := cores > 0
+	if !asked {
+		cores = runtime.GOMAXPROCS(0)
+	}
+	switch {
+	case cores >= minAggregateThreads && asked:
+		return cores, 1
+	case cores >= minAggregateThreads:
+		return 0, 0
+	}
+	return minAggregateThreads, minAggregateThreads - cores + 1
+}
+
 var lockOwner = regexp.MustCompile(`PID \d+`)
 
 func open(path string, readOnly bool, threads int) (*Warehouse, error) {
@@ -158,8 +186,8 @@ func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 		// warehouse keeps the one in its header.
 		config = append(config, "default_block_size="+strconv.Itoa(BlockSize))
 	}
-	if threads > 0 {
-		config = append(config, "threads="+strconv.Itoa(threads))
+	if n, ext := engineThreads(threads); n > 0 {
+		config = append(config, "threads="+strconv.Itoa(n), "external_threads="+strconv.Itoa(ext))
 	}
 	if len(config) > 0 {
 		dsn += "?" + strings.Join(config, "&")
