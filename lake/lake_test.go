@@ -356,3 +356,62 @@ func leftovers(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestOpenFilesOfTwoLayouts: a table whose files hold different columns (a
+// lake written by an older tracehouse, then added to) still opens; rows
+// of a file without a column show NULL there, the others their values.
+// The files an opened lake reads are listed once: a file added after Open
+// stays out of its views.
+func TestOpenFilesOfTwoLayouts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := openDemo(t)
+	dir := t.TempDir()
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "steps", "run=sglang-llama", "*.parquet"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no steps files of sglang-llama: %v", err)
+	}
+	old := files[0]
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var oldRows, oldEdges int
+	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE edge) FROM read_parquet(?)`, old).Scan(&oldRows, &oldEdges); err != nil {
+		t.Fatal(err)
+	}
+	// The file as a build without steps.edge would have written it.
+	tmp := old + ".tmp"
+	if _, err := db.Exec(fmt.Sprintf(`COPY (SELECT * EXCLUDE (edge) FROM read_parquet('%s')) TO '%s' (FORMAT parquet)`, old, tmp)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, old); err != nil {
+		t.Fatal(err)
+	}
+	var want, wantEdges int
+	if err := src.DB.QueryRow(`SELECT count(*), count(*) FILTER (WHERE edge) FROM steps`).Scan(&want, &wantEdges); err != nil {
+		t.Fatal(err)
+	}
+	lk, err := Open(ctx, dir, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	// Added after Open: not read.
+	if _, err := db.Exec(fmt.Sprintf(`COPY (SELECT * FROM read_parquet('%s')) TO '%s' (FORMAT parquet)`,
+		files[len(files)-1], filepath.Join(dir, "steps", "late.parquet"))); err != nil {
+		t.Fatal(err)
+	}
+	var rows, edges, nulls int
+	if err := lk.DB.QueryRow(`SELECT count(*), count(*) FILTER (WHERE edge), count(*) FILTER (WHERE edge IS NULL) FROM steps`).Scan(&rows, &edges, &nulls); err != nil {
+		t.Fatal(err)
+	}
+	if oldRows == 0 || rows != want || nulls != oldRows || edges != wantEdges-oldEdges {
+		t.Errorf("steps over two layouts: %d rows (%d edges, %d NULL); want %d (%d edges, %d NULL)",
+			rows, edges, nulls, want, wantEdges-oldEdges, oldRows)
+	}
+}
