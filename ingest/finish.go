@@ -88,7 +88,7 @@ func SaveOverlap(ctx context.Context, db *sql.DB, run int64) (err error) {
 	// transaction a half-written copy could not be read.
 	for _, name := range []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy",
 		"overlap_store_rows", "overlap_store_busy", "overlap_store_commit"} {
-		if _, err := tx.ExecContext(ctx, stmt(name), sql.Named("run", run)); err != nil {
+		if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
 			return fmt.Errorf("save overlap of run %d: %s: %w", run, name, err)
 		}
 	}

@@ -44,16 +44,16 @@ func SaveFusion(ctx context.Context, db *sql.DB, run int64, match string) (err e
 	// Forget the copies first and record each last, so that even without
 	// the transaction a half-written copy could not be read.
 	for _, name := range []string{"fusion_store_forget", "fusion_store_clear"} {
-		if _, err := tx.ExecContext(ctx, stmt(name), sql.Named("run", run)); err != nil {
+		if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
 			return fmt.Errorf("save fuse patterns of run %d: %s: %w", run, name, err)
 		}
 	}
 	for _, rank := range ranks {
-		if _, err := tx.ExecContext(ctx, insert, sql.Named("run", run), sql.Named("rank", rank),
+		if _, err := execNamed(ctx, tx, insert, sql.Named("run", run), sql.Named("rank", rank),
 			sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0)); err != nil {
 			return fmt.Errorf("save fuse patterns of run %d rank %d: %w", run, rank, err)
 		}
-		if _, err := tx.ExecContext(ctx, stmt("fusion_store_commit"), sql.Named("run", run), sql.Named("rank", rank)); err != nil {
+		if _, err := execNamed(ctx, tx, stmt("fusion_store_commit"), sql.Named("run", run), sql.Named("rank", rank)); err != nil {
 			return fmt.Errorf("save fuse patterns of run %d rank %d: %w", run, rank, err)
 		}
 	}
@@ -67,7 +67,7 @@ func SaveFusion(ctx context.Context, db *sql.DB, run int64, match string) (err e
 // fuse-pattern and overlap rows are saved.
 func runRanks(ctx context.Context, tx *sql.Tx, run int64) ([]int64, error) {
 	var ranks []int64
-	rows, err := tx.QueryContext(ctx, stmt("fusion_ranks"), sql.Named("run", run))
+	rows, err := queryNamed(ctx, tx, stmt("fusion_ranks"), sql.Named("run", run))
 	if err != nil {
 		return nil, err
 	}

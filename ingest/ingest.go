@@ -6,6 +6,7 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracehouse/tracehouse/inline"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -29,6 +31,27 @@ func stmt(name string) string {
 		panic("ingest: missing embedded sql/" + name + ".sql")
 	}
 	return string(b)
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// execNamed runs one of our statements with its named arguments written
+// into it (inline.Args), so that DuckDB plans it once instead of twice.
+func execNamed(ctx context.Context, e execer, query string, args ...any) (sql.Result, error) {
+	q, a := inline.Args(query, args)
+	return e.ExecContext(ctx, q, a...)
+}
+
+// queryNamed is execNamed for a query.
+func queryNamed(ctx context.Context, e queryer, query string, args ...any) (*sql.Rows, error) {
+	q, a := inline.Args(query, args)
+	return e.QueryContext(ctx, q, a...)
 }
 
 // MemoryLimit is the Go heap size ingest is tuned for (runtime/debug's soft

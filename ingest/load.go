@@ -253,7 +253,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	base := info.baseNS
 	exec := func(name string, args ...any) error {
-		if _, err := conn.ExecContext(ctx, stmt(name), args...); err != nil {
+		if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
 			return &dbError{fmt.Errorf("%s: %s: %w", c.path, name, err)}
 		}
 		return nil
@@ -308,7 +308,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if info.hasBase {
 		baseArg = base
 	}
-	_, err = conn.ExecContext(ctx, stmt("insert_trace"),
+	_, err = execNamed(ctx, conn, stmt("insert_trace"),
 		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", c.path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", t.jsonBytes),
 		sql.Named("compressed", compressed), sql.Named("rank", rank),

@@ -243,7 +243,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	}
 
 	exec := func(name string, args ...any) error {
-		if _, err := conn.ExecContext(ctx, stmt(name), args...); err != nil {
+		if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
 			return &dbError{fmt.Errorf("%s: %s: %w", c.path, name, err)}
 		}
 		return nil
@@ -303,7 +303,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 		}
 	}
 	t.jsonBytes = size
-	_, err = conn.ExecContext(ctx, stmt("insert_trace"),
+	_, err = execNamed(ctx, conn, stmt("insert_trace"),
 		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", c.path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", size),
 		sql.Named("compressed", false), sql.Named("rank", plan.rank),

@@ -48,17 +48,17 @@ func SaveOverlapRows(ctx context.Context, db *sql.DB, run int64, table string, m
 	// Forget the copies first and record each last, so that even without
 	// the transaction a half-written copy could not be read.
 	for _, name := range []string{"overlap_rows_forget", "overlap_rows_clear"} {
-		if _, err := tx.ExecContext(ctx, stmt(name), sql.Named("run", run)); err != nil {
+		if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
 			return fmt.Errorf("save overlap rows of run %d: %s: %w", run, name, err)
 		}
 	}
 	for _, rank := range ranks {
-		if _, err := tx.ExecContext(ctx, insert, sql.Named("run", run), sql.Named("rank", rank),
+		if _, err := execNamed(ctx, tx, insert, sql.Named("run", run), sql.Named("rank", rank),
 			sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0),
 			sql.Named("min_dur_ns", minDurNS), sql.Named("overlap_fp", nil)); err != nil {
 			return fmt.Errorf("save overlap rows of run %d rank %d: %w", run, rank, err)
 		}
-		if _, err := tx.ExecContext(ctx, stmt("overlap_rows_commit"), sql.Named("run", run), sql.Named("rank", rank),
+		if _, err := execNamed(ctx, tx, stmt("overlap_rows_commit"), sql.Named("run", run), sql.Named("rank", rank),
 			sql.Named("min_dur_ns", minDurNS)); err != nil {
 			return fmt.Errorf("save overlap rows of run %d rank %d: %w", run, rank, err)
 		}

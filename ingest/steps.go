@@ -28,7 +28,7 @@ func SaveSteps(ctx context.Context, db *sql.DB, run int64) (err error) {
 	}()
 	for _, name := range []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
 		"step_store_kernels", "step_store_totals", "step_store_commit"} {
-		if _, err := tx.ExecContext(ctx, stmt(name), sql.Named("run", run)); err != nil {
+		if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
 			return fmt.Errorf("save steps of run %d: %s: %w", run, name, err)
 		}
 	}
@@ -116,7 +116,7 @@ func (t traceSteps) matches(stepsBy string) bool {
 }
 
 func runTraces(ctx context.Context, db *sql.DB, run int64) ([]traceSteps, error) {
-	rows, err := db.QueryContext(ctx, stmt("run_traces"), sql.Named("run", run))
+	rows, err := queryNamed(ctx, db, stmt("run_traces"), sql.Named("run", run))
 	if err != nil {
 		return nil, fmt.Errorf("read traces of run %d: %w", run, err)
 	}
@@ -182,7 +182,7 @@ func redoSteps(ctx context.Context, db *sql.DB, trace int64, by any) (err error)
 		{"insert_steps", []any{sql.Named("trace", trace), sql.Named("steps_by", by)}},
 		{"link_steps", []any{sql.Named("trace", trace)}},
 	} {
-		if _, err := tx.ExecContext(ctx, stmt(q.name), q.args...); err != nil {
+		if _, err := execNamed(ctx, tx, stmt(q.name), q.args...); err != nil {
 			return fmt.Errorf("find steps of trace %d: %s: %w", trace, q.name, err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+
+	"github.com/tracehouse/tracehouse/inline"
 )
 
 //go:embed *.sql
@@ -50,6 +52,7 @@ func collect[T any](ctx context.Context, q Querier, name string, args []any, sca
 	if err != nil {
 		return nil, err
 	}
+	text, args = inline.Args(text, args)
 	rows, err := q.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", name, err)
