@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	_ "embed" // classify.sql
 	"fmt"
+
+	"github.com/tracehouse/tracehouse/inline"
 )
 
 // classifySQL sets family and category on kernel_names; see its header.
@@ -28,7 +30,9 @@ type Execer interface {
 // one regular-expression compilation per (name, rule) pair whose keyword the
 // name contains, a few per name: thousands of names take well under a second.
 func Classify(ctx context.Context, db Execer, all bool) (int64, error) {
-	res, err := db.ExecContext(ctx, classifySQL, sql.Named("all", all))
+	// Written in, so the statement is planned once (inline.Args).
+	q, args := inline.Args(classifySQL, []any{sql.Named("all", all)})
+	res, err := db.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("classify kernel names: %w", err)
 	}
