@@ -116,27 +116,28 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
 	if err := exec(`SET parquet_metadata_cache = true`); err != nil {
 		return err
 	}
-	var tracesFrom string
-	for _, t := range viewOrder() {
-		cols, err := tableColumns(ctx, conn, t.Name)
-		if err != nil {
-			return err
+	// The warehouse's columns and descriptions, and the files' layouts,
+	// are read once for every table: a query per table was a third of an
+	// opening's time (the statements, not the rows).
+	order := viewOrder()
+	cols, comments, err := warehouseTables(ctx, conn)
+	if err != nil {
+		return err
+	}
+	froms, err := listedFiles(ctx, conn, dir, order)
+	if err != nil {
+		return err
+	}
+	var ddl []string
+	for _, t := range order {
+		if len(cols[t.Name]) == 0 {
+			return fmt.Errorf("lake: the warehouse has no table %s", t.Name)
 		}
 		kind := "VIEW"
 		if t.layout == commit || t.layout == byRun || t.layout == dimension {
 			kind = "TABLE"
 		}
-		comments, err := tableComments(ctx, conn, t.Name, kind)
-		if err != nil {
-			return err
-		}
-		from, err := listedFiles(ctx, conn, dir, t.Name)
-		if err != nil {
-			return fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
-		}
-		if t.Name == "traces" {
-			tracesFrom = from
-		}
+		from := froms[t.Name]
 		have, err := fileColumns(ctx, conn, from)
 		if err != nil {
 			return fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
@@ -144,21 +145,17 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
 		if err := exec("DROP TABLE " + ident(t.Name)); err != nil {
 			return err
 		}
-		if err := exec(fmt.Sprintf("CREATE %s %s AS\n%s", kind, ident(t.Name), selectSQL(from, t, cols, have))); err != nil {
+		if err := exec(fmt.Sprintf("CREATE %s %s AS\n%s", kind, ident(t.Name), selectSQL(from, t, cols[t.Name], have))); err != nil {
 			return err
 		}
-		for _, c := range comments {
-			if err := exec(c); err != nil {
-				return err
-			}
+		for _, c := range comments[t.Name] {
+			ddl = append(ddl, c.statement(kind, t.Name))
 		}
 	}
-	for _, q := range derivedSQL(tracesFrom) {
-		if err := exec(q); err != nil {
-			return err
-		}
-	}
-	return nil
+	ddl = append(ddl, derivedSQL(froms["traces"])...)
+	// One call for the comments and the bookkeeping views: DuckDB runs
+	// the statements in turn (no value is bound, so the driver allows it).
+	return exec(strings.Join(ddl, ";\n"))
 }
 
 // viewOrder is Tables with traces first: the other views filter on it.
@@ -172,32 +169,51 @@ func viewOrder() []Table {
 	return out
 }
 
-// tableComments are the COMMENT ON statements giving a table's view its
-// table's descriptions back.
-func tableComments(ctx context.Context, q querier, table, kind string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT NULL, comment FROM duckdb_tables()
-		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 AND comment IS NOT NULL
+// comment is a description of a table (column "") or of one of its columns.
+type comment struct{ column, text string }
+
+// statement gives a table's view (kind VIEW) or copy (TABLE) the comment.
+func (c comment) statement(kind, table string) string {
+	if c.column == "" {
+		return fmt.Sprintf("COMMENT ON %s %s IS %s", kind, ident(table), literal(c.text))
+	}
+	return fmt.Sprintf("COMMENT ON COLUMN %s.%s IS %s", ident(table), ident(c.column), literal(c.text))
+}
+
+// warehouseTables reads the columns (in order) and the descriptions of
+// every table of the freshly migrated warehouse, by table name.
+func warehouseTables(ctx context.Context, q querier) (map[string][]column, map[string][]comment, error) {
+	rows, err := q.QueryContext(ctx, `SELECT table_name, column_name, data_type, comment FROM (
+		SELECT table_name, column_index, column_name, data_type, comment FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main'
 		UNION ALL
-		SELECT column_name, comment FROM duckdb_columns()
-		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $1 AND comment IS NOT NULL`, table)
+		SELECT table_name, NULL, NULL, NULL, comment FROM duckdb_tables()
+		WHERE database_name = current_database() AND schema_name = 'main' AND comment IS NOT NULL)
+		ORDER BY table_name, column_index NULLS FIRST`)
 	if err != nil {
-		return nil, fmt.Errorf("lake: comments of %s: %w", table, err)
+		return nil, nil, fmt.Errorf("lake: the warehouse's tables: %w", err)
 	}
 	defer rows.Close()
-	var out []string
+	cols := map[string][]column{}
+	comments := map[string][]comment{}
 	for rows.Next() {
-		var col *string
-		var comment string
-		if err := rows.Scan(&col, &comment); err != nil {
-			return nil, err
+		var table string
+		var col, typ, text *string
+		if err := rows.Scan(&table, &col, &typ, &text); err != nil {
+			return nil, nil, err
 		}
-		if col == nil {
-			out = append(out, fmt.Sprintf("COMMENT ON %s %s IS %s", kind, ident(table), literal(comment)))
-		} else {
-			out = append(out, fmt.Sprintf("COMMENT ON COLUMN %s.%s IS %s", ident(table), ident(*col), literal(comment)))
+		if col != nil {
+			cols[table] = append(cols[table], column{name: *col, typ: *typ})
+		}
+		if text != nil {
+			c := comment{text: *text}
+			if col != nil {
+				c.column = *col
+			}
+			comments[table] = append(comments[table], c)
 		}
 	}
-	return out, rows.Err()
+	return cols, comments, rows.Err()
 }
 
 // fileColumns are the columns a table's files hold (a lake written by an
@@ -229,46 +245,75 @@ func fileColumns(ctx context.Context, q querier, from string) (map[string]bool, 
 	return have, rows.Err()
 }
 
-// listedFiles is the read_parquet call over the files table has now, named
-// one by one: every query of an opened lake binds its views again, and a
-// glob there lists the table's directories each time, and union_by_name
-// reads every file's footer each time (about 7% of a lake triage of the
-// demo; scanning every file per query is most of the rest). Files are only
-// ever added or replaced by a rename, so the list stays readable while the
-// lake is open; files added later stay out, as their traces do (attach).
-// union_by_name is kept only when the files' columns differ (a lake
-// written by an older tracehouse, then upgraded).
-func listedFiles(ctx context.Context, q querier, dir, table string) (string, error) {
-	var files []string
-	err := filepath.WalkDir(filepath.Join(dir, table), func(path string, d fs.DirEntry, err error) error {
+// listedFiles gives each table the read_parquet call over the files it
+// has now, named one by one: every query of an opened lake binds its views
+// again, and a glob there lists the table's directories each time, and
+// union_by_name reads every file's footer each time (about 7% of a lake
+// triage of the demo; scanning every file per query is most of the rest).
+// Files are only ever added or replaced by a rename, so the lists stay
+// readable while the lake is open; files added later stay out, as their
+// traces do (attach). union_by_name is kept only for a table whose files'
+// columns differ (a lake written by an older tracehouse, then upgraded).
+// The files' layouts are read in one query for all tables.
+func listedFiles(ctx context.Context, q querier, dir string, tables []Table) (map[string]string, error) {
+	files := map[string][]string{}
+	var all []string
+	for _, t := range tables {
+		err := filepath.WalkDir(filepath.Join(dir, t.Name), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+				files[t.Name] = append(files[t.Name], path)
+				all = append(all, literal(path))
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
 		}
-		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
-			files = append(files, literal(path))
+		if len(files[t.Name]) == 0 {
+			return nil, fmt.Errorf("lake %s: read %s: no Parquet files under %s", dir, t.Name, filepath.Join(dir, t.Name))
 		}
-		return nil
-	})
-	if err != nil {
-		return "", err
 	}
-	if len(files) == 0 {
-		return "", fmt.Errorf("no Parquet files under %s", filepath.Join(dir, table))
-	}
-	list := "[" + strings.Join(files, ", ") + "]"
 	// One signature per file: its schema elements, sorted.
-	var layouts int
-	err = q.QueryRowContext(ctx, `SELECT count(DISTINCT layout) FROM (
-		SELECT string_agg(concat_ws(' ', name, type, repetition_type, num_children), ',' ORDER BY name, type) AS layout
-		FROM parquet_schema(`+list+`) GROUP BY file_name)`).Scan(&layouts)
+	rows, err := q.QueryContext(ctx, `SELECT file_name,
+		string_agg(concat_ws(' ', name, type, repetition_type, num_children), ',' ORDER BY name, type)
+		FROM parquet_schema([`+strings.Join(all, ", ")+`]) GROUP BY file_name`)
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("lake %s: read the files' schemas: %w", dir, err)
 	}
-	union := ""
-	if layouts > 1 {
-		union = ", union_by_name = true"
+	defer rows.Close()
+	layout := map[string]string{}
+	for rows.Next() {
+		var file, l string
+		if err := rows.Scan(&file, &l); err != nil {
+			return nil, err
+		}
+		layout[file] = l
 	}
-	return fmt.Sprintf(`read_parquet(%s, hive_partitioning = false%s)`, list, union), nil
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	froms := map[string]string{}
+	for _, t := range tables {
+		seen := map[string]bool{}
+		list := make([]string, len(files[t.Name]))
+		for i, f := range files[t.Name] {
+			l, ok := layout[f]
+			if !ok {
+				return nil, fmt.Errorf("lake %s: read %s: no schema read for %s", dir, t.Name, f)
+			}
+			seen[l] = true
+			list[i] = literal(f)
+		}
+		union := ""
+		if len(seen) > 1 {
+			union = ", union_by_name = true"
+		}
+		froms[t.Name] = fmt.Sprintf(`read_parquet([%s], hive_partitioning = false%s)`, strings.Join(list, ", "), union)
+	}
+	return froms, nil
 }
 
 // readFiles is the read_parquet call over a table's files; root is the
