@@ -39,7 +39,7 @@ func IsPath(arg string) bool {
 // Open opens the warehouse for a report that needs cat installed: for
 // writing when write is set (paths to ingest), else read-only so other
 // readers can share the file, reopening it for writing only when the
-// stored catalog is another one. When the warehouse cannot be written
+// stored catalog is another one (a lake takes cat where it is). When the warehouse cannot be written
 // (another process holds it), the report goes on with the stored catalog
 // and notice says so.
 func Open(ctx context.Context, open Opener, write bool, cat *catalog.Catalog, notice func(string)) (*schema.Warehouse, error) {
@@ -60,6 +60,16 @@ func Open(ctx context.Context, open Opener, write bool, cat *catalog.Catalog, no
 		return nil, err
 	}
 	if h == cat.Hash() {
+		return w, nil
+	}
+	if w.Lake != "" {
+		// A lake's database is in memory and its catalog tables stay
+		// writable: install there. Opening it again for writing (as a
+		// read-only file is) would read every table of the lake twice.
+		if err := catalog.Install(ctx, w.DB, cat); err != nil {
+			w.Close()
+			return nil, err
+		}
 		return w, nil
 	}
 	w.Close()

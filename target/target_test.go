@@ -1,0 +1,64 @@
+package target
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
+)
+
+// TestOpenInstallsTheCatalog: a report's Open leaves the catalog it was
+// given installed. A read-only warehouse file without it is opened again
+// for writing; a lake (an in-memory database whose catalog tables are
+// writable) is opened once and takes the catalog where it is, since each
+// opening of a lake reads every table's files.
+func TestOpenInstallsTheCatalog(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cat := catalog.Default()
+	path := schematest.Copy(t, schematest.Migrated(t))
+	for _, c := range []struct {
+		name  string
+		open  func(write bool) (*schema.Warehouse, error)
+		calls []bool // the write argument of each opening
+	}{
+		{"file", func(write bool) (*schema.Warehouse, error) {
+			return schema.Open(ctx, path, schema.Options{Threads: 1, ReadOnly: !write})
+		}, []bool{false, true}},
+		{"lake", func(bool) (*schema.Warehouse, error) {
+			w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
+			if err != nil {
+				return nil, err
+			}
+			lw := *w
+			lw.Lake, lw.ReadOnly = t.TempDir(), true
+			return &lw, nil
+		}, []bool{false}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls []bool
+			opener := func(_ context.Context, write bool) (*schema.Warehouse, error) {
+				calls = append(calls, write)
+				return c.open(write)
+			}
+			w, err := Open(ctx, opener, false, cat, func(n string) { t.Errorf("notice: %s", n) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if !slices.Equal(calls, c.calls) {
+				t.Errorf("opened with write = %v, want %v", calls, c.calls)
+			}
+			h, err := catalog.InstalledHash(ctx, w.DB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h != cat.Hash() {
+				t.Errorf("installed catalog %q, want %q", h, cat.Hash())
+			}
+		})
+	}
+}
