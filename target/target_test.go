@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
@@ -58,6 +59,52 @@ func TestOpenInstallsTheCatalog(t *testing.T) {
 			}
 			if h != cat.Hash() {
 				t.Errorf("installed catalog %q, want %q", h, cat.Hash())
+			}
+		})
+	}
+}
+
+// TestResolveInMemorySavesNothing: a path ingested into a warehouse file
+// is finished (overlap, steps, fuse-pattern and overlap-table rows saved);
+// into an in-memory warehouse only the catalog is installed, as the
+// command that made it computes what it reads.
+func TestResolveInMemorySavesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cat := catalog.Default()
+	path := "../testdata/demo/sglang-llama"
+	for _, c := range []struct {
+		name  string
+		db    string
+		saved int
+	}{
+		{"file", schematest.Copy(t, schematest.Migrated(t)), 1},
+		{"memory", schema.Memory, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := schema.Open(ctx, c.db, schema.Options{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			r, err := Resolve(ctx, w, path, ingest.Options{}, cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Runs) != 1 {
+				t.Fatalf("runs %+v", r.Runs)
+			}
+			for _, table := range []string{"kernel_overlap_runs", "step_store_runs", "fusion_store_runs", "overlap_row_runs"} {
+				var n int
+				if err := w.DB.QueryRow(`SELECT count(DISTINCT run_id) FROM ` + table).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n != c.saved {
+					t.Errorf("%s: %d run(s) saved, want %d", table, n, c.saved)
+				}
+			}
+			if h, err := catalog.InstalledHash(ctx, w.DB); err != nil || h != cat.Hash() {
+				t.Errorf("installed catalog %q (%v), want %q", h, err, cat.Hash())
 			}
 		})
 	}

@@ -411,6 +411,29 @@ func TestTriageThrowAway(t *testing.T) {
 	}
 }
 
+// TestThrowAwayEqualsKept: an in-memory warehouse saves no aggregate (its
+// reports compute them), a warehouse file does (its reports read the saved
+// copies); both print the same reports of the same paths (fresh
+// warehouses, so the same ids): every rank's triage, and a compare.
+func TestThrowAwayEqualsKept(t *testing.T) {
+	t.Parallel()
+	llama, formal := demoDir+"/sglang-llama", demoDir+"/sglang-formal"
+	for _, args := range [][]string{
+		{"triage", "--rank", "all", "--format", "json", llama},
+		{"compare", "--format", "json", llama, formal},
+	} {
+		kept := filepath.Join(t.TempDir(), "w.duckdb")
+		code, want, stderr := runCmd(t, append([]string{"--db", kept}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v into a file: exit %d: %s", args, code, stderr)
+		}
+		code, got, stderr := runCmd(t, append([]string{"--db", ":memory:"}, args...)...)
+		if code != 0 || got != want {
+			t.Errorf("%v in memory: exit %d %s; output equal to the file's: %v\n%s", args, code, stderr, got == want, firstDiff(got, want))
+		}
+	}
+}
+
 // TestTriagePartialIngest: a damaged file is reported and exits 1, but the
 // report of what landed is still printed.
 func TestTriagePartialIngest(t *testing.T) {
