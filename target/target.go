@@ -39,9 +39,9 @@ func IsPath(arg string) bool {
 // Open opens the warehouse for a report that needs cat installed: for
 // writing when write is set (paths to ingest), else read-only so other
 // readers can share the file, reopening it for writing only when the
-// stored catalog is another one (a lake takes cat where it is). When the warehouse cannot be written
-// (another process holds it), the report goes on with the stored catalog
-// and notice says so.
+// stored catalog is another one (a lake takes cat where it is). When the
+// warehouse cannot be written (another process holds it), the report goes
+// on with the stored catalog and notice says so.
 func Open(ctx context.Context, open Opener, write bool, cat *catalog.Catalog, notice func(string)) (*schema.Warehouse, error) {
 	w, err := open(ctx, write)
 	if err != nil {
@@ -140,13 +140,13 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 }
 
 // finishPaths is Finish for a warehouse that outlives the command, and
-// only the catalog for an in-memory one (`--db :memory: triage FILE`): that
-// lives for this one command, which reads each saved aggregate at most
-// once, and every report computes an aggregate no current copy of which is
-// saved. Saving one would cost its computation plus inserting its rows:
-// one-shot `triage FILE` 0.63-0.66 -> 0.56-0.58 s, `triage` of the demo
-// 4.4-4.8 -> 3.1-3.5 s, `compare PATH PATH` 1.84-1.91 -> 1.26-1.32 s, with
-// the same output.
+// only the catalog for an in-memory one (`--db :memory: triage FILE`),
+// which lives for this one command: its reports compute each aggregate of
+// which no current copy is saved, as they read it, and saving the copies
+// first cost more than that (their computation, for every rank, plus the
+// inserts): one-shot `triage FILE` 0.63-0.66 -> 0.56-0.58 s, `triage` of
+// the demo 4.4-4.8 -> 3.1-3.5 s, `compare PATH PATH` 1.84-1.91 -> 1.26-1.32
+// s, with the same output.
 func finishPaths(ctx context.Context, w *schema.Warehouse, cat *catalog.Catalog) error {
 	if w.Path == schema.Memory {
 		return catalog.Install(ctx, w.DB, cat)
