@@ -212,7 +212,6 @@ func tableColumns(ctx context.Context, q querier, table string) ([]column, error
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // schemaFiles writes each table's _schema.parquet (no rows, every column),
