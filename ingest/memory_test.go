@@ -35,7 +35,9 @@ func TestIngestRestoresMemoryLimit(t *testing.T) {
 	ctx := context.Background()
 	w, limit := limitedWarehouse(t)
 	before := limit()
-	res, err := Ingest(ctx, w, []string{"../testdata/demo"}, Options{Jobs: 2})
+	// One run's four files keep both jobs busy; the whole demo (16 files)
+	// tested the same bound for three times the CPU time.
+	res, err := Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, Options{Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
