@@ -71,6 +71,10 @@ type Table struct {
 	store  string // "" or storeOverlap / storeSteps
 }
 
+// schemaFile is each table's file of no rows and every column, in its
+// directory.
+const schemaFile = "_schema.parquet"
+
 // Tables are the warehouse tables a lake holds, in commit order (traces,
 // the commit marker, last).
 var Tables = []Table{

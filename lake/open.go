@@ -63,6 +63,17 @@ func readVersion(dir string) (int, error) {
 // writable (a report installs its catalog); the rest is read-only. engine
 // sets up that database (its Threads; the rest is ignored).
 func Open(ctx context.Context, dir string, engine schema.Options) (*schema.Warehouse, error) {
+	return OpenRuns(ctx, dir, engine, nil)
+}
+
+// OpenRuns is Open for a reader of the runs labelled runs only (nil: every
+// run): the event tables' views name the files of those runs' directories
+// (run=<label>/) and leave every other run's out, so that a query reads
+// the files of the runs it reports on, not of the whole lake (every query
+// of a report scans each file its views name). The runs, traces, names
+// and sites tables stay whole, so labels resolve as in Open; a label with
+// no directory shows no events, as its run has none.
+func OpenRuns(ctx context.Context, dir string, engine schema.Options, runs []string) (*schema.Warehouse, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -85,7 +96,7 @@ func Open(ctx context.Context, dir string, engine schema.Options) (*schema.Wareh
 	if err != nil {
 		return nil, err
 	}
-	if err := attach(ctx, w, abs); err != nil {
+	if err := attach(ctx, w, abs, runs); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -101,7 +112,7 @@ func Open(ctx context.Context, dir string, engine schema.Options) (*schema.Wareh
 // memory once, which fixes the set of traces the opened lake shows (later
 // commits by other writers stay out of it); the event tables are views
 // over their files, showing the rows of those traces only.
-func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
+func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string) error {
 	conn, err := w.DB.Conn(ctx)
 	if err != nil {
 		return err
@@ -124,7 +135,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string) error {
 	if err != nil {
 		return err
 	}
-	froms, err := listedFiles(ctx, conn, dir, order)
+	froms, err := listedFiles(ctx, conn, dir, order, runs)
 	if err != nil {
 		return err
 	}
@@ -254,23 +265,36 @@ func fileColumns(ctx context.Context, q querier, from string) (map[string]bool, 
 // readable while the lake is open; files added later stay out, as their
 // traces do (attach). union_by_name is kept only for a table whose files'
 // columns differ (a lake written by an older tracehouse, then upgraded).
-// The files' layouts are read in one query for all tables.
-func listedFiles(ctx context.Context, q querier, dir string, tables []Table) (map[string]string, error) {
+// The files' layouts are read in one query for all tables. With runs, a
+// table kept per run lists its _schema.parquet (no rows, the columns) and
+// the directories of those runs only (see OpenRuns).
+func listedFiles(ctx context.Context, q querier, dir string, tables []Table, runs []string) (map[string]string, error) {
 	files := map[string][]string{}
 	var all []string
 	for _, t := range tables {
-		err := filepath.WalkDir(filepath.Join(dir, t.Name), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
+		walk := func(root string) error {
+			return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+					files[t.Name] = append(files[t.Name], path)
+				}
+				return nil
+			})
+		}
+		root := filepath.Join(dir, t.Name)
+		dirs, err := runDirs(root, t, runs)
+		for _, d := range dirs {
+			if err == nil {
+				err = walk(d)
 			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
-				files[t.Name] = append(files[t.Name], path)
-				all = append(all, literal(path))
-			}
-			return nil
-		})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
+		}
+		for _, f := range files[t.Name] {
+			all = append(all, literal(f))
 		}
 		if len(files[t.Name]) == 0 {
 			return nil, fmt.Errorf("lake %s: read %s: no Parquet files under %s", dir, t.Name, filepath.Join(dir, t.Name))
@@ -314,6 +338,33 @@ func listedFiles(ctx context.Context, q querier, dir string, tables []Table) (ma
 		froms[t.Name] = fmt.Sprintf(`read_parquet([%s], hive_partitioning = false%s)`, strings.Join(list, ", "), union)
 	}
 	return froms, nil
+}
+
+// runDirs are the directories (or the one file) under root, table t's
+// directory, that listedFiles walks: root itself, or with runs and a
+// table kept per run, its _schema.parquet (which a lake written before
+// it existed lacks: then root) and the directories of those runs that
+// have one.
+func runDirs(root string, t Table, runs []string) ([]string, error) {
+	if runs == nil || t.layout != byTrace && t.layout != byTraceStageRank {
+		return []string{root}, nil
+	}
+	schema := filepath.Join(root, schemaFile)
+	if ok, err := exists(schema); !ok || err != nil {
+		return []string{root}, err
+	}
+	dirs := []string{schema}
+	for _, label := range runs {
+		d := filepath.Join(root, "run="+partValue(label))
+		ok, err := exists(d)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs, nil
 }
 
 // readFiles is the read_parquet call over a table's files; root is the

@@ -219,7 +219,7 @@ type querier interface {
 // column even before the first trace has one.
 func (w *writer) schemaFiles(ctx context.Context) error {
 	for _, t := range Tables {
-		final := filepath.Join(w.dir, t.Name, "_schema.parquet")
+		final := filepath.Join(w.dir, t.Name, schemaFile)
 		there, err := exists(final)
 		if err != nil {
 			return err

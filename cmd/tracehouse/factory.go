@@ -48,6 +48,13 @@ func (f *Factory) dbPath() string {
 // read-only whatever write asks (only 'ingest --lake' and 'export --lake'
 // write a lake, through package lake).
 func (f *Factory) warehouse() target.Opener {
+	return f.warehouseFor(nil)
+}
+
+// warehouseFor is warehouse for a command that reads the runs labelled
+// runs only (nil: any): a lake then names only their event files
+// (lake.OpenRuns); a warehouse file is opened as by warehouse.
+func (f *Factory) warehouseFor(runs []string) target.Opener {
 	if f.lake != "" {
 		dir := f.lake
 		return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
@@ -55,7 +62,7 @@ func (f *Factory) warehouse() target.Opener {
 			if err != nil {
 				return nil, err
 			}
-			return lake.Open(ctx, dir, engine)
+			return lake.OpenRuns(ctx, dir, engine, runs)
 		}
 	}
 	return f.fileWarehouse()

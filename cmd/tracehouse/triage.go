@@ -31,6 +31,9 @@ type TriageOptions struct {
 	Timeline  int
 	Catalog   string
 	Out       string
+	// WarehouseFor opens the warehouse for reading the runs labelled
+	// runs only (a lake then reads their files only); nil: Warehouse.
+	WarehouseFor func(runs []string) target.Opener
 }
 
 // triageFrameworks are the --framework values.
@@ -89,6 +92,7 @@ beside them. --format csv --out DIR writes one file per table, named
   tracehouse triage sglang-llama --format csv --out triage-csv/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
+			opts.WarehouseFor = f.warehouseFor
 			opts.Targets = args
 			var err error
 			if opts.Format, err = f.outputFormat(); err != nil {
@@ -156,10 +160,18 @@ func triageRun(opts *TriageOptions) error {
 		return err
 	}
 	write := opts.Catalog != ""
+	var labels []string // the runs read, when every target names one
 	for _, t := range append(slices.Clone(opts.Targets), opts.Mapping, opts.Formal) {
 		write = write || t != "" && target.IsPath(t)
+		if t != "" {
+			labels = append(labels, t)
+		}
 	}
-	w, err := target.Open(ctx, opts.Warehouse, write, cat, func(msg string) {
+	open := opts.Warehouse
+	if !write && len(labels) > 0 && opts.WarehouseFor != nil {
+		open = opts.WarehouseFor(labels)
+	}
+	w, err := target.Open(ctx, open, write, cat, func(msg string) {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
 	})
 	if err != nil {
