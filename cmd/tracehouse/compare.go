@@ -151,7 +151,12 @@ func compareRun(opts *CompareOptions) error {
 	cat := catalog.Default()
 	write := opts.StepsBy != "" || target.IsPath(opts.Base) || target.IsPath(opts.Candidate)
 	notice := func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg) }
-	w, err := target.Open(opts.Ctx, opts.Warehouse, write, cat, notice)
+	open := opts.Warehouse
+	if !write && !target.IsSelector(opts.Base) && !target.IsSelector(opts.Candidate) {
+		// two run labels: a lake needs only their files
+		open = opts.warehouseFor([]string{opts.Base, opts.Candidate})
+	}
+	w, err := target.Open(opts.Ctx, open, write, cat, notice)
 	if err != nil {
 		return err
 	}

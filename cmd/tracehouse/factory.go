@@ -133,6 +133,9 @@ type common struct {
 	IO *IOStreams
 	// Warehouse opens the warehouse, for writing or read-only.
 	Warehouse target.Opener
+	// WarehouseFor is Warehouse for reading the runs labelled runs only
+	// (a lake then names their files only: Factory.warehouseFor).
+	WarehouseFor func(runs []string) target.Opener
 	// Ctx is the command's context, cancelled by SIGINT and SIGTERM.
 	Ctx context.Context
 	// Width is the width text output fits (0: no limit, --wide).
@@ -147,7 +150,16 @@ func (c common) render(fm report.Format, d report.Doc) error {
 }
 
 func (f *Factory) common(cmd *cobra.Command) common {
-	return common{IO: f.IO, Warehouse: f.warehouse(), Ctx: cmd.Context(), Width: f.textWidth()}
+	return common{IO: f.IO, Warehouse: f.warehouse(), WarehouseFor: f.warehouseFor, Ctx: cmd.Context(), Width: f.textWidth()}
+}
+
+// warehouseFor is WarehouseFor(runs), or Warehouse when options were made
+// without it (tests).
+func (c common) warehouseFor(runs []string) target.Opener {
+	if c.WarehouseFor == nil {
+		return c.Warehouse
+	}
+	return c.WarehouseFor(runs)
 }
 
 // lakeAnnotation marks a command that cannot work on a lake (it changes

@@ -31,9 +31,6 @@ type TriageOptions struct {
 	Timeline  int
 	Catalog   string
 	Out       string
-	// WarehouseFor opens the warehouse for reading the runs labelled
-	// runs only (a lake then reads their files only); nil: Warehouse.
-	WarehouseFor func(runs []string) target.Opener
 }
 
 // triageFrameworks are the --framework values.
@@ -92,7 +89,6 @@ beside them. --format csv --out DIR writes one file per table, named
   tracehouse triage sglang-llama --format csv --out triage-csv/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
-			opts.WarehouseFor = f.warehouseFor
 			opts.Targets = args
 			var err error
 			if opts.Format, err = f.outputFormat(); err != nil {
@@ -168,8 +164,8 @@ func triageRun(opts *TriageOptions) error {
 		}
 	}
 	open := opts.Warehouse
-	if !write && len(labels) > 0 && opts.WarehouseFor != nil {
-		open = opts.WarehouseFor(labels)
+	if !write && len(labels) > 0 {
+		open = opts.warehouseFor(labels)
 	}
 	w, err := target.Open(ctx, open, write, cat, func(msg string) {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
