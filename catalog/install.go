@@ -9,7 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/tracehouse/tracehouse/schema"
 )
 
 // Execer is a handle Install can open a transaction on: *sql.DB or *sql.Conn.
@@ -36,50 +37,59 @@ func (c *Catalog) Hash() string {
 // nothing when they already hold a catalog with the same content hash, so
 // calling it on every open is cheap, and switching between the embedded
 // catalog and a user's --catalog FILE rewrites the tables each way.
-func Install(ctx context.Context, db Execer, c *Catalog) error {
+func Install(ctx context.Context, db Conner, c *Catalog) error {
 	_, err := install(ctx, db, c)
 	return err
 }
 
+// Conner is a handle Install takes a connection of (*sql.DB): its rows go
+// in through DuckDB's appender, within one transaction on that connection,
+// so the three tables change together.
+type Conner interface {
+	Conn(ctx context.Context) (*sql.Conn, error)
+}
+
 // install reports whether it wrote anything, for tests.
-func install(ctx context.Context, db Execer, c *Catalog) (changed bool, err error) {
+func install(ctx context.Context, db Conner, c *Catalog) (changed bool, err error) {
 	// A catalog built or edited in code reaches here unchecked otherwise.
 	if err := c.Validate(); err != nil {
 		return false, err
 	}
 	hash := c.Hash()
-	tx, err := db.BeginTx(ctx, nil)
+	conn, err := db.Conn(ctx)
 	if err != nil {
+		return false, fmt.Errorf("install catalog: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return false, fmt.Errorf("install catalog: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, tx.Rollback())
+			_, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			err = errors.Join(err, rerr)
 		}
 	}()
-	current, err := installedHashes(ctx, tx)
+	current, err := installedHashes(ctx, conn)
 	if err != nil {
 		return false, err
 	}
 	if len(current) == 1 && current[0] == hash {
 		// Nothing to write; commit so a read-only warehouse works too.
-		if err := tx.Commit(); err != nil {
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 			return false, fmt.Errorf("install catalog: commit: %w", err)
 		}
 		return false, nil
 	}
 	for _, table := range []string{"fusion_catalog_steps", "fusion_catalog", "overlap_catalog"} {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+		if _, err := conn.ExecContext(ctx, "DELETE FROM "+table); err != nil {
 			return false, fmt.Errorf("install catalog: clear %s: %w", table, err)
 		}
 	}
-	if err := insertFusions(ctx, tx, c, hash); err != nil {
-		return false, err
+	if err := appendEntries(conn, c, hash); err != nil {
+		return false, fmt.Errorf("install catalog: %w", err)
 	}
-	if err := insertOverlaps(ctx, tx, c, hash); err != nil {
-		return false, err
-	}
-	if err := tx.Commit(); err != nil {
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return false, fmt.Errorf("install catalog: commit: %w", err)
 	}
 	return true, nil
@@ -102,10 +112,15 @@ func InstalledHash(ctx context.Context, db Execer) (string, error) {
 	return hs[0], nil
 }
 
+// querier is a *sql.Tx or *sql.Conn.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // installedHashes lists the distinct hashes stored in the catalog tables:
 // none when empty, one normally, more only if something else wrote rows.
-func installedHashes(ctx context.Context, tx *sql.Tx) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `
+func installedHashes(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `
 		SELECT DISTINCT catalog_hash FROM (
 			SELECT catalog_hash FROM fusion_catalog
 			UNION ALL
@@ -129,79 +144,45 @@ func installedHashes(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	return out, nil
 }
 
-// insertFusions writes every fusion entry in one INSERT and every chain step
-// in another: a statement per row cost about 2 ms each (some 300 rows), most
-// of a one-shot triage's catalog install.
-func insertFusions(ctx context.Context, tx *sql.Tx, c *Catalog, hash string) error {
-	if len(c.Fusions) == 0 {
-		return nil
+// appendEntries writes every fusion entry, chain step and overlap entry
+// through DuckDB's appender on conn, in its open transaction: one INSERT
+// of bound VALUES per table cost about 30 ms (binding a thousand
+// parameters), most of installing the catalog into a fresh warehouse,
+// which every one-shot triage and every lake report does.
+func appendEntries(conn *sql.Conn, c *Catalog, hash string) error {
+	specs := []schema.Spec{
+		{Table: "fusion_catalog", Columns: []string{"id", "ordinal", "name", "framework", "origin", "fused", "steps",
+			"ordered", "max_gap_ns", "max_between", "models_any", "models_none", "min_tp", "min_share", "likely_share",
+			"priority", "subsumes", "sources", "switch", "rationale", "catalog_version", "catalog_hash"}},
+		{Table: "fusion_catalog_steps", Columns: []string{"id", "step_no", "keywords"}},
+		{Table: "overlap_catalog", Columns: []string{"id", "ordinal", "name", "framework", "origin", "keywords",
+			"sources", "switch", "rationale", "catalog_version", "catalog_hash"}},
 	}
-	const cols = 22
-	args := make([]any, 0, cols*len(c.Fusions))
-	var stepArgs []any
-	for i, f := range c.Fusions {
-		args = append(args, f.ID, i, f.Name, f.Framework, f.Origin,
-			list(f.Fused), len(f.Chain), f.Ordered, gapNS(f.MaxGapUS), f.MaxBetween,
-			list(f.ModelsAny), list(f.ModelsNone), f.MinTP, f.MinShare, f.LikelyShare,
-			f.Priority, list(f.Subsumes), list(f.Sources), nullable(f.Switch), f.Rationale,
-			c.Version, hash)
-		for s, kws := range f.Chain {
-			stepArgs = append(stepArgs, f.ID, s+1, list(kws))
+	return schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
+		fusions, steps, overlaps := apps[0], apps[1], apps[2]
+		for i, f := range c.Fusions {
+			if err := fusions.Append(f.ID, int32(i), f.Name, f.Framework, f.Origin,
+				list(f.Fused), int32(len(f.Chain)), f.Ordered, gapNS(f.MaxGapUS), int32(f.MaxBetween),
+				list(f.ModelsAny), list(f.ModelsNone), int32(f.MinTP), f.MinShare, f.LikelyShare,
+				int32(f.Priority), list(f.Subsumes), list(f.Sources), nullable(f.Switch), f.Rationale,
+				int32(c.Version), hash); err != nil {
+				return err
+			}
+			for s, kws := range f.Chain {
+				if err := steps.Append(f.ID, int32(s+1), list(kws)); err != nil {
+					return err
+				}
+			}
 		}
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO fusion_catalog (
-		id, ordinal, name, framework, origin, fused, steps, ordered, max_gap_ns,
-		max_between, models_any, models_none, min_tp, min_share, likely_share,
-		priority, subsumes, sources, switch, rationale, catalog_version, catalog_hash)
-		VALUES `+placeholders(len(c.Fusions), cols), args...)
-	if err != nil {
-		return fmt.Errorf("install catalog: fusions: %w", err)
-	}
-	if len(stepArgs) == 0 {
-		return nil
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO fusion_catalog_steps (id, step_no, keywords) VALUES `+
-		placeholders(len(stepArgs)/3, 3), stepArgs...)
-	if err != nil {
-		return fmt.Errorf("install catalog: fusion steps: %w", err)
-	}
-	return nil
-}
-
-// insertOverlaps writes every overlap entry in one INSERT.
-func insertOverlaps(ctx context.Context, tx *sql.Tx, c *Catalog, hash string) error {
-	if len(c.Overlaps) == 0 {
-		return nil
-	}
-	const cols = 11
-	args := make([]any, 0, cols*len(c.Overlaps))
-	for i, o := range c.Overlaps {
-		args = append(args, o.ID, i, o.Name, o.Framework, o.Origin,
-			list(o.Keywords), list(o.Sources), nullable(o.Switch), o.Rationale,
-			c.Version, hash)
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO overlap_catalog (
-		id, ordinal, name, framework, origin, keywords, sources, switch, rationale,
-		catalog_version, catalog_hash)
-		VALUES `+placeholders(len(c.Overlaps), cols), args...)
-	if err != nil {
-		return fmt.Errorf("install catalog: overlaps: %w", err)
-	}
-	return nil
-}
-
-// placeholders is "(?, ..., ?), ..." for rows rows of cols values.
-func placeholders(rows, cols int) string {
-	row := "(" + strings.Repeat("?, ", cols-1) + "?)"
-	var b strings.Builder
-	b.Grow(rows * (len(row) + 2))
-	for i := range rows {
-		if i > 0 {
-			b.WriteString(", ")
+		for i, o := range c.Overlaps {
+			if err := overlaps.Append(o.ID, int32(i), o.Name, o.Framework, o.Origin,
+				list(o.Keywords), list(o.Sources), nullable(o.Switch), o.Rationale,
+				int32(c.Version), hash); err != nil {
+				return err
+			}
 		}
-		b.WriteString(row)
-	}
-	return b.String()
+		return nil
+	})
 }
 
 // list makes a nil slice an empty list: the columns are NOT NULL, and an
