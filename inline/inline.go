@@ -26,7 +26,8 @@ import (
 // Args returns query with every $name placeholder that one of args names
 // (each a sql.NamedArg) replaced by the literal of its value, and no
 // arguments left. When an argument is not named, is not used by query, or
-// has a value without a literal form here (a list, a time, a float32, a
+// has a value without a literal form here (a nil or other list than of
+// strings or int64s, a time, a float32, a
 // string with a NUL byte or invalid UTF-8), it returns query and args
 // unchanged, for the driver to bind. Placeholders in comments, string
 // literals and quoted identifiers are left alone.
@@ -166,8 +167,30 @@ func literal(v any) (string, bool) {
 			return "", false
 		}
 		return "'" + strings.ReplaceAll(x, "'", "''") + "'", true
+	case []string:
+		return list(x, "VARCHAR[]")
+	case []int64:
+		return list(x, "BIGINT[]")
 	}
 	return "", false
+}
+
+// list is a typed list literal, the type the driver binds the slice as
+// (a query reading a list, such as known_paths.sql's unnest($kernels), is
+// then planned once too). A nil slice is left to the driver.
+func list[T any](xs []T, typ string) (string, bool) {
+	if xs == nil {
+		return "", false
+	}
+	elems := make([]string, len(xs))
+	for i, x := range xs {
+		lit, ok := literal(x)
+		if !ok {
+			return "", false
+		}
+		elems[i] = lit
+	}
+	return "[" + strings.Join(elems, ", ") + "]::" + typ, true
 }
 
 // integer parenthesises a negative number, which after a minus sign

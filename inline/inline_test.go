@@ -36,7 +36,12 @@ func TestArgs(t *testing.T) {
 		{"valuer", "SELECT $n", named("n", sql.NullInt64{Int64: 4, Valid: true}), "SELECT 4"},
 		{"null valuer", "SELECT $n", named("n", sql.NullString{}), "SELECT NULL"},
 		{"positional", "SELECT ?", []any{1}, ""},
-		{"list", "SELECT $l", named("l", []int64{1, 2}), ""},
+		{"list", "SELECT $l", named("l", []int64{1, -2}), "SELECT [1, (-2)]::BIGINT[]"},
+		{"string list", "SELECT $l", named("l", []string{"a", "it's"}), "SELECT ['a', 'it''s']::VARCHAR[]"},
+		{"empty list", "SELECT $l", named("l", []string{}), "SELECT []::VARCHAR[]"},
+		{"nil list", "SELECT $l", named("l", []string(nil)), ""},
+		{"list of a string without a literal", "SELECT $l", named("l", []string{"a\x00b"}), ""},
+		{"other list", "SELECT $l", named("l", []int32{1}), ""},
 		{"unused argument", "SELECT 1", named("a", 1), ""},
 		{"placeholder without argument", "SELECT $a, $b", named("a", 1), ""},
 		{"NaN", "SELECT $f", named("f", math.NaN()), ""},
@@ -86,6 +91,39 @@ func TestSameAsBound(t *testing.T) {
 		}
 		if bound != inlined || lit1 != "$v" || lit2 != "$v" {
 			t.Errorf("%#v: bound %v, inlined %v (%q), literals %q %q", v, bound, inlined, q, lit1, lit2)
+		}
+	}
+}
+
+// TestListsSameAsBound: a list literal is the list, of the type, the
+// driver binds (the driver binds a list only where a function takes it,
+// and an empty one not at all).
+func TestListsSameAsBound(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const query = "SELECT CAST(list_transform($v, x -> x) AS VARCHAR), typeof(list_transform($v, x -> x)), len($v)"
+	for _, v := range []any{
+		[]string{"", "it's", "a\n-- b", "x']; --", "héllo ✓"}, []string{"one"},
+		[]int64{math.MinInt64, 0, 7}, []int64{-1},
+	} {
+		var b1, b2, i1, i2 string
+		var bn, in int
+		if err := db.QueryRow(query, sql.Named("v", v)).Scan(&b1, &b2, &bn); err != nil {
+			t.Fatalf("%#v bound: %v", v, err)
+		}
+		q, rest := Args(query, []any{sql.Named("v", v)})
+		if len(rest) != 0 {
+			t.Fatalf("%#v was not written in", v)
+		}
+		if err := db.QueryRow(q).Scan(&i1, &i2, &in); err != nil {
+			t.Fatalf("%#v inlined as %q: %v", v, q, err)
+		}
+		if b1 != i1 || b2 != i2 || bn != in {
+			t.Errorf("%#v: bound %s %s %d, inlined %s %s %d (%q)", v, b1, b2, bn, i1, i2, in, q)
 		}
 	}
 }
