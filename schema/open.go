@@ -47,9 +47,9 @@ type Options struct {
 	// machine (tests, CI) gain nothing from a second thread but its
 	// coordination.
 	Threads int
-	// NoTemplate makes an in-memory warehouse run the migrations instead of
-	// copying the embedded template of their result (the test that checks
-	// the template against them).
+	// NoTemplate makes an in-memory warehouse, or a new file, run the
+	// migrations instead of copying the embedded template of their result
+	// (the test that checks the template against them).
 	NoTemplate bool
 }
 
@@ -88,6 +88,9 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	}
 	if path == "" {
 		path = Memory
+	}
+	if path != Memory && opt.Migrations == nil && !opt.NoTemplate {
+		createFromTemplate(path)
 	}
 	readOnly := opt.ReadOnly && path != Memory
 	if readOnly {
