@@ -26,10 +26,9 @@ import (
 // Args returns query with every $name placeholder that one of args names
 // (each a sql.NamedArg) replaced by the literal of its value, and no
 // arguments left. When an argument is not named, is not used by query, or
-// has a value without a literal form here (a nil or other list than of
-// strings or int64s, a time, a float32, a
-// string with a NUL byte or invalid UTF-8), it returns query and args
-// unchanged, for the driver to bind. Placeholders in comments, string
+// has a value without a literal form here (a time, a float32, a string
+// with a NUL byte or invalid UTF-8, a list other than a non-nil []string
+// or []int64), it returns query and args unchanged, for the driver to bind. Placeholders in comments, string
 // literals and quoted identifiers are left alone.
 func Args(query string, args []any) (string, []any) {
 	if len(args) == 0 {

@@ -38,7 +38,7 @@ func openTemplate(ctx context.Context, ms []Migration, threads int) (*Warehouse,
 	// left (best effort; a copy still in use is rarely this old, and
 	// removing an open file's name does not disturb its owner).
 	sweepTemplateCopies(os.TempDir(), time.Now().Add(-staleCopyAge))
-	path, err := writeTemplateCopy()
+	path, err := writeTemplateCopy("", copyPattern)
 	if err != nil {
 		return nil, err
 	}
@@ -80,13 +80,14 @@ func sweepTemplateCopies(dir string, cutoff time.Time) {
 	}
 }
 
-// writeTemplateCopy writes the template to a new temporary file.
-func writeTemplateCopy() (string, error) {
+// writeTemplateCopy writes the template to a new file in dir (os.CreateTemp's
+// dir and pattern: "" is the temporary directory).
+func writeTemplateCopy(dir, pattern string) (string, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(template))
 	if err != nil {
 		return "", fmt.Errorf("warehouse template: %w", err)
 	}
-	f, err := os.CreateTemp("", copyPattern)
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", fmt.Errorf("warehouse template: %w", err)
 	}
@@ -115,20 +116,12 @@ func createFromTemplate(path string) {
 			return
 		}
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(template))
+	tmp, err := writeTemplateCopy(filepath.Dir(path), "."+filepath.Base(path)+".template-*")
 	if err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".template-*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(f.Name())
-	_, err = io.Copy(f, zr)
-	if cerr := f.Close(); err != nil || cerr != nil {
-		return
-	}
-	_ = os.Link(f.Name(), path) // exists: another process made it first
+	defer os.Remove(tmp)
+	_ = os.Link(tmp, path) // exists: another process made it first
 }
 
 func removeIfExists(path string) error {
