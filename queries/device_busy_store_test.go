@@ -167,7 +167,7 @@ func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveOverlapRows(ctx, db, 1, table, DefaultMinDurNS); err != nil {
+	if err := ingest.SaveOverlapRows(ctx, db, []int64{1}, table, DefaultMinDurNS); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(`INSERT INTO fusion_store_runs SELECT 1, 0, _fusion_fingerprint(1), now()::TIMESTAMP`)

@@ -75,7 +75,7 @@ type FusionMatchesRow struct {
 func FusionMatches(ctx context.Context, q Querier, p FusionMatchesParams) ([]FusionMatchesRow, error) {
 	args := []any{
 		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),
-		sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare),
+		sql.Named("stage", p.Stage), sql.Named("min_share", p.MinShare), sql.Named("runs", nil),
 	}
 	return collect(ctx, q, "fusion_matches", args, scanFusionMatches)
 }
@@ -84,9 +84,10 @@ func scanFusionMatches(rows *sql.Rows) (FusionMatchesRow, error) {
 	var r FusionMatchesRow
 	var evidence, shares, locations, sources []any
 	var sw sql.NullString
+	var run, rank any // the report's own, known to the caller
 	err := rows.Scan(&r.Stage, &r.Pattern, &r.ID, &r.Status, &r.Confidence, &r.RelatedNS,
 		&r.SharePct, &r.Occurrences, &evidence, &shares, &locations, &r.CandidatePath, &sources,
-		&r.Rationale, &sw, &r.Origin, &r.Framework, &r.Priority, &r.Steps)
+		&r.Rationale, &sw, &r.Origin, &r.Framework, &r.Priority, &r.Steps, &run, &rank)
 	r.Evidence, r.Locations, r.Sources = fusionStrings(evidence), fusionStrings(locations), fusionStrings(sources)
 	for _, v := range shares {
 		f, _ := v.(float64)

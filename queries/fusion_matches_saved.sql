@@ -11,11 +11,11 @@
 --
 -- Columns: as fusion_matches.sql: stage, pattern, id, status, confidence,
 -- related_ns, share_pct, occurrences, evidence, evidence_share_pct,
--- locations, candidate_path,
--- sources, rationale, switch, origin, framework, priority, steps.
+-- locations, candidate_path, sources, rationale, switch, origin,
+-- framework, priority, steps, run_id, rank.
 SELECT s.stage, s.pattern, s.id, s.status, s.confidence, s.related_ns, s.share_pct, s.occurrences,
        s.evidence, s.evidence_share_pct, s.locations, s.candidate_path, s.sources, s.rationale, s.switch, s.origin,
-       s.framework, s.priority, s.steps
+       s.framework, s.priority, s.steps, s.run_id, s.rank
 FROM fusion_match_store s
 LEFT JOIN fusion_catalog f USING (id)
 WHERE s.run_id = $run AND s.rank = $rank

@@ -31,10 +31,8 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 		if err != nil {
 			return err
 		}
-		for _, run := range runs {
-			if err := ingest.SaveFusion(ctx, db, run, match); err != nil {
-				return err
-			}
+		if err := ingest.SaveFusion(ctx, db, runs, match); err != nil {
+			return err
 		}
 	}
 	if runs, err = ingest.OverlapRowsPending(ctx, db); err != nil || len(runs) == 0 {
@@ -44,10 +42,5 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	for _, run := range runs {
-		if err := ingest.SaveOverlapRows(ctx, db, run, table, queries.DefaultMinDurNS); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ingest.SaveOverlapRows(ctx, db, runs, table, queries.DefaultMinDurNS)
 }

@@ -228,7 +228,7 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 		if err != nil {
 			return err
 		}
-		if err := ingest.SaveFusion(ctx, w.DB, run, match); err != nil {
+		if err := ingest.SaveFusion(ctx, w.DB, []int64{run}, match); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the fuse-pattern rows in %.1f s\n", time.Since(t3).Seconds())
@@ -238,7 +238,7 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 		if err != nil {
 			return err
 		}
-		if err := ingest.SaveOverlapRows(ctx, w.DB, run, table, queries.DefaultMinDurNS); err != nil {
+		if err := ingest.SaveOverlapRows(ctx, w.DB, []int64{run}, table, queries.DefaultMinDurNS); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the overlap rows in %.1f s\n", time.Since(t4).Seconds())

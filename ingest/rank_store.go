@@ -1,0 +1,174 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// batchKernels bounds the GPU events one statement of SaveFusion or
+// SaveOverlapRows works on. Below it runs go together, every rank of every
+// run in one statement: planning the fuse-pattern query costs about 40 ms
+// and setting up its operators about 35 ms whatever the size, most of a
+// small rank's time. A run above it is saved rank by rank, one statement
+// each, so that memory stays that of one rank.
+const batchKernels = 1 << 21
+
+// runRank is one rank of a run with GPU events, and their number.
+type runRank struct {
+	run, rank, kernels int64
+}
+
+// rankStore says how to save per-rank rows of runs: the statements that
+// forget and clear a run's copy and record a rank's, and the query whose
+// rows are saved (run with $runs, or with $run and $rank), which ends with
+// run_id and rank columns. args are the query's other arguments,
+// commitArgs the record's besides $run and $rank.
+type rankStore struct {
+	what                  string // for errors: "fuse patterns"
+	table                 string // where the rows go
+	forget, clear, commit string // statement names
+	query                 string
+	args, commitArgs      []any
+	// single: the query takes no $runs and no run_id and rank columns;
+	// every rank is saved by a statement of its own
+	single bool
+	limit  int64 // GPU events per batch; 0 = batchKernels
+}
+
+// save computes and saves the rows of every rank of runs, in one
+// transaction per batch (batchKernels).
+func (s rankStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	ranks, err := runRanks(ctx, db, runs)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", s.what, err)
+	}
+	limit := s.limit
+	if limit == 0 {
+		limit = batchKernels
+	}
+	for _, b := range batches(runs, ranks, limit) {
+		if err := s.saveBatch(ctx, db, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batch is runs saved in one transaction: together (one statement), or a
+// single run rank by rank (perRank).
+type batch struct {
+	runs    []int64
+	ranks   []runRank
+	perRank bool
+}
+
+// batches groups runs (in order) into batches of at most limit GPU events;
+// a run over the limit is a batch of its own, saved per rank. A run without
+// GPU events still forgets its old copy.
+func batches(runs []int64, ranks []runRank, limit int64) []batch {
+	byRun := map[int64][]runRank{}
+	for _, r := range ranks {
+		byRun[r.run] = append(byRun[r.run], r)
+	}
+	var out []batch
+	var cur batch
+	var n int64
+	for _, run := range runs {
+		var size int64
+		for _, r := range byRun[run] {
+			size += r.kernels
+		}
+		if n+size > limit && len(cur.runs) > 0 {
+			out = append(out, cur)
+			cur, n = batch{}, 0
+		}
+		if size > limit {
+			out = append(out, batch{runs: []int64{run}, ranks: byRun[run], perRank: true})
+			continue
+		}
+		cur.runs = append(cur.runs, run)
+		cur.ranks = append(cur.ranks, byRun[run]...)
+		n += size
+	}
+	if len(cur.runs) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) (err error) {
+	fail := func(step string, err error) error {
+		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail("", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, tx.Rollback())
+		}
+	}()
+	// Forget the copies first and record each last, so that even without
+	// the transaction a half-written copy could not be read.
+	for _, run := range b.runs {
+		for _, name := range []string{s.forget, s.clear} {
+			if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
+				return fail(name+": ", err)
+			}
+		}
+	}
+	insert := "INSERT INTO " + s.table + " SELECT r.run_id, r.rank, r.* EXCLUDE (run_id, rank) FROM (\n" + s.query + "\n) r"
+	if s.single {
+		insert = "INSERT INTO " + s.table + " SELECT $run::INTEGER, $rank::INTEGER, r.* FROM (\n" + s.query + "\n) r"
+	}
+	if b.perRank || s.single {
+		for _, r := range b.ranks {
+			args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank)}, s.args...)
+			if !s.single {
+				args = append(args, sql.Named("runs", nil))
+			}
+			if _, err := execNamed(ctx, tx, insert, args...); err != nil {
+				return fail(fmt.Sprintf("rank %d: ", r.rank), err)
+			}
+		}
+	} else if len(b.ranks) > 0 {
+		args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
+		if _, err := execNamed(ctx, tx, insert, args...); err != nil {
+			return fail("", err)
+		}
+	}
+	for _, r := range b.ranks {
+		args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank)}, s.commitArgs...)
+		if _, err := execNamed(ctx, tx, stmt(s.commit), args...); err != nil {
+			return fail(fmt.Sprintf("rank %d: %s: ", r.rank, s.commit), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail("commit: ", err)
+	}
+	return nil
+}
+
+// runRanks lists the ranks with GPU events of runs (run_ranks.sql).
+func runRanks(ctx context.Context, db *sql.DB, runs []int64) ([]runRank, error) {
+	rows, err := queryNamed(ctx, db, stmt("run_ranks"), sql.Named("runs", runs))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []runRank
+	for rows.Next() {
+		var r runRank
+		if err := rows.Scan(&r.run, &r.rank, &r.kernels); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

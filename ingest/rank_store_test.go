@@ -1,0 +1,107 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/schema/schematest"
+)
+
+func TestBatches(t *testing.T) {
+	t.Parallel()
+	ranks := []runRank{{1, 0, 5}, {1, 1, 5}, {2, 0, 30}, {3, 0, 4}, {4, 0, 3}, {4, 2, 3}}
+	// run 5 has no GPU events: it only forgets its copy
+	got := batches([]int64{1, 2, 3, 4, 5}, ranks, 12)
+	want := []batch{
+		{runs: []int64{1}, ranks: ranks[:2]},
+		{runs: []int64{2}, ranks: ranks[2:3], perRank: true},
+		{runs: []int64{3, 4, 5}, ranks: ranks[3:]},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batches:\n got %+v\nwant %+v", got, want)
+	}
+	if got := batches([]int64{1, 2}, ranks[:3], 1<<21); len(got) != 1 || got[0].perRank || len(got[0].ranks) != 3 {
+		t.Errorf("one batch: %+v", got)
+	}
+}
+
+// TestSavedRowsSameInBatches: the demo's fuse-pattern and overlap rows
+// saved rank by rank (every run over the limit), in several batches and in
+// one are the same rows.
+func TestSavedRowsSameInBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := schematest.Open(t, "")
+	if _, err := Ingest(ctx, w, []string{"../testdata/demo"}, Options{Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := FusionPending(ctx, w.DB)
+	if err != nil || len(runs) != 6 {
+		t.Fatalf("pending runs %v %v", runs, err)
+	}
+	match, err := queries.Text("fusion_matches")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := queries.Text("overlap_by_kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores := []rankStore{fusionStore(match), overlapRowsStore(table, 5000)}
+	for _, s := range stores {
+		var first string
+		for _, limit := range []int64{1, 700, 1 << 40} {
+			s.limit = limit
+			if err := s.save(ctx, w.DB, runs); err != nil {
+				t.Fatal(err)
+			}
+			got := dumpTable(t, w.DB, s.table)
+			if first == "" {
+				first = got
+				if strings.Count(got, "\n") < 20 {
+					t.Fatalf("%s: only %d rows", s.table, strings.Count(got, "\n"))
+				}
+				continue
+			}
+			if got != first {
+				t.Errorf("%s with batches of %d kernels differs from rank by rank", s.table, limit)
+			}
+		}
+	}
+}
+
+// dumpTable prints every row of table, sorted.
+func dumpTable(t *testing.T, db *sql.DB, table string) string {
+	t.Helper()
+	rows, err := db.Query("SELECT * FROM " + table + " ORDER BY ALL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var b strings.Builder
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintln(&b, vals...)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
