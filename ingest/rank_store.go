@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+
+	"github.com/tracehouse/tracehouse/inline"
 )
 
 // batchKernels bounds the GPU events one statement of SaveFusion or
@@ -31,10 +34,10 @@ type rankStore struct {
 	forget, clear, commit string // statement names
 	query                 string
 	args, commitArgs      []any
-	// single: the query takes no $runs and no run_id and rank columns;
-	// every rank is saved by a statement of its own
-	single bool
-	limit  int64 // GPU events per batch; 0 = batchKernels
+	// batchable, when set, names a statement saying whether the query may
+	// take run $run with others; the others are saved rank by rank
+	batchable string
+	limit     int64 // GPU events per batch; 0 = batchKernels
 }
 
 // save computes and saves the rows of every rank of runs, in one
@@ -47,11 +50,17 @@ func (s rankStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", s.what, err)
 	}
+	together := runs
+	if s.batchable != "" {
+		if together, err = someRuns(ctx, db, s.batchable, runs); err != nil {
+			return fmt.Errorf("save %s: %w", s.what, err)
+		}
+	}
 	limit := s.limit
 	if limit == 0 {
 		limit = batchKernels
 	}
-	for _, b := range batches(runs, ranks, limit) {
+	for _, b := range batches(runs, together, ranks, limit) {
 		if err := s.saveBatch(ctx, db, b); err != nil {
 			return err
 		}
@@ -68,9 +77,9 @@ type batch struct {
 }
 
 // batches groups runs (in order) into batches of at most limit GPU events;
-// a run over the limit is a batch of its own, saved per rank. A run without
-// GPU events still forgets its old copy.
-func batches(runs []int64, ranks []runRank, limit int64) []batch {
+// a run over the limit or not in together is a batch of its own, saved per
+// rank. A run without GPU events still forgets its old copy.
+func batches(runs, together []int64, ranks []runRank, limit int64) []batch {
 	byRun := map[int64][]runRank{}
 	for _, r := range ranks {
 		byRun[r.run] = append(byRun[r.run], r)
@@ -83,11 +92,12 @@ func batches(runs []int64, ranks []runRank, limit int64) []batch {
 		for _, r := range byRun[run] {
 			size += r.kernels
 		}
-		if n+size > limit && len(cur.runs) > 0 {
+		alone := size > limit || !slices.Contains(together, run)
+		if (alone || n+size > limit) && len(cur.runs) > 0 {
 			out = append(out, cur)
 			cur, n = batch{}, 0
 		}
-		if size > limit {
+		if alone {
 			out = append(out, batch{runs: []int64{run}, ranks: byRun[run], perRank: true})
 			continue
 		}
@@ -124,15 +134,9 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) (err erro
 		}
 	}
 	insert := "INSERT INTO " + s.table + " SELECT r.run_id, r.rank, r.* EXCLUDE (run_id, rank) FROM (\n" + s.query + "\n) r"
-	if s.single {
-		insert = "INSERT INTO " + s.table + " SELECT $run::INTEGER, $rank::INTEGER, r.* FROM (\n" + s.query + "\n) r"
-	}
-	if b.perRank || s.single {
+	if b.perRank {
 		for _, r := range b.ranks {
-			args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank)}, s.args...)
-			if !s.single {
-				args = append(args, sql.Named("runs", nil))
-			}
+			args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
 			if _, err := execNamed(ctx, tx, insert, args...); err != nil {
 				return fail(fmt.Sprintf("rank %d: ", r.rank), err)
 			}
@@ -153,6 +157,23 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) (err erro
 		return fail("commit: ", err)
 	}
 	return nil
+}
+
+// someRuns keeps the runs for which the statement name (with $run) says
+// true.
+func someRuns(ctx context.Context, db *sql.DB, name string, runs []int64) ([]int64, error) {
+	var out []int64
+	for _, run := range runs {
+		q, args := inline.Args(stmt(name), []any{sql.Named("run", run)})
+		var ok bool
+		if err := db.QueryRowContext(ctx, q, args...).Scan(&ok); err != nil {
+			return nil, fmt.Errorf("%s of run %d: %w", name, run, err)
+		}
+		if ok {
+			out = append(out, run)
+		}
+	}
+	return out, nil
 }
 
 // runRanks lists the ranks with GPU events of runs (run_ranks.sql).

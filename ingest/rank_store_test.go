@@ -17,7 +17,7 @@ func TestBatches(t *testing.T) {
 	t.Parallel()
 	ranks := []runRank{{1, 0, 5}, {1, 1, 5}, {2, 0, 30}, {3, 0, 4}, {4, 0, 3}, {4, 2, 3}}
 	// run 5 has no GPU events: it only forgets its copy
-	got := batches([]int64{1, 2, 3, 4, 5}, ranks, 12)
+	got := batches([]int64{1, 2, 3, 4, 5}, []int64{1, 2, 3, 4, 5}, ranks, 12)
 	want := []batch{
 		{runs: []int64{1}, ranks: ranks[:2]},
 		{runs: []int64{2}, ranks: ranks[2:3], perRank: true},
@@ -26,8 +26,18 @@ func TestBatches(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("batches:\n got %+v\nwant %+v", got, want)
 	}
-	if got := batches([]int64{1, 2}, ranks[:3], 1<<21); len(got) != 1 || got[0].perRank || len(got[0].ranks) != 3 {
+	if got := batches([]int64{1, 2}, []int64{1, 2}, ranks[:3], 1<<21); len(got) != 1 || got[0].perRank || len(got[0].ranks) != 3 {
 		t.Errorf("one batch: %+v", got)
+	}
+	// run 2 may not go with others: it is saved rank by rank
+	got = batches([]int64{1, 2, 3}, []int64{1, 3}, ranks[:4], 1<<21)
+	want = []batch{
+		{runs: []int64{1}, ranks: ranks[:2]},
+		{runs: []int64{2}, ranks: ranks[2:3], perRank: true},
+		{runs: []int64{3}, ranks: ranks[3:4]},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batches, run 2 alone:\n got %+v\nwant %+v", got, want)
 	}
 }
 
@@ -60,6 +70,11 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	stores := []rankStore{fusionStore(match), overlapRowsStore(table, 5000)}
+	// (the overlap rows of a run go in a batch only when its per-kernel
+	// overlap is saved and current, as after Finish)
+	if cur, err := someRuns(ctx, w.DB, "overlap_store_current", runs); err != nil || !reflect.DeepEqual(cur, runs) {
+		t.Fatalf("runs with current overlap: %v %v, want %v", cur, err, runs)
+	}
 	for _, s := range stores {
 		var first string
 		for _, limit := range []int64{1, 700, 1 << 40} {

@@ -85,6 +85,7 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([
 		sql.Named("min_share", p.MinShare),
 		sql.Named("min_dur_ns", minDurNS),
 		sql.Named("overlap_fp", p.OverlapFP),
+		sql.Named("runs", nil),
 	}
 	rows, err := collect(ctx, q, "overlap_by_kernel", args, scanOverlapByKernel)
 	return capOverlapRows(rows, err, p.MaxRows)
@@ -119,12 +120,13 @@ func OverlapByKernelCached(ctx context.Context, q Querier, p OverlapByKernelPara
 
 func scanOverlapByKernel(rows *sql.Rows) (OverlapByKernelRow, error) {
 	var r OverlapByKernelRow
+	var run, rank any // the report's own, known to the caller
 	err := rows.Scan(&r.Stage, &r.Priority, &r.Verdict, &r.Kernel, &r.Family, &r.Category,
 		&r.Scope, &r.ScopeMatch, &r.Launches, &r.TotalNS, &r.HiddenNS, &r.HiddenByComp,
 		&r.ExclusiveNS, &r.StageBusyNS, &r.BusySharePct, &r.ExclusivePct, &r.HiddenPct,
 		&r.Dominant, &r.DepRisk, &r.Recommendation,
 		&r.Longest.KernelID, &r.Longest.TraceID, &r.Longest.TSNS, &r.Longest.DurNS,
-		&r.Longest.Device, &r.Longest.Stream)
+		&r.Longest.Device, &r.Longest.Stream, &run, &rank)
 	return r, err
 }
 

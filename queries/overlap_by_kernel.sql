@@ -3,8 +3,9 @@
 -- One row per (stage, kernel short_name) of the timing run: where its time
 -- sits against the other streams of its device, a verdict, the dependency
 -- signal of its longest instance, a priority and a recommendation. Rows come
--- sorted by stage (prefill, decode, mixed, unknown, others by name), then
--- priority, exclusive time descending, short name.
+-- sorted by (run, rank) with $runs, then by stage (prefill, decode, mixed,
+-- unknown, others by name), then priority, exclusive time descending, short
+-- name.
 --
 -- Parameters:
 --   $run        timing run (the formal run in two-trace mode)
@@ -16,6 +17,12 @@
 --               0 keeps every row
 --   $min_dur_ns the "total >= 5 us" floor of the verdicts, in ns
 --   $overlap_fp the run's overlap_fingerprint.sql, NULL to compute it here
+--   $runs       NULL for the report above; else a list of run ids whose
+--               per-kernel overlap is saved and current (ingest.SaveOverlap),
+--               and the rows of every rank of those runs are computed at
+--               once, each (run, rank) as the single-trace report of that
+--               rank alone ($run, $rank and $overlap_fp are then ignored;
+--               ingest.SaveOverlapRows)
 --
 -- Columns (figures in ns, summed over the rank(s) and devices of the stage):
 --   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap (read
@@ -29,6 +36,7 @@
 --              instances); ties by category compute > communication > memory
 --              > elementwise > other (unclassified last), then name; NULL when
 --              nothing on another stream overlaps it
+--   run_id, rank  the (run, rank) of the row with $runs; else $run and $rank
 --
 -- Choices where section 4 leaves room (a performance engineer's reading):
 --   * family/category of a short name: those of its raw name with the most
@@ -67,25 +75,36 @@
 --     names' transferred ones (two-trace).
 WITH ko AS MATERIALIZED (
     -- kernels and their overlap; names stay ids here (a million strings
-    -- cost more to materialize than the few joins on aggregates below)
+    -- cost more to materialize than the few joins on aggregates below).
+    -- grp: 0, or the (run, rank) of the row with $runs
     SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
            hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
-           starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id
+           starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id, 0 AS grp
     FROM kernel_overlap_cached($run, rank := $rank, stage := $stage, ofp := $overlap_fp)
+    WHERE $runs IS NULL
+    UNION ALL
+    -- with $runs, the saved per-kernel overlap (its start ranks are unique
+    -- within a run)
+    SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
+           hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
+           starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id,
+           (run_id::BIGINT << 32) | rank
+    FROM kernel_overlap_store
+    WHERE list_contains($runs, run_id)
 ),
 busy AS (
     -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
     -- union of each device's intervals, the same figure as stage_busy.sql)
-    SELECT stage, sum(union_share_ns) AS busy_ns
+    SELECT grp, stage, sum(union_share_ns) AS busy_ns
     FROM ko
-    GROUP BY stage
+    GROUP BY grp, stage
 ),
 per_name_id AS (
-    SELECT k.stage, k.name_id, n.short_name, n.family, n.category,
+    SELECT k.grp, k.stage, k.name_id, n.short_name, n.family, n.category,
            k.launches, k.total_ns, k.hidden_ns, k.hidden_by_compute_ns, k.exclusive_ns,
            k.longest_id, k.longest_dur_ns
     FROM (
-        SELECT stage, name_id,
+        SELECT grp, stage, name_id,
                count(*) AS launches,
                sum(dur_ns) AS total_ns,
                sum(hidden_ns) AS hidden_ns,
@@ -94,21 +113,21 @@ per_name_id AS (
                first(kernel_id ORDER BY dur_ns DESC, kernel_id) AS longest_id,
                max(dur_ns) AS longest_dur_ns
         FROM ko
-        GROUP BY stage, name_id
+        GROUP BY grp, stage, name_id
     ) k
     JOIN kernel_names n USING (name_id)
 ),
 names AS (
     -- one family/category per (stage, short name)
-    SELECT stage, short_name,
+    SELECT grp, stage, short_name,
            first(family ORDER BY total_ns DESC, name_id) AS family,
            first(category ORDER BY total_ns DESC, name_id) AS category,
            min(name_id) AS name_id
     FROM per_name_id
-    GROUP BY stage, short_name
+    GROUP BY grp, stage, short_name
 ),
 agg AS (
-    SELECT stage, short_name,
+    SELECT grp, stage, short_name,
            sum(launches)::BIGINT AS launches,
            sum(total_ns)::BIGINT AS total_ns,
            sum(hidden_ns)::BIGINT AS hidden_ns,
@@ -116,51 +135,52 @@ agg AS (
            sum(exclusive_ns)::BIGINT AS exclusive_ns,
            first(longest_id ORDER BY longest_dur_ns DESC, longest_id) AS longest_id
     FROM per_name_id
-    GROUP BY stage, short_name
+    GROUP BY grp, stage, short_name
 ),
 pairs AS (
     -- every overlapping pair once: b starts while a runs (start ranks from
     -- kernel_overlap), kept when on another stream with a positive overlap.
     -- Both kernels of such a pair are partly hidden, so kernels with
     -- hidden_ns = 0 (most of them in a typical trace) are left out first.
-    SELECT a.stage, a.name_id AS a_name_id, b.name_id AS b_name_id,
+    SELECT a.grp, a.stage, a.name_id AS a_name_id, b.name_id AS b_name_id,
            sum(least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) - b.ts_ns) AS overlap_ns
     FROM (
-        SELECT stage, name_id, ts_ns, dur_ns, stream,
+        SELECT grp, stage, name_id, ts_ns, dur_ns, stream,
                unnest(range(start_rank + 1, starts_before_end + 1)) AS b_rank
         FROM ko
         WHERE starts_before_end > start_rank AND hidden_ns > 0
     ) a
-    JOIN (SELECT * FROM ko WHERE hidden_ns > 0) b ON b.start_rank = a.b_rank
+    JOIN (SELECT * FROM ko WHERE hidden_ns > 0) b ON b.start_rank = a.b_rank AND b.grp = a.grp
     WHERE b.stream IS DISTINCT FROM a.stream
       AND least(a.ts_ns + a.dur_ns, b.ts_ns + b.dur_ns) > b.ts_ns
-    GROUP BY a.stage, a.name_id, b.name_id
+    GROUP BY a.grp, a.stage, a.name_id, b.name_id
 ),
 pair_totals AS (
     -- both directions, by short name
-    SELECT p.stage, na.short_name AS kernel, nb.short_name AS other, sum(p.overlap_ns) AS overlap_ns
+    SELECT p.grp, p.stage, na.short_name AS kernel, nb.short_name AS other, sum(p.overlap_ns) AS overlap_ns
     FROM (
-        SELECT stage, a_name_id AS k_id, b_name_id AS o_id, overlap_ns FROM pairs
+        SELECT grp, stage, a_name_id AS k_id, b_name_id AS o_id, overlap_ns FROM pairs
         UNION ALL
-        SELECT stage, b_name_id, a_name_id, overlap_ns FROM pairs
+        SELECT grp, stage, b_name_id, a_name_id, overlap_ns FROM pairs
     ) p
     JOIN kernel_names na ON na.name_id = p.k_id
     JOIN kernel_names nb ON nb.name_id = p.o_id
-    GROUP BY p.stage, na.short_name, nb.short_name
+    GROUP BY p.grp, p.stage, na.short_name, nb.short_name
 ),
 dominant AS (
-    SELECT p.stage, p.kernel,
+    SELECT p.grp, p.stage, p.kernel,
            first(p.other ORDER BY p.overlap_ns DESC,
                  CASE n.category WHEN 'compute' THEN 0 WHEN 'communication' THEN 1
                                  WHEN 'memory' THEN 2 WHEN 'elementwise' THEN 3
                                  WHEN 'other' THEN 4 ELSE 5 END,
                  p.other) AS dominant
     FROM pair_totals p
-    JOIN names n ON n.stage = p.stage AND n.short_name = p.other
-    GROUP BY p.stage, p.kernel
+    JOIN names n ON n.grp = p.grp AND n.stage = p.stage AND n.short_name = p.other
+    GROUP BY p.grp, p.stage, p.kernel
 ),
 scope_names AS (
     -- two-trace mode: the transferred scope of each (stage, short name)
+    -- (never with $runs, so grp is 0)
     SELECT stage, short_name,
            first(match ORDER BY name_id) AS match,
            first(site_id ORDER BY name_id) AS site_id,
@@ -174,30 +194,33 @@ own_site AS (
     -- none but replayed by CUDA/HIP graphs gets the dominant frame around
     -- its graph launches (kernel_scope's 'graph-replay'), shown as such but
     -- not a code location: priority and dependency rules see no site
-    SELECT stage, short_name,
+    SELECT grp, stage, short_name,
            first(site_id ORDER BY ns DESC, site_id) FILTER (WHERE NOT replay) AS site_id,
            first(site_id ORDER BY ns DESC, site_id) FILTER (WHERE replay) AS replay_site_id
     FROM (
-        SELECT k.stage, n.short_name, k.site_id, k.replay, sum(k.ns) AS ns
+        SELECT k.grp, k.stage, n.short_name, k.site_id, k.replay, sum(k.ns) AS ns
         FROM (
-            SELECT k.stage, k.name_id, coalesce(k.site_id, l.site_id) AS site_id,
+            SELECT CASE WHEN $runs IS NULL THEN 0 ELSE (k.run_id::BIGINT << 32) | k.rank END AS grp,
+                   k.stage, k.name_id, coalesce(k.site_id, l.site_id) AS site_id,
                    k.site_id IS NULL AS replay, sum(k.dur_ns) AS ns
             FROM kernels k
             -- (one equality, so DuckDB hashes it; see kernel_sites.sql)
             LEFT JOIN launches l
                    ON l.launch_id = CASE WHEN k.site_id IS NULL AND k.graph_launch THEN k.launch_id END
-            WHERE $mapping IS NULL AND k.run_id = $run
+            WHERE $mapping IS NULL
+              AND CASE WHEN $runs IS NULL
+                       THEN k.run_id = $run AND ($rank IS NULL OR k.rank = $rank) AND ($stage IS NULL OR k.stage = $stage)
+                       ELSE list_contains($runs, k.run_id) END
               AND coalesce(k.site_id, l.site_id) IS NOT NULL
-              AND ($rank IS NULL OR k.rank = $rank) AND ($stage IS NULL OR k.stage = $stage)
             GROUP BY ALL
         ) k
         JOIN kernel_names n USING (name_id)
         GROUP BY ALL
     )
-    GROUP BY stage, short_name
+    GROUP BY grp, stage, short_name
 ),
 longest AS (
-    SELECT a.stage, a.short_name, k.kernel_id, k.trace_id, k.device, k.stream,
+    SELECT a.grp, a.stage, a.short_name, k.kernel_id, k.trace_id, k.device, k.stream,
            k.ts_ns, k.dur_ns, k.prev_kernel_id, k.next_kernel_id
     FROM agg a
     JOIN ko k ON k.kernel_id = a.longest_id
@@ -210,7 +233,7 @@ neighbour_times AS (
                         UNION ALL SELECT next_kernel_id FROM longest)
 ),
 neighbours AS (
-    SELECT l.stage, l.short_name, l.kernel_id, l.ts_ns, l.dur_ns,
+    SELECT l.grp, l.stage, l.short_name, l.kernel_id, l.ts_ns, l.dur_ns,
            p.kernel_id AS prev_id, p.ts_ns + p.dur_ns AS prev_end_ns,
            x.kernel_id AS next_id, x.ts_ns AS next_ts_ns
     FROM longest l
@@ -237,18 +260,18 @@ event_scope AS (
     LEFT JOIN cpu_ops o ON o.op_id = CASE WHEN $mapping IS NULL THEN k.op_id END
 ),
 sides AS (
-    SELECT stage, short_name, kernel_id, dur_ns, prev_id AS other_id,
+    SELECT grp, stage, short_name, kernel_id, dur_ns, prev_id AS other_id,
            greatest(0, ts_ns - prev_end_ns) AS gap_ns
     FROM neighbours
     WHERE prev_id IS NOT NULL
     UNION ALL
-    SELECT stage, short_name, kernel_id, dur_ns, next_id,
+    SELECT grp, stage, short_name, kernel_id, dur_ns, next_id,
            greatest(0, next_ts_ns - (ts_ns + dur_ns))
     FROM neighbours
     WHERE next_id IS NOT NULL
 ),
 side_risk AS (
-    SELECT s.stage, s.short_name,
+    SELECT s.grp, s.stage, s.short_name,
            bool_or(s.tight AND (
                (c.file IS NOT NULL AND c.file = o.file)
                OR (c.func IS NOT NULL AND c.func = o.func)
@@ -260,13 +283,13 @@ side_risk AS (
     FROM (
         SELECT *, gap_ns <= greatest(2000, least(20000, 0.15 * dur_ns)) AS tight FROM sides
     ) s
-    JOIN names n ON n.stage = s.stage AND n.short_name = s.short_name
+    JOIN names n ON n.grp = s.grp AND n.stage = s.stage AND n.short_name = s.short_name
     JOIN event_scope c ON c.kernel_id = s.kernel_id
     JOIN event_scope o ON o.kernel_id = s.other_id
-    GROUP BY s.stage, s.short_name
+    GROUP BY s.grp, s.stage, s.short_name
 ),
 table_rows AS (
-    SELECT a.stage, a.short_name AS kernel, n.family, n.category,
+    SELECT a.grp, a.stage, a.short_name AS kernel, n.family, n.category,
            CASE WHEN $mapping IS NOT NULL THEN coalesce(sn.match, 'unmapped')
                 WHEN os.site_id IS NULL AND os.replay_site_id IS NOT NULL THEN 'graph-replay'
                 ELSE 'self' END AS scope_match,
@@ -285,13 +308,13 @@ table_rows AS (
            l.ts_ns AS longest_ts_ns, l.dur_ns AS longest_dur_ns,
            l.device AS longest_device, l.stream AS longest_stream
     FROM agg a
-    JOIN names n USING (stage, short_name)
-    JOIN busy b USING (stage)
-    JOIN longest l USING (stage, short_name)
-    LEFT JOIN dominant d ON d.stage = a.stage AND d.kernel = a.short_name
+    JOIN names n USING (grp, stage, short_name)
+    JOIN busy b USING (grp, stage)
+    JOIN longest l USING (grp, stage, short_name)
+    LEFT JOIN dominant d ON d.grp = a.grp AND d.stage = a.stage AND d.kernel = a.short_name
     LEFT JOIN scope_names sn ON sn.stage = a.stage AND sn.short_name = a.short_name
-    LEFT JOIN own_site os ON os.stage = a.stage AND os.short_name = a.short_name
-    LEFT JOIN side_risk r ON r.stage = a.stage AND r.short_name = a.short_name
+    LEFT JOIN own_site os ON os.grp = a.grp AND os.stage = a.stage AND os.short_name = a.short_name
+    LEFT JOIN side_risk r ON r.grp = a.grp AND r.stage = a.stage AND r.short_name = a.short_name
 ),
 verdicts AS (
     SELECT *,
@@ -329,11 +352,14 @@ SELECT r.stage, r.priority, r.verdict, r.kernel, coalesce(r.family, 'other') AS 
        r.busy_share_pct, r.exclusive_pct, r.hidden_pct,
        r.dominant, r.dep_risk, r.recommendation,
        r.longest_kernel_id, r.longest_trace_id, r.longest_ts_ns, r.longest_dur_ns,
-       r.longest_device, r.longest_stream
+       r.longest_device, r.longest_stream,
+       CASE WHEN $runs IS NULL THEN $run ELSE r.grp >> 32 END AS run_id,
+       CASE WHEN $runs IS NULL THEN $rank ELSE r.grp & 4294967295 END AS rank
 FROM ranked r
 LEFT JOIN sites s ON s.site_id = r.scope_site_id
 LEFT JOIN sites rs ON rs.site_id = r.replay_site_id
 WHERE r.busy_share_pct >= $min_share
-ORDER BY CASE r.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
+ORDER BY r.grp,
+         CASE r.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
          r.stage, r.priority, r.exclusive_ns DESC, r.kernel

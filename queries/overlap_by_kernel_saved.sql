@@ -14,13 +14,13 @@
 -- hidden_by_compute_ns, exclusive_ns, busy_ns, busy_share_pct,
 -- exclusive_pct, hidden_pct, dominant, dep_risk, recommendation,
 -- longest_kernel_id, longest_trace_id, longest_ts_ns, longest_dur_ns,
--- longest_device, longest_stream.
+-- longest_device, longest_stream, run_id, rank.
 SELECT s.stage, s.priority, s.verdict, s.kernel, s.family, s.category, s.scope, s.scope_match,
        s.launches, s.total_ns, s.hidden_ns, s.hidden_by_compute_ns, s.exclusive_ns, s.busy_ns,
        s.busy_share_pct, s.exclusive_pct, s.hidden_pct,
        s.dominant, s.dep_risk, s.recommendation,
        s.longest_kernel_id, s.longest_trace_id, s.longest_ts_ns, s.longest_dur_ns,
-       s.longest_device, s.longest_stream
+       s.longest_device, s.longest_stream, s.run_id, s.rank
 FROM overlap_row_store s
 WHERE s.run_id = $run AND s.rank = $rank
   AND ($stage IS NULL OR s.stage = $stage)
