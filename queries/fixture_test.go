@@ -3,9 +3,9 @@ package queries
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -146,28 +146,49 @@ type kernel struct {
 
 func ptr(v int64) *int64 { return &v }
 
-// kernels appends ks in batches of multi-row INSERTs and numbers every
-// kernel on its stream, as ingest does.
+// kernels appends ks through DuckDB's appender (a multi-row INSERT of
+// bound VALUES spent most of its time binding thousands of parameters) and
+// numbers every kernel on its stream, as ingest does.
 func (f fixture) kernels(ks ...kernel) {
 	f.t.Helper()
-	const batch = 500
-	for i := 0; i < len(ks); i += batch {
-		end := min(i+batch, len(ks))
-		var b strings.Builder
-		b.WriteString(`INSERT INTO kernels (kernel_id, trace_id, run_id, rank, stage, name_id, kind,
-			ts_ns, dur_ns, device, stream, graph_launch, site_id, op_id) VALUES `)
-		var args []any
-		for j, k := range ks[i:end] {
-			if j > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, coalesce(nullif(?, ''), 'kernel'), ?, ?, ?, ?, false, nullif(?, 0), nullif(?, 0))")
-			args = append(args, k.ID, k.Trace, k.Run, k.Rank, k.Stage, k.Name, k.Kind, k.TS, k.Dur,
-				nullable(k.Device), nullable(k.Stream), k.Site, k.Op)
-		}
-		f.exec(b.String(), args...)
+	ctx := context.Background()
+	conn, err := f.db.Conn(ctx)
+	if err != nil {
+		f.t.Fatal(err)
 	}
-	if err := schema.NumberStreams(context.Background(), f.db); err != nil {
+	defer conn.Close()
+	spec := []schema.Spec{{Table: schema.Kernels, Columns: []string{"kernel_id", "trace_id", "run_id", "rank", "stage",
+		"name_id", "kind", "ts_ns", "dur_ns", "device", "stream", "graph_launch", "site_id", "op_id"}}}
+	err = schema.WithAppenders(conn, spec, func(apps []*schema.Appender) error {
+		for _, k := range ks {
+			kind := k.Kind
+			if kind == "" {
+				kind = "kernel"
+			}
+			var device, stream, site, op driver.Value
+			if k.Device != nil {
+				device = int32(*k.Device)
+			}
+			if k.Stream != nil {
+				stream = *k.Stream
+			}
+			if k.Site != 0 {
+				site = int32(k.Site)
+			}
+			if k.Op != 0 {
+				op = k.Op
+			}
+			if err := apps[0].Append(k.ID, int32(k.Trace), int32(k.Run), int32(k.Rank), k.Stage, int32(k.Name), kind,
+				k.TS, k.Dur, device, stream, false, site, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := schema.NumberStreams(ctx, f.db); err != nil {
 		f.t.Fatal(err)
 	}
 }
