@@ -163,10 +163,63 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 			ddl = append(ddl, c.statement(kind, t.Name))
 		}
 	}
-	ddl = append(ddl, derivedSQL(froms["traces"])...)
-	// One call for the comments and the bookkeeping views: DuckDB runs
-	// the statements in turn (no value is bound, so the driver allows it).
-	return exec(strings.Join(ddl, ";\n"))
+	derived, derivedComments := derivedSQL(froms["traces"])
+	// The descriptions wait in a table for Describe: 60 COMMENT statements
+	// were a third of an opening's time, and only `schema` (or a user's
+	// query of duckdb_columns) reads them.
+	ddl = append(ddl, derivedComments...)
+	lits := make([]string, len(ddl))
+	for i, d := range ddl {
+		lits[i] = literal(d)
+	}
+	derived = append(derived, fmt.Sprintf("CREATE TABLE %s AS SELECT unnest([%s]::VARCHAR[]) AS stmt",
+		describeTable, strings.Join(lits, ", ")))
+	// One call for the bookkeeping views: DuckDB runs the statements in
+	// turn (no value is bound, so the driver allows it).
+	return exec(strings.Join(derived, ";\n"))
+}
+
+// describeTable holds the COMMENT statements Describe runs.
+const describeTable = "_lake_describe"
+
+// Describe gives the tables and views of a lake opened by Open or OpenRuns
+// the warehouse's descriptions (a no-op the second time, and on a
+// warehouse). Commands that show them (`schema`, `sql`) call it.
+func Describe(ctx context.Context, w *schema.Warehouse) error {
+	if w.Lake == "" {
+		return nil
+	}
+	conn, err := w.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var pending bool
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) > 0 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = '"+
+		describeTable+"'").Scan(&pending); err != nil || !pending {
+		return err
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT stmt FROM "+describeTable)
+	if err != nil {
+		return err
+	}
+	var stmts []string
+	for rows.Next() {
+		var st string
+		if err := rows.Scan(&st); err != nil {
+			rows.Close()
+			return err
+		}
+		stmts = append(stmts, st)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	stmts = append(stmts, "DROP TABLE "+describeTable)
+	if _, err := conn.ExecContext(ctx, strings.Join(stmts, ";\n")); err != nil {
+		return fmt.Errorf("lake %s: describe: %w", w.Lake, err)
+	}
+	return nil
 }
 
 // viewOrder is Tables with traces first: the other views filter on it.
@@ -413,14 +466,13 @@ func selectSQL(from string, t Table, cols []column, have map[string]bool) string
 // current exactly when every trace of it was written with its saved rows;
 // the fingerprints that guard a warehouse's copies become constants. The
 // saved busy rows are summed from the saved overlap, as in a warehouse.
-func derivedSQL(traces string) []string {
-	q := []string{
+func derivedSQL(traces string) (q, comments []string) {
+	q = []string{
 		`DROP TABLE kernel_overlap_runs`,
 		`DROP TABLE step_store_runs`,
 		// what ingest.SaveOverlap sums from kernel_overlap_store, summed here
 		`DROP TABLE device_busy_store`,
 		`CREATE VIEW device_busy_store AS SELECT * FROM _device_busy_saved(NULL)`,
-		`COMMENT ON VIEW device_busy_store IS ` + literal("Saved GPU busy time per trace, stage and device: the lake's kernel_overlap_store summed."),
 		`CREATE OR REPLACE MACRO _overlap_fingerprint(run) AS 0::UBIGINT`,
 		`CREATE OR REPLACE MACRO _steps_fingerprint(run) AS 0::UBIGINT`,
 		fmt.Sprintf(`CREATE TABLE _lake_traces AS
@@ -433,13 +485,15 @@ WHERE trace_id IN (SELECT trace_id FROM traces)`, colLakeOverlap, colLakeSteps, 
 		{"kernel_overlap_runs", "overlap"},
 		{"step_store_runs", "steps"},
 	} {
-		q = append(q,
-			fmt.Sprintf(`CREATE VIEW %s AS
+		q = append(q, fmt.Sprintf(`CREATE VIEW %s AS
 SELECT run_id, 0::UBIGINT AS fingerprint, max(ingested_at) AS stored_at
 FROM _lake_traces
 GROUP BY run_id
-HAVING bool_and(%s)`, d.view, d.col),
-			fmt.Sprintf(`COMMENT ON VIEW %s IS %s`, d.view, literal("Runs of the lake whose every trace was written with its saved rows (fingerprints are constant: lake traces never change).")))
+HAVING bool_and(%s)`, d.view, d.col))
+		comments = append(comments, fmt.Sprintf(`COMMENT ON VIEW %s IS %s`, d.view,
+			literal("Runs of the lake whose every trace was written with its saved rows (fingerprints are constant: lake traces never change).")))
 	}
-	return q
+	comments = append(comments, `COMMENT ON VIEW device_busy_store IS `+
+		literal("Saved GPU busy time per trace, stage and device: the lake's kernel_overlap_store summed."))
+	return q, comments
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -48,6 +49,7 @@ func TestLakeEndToEnd(t *testing.T) {
 		{"ReportsEqual", testLakeReportsEqual},
 		{"SQL", testLakeSQL},
 		{"SQLArrow", testLakeSQLArrow},
+		{"Schema", testLakeSchema},
 		{"Errors", testLakeErrors},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db, exported, ingested) })
@@ -116,6 +118,62 @@ func testLakeSQL(t *testing.T, db, exported, ingested string) {
 		if code != 0 || got != want {
 			t.Errorf("%s: exit %d %s\n%s\nwant\n%s", filepath.Base(lk), code, stderr, got, want)
 		}
+	}
+}
+
+// testLakeSchema: `schema` over a lake gives every object, column and
+// macro the warehouse's description (an event table is a view there; the
+// saved-copy bookkeeping has the lake's own), and so does a query of
+// duckdb_columns.
+func testLakeSchema(t *testing.T, db, exported, ingested string) {
+	parse := func(args ...string) map[string]string {
+		t.Helper()
+		code, out, stderr := runCmd(t, append(args, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, stderr)
+		}
+		var rows []schemaJSON
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, r := range rows {
+			m[r.Name] = r.Description
+		}
+		return m
+	}
+	own := map[string]bool{"kernel_overlap_runs": true, "step_store_runs": true, "device_busy_store": true}
+	for _, object := range []string{"", "traces", "kernels", "runs"} {
+		args := []string{"schema"}
+		if object != "" {
+			args = append(args, object)
+		}
+		want := parse(append([]string{"--db", db}, args...)...)
+		got := parse(append([]string{"--lake", exported}, args...)...)
+		described := 0
+		for name, d := range want {
+			if own[name] {
+				// the lake's bookkeeping, described in its own words
+				if got[name] == "" || got[name] == d {
+					t.Errorf("schema: %s over the lake: %q", name, got[name])
+				}
+				continue
+			}
+			if got[name] != d {
+				t.Errorf("schema %s: %s over the lake: %q, want %q", object, name, got[name], d)
+			}
+			if d != "" {
+				described++
+			}
+		}
+		if described < 3 {
+			t.Errorf("schema %s: only %d descriptions", object, described)
+		}
+	}
+	q := `SELECT comment FROM duckdb_columns() WHERE table_name = 'traces' AND column_name = 'content_hash'`
+	_, want, _ := runCmd(t, "--db", db, "sql", "--format", "csv", q)
+	if _, got, _ := runCmd(t, "--lake", exported, "sql", "--format", "csv", q); got != want || len(want) < 20 {
+		t.Errorf("a column's comment over the lake: %q, want %q", got, want)
 	}
 }
 

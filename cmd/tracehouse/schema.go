@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/lake"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 )
@@ -61,6 +62,9 @@ func schemaRun(opts *SchemaOptions) error {
 		return err
 	}
 	defer w.Close()
+	if err := lake.Describe(opts.Ctx, w); err != nil {
+		return err
+	}
 	object := sql.NullString{String: opts.Object, Valid: opts.Object != ""}
 	rows, err := queries.SchemaObjects(opts.Ctx, w.DB, object)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/lake"
 	"github.com/tracehouse/tracehouse/report"
 )
 
@@ -88,6 +89,10 @@ func sqlRun(opts *SQLOptions) error {
 		return err
 	}
 	defer w.Close()
+	// (a query may read the descriptions, as `schema` does)
+	if err := lake.Describe(opts.Ctx, w); err != nil {
+		return err
+	}
 	rows, err := w.DB.QueryContext(opts.Ctx, opts.Query)
 	if err != nil {
 		return &sqlError{err}
