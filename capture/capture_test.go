@@ -100,6 +100,7 @@ func gzipComplete(t *testing.T, path string) bool {
 }
 
 func TestCaptureSGLangBothStages(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	// Rank 1 finishes well after rank 0 is stable: the wait must hold out
 	// for it (the server says tp_size 2).
@@ -166,6 +167,7 @@ func TestCaptureSGLangBothStages(t *testing.T) {
 // TestSGLangGrowingFile: a background writer that pauses mid-file (size
 // stable for longer than StableFor, gzip stream unfinished) is waited for.
 func TestCaptureSGLangGrowingFile(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", OldInfo: true,
 		FlushDelay: 50 * time.Millisecond, GrowFor: 500 * time.Millisecond})
@@ -187,6 +189,7 @@ func TestCaptureSGLangGrowingFile(t *testing.T) {
 // TestSGLangOldFilesIgnored: a second capture into the same run directory
 // takes only its own files, never the first capture's.
 func TestCaptureSGLangOldFilesIgnored(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 50 * time.Millisecond})
 	opt := fast(srv.URL, out)
@@ -213,6 +216,7 @@ func TestCaptureSGLangOldFilesIgnored(t *testing.T) {
 }
 
 func TestCaptureSGLangProfileByStage(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Ranks: 2, FlushDelay: 30 * time.Millisecond})
 	opt := fast(srv.URL, out)
@@ -233,6 +237,7 @@ func TestCaptureSGLangProfileByStage(t *testing.T) {
 }
 
 func TestCaptureSGLangLegacy(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang"})
 	opt := fast(srv.URL, out)
@@ -260,6 +265,7 @@ func TestCaptureSGLangLegacy(t *testing.T) {
 // capture's file; the new files (one per rank, written after
 // /stop_profile returned) are copied into each stage's directory.
 func TestCaptureVLLM(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	old := filepath.Join(out, "dp0_pp0_tp0_dcp0_ep0_rank0.1700000000000000000.pt.trace.json.gz")
 	b, err := capturetest.SynthTrace("vllm", 0, "", false, 7)
@@ -319,6 +325,7 @@ func TestCaptureVLLM(t *testing.T) {
 // TestTRTLLM: TensorRT-LLM rewrites one fixed file; an older copy of it is
 // not the new trace, the rewritten one is.
 func TestCaptureTRTLLM(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	old := []byte(`{"traceEvents": []}` + "\n")
 	if err := os.WriteFile(filepath.Join(out, "trace.json"), old, 0o644); err != nil {
@@ -347,6 +354,7 @@ func TestCaptureTRTLLM(t *testing.T) {
 }
 
 func TestCaptureTokenSpeed(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "tokenspeed", Model: "deepseek-ai/DeepSeek-V3", FlushDelay: 50 * time.Millisecond})
 	opt := fast(srv.URL, out)
@@ -379,6 +387,7 @@ func TestCaptureTokenSpeed(t *testing.T) {
 // TestTokenSpeedReadiness: without /server_info, /readiness tells
 // TokenSpeed.
 func TestCaptureTokenSpeedReadiness(t *testing.T) {
+	t.Parallel()
 	srv := capturetest.New(t, capturetest.Config{Framework: "tokenspeed", NoInfo: true})
 	s, err := capture.Detect(context.Background(), fast(srv.URL, t.TempDir()))
 	if err != nil || s.Framework != "tokenspeed" || s.Evidence != "/readiness answers" || s.ModelID == "" {
@@ -387,6 +396,7 @@ func TestCaptureTokenSpeedReadiness(t *testing.T) {
 }
 
 func TestCaptureDetectUnknown(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	_, err := capture.Capture(context.Background(), fast(srv.URL, t.TempDir()))
@@ -407,6 +417,7 @@ func oneLine(t *testing.T, err error) {
 // TestFlushTimeout: a stage whose files do not arrive fails alone, naming
 // the directory and what is missing; the next stage completes.
 func TestCaptureFlushTimeout(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		FlushDelays: []time.Duration{700 * time.Millisecond, 20 * time.Millisecond}})
@@ -434,6 +445,7 @@ func TestCaptureFlushTimeout(t *testing.T) {
 
 // TestMissingRank: the server says TP 2 but only rank 0 writes.
 func TestCaptureMissingRank(t *testing.T) {
+	t.Parallel()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Info: map[string]any{
 		"model_path": "m", "tp_size": 2, "schedule_policy": "fcfs"}})
 	opt := fast(srv.URL, t.TempDir())
@@ -447,6 +459,7 @@ func TestCaptureMissingRank(t *testing.T) {
 // TestStopOnError: a failing probe stops the armed profiler and reports
 // the URL, status and body on one line.
 func TestCaptureStopOnError(t *testing.T) {
+	t.Parallel()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		Fail: map[string]capturetest.Failure{"/generate": {After: 3, Status: 500, Body: "CUDA error:\nout of memory"}}})
 	opt := fast(srv.URL, t.TempDir())
@@ -468,6 +481,7 @@ func TestCaptureStopOnError(t *testing.T) {
 
 // TestStopOnInterrupt: a cancel while probing stops the profiler.
 func TestCaptureStopOnInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, fw := range []string{"sglang", "vllm"} {
 		t.Run(fw, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -498,6 +512,7 @@ func TestCaptureStopOnInterrupt(t *testing.T) {
 
 // TestInterruptBeforeArming: nothing to stop.
 func TestCaptureInterruptBeforeArming(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", OnRequest: func(r capturetest.Request) {
 		if r.Path == "/generate" {
@@ -516,6 +531,7 @@ func TestCaptureInterruptBeforeArming(t *testing.T) {
 }
 
 func TestCaptureConnectionRefused(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
@@ -532,6 +548,7 @@ func TestCaptureConnectionRefused(t *testing.T) {
 }
 
 func TestCaptureHTTPErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		cfg  capturetest.Config
@@ -575,6 +592,7 @@ func TestCaptureHTTPErrors(t *testing.T) {
 }
 
 func TestCapturePairLabels(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	m := capturetest.New(t, capturetest.Config{Framework: "sglang"})
 	f := capturetest.New(t, capturetest.Config{Framework: "sglang", Graph: true})
@@ -596,6 +614,7 @@ func TestCapturePairLabels(t *testing.T) {
 }
 
 func TestCaptureDefaultLabel(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	for model, want := range map[string]string{
 		"meta-llama/Llama-3.1-8B-Instruct": "Llama-3.1-8B-Instruct-20260304-050607",
@@ -609,6 +628,7 @@ func TestCaptureDefaultLabel(t *testing.T) {
 }
 
 func TestCaptureValidate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		edit func(*capture.Options)
 		want string
@@ -644,6 +664,7 @@ func TestCaptureValidate(t *testing.T) {
 // TestInterruptWhileFlushing: the profiler is already stopped; a cancel
 // while waiting for its files sends nothing more.
 func TestCaptureInterruptWhileFlushing(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	out := t.TempDir()
