@@ -2,8 +2,6 @@ package ingest
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -82,7 +80,7 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 			if err := s.save(ctx, w.DB, runs); err != nil {
 				t.Fatal(err)
 			}
-			got := dumpTable(t, w.DB, s.table)
+			got := schematest.Dump(t, w.DB, "SELECT * FROM "+s.table+" ORDER BY ALL")
 			if first == "" {
 				first = got
 				if strings.Count(got, "\n") < 20 {
@@ -95,31 +93,4 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 			}
 		}
 	}
-}
-
-// dumpTable prints every row of table, sorted.
-func dumpTable(t *testing.T, db *sql.DB, table string) string {
-	t.Helper()
-	rows, err := db.Query("SELECT * FROM " + table + " ORDER BY ALL")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var b strings.Builder
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintln(&b, vals...)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }

@@ -208,13 +208,6 @@ func (f fixture) kernelsOn(device, stream int64, ks ...kernel) {
 	f.kernels(ks...)
 }
 
-func nullable(p *int64) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 func rankOf(n int64) sql.NullInt64 { return sql.NullInt64{Int64: n, Valid: true} }
 
 // near compares shares computed by different float formulas.

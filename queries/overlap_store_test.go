@@ -4,37 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/tracehouse/tracehouse/ingest"
 	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // dumpOverlap lists every column of a kernel_overlap_* call (or any
 // relation with a kernel_id), one line per kernel, ordered by kernel_id.
 func dumpOverlap(t *testing.T, db *sql.DB, from string) string {
 	t.Helper()
-	rows, err := db.Query(`SELECT * FROM ` + from + ` ORDER BY kernel_id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var b strings.Builder
-	cols, _ := rows.Columns()
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintln(&b, vals...)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return schematest.Dump(t, db, `SELECT * FROM `+from+` ORDER BY kernel_id`)
 }
 
 func TestKernelOverlapStore(t *testing.T) {
@@ -155,18 +136,5 @@ func TestKernelOverlapStore(t *testing.T) {
 
 func dumpBusy(t *testing.T, db *sql.DB, from string) string {
 	t.Helper()
-	rows, err := db.Query(`SELECT * FROM ` + from + ` ORDER BY trace_id, stage, device`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var b strings.Builder
-	for rows.Next() {
-		var v [11]any
-		if err := rows.Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintln(&b, v[:]...)
-	}
-	return b.String()
+	return schematest.Dump(t, db, `SELECT * FROM `+from+` ORDER BY trace_id, stage, device`)
 }

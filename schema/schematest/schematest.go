@@ -12,10 +12,12 @@ package schematest
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -172,4 +174,35 @@ func copyFile(dst, src string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// Dump runs query on db and prints every row, a line each (values as fmt
+// prints them), for tests that compare tables or query results.
+func Dump(tb testing.TB, db *sql.DB, query string) string {
+	tb.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b strings.Builder
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			tb.Fatal(err)
+		}
+		fmt.Fprintln(&b, vals...)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return b.String()
 }
