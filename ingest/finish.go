@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -29,10 +28,8 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if len(runs) > 0 {
 		phase(ctx, PhaseOverlap)
 	}
-	for _, run := range runs {
-		if err := SaveOverlap(ctx, db, run); err != nil {
-			return err
-		}
+	if err := overlapStore().save(ctx, db, runs); err != nil {
+		return err
 	}
 	// Step aggregates read the saved overlap: after it.
 	if runs, err = pendingRuns(ctx, db, "steps_pending"); err != nil {
@@ -41,10 +38,8 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if len(runs) > 0 {
 		phase(ctx, PhaseSteps)
 	}
-	for _, run := range runs {
-		if err := SaveSteps(ctx, db, run); err != nil {
-			return err
-		}
+	if err := stepStore().save(ctx, db, runs); err != nil {
+		return err
 	}
 	return nil
 }
@@ -74,26 +69,25 @@ func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) 
 // again replaces the copy. Reports ignore the copy, and compute, as soon as
 // the run's kernels or their names' categories change, so a stale copy is
 // never read.
-func SaveOverlap(ctx context.Context, db *sql.DB, run int64) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("save overlap of run %d: %w", run, err)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, tx.Rollback())
-		}
-	}()
-	// Forget the copy first and record it last, so that even without the
-	// transaction a half-written copy could not be read.
-	for _, name := range []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy",
-		"overlap_store_rows", "overlap_store_busy", "overlap_store_commit"} {
-		if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
-			return fmt.Errorf("save overlap of run %d: %s: %w", run, name, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("save overlap of run %d: commit: %w", run, err)
-	}
-	return nil
+func SaveOverlap(ctx context.Context, db *sql.DB, run int64) error {
+	return overlapStore().saveOne(ctx, db, run)
+}
+
+// overlapStore saves per-kernel overlap: forget the copy first and record
+// it last, so that even without the transaction a half-written copy could
+// not be read.
+func overlapStore() runStore {
+	return runStore{what: "overlap",
+		stmts: []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy",
+			"overlap_store_rows", "overlap_store_busy"},
+		commit: "overlap_store_commit"}
+}
+
+// stepStore saves step aggregates; in a batch they read the runs' saved
+// overlap, so only runs whose copy is current go together.
+func stepStore() runStore {
+	return runStore{what: "steps",
+		stmts: []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
+			"step_store_kernels", "step_store_totals"},
+		commit: "step_store_commit", batchable: "overlap_store_current"}
 }

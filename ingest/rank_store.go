@@ -159,6 +159,84 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) (err erro
 	return nil
 }
 
+// runStore says how to save a copy kept per run (the per-kernel overlap,
+// the step aggregates): statements run in order, each with $run alone or
+// with $runs (and $run NULL) for several runs at once, then the record
+// statement commit once per run ($run).
+type runStore struct {
+	what   string // for errors: "overlap"
+	stmts  []string
+	commit string
+	// batchable, when set, names a statement saying whether run $run may
+	// go with others; the others are saved alone
+	batchable string
+}
+
+// save saves the copies of runs, in one transaction per batch of at most
+// batchKernels GPU events.
+func (s runStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	ranks, err := runRanks(ctx, db, runs)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", s.what, err)
+	}
+	together := runs
+	if s.batchable != "" {
+		if together, err = someRuns(ctx, db, s.batchable, runs); err != nil {
+			return fmt.Errorf("save %s: %w", s.what, err)
+		}
+	}
+	for _, b := range batches(runs, together, ranks, batchKernels) {
+		if err := s.saveBatch(ctx, db, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// saveOne saves the copy of run alone.
+func (s runStore) saveOne(ctx context.Context, db *sql.DB, run int64) error {
+	return s.saveBatch(ctx, db, batch{runs: []int64{run}, perRank: true})
+}
+
+// saveBatch saves the copies of b's runs in one transaction: a batch of one
+// run passes $run, any other $runs.
+func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) (err error) {
+	fail := func(step string, err error) error {
+		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail("", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, tx.Rollback())
+		}
+	}()
+	args := []any{sql.Named("run", nil), sql.Named("runs", b.runs)}
+	if len(b.runs) == 1 {
+		// one run as before: its filter reaches the scans (run_id = N)
+		args = []any{sql.Named("run", b.runs[0]), sql.Named("runs", nil)}
+	}
+	for _, name := range s.stmts {
+		if _, err := execNamed(ctx, tx, stmt(name), args...); err != nil {
+			return fail(name+": ", err)
+		}
+	}
+	for _, run := range b.runs {
+		if _, err := execNamed(ctx, tx, stmt(s.commit), sql.Named("run", run)); err != nil {
+			return fail(fmt.Sprintf("run %d: %s: ", run, s.commit), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail("commit: ", err)
+	}
+	return nil
+}
+
 // someRuns keeps the runs for which the statement name (with $run) says
 // true.
 func someRuns(ctx context.Context, db *sql.DB, name string, runs []int64) ([]int64, error) {

@@ -94,3 +94,50 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStoresSameInBatches: the per-kernel overlap, busy rows and step
+// aggregates Finish saves for three demo runs in one batch are those saved
+// run by run (start ranks are numbered across a batch: compared from each
+// group's first).
+func TestRunStoresSameInBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := schematest.Open(t, "")
+	demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
+	if _, err := Ingest(ctx, w, demo, Options{Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	dump := func() string {
+		return schematest.Dump(t, w.DB, `SELECT * EXCLUDE (start_rank, starts_before_end, first_rank),
+			start_rank - first_rank, starts_before_end - first_rank
+			FROM (SELECT *, min(start_rank) OVER (PARTITION BY trace_id, stage, device) AS first_rank FROM kernel_overlap_store)
+			ORDER BY kernel_id`) +
+			schematest.Dump(t, w.DB, `SELECT * FROM device_busy_store ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT * FROM step_kernel_store ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT * FROM step_total_store ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT run_id, fingerprint FROM kernel_overlap_runs ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT run_id, fingerprint FROM step_store_runs ORDER BY ALL`)
+	}
+	runs, err := pendingRuns(ctx, w.DB, "overlap_pending")
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("pending %v %v", runs, err)
+	}
+	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	batched := dump()
+	if n := strings.Count(batched, "\n"); n < 1000 {
+		t.Fatalf("only %d rows saved", n)
+	}
+	for _, run := range runs {
+		if err := SaveOverlap(ctx, w.DB, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := SaveSteps(ctx, w.DB, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if alone := dump(); alone != batched {
+		t.Errorf("saved in one batch and run by run differ")
+	}
+}

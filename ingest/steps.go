@@ -16,26 +16,8 @@ import (
 // step_kernel_store and step_total_store, so that compare and history read
 // a few rows per step instead of the run's events. Calling it again
 // replaces the copy; reports ignore a copy whose run changed since.
-func SaveSteps(ctx context.Context, db *sql.DB, run int64) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("save steps of run %d: %w", run, err)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, tx.Rollback())
-		}
-	}()
-	for _, name := range []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
-		"step_store_kernels", "step_store_totals", "step_store_commit"} {
-		if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
-			return fmt.Errorf("save steps of run %d: %s: %w", run, name, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("save steps of run %d: commit: %w", run, err)
-	}
-	return nil
+func SaveSteps(ctx context.Context, db *sql.DB, run int64) error {
+	return stepStore().saveOne(ctx, db, run)
 }
 
 // KernelSource is the steps.source of steps found by --steps-by.
