@@ -43,27 +43,54 @@ type rankStore struct {
 // save computes and saves the rows of every rank of runs, in one
 // transaction per batch (batchKernels).
 func (s rankStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
-	if len(runs) == 0 {
-		return nil
-	}
-	ranks, err := runRanks(ctx, db, runs)
-	if err != nil {
-		return fmt.Errorf("save %s: %w", s.what, err)
-	}
-	together := runs
-	if s.batchable != "" {
-		if together, err = someRuns(ctx, db, s.batchable, runs); err != nil {
-			return fmt.Errorf("save %s: %w", s.what, err)
-		}
-	}
 	limit := s.limit
 	if limit == 0 {
 		limit = batchKernels
 	}
-	for _, b := range batches(runs, together, ranks, limit) {
+	bs, err := plan(ctx, db, s.batchable, runs, limit)
+	if err != nil {
+		return fmt.Errorf("save %s: %w", s.what, err)
+	}
+	for _, b := range bs {
 		if err := s.saveBatch(ctx, db, b); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// plan groups runs into batches (batches) by their ranks' sizes; with
+// batchable set, only the runs that statement accepts (someRuns) may share
+// a batch.
+func plan(ctx context.Context, db *sql.DB, batchable string, runs []int64, limit int64) ([]batch, error) {
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	ranks, err := runRanks(ctx, db, runs)
+	if err != nil {
+		return nil, err
+	}
+	together := runs
+	if batchable != "" {
+		if together, err = someRuns(ctx, db, batchable, runs); err != nil {
+			return nil, err
+		}
+	}
+	return batches(runs, together, ranks, limit), nil
+}
+
+// inTx runs f in one transaction of db, rolled back when f fails; fail
+// gives every error its context.
+func inTx(ctx context.Context, db *sql.DB, fail func(step string, err error) error, f func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail("", err)
+	}
+	if err := f(tx); err != nil {
+		return errors.Join(err, tx.Rollback())
+	}
+	if err := tx.Commit(); err != nil {
+		return fail("commit: ", err)
 	}
 	return nil
 }
@@ -111,52 +138,42 @@ func batches(runs, together []int64, ranks []runRank, limit int64) []batch {
 	return out
 }
 
-func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) (err error) {
+func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 	fail := func(step string, err error) error {
 		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fail("", err)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, tx.Rollback())
-		}
-	}()
-	// Forget the copies first and record each last, so that even without
-	// the transaction a half-written copy could not be read.
-	for _, run := range b.runs {
-		for _, name := range []string{s.forget, s.clear} {
-			if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
-				return fail(name+": ", err)
-			}
-		}
-	}
 	insert := "INSERT INTO " + s.table + " SELECT r.run_id, r.rank, r.* EXCLUDE (run_id, rank) FROM (\n" + s.query + "\n) r"
-	if b.perRank {
-		for _, r := range b.ranks {
-			args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
-			if _, err := execNamed(ctx, tx, insert, args...); err != nil {
-				return fail(fmt.Sprintf("rank %d: ", r.rank), err)
+	return inTx(ctx, db, fail, func(tx *sql.Tx) error {
+		// Forget the copies first and record each last, so that even
+		// without the transaction a half-written copy could not be read.
+		for _, run := range b.runs {
+			for _, name := range []string{s.forget, s.clear} {
+				if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
+					return fail(name+": ", err)
+				}
 			}
 		}
-	} else if len(b.ranks) > 0 {
-		args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
-		if _, err := execNamed(ctx, tx, insert, args...); err != nil {
-			return fail("", err)
+		if b.perRank {
+			for _, r := range b.ranks {
+				args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
+				if _, err := execNamed(ctx, tx, insert, args...); err != nil {
+					return fail(fmt.Sprintf("rank %d: ", r.rank), err)
+				}
+			}
+		} else if len(b.ranks) > 0 {
+			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
+			if _, err := execNamed(ctx, tx, insert, args...); err != nil {
+				return fail("", err)
+			}
 		}
-	}
-	for _, r := range b.ranks {
-		args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank)}, s.commitArgs...)
-		if _, err := execNamed(ctx, tx, stmt(s.commit), args...); err != nil {
-			return fail(fmt.Sprintf("rank %d: %s: ", r.rank, s.commit), err)
+		for _, r := range b.ranks {
+			args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank)}, s.commitArgs...)
+			if _, err := execNamed(ctx, tx, stmt(s.commit), args...); err != nil {
+				return fail(fmt.Sprintf("rank %d: %s: ", r.rank, s.commit), err)
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fail("commit: ", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // runStore says how to save a copy kept per run (the per-kernel overlap,
@@ -175,20 +192,11 @@ type runStore struct {
 // save saves the copies of runs, in one transaction per batch of at most
 // batchKernels GPU events.
 func (s runStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
-	if len(runs) == 0 {
-		return nil
-	}
-	ranks, err := runRanks(ctx, db, runs)
+	bs, err := plan(ctx, db, s.batchable, runs, batchKernels)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", s.what, err)
 	}
-	together := runs
-	if s.batchable != "" {
-		if together, err = someRuns(ctx, db, s.batchable, runs); err != nil {
-			return fmt.Errorf("save %s: %w", s.what, err)
-		}
-	}
-	for _, b := range batches(runs, together, ranks, batchKernels) {
+	for _, b := range bs {
 		if err := s.saveBatch(ctx, db, b); err != nil {
 			return err
 		}
@@ -203,38 +211,28 @@ func (s runStore) saveOne(ctx context.Context, db *sql.DB, run int64) error {
 
 // saveBatch saves the copies of b's runs in one transaction: a batch of one
 // run passes $run, any other $runs.
-func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) (err error) {
+func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 	fail := func(step string, err error) error {
 		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fail("", err)
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, tx.Rollback())
-		}
-	}()
 	args := []any{sql.Named("run", nil), sql.Named("runs", b.runs)}
 	if len(b.runs) == 1 {
 		// one run as before: its filter reaches the scans (run_id = N)
 		args = []any{sql.Named("run", b.runs[0]), sql.Named("runs", nil)}
 	}
-	for _, name := range s.stmts {
-		if _, err := execNamed(ctx, tx, stmt(name), args...); err != nil {
-			return fail(name+": ", err)
+	return inTx(ctx, db, fail, func(tx *sql.Tx) error {
+		for _, name := range s.stmts {
+			if _, err := execNamed(ctx, tx, stmt(name), args...); err != nil {
+				return fail(name+": ", err)
+			}
 		}
-	}
-	for _, run := range b.runs {
-		if _, err := execNamed(ctx, tx, stmt(s.commit), sql.Named("run", run)); err != nil {
-			return fail(fmt.Sprintf("run %d: %s: ", run, s.commit), err)
+		for _, run := range b.runs {
+			if _, err := execNamed(ctx, tx, stmt(s.commit), sql.Named("run", run)); err != nil {
+				return fail(fmt.Sprintf("run %d: %s: ", run, s.commit), err)
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fail("commit: ", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // someRuns keeps the runs for which the statement name (with $run) says

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
@@ -39,19 +40,26 @@ func TestBatches(t *testing.T) {
 	}
 }
 
+// threeDemoRuns is a copy, for t alone, of a warehouse holding three demo
+// runs, ingested once per test binary and not finished: two ranks and two
+// stages; another framework, model and TP size (other gates); another
+// framework again.
+func threeDemoRuns(t *testing.T) *schema.Warehouse {
+	t.Helper()
+	return schematest.Open(t, schematest.Template(t, "three-demo-runs", func(ctx context.Context, w *schema.Warehouse) error {
+		demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
+		_, err := Ingest(ctx, w, demo, Options{Jobs: 2})
+		return err
+	}))
+}
+
 // TestSavedRowsSameInBatches: fuse-pattern and overlap rows of demo runs
 // saved rank by rank (every run over the limit), in several batches and in
 // one are the same rows.
 func TestSavedRowsSameInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := schematest.Open(t, "")
-	// two ranks and two stages; another framework, model and TP size (other
-	// gates); another framework again
-	demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
-	if _, err := Ingest(ctx, w, demo, Options{Jobs: 2}); err != nil {
-		t.Fatal(err)
-	}
+	w := threeDemoRuns(t)
 	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +110,7 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 func TestRunStoresSameInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := schematest.Open(t, "")
-	demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
-	if _, err := Ingest(ctx, w, demo, Options{Jobs: 2}); err != nil {
-		t.Fatal(err)
-	}
+	w := threeDemoRuns(t)
 	dump := func() string {
 		return schematest.Dump(t, w.DB, `SELECT * EXCLUDE (start_rank, starts_before_end, first_rank),
 			start_rank - first_rank, starts_before_end - first_rank
