@@ -145,16 +145,16 @@ func (v *validator) keyword(entry string, pos position, field, k string) {
 		v.add(pos.of(field), w, ErrValue, "empty keyword")
 	case strings.TrimSpace(k) != k:
 		v.add(pos.of(field), w, ErrValue, "keyword %q has leading or trailing spaces", k)
-	case compact(k) == "":
+	case Compact(k) == "":
 		// Matching also compares letters and digits only, so this keyword
 		// would reduce to "" and match every kernel.
 		v.add(pos.of(field), w, ErrValue, "keyword %q has no letters or digits", k)
 	}
 }
 
-// compact keeps only ASCII letters and digits, lower-cased: the second form
+// Compact keeps only ASCII letters and digits, lower-cased: the second form
 // keywords are matched in (catalog.md section 2).
-func compact(s string) string {
+func Compact(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {

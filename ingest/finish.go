@@ -18,7 +18,7 @@ import (
 // all end with it.
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	phase(ctx, PhaseCatalog)
-	if err := catalog.Install(ctx, db, cat); err != nil {
+	if err := InstallCatalog(ctx, db, cat); err != nil {
 		return err
 	}
 	runs, err := pendingRuns(ctx, db, "overlap_pending")

@@ -50,7 +50,7 @@ func newMemoryFixture(tb testing.TB) fixture {
 func catalogTemplate(t testing.TB) string {
 	t.Helper()
 	return schematest.Template(t, "catalog", func(ctx context.Context, w *schema.Warehouse) error {
-		return catalog.Install(ctx, w.DB, catalog.Default())
+		return ingest.InstallCatalog(ctx, w.DB, catalog.Default())
 	})
 }
 

@@ -26,7 +26,7 @@ func TestFrameworkOverrideDrivesCatalog(t *testing.T) {
 	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, ingest.Options{Jobs: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
 	fusions := func(fw sql.NullString) string {

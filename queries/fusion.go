@@ -71,7 +71,7 @@ type FusionMatchesRow struct {
 // FusionMatches returns the fuse-pattern rows: opportunities and elsewhere
 // rows first, by priority and related time, then already-fused rows, per
 // stage (prefill, decode, mixed, unknown, others by name). It needs the
-// catalog installed (catalog.Install).
+// catalog installed (ingest.InstallCatalog).
 func FusionMatches(ctx context.Context, q Querier, p FusionMatchesParams) ([]FusionMatchesRow, error) {
 	args := []any{
 		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),

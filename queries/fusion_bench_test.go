@@ -48,7 +48,7 @@ func BenchmarkFusionMatches(b *testing.B) {
 			if _, err := ingest.Ingest(ctx, w, []string{dir}, ingest.Options{}); err != nil {
 				b.Fatal(err)
 			}
-			if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+			if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 				b.Fatal(err)
 			}
 			var run, events int64

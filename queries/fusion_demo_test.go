@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
@@ -19,7 +20,7 @@ func TestFusionDemo(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := schematest.Open(t, demoTemplate(t))
-	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
 	runID := func(label string) int64 {

@@ -25,7 +25,7 @@ func TestFusionEvidenceShares(t *testing.T) {
 	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama", "../testdata/demo/vllm-qwen-moe"}, ingest.Options{Jobs: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
 	checked := 0

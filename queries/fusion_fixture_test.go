@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
@@ -73,7 +74,7 @@ func (f *fusionFX) forCase(t *testing.T, cat *catalog.Catalog) *fusionFX {
 // install makes cat the warehouse's catalog (a no-op when it already is).
 func (f *fusionFX) install(cat *catalog.Catalog) {
 	f.t.Helper()
-	if err := catalog.Install(f.ctx, f.db, cat); err != nil {
+	if err := ingest.InstallCatalog(f.ctx, f.db, cat); err != nil {
 		f.t.Fatal(err)
 	}
 }

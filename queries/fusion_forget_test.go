@@ -27,7 +27,7 @@ func TestFusionCopiesForgotten(t *testing.T) {
 	}
 	// (Finish's other statements take later migrations: the fuse patterns
 	// need only the catalog)
-	if err := catalog.Install(ctx, old.DB, catalog.Default()); err != nil {
+	if err := ingest.InstallCatalog(ctx, old.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
 	match, err := Text("fusion_matches")

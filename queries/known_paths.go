@@ -47,7 +47,7 @@ type KnownPathsRow struct {
 // KnownPaths returns, for each pair, the overlap-catalog entries whose
 // keywords match its kernel or its dominant overlapping kernel: pairs in
 // order, entries of the run's own framework first, then catalog order. It
-// needs the catalog installed (catalog.Install).
+// needs the catalog installed (ingest.InstallCatalog).
 func KnownPaths(ctx context.Context, q Querier, p KnownPathsParams) ([]KnownPathsRow, error) {
 	kernels := make([]string, len(p.Pairs))
 	dominants := make([]string, len(p.Pairs))

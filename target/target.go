@@ -48,13 +48,13 @@ func Open(ctx context.Context, open Opener, write bool, cat *catalog.Catalog, no
 		return nil, err
 	}
 	if write {
-		if err := catalog.Install(ctx, w.DB, cat); err != nil {
+		if err := ingest.InstallCatalog(ctx, w.DB, cat); err != nil {
 			w.Close()
 			return nil, err
 		}
 		return w, nil
 	}
-	h, err := catalog.InstalledHash(ctx, w.DB)
+	h, err := ingest.InstalledCatalogHash(ctx, w.DB)
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -66,7 +66,7 @@ func Open(ctx context.Context, open Opener, write bool, cat *catalog.Catalog, no
 		// A lake's database is in memory and its catalog tables stay
 		// writable: install there. Opening it again for writing (as a
 		// read-only file is) would read every table of the lake twice.
-		if err := catalog.Install(ctx, w.DB, cat); err != nil {
+		if err := ingest.InstallCatalog(ctx, w.DB, cat); err != nil {
 			w.Close()
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func Open(ctx context.Context, open Opener, write bool, cat *catalog.Catalog, no
 		notice(fmt.Sprintf("%v; fuse patterns use the catalog stored there", err))
 		return open(ctx, false)
 	}
-	if err := catalog.Install(ctx, rw.DB, cat); err != nil {
+	if err := ingest.InstallCatalog(ctx, rw.DB, cat); err != nil {
 		rw.Close()
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 // s, with the same output.
 func finishPaths(ctx context.Context, w *schema.Warehouse, cat *catalog.Catalog) error {
 	if w.Path == schema.Memory {
-		return catalog.Install(ctx, w.DB, cat)
+		return ingest.InstallCatalog(ctx, w.DB, cat)
 	}
 	return Finish(ctx, w.DB, cat)
 }

@@ -53,7 +53,7 @@ func TestOpenInstallsTheCatalog(t *testing.T) {
 			if !slices.Equal(calls, c.calls) {
 				t.Errorf("opened with write = %v, want %v", calls, c.calls)
 			}
-			h, err := catalog.InstalledHash(ctx, w.DB)
+			h, err := ingest.InstalledCatalogHash(ctx, w.DB)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestResolveInMemorySavesNothing(t *testing.T) {
 					t.Errorf("%s: %d run(s) saved, want %d", table, n, c.saved)
 				}
 			}
-			if h, err := catalog.InstalledHash(ctx, w.DB); err != nil || h != cat.Hash() {
+			if h, err := ingest.InstalledCatalogHash(ctx, w.DB); err != nil || h != cat.Hash() {
 				t.Errorf("installed catalog %q (%v), want %q", h, err, cat.Hash())
 			}
 		})

@@ -177,7 +177,7 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 	if res.Failed() > 0 {
 		return fmt.Errorf("ingest: %d file(s) failed", res.Failed())
 	}
-	if err := catalog.Install(ctx, w.DB, catalog.Default()); err != nil {
+	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 		return err
 	}
 	var run, base, maxOrdinal, span int64
@@ -294,7 +294,7 @@ func triage(ctx context.Context, path string) ([]step, int64, error) {
 		return nil, 0, err
 	}
 	defer w.Close()
-	h, err := catalog.InstalledHash(ctx, w.DB)
+	h, err := ingest.InstalledCatalogHash(ctx, w.DB)
 	if err != nil {
 		return nil, 0, err
 	}

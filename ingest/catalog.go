@@ -1,56 +1,40 @@
-package catalog
+package ingest
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/schema"
 )
 
-// Execer is a handle Install can open a transaction on: *sql.DB or *sql.Conn.
-// Install needs its own transaction so the three tables change together.
-type Execer interface {
+// txStarter is a handle InstalledCatalogHash opens its read transaction
+// on: *sql.DB or *sql.Conn.
+type txStarter interface {
 	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 }
 
-// Hash identifies a catalog's content: the sha256 of its canonical JSON form
-// (defaults applied, no comments or formatting), so reformatting a file does
-// not reinstall it but any change to an entry does.
-func (c *Catalog) Hash() string {
-	b, err := json.Marshal(c)
-	if err != nil {
-		// Only strings, numbers and bools of finite value: cannot fail for a
-		// catalog that passed Validate.
-		panic(fmt.Sprintf("catalog hash: %v", err))
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// Install makes the warehouse's catalog tables hold exactly c. It does
+// InstallCatalog makes the warehouse's catalog tables hold exactly c. It does
 // nothing when they already hold a catalog with the same content hash, so
 // calling it on every open is cheap, and switching between the embedded
 // catalog and a user's --catalog FILE rewrites the tables each way.
-func Install(ctx context.Context, db Conner, c *Catalog) error {
-	_, err := install(ctx, db, c)
+func InstallCatalog(ctx context.Context, db connOpener, c *catalog.Catalog) error {
+	_, err := installCatalog(ctx, db, c)
 	return err
 }
 
-// Conner is a handle Install takes a connection of (*sql.DB): its rows go
-// in through DuckDB's appender, within one transaction on that connection,
-// so the three tables change together.
-type Conner interface {
+// connOpener is a handle InstallCatalog takes a connection of (*sql.DB):
+// its rows go in through DuckDB's appender, within one transaction on that
+// connection, so the three tables change together.
+type connOpener interface {
 	Conn(ctx context.Context) (*sql.Conn, error)
 }
 
-// install reports whether it wrote anything, for tests.
-func install(ctx context.Context, db Conner, c *Catalog) (changed bool, err error) {
+// installCatalog reports whether it wrote anything, for tests.
+func installCatalog(ctx context.Context, db connOpener, c *catalog.Catalog) (changed bool, err error) {
 	// A catalog built or edited in code reaches here unchecked otherwise.
 	if err := c.Validate(); err != nil {
 		return false, err
@@ -70,7 +54,7 @@ func install(ctx context.Context, db Conner, c *Catalog) (changed bool, err erro
 			err = errors.Join(err, rerr)
 		}
 	}()
-	current, err := installedHashes(ctx, conn)
+	current, err := installedCatalogHashes(ctx, conn)
 	if err != nil {
 		return false, err
 	}
@@ -86,7 +70,7 @@ func install(ctx context.Context, db Conner, c *Catalog) (changed bool, err erro
 			return false, fmt.Errorf("install catalog: clear %s: %w", table, err)
 		}
 	}
-	if err := appendEntries(conn, c, hash); err != nil {
+	if err := appendCatalog(conn, c, hash); err != nil {
 		return false, fmt.Errorf("install catalog: %w", err)
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
@@ -95,9 +79,9 @@ func install(ctx context.Context, db Conner, c *Catalog) (changed bool, err erro
 	return true, nil
 }
 
-// InstalledHash returns the content hash of the catalog in the warehouse, ""
+// InstalledCatalogHash returns the content hash of the catalog in the warehouse, ""
 // when the tables are empty.
-func InstalledHash(ctx context.Context, db Execer) (string, error) {
+func InstalledCatalogHash(ctx context.Context, db txStarter) (string, error) {
 	// A plain transaction: duckdb-go rejects TxOptions.ReadOnly, and this one
 	// only reads, so rolling it back loses nothing.
 	tx, err := db.BeginTx(ctx, nil)
@@ -105,21 +89,21 @@ func InstalledHash(ctx context.Context, db Execer) (string, error) {
 		return "", fmt.Errorf("read installed catalog: %w", err)
 	}
 	defer tx.Rollback() // its error cannot change the answer
-	hs, err := installedHashes(ctx, tx)
+	hs, err := installedCatalogHashes(ctx, tx)
 	if err != nil || len(hs) == 0 {
 		return "", err
 	}
 	return hs[0], nil
 }
 
-// querier is a *sql.Tx or *sql.Conn.
-type querier interface {
+// catalogQuerier is a *sql.Tx or *sql.Conn.
+type catalogQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// installedHashes lists the distinct hashes stored in the catalog tables:
+// installedCatalogHashes lists the distinct hashes stored in the catalog tables:
 // none when empty, one normally, more only if something else wrote rows.
-func installedHashes(ctx context.Context, q querier) ([]string, error) {
+func installedCatalogHashes(ctx context.Context, q catalogQuerier) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `
 		SELECT DISTINCT catalog_hash FROM (
 			SELECT catalog_hash FROM fusion_catalog
@@ -144,12 +128,12 @@ func installedHashes(ctx context.Context, q querier) ([]string, error) {
 	return out, nil
 }
 
-// appendEntries writes every fusion entry, chain step and overlap entry
+// appendCatalog writes every fusion entry, chain step and overlap entry
 // through DuckDB's appender on conn, in its open transaction: one INSERT
 // of bound VALUES per table cost about 30 ms (binding a thousand
 // parameters), most of installing the catalog into a fresh warehouse,
 // which every one-shot triage and every lake report does.
-func appendEntries(conn *sql.Conn, c *Catalog, hash string) error {
+func appendCatalog(conn *sql.Conn, c *catalog.Catalog, hash string) error {
 	specs := []schema.Spec{
 		{Table: "fusion_catalog", Columns: []string{"id", "ordinal", "name", "framework", "origin", "fused", "steps",
 			"ordered", "max_gap_ns", "max_between", "models_any", "models_none", "min_tp", "min_share", "likely_share",
@@ -162,21 +146,21 @@ func appendEntries(conn *sql.Conn, c *Catalog, hash string) error {
 		fusions, steps, overlaps := apps[0], apps[1], apps[2]
 		for i, f := range c.Fusions {
 			if err := fusions.Append(f.ID, int32(i), f.Name, f.Framework, f.Origin,
-				list(f.Fused), int32(len(f.Chain)), f.Ordered, gapNS(f.MaxGapUS), int32(f.MaxBetween),
-				list(f.ModelsAny), list(f.ModelsNone), int32(f.MinTP), f.MinShare, f.LikelyShare,
-				int32(f.Priority), list(f.Subsumes), list(f.Sources), nullable(f.Switch), f.Rationale,
+				catalogList(f.Fused), int32(len(f.Chain)), f.Ordered, gapNS(f.MaxGapUS), int32(f.MaxBetween),
+				catalogList(f.ModelsAny), catalogList(f.ModelsNone), int32(f.MinTP), f.MinShare, f.LikelyShare,
+				int32(f.Priority), catalogList(f.Subsumes), catalogList(f.Sources), nullString(f.Switch), f.Rationale,
 				int32(c.Version), hash); err != nil {
 				return err
 			}
 			for s, kws := range f.Chain {
-				if err := steps.Append(f.ID, int32(s+1), list(kws)); err != nil {
+				if err := steps.Append(f.ID, int32(s+1), catalogList(kws)); err != nil {
 					return err
 				}
 			}
 		}
 		for i, o := range c.Overlaps {
 			if err := overlaps.Append(o.ID, int32(i), o.Name, o.Framework, o.Origin,
-				list(o.Keywords), list(o.Sources), nullable(o.Switch), o.Rationale,
+				catalogList(o.Keywords), catalogList(o.Sources), nullString(o.Switch), o.Rationale,
 				int32(c.Version), hash); err != nil {
 				return err
 			}
@@ -185,18 +169,11 @@ func appendEntries(conn *sql.Conn, c *Catalog, hash string) error {
 	})
 }
 
-// list makes a nil slice an empty list: the columns are NOT NULL, and an
-// absent list means "none", not "unknown".
-func list(s []string) []string {
+// catalogList makes a nil slice an empty list: the columns are NOT NULL,
+// and an absent list means "none", not "unknown".
+func catalogList(s []string) []string {
 	if s == nil {
 		return []string{}
-	}
-	return s
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
 	}
 	return s
 }

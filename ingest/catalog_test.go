@@ -1,18 +1,17 @@
-package catalog
+package ingest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
-	"os"
-	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
-
-// TestMain removes the warehouse templates the tests copy.
-func TestMain(m *testing.M) { os.Exit(schematest.Main(m)) }
 
 // openWarehouse is a migrated warehouse of the test's own.
 func openWarehouse(t *testing.T) *sql.DB {
@@ -34,10 +33,10 @@ func strs(t *testing.T, v any) []string {
 }
 
 // readBack rebuilds a catalog from the warehouse tables.
-func readBack(t *testing.T, db *sql.DB, wantHash string) *Catalog {
+func readBack(t *testing.T, db *sql.DB, wantHash string) *catalog.Catalog {
 	t.Helper()
 	ctx := context.Background()
-	c := &Catalog{}
+	c := &catalog.Catalog{}
 	steps := map[string][][]string{}
 	rows, err := db.QueryContext(ctx, `SELECT id, step_no, keywords FROM fusion_catalog_steps ORDER BY id, step_no`)
 	if err != nil {
@@ -65,7 +64,7 @@ func readBack(t *testing.T, db *sql.DB, wantHash string) *Catalog {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var f Fusion
+		var f catalog.Fusion
 		var ordinal, nSteps, version int
 		var gapNS int64
 		var fused, modelsAny, modelsNone, subsumes, sources any
@@ -98,7 +97,7 @@ func readBack(t *testing.T, db *sql.DB, wantHash string) *Catalog {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var o Overlap
+		var o catalog.Overlap
 		var ordinal, version int
 		var keywords, sources any
 		var sw sql.NullString
@@ -117,10 +116,12 @@ func readBack(t *testing.T, db *sql.DB, wantHash string) *Catalog {
 	return c
 }
 
-// comparable strips what the tables do not hold (positions, file name) and
-// spells absent lists as empty, as the NOT NULL list columns do.
-func comparable(c *Catalog) *Catalog {
-	out := &Catalog{Version: c.Version}
+// comparable strips what the tables do not hold (the file name) and spells
+// absent lists as empty, as the NOT NULL list columns do. (Entries are
+// compared by their JSON form, which leaves out their positions in the
+// file.)
+func comparable(c *catalog.Catalog) *catalog.Catalog {
+	out := &catalog.Catalog{Version: c.Version}
 	empty := func(s []string) []string {
 		if s == nil {
 			return []string{}
@@ -128,7 +129,6 @@ func comparable(c *Catalog) *Catalog {
 		return s
 	}
 	for _, f := range c.Fusions {
-		f.pos = position{}
 		f.Fused, f.ModelsAny, f.ModelsNone = empty(f.Fused), empty(f.ModelsAny), empty(f.ModelsNone)
 		f.Subsumes, f.Sources = empty(f.Subsumes), empty(f.Sources)
 		if f.Chain == nil {
@@ -137,14 +137,26 @@ func comparable(c *Catalog) *Catalog {
 		out.Fusions = append(out.Fusions, f)
 	}
 	for _, o := range c.Overlaps {
-		o.pos = position{}
 		o.Keywords, o.Sources = empty(o.Keywords), empty(o.Sources)
 		out.Overlaps = append(out.Overlaps, o)
 	}
 	return out
 }
 
-func assertInstalled(t *testing.T, db *sql.DB, want *Catalog) {
+func sameJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(ja, jb)
+}
+
+func assertInstalled(t *testing.T, db *sql.DB, want *catalog.Catalog) {
 	t.Helper()
 	got := readBack(t, db, want.Hash())
 	w := comparable(want)
@@ -153,12 +165,12 @@ func assertInstalled(t *testing.T, db *sql.DB, want *Catalog) {
 			len(got.Fusions), len(got.Overlaps), len(w.Fusions), len(w.Overlaps))
 	}
 	for i := range w.Fusions {
-		if !reflect.DeepEqual(got.Fusions[i], w.Fusions[i]) {
+		if !sameJSON(t, got.Fusions[i], w.Fusions[i]) {
 			t.Errorf("fusion %d read back as\n%+v\nwant\n%+v", i, got.Fusions[i], w.Fusions[i])
 		}
 	}
 	for i := range w.Overlaps {
-		if !reflect.DeepEqual(got.Overlaps[i], w.Overlaps[i]) {
+		if !sameJSON(t, got.Overlaps[i], w.Overlaps[i]) {
 			t.Errorf("overlap %d read back as\n%+v\nwant\n%+v", i, got.Overlaps[i], w.Overlaps[i])
 		}
 	}
@@ -171,15 +183,15 @@ func TestInstallRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
-	if h, err := InstalledHash(ctx, db); err != nil || h != "" {
+	if h, err := InstalledCatalogHash(ctx, db); err != nil || h != "" {
 		t.Fatalf("fresh warehouse: hash %q, %v", h, err)
 	}
-	c := Default()
-	if err := Install(ctx, db, c); err != nil {
+	c := catalog.Default()
+	if err := InstallCatalog(ctx, db, c); err != nil {
 		t.Fatal(err)
 	}
 	assertInstalled(t, db, c)
-	if h, err := InstalledHash(ctx, db); err != nil || h != c.Hash() {
+	if h, err := InstalledCatalogHash(ctx, db); err != nil || h != c.Hash() {
 		t.Fatalf("installed hash %q, %v; want %s", h, err, c.Hash())
 	}
 }
@@ -188,14 +200,14 @@ func TestInstallTwiceIsNoOp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
-	if changed, err := install(ctx, db, Default()); err != nil || !changed {
+	if changed, err := installCatalog(ctx, db, catalog.Default()); err != nil || !changed {
 		t.Fatalf("first install: changed=%v, %v", changed, err)
 	}
 	// Mark a row behind Install's back: a rewrite would erase the mark.
 	if _, err := db.ExecContext(ctx, `UPDATE fusion_catalog SET rationale = 'marked' WHERE ordinal = 0`); err != nil {
 		t.Fatal(err)
 	}
-	changed, err := install(ctx, db, Default())
+	changed, err := installCatalog(ctx, db, catalog.Default())
 	if err != nil || changed {
 		t.Fatalf("second install: changed=%v, %v", changed, err)
 	}
@@ -214,13 +226,13 @@ func TestInstallReplacesAndBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
-	def := Default()
-	user, err := Parse([]byte(base), "user.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []*Catalog{def, user, def} {
-		changed, err := install(ctx, db, c)
+	def := catalog.Default()
+	// A user's file: the default's first entries, renamed.
+	user := &catalog.Catalog{Version: def.Version, File: "user.yaml",
+		Fusions: slices.Clone(def.Fusions[:3]), Overlaps: slices.Clone(def.Overlaps[:2])}
+	user.Fusions[0].Name += " (mine)"
+	for _, c := range []*catalog.Catalog{def, user, def} {
+		changed, err := installCatalog(ctx, db, c)
 		if err != nil || !changed {
 			t.Fatalf("install %s: changed=%v, %v", c.File, changed, err)
 		}
@@ -232,14 +244,14 @@ func TestInstallRejectsInvalidCatalog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
-	def := Default()
-	if err := Install(ctx, db, def); err != nil {
+	def := catalog.Default()
+	if err := InstallCatalog(ctx, db, def); err != nil {
 		t.Fatal(err)
 	}
-	bad := Default()
+	bad := catalog.Default()
 	bad.Fusions[1].Subsumes = []string{"no-such-entry"}
-	err := Install(ctx, db, bad)
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrReference) {
+	err := InstallCatalog(ctx, db, bad)
+	if !errors.Is(err, catalog.ErrInvalid) || !errors.Is(err, catalog.ErrReference) {
 		t.Fatalf("got %v; want an ErrReference", err)
 	}
 	assertInstalled(t, db, def)
@@ -251,8 +263,8 @@ func TestCatalogKeywordsView(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
-	c := Default()
-	if err := Install(ctx, db, c); err != nil {
+	c := catalog.Default()
+	if err := InstallCatalog(ctx, db, c); err != nil {
 		t.Fatal(err)
 	}
 	want := 0
@@ -292,8 +304,8 @@ func TestCatalogKeywordsView(t *testing.T) {
 		if err := rows.Scan(&k, &kc); err != nil {
 			t.Fatal(err)
 		}
-		if compact(k) != kc {
-			t.Errorf("%q: Go compacts to %q, SQL to %q", k, compact(k), kc)
+		if catalog.Compact(k) != kc {
+			t.Errorf("%q: Go compacts to %q, SQL to %q", k, catalog.Compact(k), kc)
 		}
 	}
 }
