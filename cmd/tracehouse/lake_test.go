@@ -327,7 +327,7 @@ func TestLakeConcurrentIngest(t *testing.T) {
 func TestLakeKilledIngest(t *testing.T) {
 	t.Parallel()
 	src := t.TempDir()
-	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 8 << 20, Seed: 11})
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 4, TargetBytes: 4 << 20, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
