@@ -47,12 +47,18 @@ func (s rankStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
 	if limit == 0 {
 		limit = batchKernels
 	}
-	bs, err := plan(ctx, db, s.batchable, runs, limit)
+	return saveInBatches(ctx, db, s.what, s.batchable, runs, limit, s.saveBatch)
+}
+
+// saveInBatches plans runs into batches (plan) and saves each with save.
+func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs []int64, limit int64,
+	save func(context.Context, *sql.DB, batch) error) error {
+	bs, err := plan(ctx, db, batchable, runs, limit)
 	if err != nil {
-		return fmt.Errorf("save %s: %w", s.what, err)
+		return fmt.Errorf("save %s: %w", what, err)
 	}
 	for _, b := range bs {
-		if err := s.saveBatch(ctx, db, b); err != nil {
+		if err := save(ctx, db, b); err != nil {
 			return err
 		}
 	}
@@ -192,16 +198,7 @@ type runStore struct {
 // save saves the copies of runs, in one transaction per batch of at most
 // batchKernels GPU events.
 func (s runStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
-	bs, err := plan(ctx, db, s.batchable, runs, batchKernels)
-	if err != nil {
-		return fmt.Errorf("save %s: %w", s.what, err)
-	}
-	for _, b := range bs {
-		if err := s.saveBatch(ctx, db, b); err != nil {
-			return err
-		}
-	}
-	return nil
+	return saveInBatches(ctx, db, s.what, s.batchable, runs, batchKernels, s.saveBatch)
 }
 
 // saveOne saves the copy of run alone.
