@@ -223,13 +223,20 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	// The queries below are independent but for the overlap fingerprint:
 	// on a *sql.DB two run at a time (each on its own connection), so one
 	// query's planning and single-threaded parts overlap another's scans.
+	// The two longest chains (overlap, fuse patterns: each a query of
+	// hundreds of operators when not saved) come first, so they run side by
+	// side and the short ones fill in.
 	var fp sql.NullString
+	var fpErr error
+	fpDone := make(chan struct{})
 	err = inParallel(ctx, q, func(ctx context.Context) (err error) {
 		// The saved copies read here (busy rows, overlap rows, fuse-pattern
 		// rows) are current while the run's overlap fingerprint matches: a
 		// pass over every kernel, done once rather than in each check.
-		if fp, err = OverlapFingerprint(ctx, q, p.Run); err != nil {
-			return err
+		fp, fpErr = OverlapFingerprint(ctx, q, p.Run)
+		close(fpDone)
+		if fpErr != nil {
+			return fpErr
 		}
 		if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, OverlapFP: fp}); err != nil {
 			return err
@@ -239,8 +246,17 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows, OverlapFP: fp}); err != nil {
 			return err
 		}
-		if d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap); err != nil {
-			return err
+		d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap)
+		return err
+	}, func(ctx context.Context) (err error) {
+		// (the first task runs first, also when the tasks run one by one)
+		select {
+		case <-fpDone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if fpErr != nil {
+			return nil // the first task reports it
 		}
 		// The rows saved at ingest when current (single-trace, one rank), else
 		// computed: the same rows either way.
