@@ -1,7 +1,6 @@
 package report
 
 import (
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -16,11 +15,26 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 )
 
 // arrowBatch is the number of rows per record batch of WriteArrow.
 const arrowBatch = 65536
+
+// Result is a query's result as WriteArrow reads it: values as SQLValue
+// takes them (Decimal, Interval, Map and plain Go values).
+type Result interface {
+	Columns() []ResultColumn
+	Next() bool
+	Values() []any // the current row
+	Err() error
+}
+
+// ResultColumn is a result column: its name and DuckDB type as DuckDB
+// spells it ("DECIMAL(10,2)", "STRUCT(a INTEGER)", ...).
+type ResultColumn struct {
+	Name string
+	Type string
+}
 
 // WriteArrow writes the rows of a query as an Arrow IPC stream
 // (pyarrow.ipc.open_stream, polars.read_ipc_stream): one schema, then
@@ -30,20 +44,17 @@ const arrowBatch = 65536
 // zone), DECIMAL(p,s) as decimal128(p,s), HUGEINT as decimal128(38,0),
 // LIST/ARRAY/STRUCT/MAP as list/fixed_size_list/struct/map; JSON, UUID,
 // ENUM, BIT and UNION values as strings.
-func WriteArrow(w io.Writer, rows *sql.Rows) error {
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		return err
-	}
-	fields := make([]arrow.Field, len(cts))
-	types := make([]*sqlType, len(cts))
-	for i, ct := range cts {
-		t, err := parseSQLType(ct.DatabaseTypeName())
+func WriteArrow(w io.Writer, rows Result) error {
+	cols := rows.Columns()
+	fields := make([]arrow.Field, len(cols))
+	types := make([]*sqlType, len(cols))
+	for i, c := range cols {
+		t, err := parseSQLType(c.Type)
 		if err != nil {
-			return fmt.Errorf("column %s: %w", ct.Name(), err)
+			return fmt.Errorf("column %s: %w", c.Name, err)
 		}
 		types[i] = t
-		fields[i] = arrow.Field{Name: ct.Name(), Type: t.arrow, Nullable: true}
+		fields[i] = arrow.Field{Name: c.Name, Type: t.arrow, Nullable: true}
 	}
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
@@ -54,19 +65,11 @@ func WriteArrow(w io.Writer, rows *sql.Rows) error {
 		defer rec.Release()
 		return iw.Write(rec)
 	}
-	vals := make([]any, len(cts))
-	ptrs := make([]any, len(cts))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
 	n := 0
 	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
-		}
-		for i, v := range vals {
+		for i, v := range rows.Values() {
 			if err := appendArrow(b.Field(i), types[i], v); err != nil {
-				return fmt.Errorf("column %s: %w", cts[i].Name(), err)
+				return fmt.Errorf("column %s: %w", cols[i].Name, err)
 			}
 		}
 		if n++; n == arrowBatch {
@@ -354,7 +357,7 @@ func appendArrow(b array.Builder, t *sqlType, v any) error {
 		switch x := v.(type) {
 		case *big.Int:
 			n = x
-		case duckdb.Decimal:
+		case Decimal:
 			n = x.Value
 		default:
 			return bad()
@@ -387,7 +390,7 @@ func appendArrow(b array.Builder, t *sqlType, v any) error {
 		}
 		b.Append(ts)
 	case *array.MonthDayNanoIntervalBuilder:
-		x, ok := v.(duckdb.Interval)
+		x, ok := v.(Interval)
 		if !ok {
 			return bad()
 		}
@@ -426,12 +429,12 @@ func appendArrow(b array.Builder, t *sqlType, v any) error {
 			}
 		}
 	case *array.MapBuilder:
-		m, ok := v.(duckdb.OrderedMap)
+		m, ok := v.(Map)
 		if !ok {
 			return bad()
 		}
 		b.Append(true)
-		keys, vals := m.Keys(), m.Values()
+		keys, vals := m.Keys, m.Values
 		for i := range keys {
 			if err := appendArrow(b.KeyBuilder(), t.key, keys[i]); err != nil {
 				return err

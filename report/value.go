@@ -7,10 +7,52 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 )
+
+// Decimal, Interval and Map are the values of DuckDB's DECIMAL, INTERVAL
+// and MAP columns as the renderers here take them (the sql command
+// converts its driver's); the rest are plain Go values (LIST []any, STRUCT
+// map[string]any, HUGEINT *big.Int, times time.Time, ...).
+
+// Decimal is a DECIMAL(Width, Scale) value: Value / 10^Scale.
+type Decimal struct {
+	Width, Scale uint8
+	Value        *big.Int
+}
+
+// String is the value in decimal notation without trailing zeros after
+// the point ("12.3", "-0.05", "120"), as DuckDB's Go driver prints it.
+func (d Decimal) String() string {
+	digits := new(big.Int).Abs(d.Value).String()
+	scale := int(d.Scale)
+	if len(digits) <= scale {
+		digits = strings.Repeat("0", scale-len(digits)+1) + digits
+	}
+	s := digits[:len(digits)-scale]
+	if frac := strings.TrimRight(digits[len(digits)-scale:], "0"); frac != "" {
+		s += "." + frac
+	}
+	if d.Value.Sign() < 0 {
+		s = "-" + s
+	}
+	return s
+}
+
+// Interval is an INTERVAL value (fields in the driver's order: a cell
+// prints it as the driver's value printed).
+type Interval struct {
+	Days   int32
+	Months int32
+	Micros int64
+}
+
+// Map is a MAP value: keys and values in the map's order.
+type Map struct {
+	Keys   []any
+	Values []any
+}
 
 // Object is a JSON object whose keys keep their order (a result row in
 // SELECT order, a DuckDB MAP in key order, a STRUCT in field order).
@@ -69,12 +111,11 @@ func SQLValue(v any) any {
 			out[i] = SQLValue(e)
 		}
 		return out
-	case duckdb.OrderedMap:
-		keys, vals := x.Keys(), x.Values()
-		o := Object{Keys: make([]string, len(keys)), Values: make([]any, len(vals))}
-		for i, k := range keys {
+	case Map:
+		o := Object{Keys: make([]string, len(x.Keys)), Values: make([]any, len(x.Values))}
+		for i, k := range x.Keys {
 			o.Keys[i] = SQLCell(k)
-			o.Values[i] = SQLValue(vals[i])
+			o.Values[i] = SQLValue(x.Values[i])
 		}
 		return o
 	case map[string]any:
@@ -108,7 +149,7 @@ func SQLCell(v any) string {
 		return x.Format("2006-01-02 15:04:05.999999")
 	case *big.Int:
 		return x.String()
-	case []any, duckdb.OrderedMap, map[string]any:
+	case []any, Map, map[string]any:
 		var b bytes.Buffer
 		if err := writeJSON(&b, SQLValue(x)); err != nil {
 			return fmt.Sprint(v)

@@ -93,24 +93,26 @@ func sqlRun(opts *SQLOptions) error {
 	if err := lake.Describe(opts.Ctx, w); err != nil {
 		return err
 	}
-	rows, err := w.DB.QueryContext(opts.Ctx, opts.Query)
+	raw, err := w.DB.QueryContext(opts.Ctx, opts.Query)
 	if err != nil {
 		return &sqlError{err}
 	}
-	defer rows.Close()
+	defer raw.Close()
+	rows, err := newSQLRows(raw)
+	if err != nil {
+		return &sqlError{err}
+	}
 	if opts.Arrow {
 		if err := report.WriteArrow(opts.IO.Out, rows); err != nil {
 			return &sqlError{err}
 		}
 		return nil
 	}
-	cols, err := rows.Columns()
-	if err != nil {
-		return &sqlError{err}
-	}
+	var cols []string
 	t := &report.Table{Name: "result", Empty: "(no rows)"}
-	for _, c := range cols {
-		t.Columns = append(t.Columns, report.Column{Name: c})
+	for _, c := range rows.Columns() {
+		cols = append(cols, c.Name)
+		t.Columns = append(t.Columns, report.Column{Name: c.Name})
 	}
 	js := []report.Object{}
 	// numeric[i]: every value of column i so far is a number (or NULL);
@@ -120,14 +122,7 @@ func sqlRun(opts *SQLOptions) error {
 		numeric[i] = true
 	}
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return &sqlError{err}
-		}
+		vals := rows.Values()
 		row := make([]string, len(cols))
 		obj := report.Object{Keys: cols, Values: make([]any, len(cols))}
 		for i, v := range vals {
