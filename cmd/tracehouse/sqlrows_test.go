@@ -108,7 +108,6 @@ func arrowValueJSON(t *testing.T, col arrow.Array, i int) string {
 	return strings.TrimSpace(string(b[1 : len(b)-1]))
 }
 
-
 // TestReportDecimalPrintsAsDriver: report.Decimal prints every value as
 // the driver's Decimal does (a cell of `sql` is unchanged by the
 // conversion), over signs, scales and trailing zeros.
