@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -173,7 +174,7 @@ func TestBadInput(t *testing.T) {
 			if c.Skip {
 				// Not a trace: skipped in a directory scan, an error when
 				// named on the command line as here (issue 9 item 11).
-				if bad.Status != StatusFailed || !errors.Is(bad.Err, errNotTrace) ||
+				if bad.Status != StatusFailed || !errors.Is(bad.Err, decode.ErrNotTrace) ||
 					!strings.HasPrefix(bad.Err.Error(), path+": not a trace (") {
 					t.Fatalf("named non-trace: %s %v", bad.Status, bad.Err)
 				}

@@ -1,23 +1,22 @@
 package ingest
 
 import (
-	"errors"
-	"fmt"
-
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/parseerr"
 )
 
-// Causes of a damaged trace, matchable with errors.Is.
+// Causes of a damaged trace, matchable with errors.Is (decode's: the
+// splitter and the decoders report the same ones).
 var (
-	ErrTruncated = errors.New("unexpected end of data")
-	ErrSyntax    = errors.New("invalid JSON")
-	ErrType      = errors.New("wrong type")
-	ErrMissing   = errors.New("missing field")
-	ErrRange     = errors.New("value out of range")
-	ErrDuplicate = errors.New("duplicate key")
-	ErrTooLarge  = errors.New("too large")
-	ErrLayout    = errors.New("not a Chrome trace")
-	ErrGzip      = errors.New("bad gzip data")
+	ErrTruncated = decode.ErrTruncated
+	ErrSyntax    = decode.ErrSyntax
+	ErrType      = decode.ErrType
+	ErrMissing   = decode.ErrMissing
+	ErrRange     = decode.ErrRange
+	ErrDuplicate = decode.ErrDuplicate
+	ErrTooLarge  = decode.ErrTooLarge
+	ErrLayout    = decode.ErrLayout
+	ErrGzip      = decode.ErrGzip
 )
 
 // ParseError is a damaged-trace error with its position (see
@@ -25,19 +24,6 @@ var (
 // byte offset in the decompressed stream, the JSON field, and one of the Err*
 // causes above in Err.
 type ParseError = parseerr.Error
-
-// safely turns a panic in f into an error naming the file, so one bad file
-// can never take the whole ingest down with a Go stack trace.
-func safely(path string, f func() error) func() error {
-	return func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("%s: internal error (please report it with the file): %v", path, r)
-			}
-		}()
-		return f()
-	}
-}
 
 // dbError marks a failure of the warehouse rather than of one file.
 type dbError struct{ err error }

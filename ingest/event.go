@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"math"
 	"strconv"
-	"strings"
 
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/parseerr"
-	"github.com/tracehouse/tracehouse/vocab"
 	"github.com/valyala/fastjson"
 )
 
@@ -222,12 +221,12 @@ type eventFields struct {
 	pid, tid, ts, dur, args *fastjson.Value
 }
 
-func (d *decoder) decode(b *rawBatch) (*decoded, error) {
-	out := &decoded{seq: b.seq, raw: b.data, summary: newSummary()}
-	for i, sp := range b.spans {
-		d.cur = b.first + int64(i)
-		d.off = b.base + int64(sp.start)
-		if err := d.event(b.data[sp.start:sp.end], out); err != nil {
+func (d *decoder) decode(b *decode.Batch) (*decoded, error) {
+	out := &decoded{seq: b.Seq, raw: b.Data, summary: newSummary()}
+	for i, sp := range b.Spans {
+		d.cur = b.First + int64(i)
+		d.off = b.Base + int64(sp.Start)
+		if err := d.event(b.Data[sp.Start:sp.End], out); err != nil {
 			return nil, err
 		}
 	}
@@ -348,9 +347,9 @@ func (d *decoder) micros(v *fastjson.Value, field string) (int64, error) {
 		return 0, d.fail(field, ErrType, "want a number, got %s", v.Type())
 	}
 	d.num = v.MarshalTo(d.num[:0])
-	ns, ok := microsToNanos(d.num)
+	ns, ok := decode.MicrosToNanos(d.num)
 	if !ok {
-		if !validNumber(d.num) {
+		if !decode.ValidNumber(d.num) {
 			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shorten(string(d.num)))
 		}
 		return 0, d.fail(field, ErrRange, "%s microseconds overflows int64 nanoseconds", shorten(string(d.num)))
@@ -371,8 +370,8 @@ func (d *decoder) integer(v *fastjson.Value, field string) (int64, error) {
 		return 0, d.fail(field, ErrType, "want an integer, got %s", v.Type())
 	}
 	d.num = v.MarshalTo(d.num[:0])
-	n, isInt, ok := parseInt(d.num)
-	if !validNumber(d.num) {
+	n, isInt, ok := decode.ParseInt(d.num)
+	if !decode.ValidNumber(d.num) {
 		return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shorten(string(d.num)))
 	}
 	if !isInt {
@@ -438,8 +437,8 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 			return d.fail("args", ErrType, "want an object, got %s", f.args.Type())
 		}
 	}
-	kind := category(cat)
-	if kind == catOther {
+	kind := decode.Category(cat)
+	if kind == decode.CatOther {
 		out.counts.other++
 		return nil
 	}
@@ -463,13 +462,13 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		}
 	}
 	switch kind {
-	case catKernel, catMemcpy, catMemset:
+	case decode.CatKernel, decode.CatMemcpy, decode.CatMemset:
 		r := kernelRow{ordinal: d.cur, nameID: d.kernelID(name, out), ts: ts, dur: dur, bytes: null}
 		switch kind {
-		case catKernel:
+		case decode.CatKernel:
 			r.kind = kindKernel
 			out.counts.kernels++
-		case catMemcpy:
+		case decode.CatMemcpy:
 			r.kind = kindMemcpy
 			out.counts.memcpy++
 		default:
@@ -500,7 +499,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		r.grid = d.dims(a.grid)
 		r.block = d.dims(a.block)
 		out.kernels = append(out.kernels, r)
-	case catLaunch:
+	case decode.CatLaunch:
 		r := launchRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
 		if r.correlation, err = d.integer(a.correlation, "args.correlation"); err != nil {
 			return err
@@ -514,7 +513,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 			out.counts.graphLaunches++
 		}
 		out.launches = append(out.launches, r)
-	case catCPUOp:
+	case decode.CatCPUOp:
 		r := opRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
 		if r.externalID, err = d.integer(a.externalID, "args.External id"); err != nil {
 			return err
@@ -530,7 +529,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		}
 		out.counts.cpuOps++
 		out.ops = append(out.ops, r)
-	case catPython:
+	case decode.CatPython:
 		r := frameRow{ordinal: d.cur, site: d.siteRef(name), ts: ts, dur: dur, pid: pid, tid: tid}
 		if r.pyID, err = d.integer(a.pyID, "args.Python id"); err != nil {
 			return err
@@ -543,9 +542,9 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		}
 		out.counts.pyFrames++
 		out.frames = append(out.frames, r)
-	case catUserAnnotation, catGPUAnnotation:
+	case decode.CatUserAnnotation, decode.CatGPUAnnotation:
 		r := annotationRow{name: d.intern(name), cat: d.intern(cat), ts: ts, dur: dur, pid: pid, tid: tid}
-		if kind == catGPUAnnotation {
+		if kind == decode.CatGPUAnnotation {
 			dev, err := d.integer(a.device, "args.device")
 			if err != nil {
 				return err
@@ -555,7 +554,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 			}
 		}
 		var vllm bool
-		r.stage, vllm = annotationStage(name)
+		r.stage, vllm = decode.AnnotationStage(name)
 		if vllm {
 			out.vllmSteps++
 		}
@@ -639,85 +638,4 @@ func (d *decoder) dims(v *fastjson.Value) string {
 	b = append(b, ']')
 	d.num = b
 	return d.intern(b)
-}
-
-// Event categories tracehouse stores.
-const (
-	catOther = iota
-	catKernel
-	catMemcpy
-	catMemset
-	catLaunch
-	catCPUOp
-	catPython
-	catUserAnnotation
-	catGPUAnnotation
-)
-
-func category(cat []byte) int {
-	switch string(cat) {
-	case "kernel", "Kernel":
-		return catKernel
-	case "gpu_memcpy", "Memcpy":
-		return catMemcpy
-	case "gpu_memset", "Memset":
-		return catMemset
-	case "cuda_runtime", "cuda_driver", "Runtime", "hip_runtime", "hip_driver":
-		return catLaunch
-	case "cpu_op", "Operator":
-		return catCPUOp
-	case "python_function":
-		return catPython
-	case "user_annotation":
-		return catUserAnnotation
-	case "gpu_user_annotation":
-		return catGPUAnnotation
-	}
-	return catOther
-}
-
-// annotationStage reads a stage from an annotation name: SGLang
-// step[EXTEND ...] / [DECODE ...], vLLM execute_<n>_context_<c>(..)_generation_<g>(..),
-// or the words prefill / extend / decode. vllm reports the vLLM step form.
-func annotationStage(name []byte) (stage string, vllm bool) {
-	n := strings.ToLower(string(name))
-	if i := strings.Index(n, "_context_"); i >= 0 && strings.HasPrefix(n, "execute_") {
-		if j := strings.Index(n, "_generation_"); j > i {
-			c := leadingInt(n[i+len("_context_"):])
-			g := leadingInt(n[j+len("_generation_"):])
-			if c >= 0 && g >= 0 {
-				switch {
-				case c > 0 && g > 0:
-					return vocab.Mixed, true
-				case c > 0:
-					return vocab.Prefill, true
-				case g > 0:
-					return vocab.Decode, true
-				}
-				return "", true
-			}
-		}
-	}
-	hasPrefill := strings.Contains(n, "prefill") || strings.Contains(n, "extend")
-	hasDecode := strings.Contains(n, "decode")
-	switch {
-	case hasPrefill && hasDecode:
-		return vocab.Mixed, false
-	case hasPrefill:
-		return vocab.Prefill, false
-	case hasDecode:
-		return vocab.Decode, false
-	}
-	return "", false
-}
-
-func leadingInt(s string) int {
-	n, i := 0, 0
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9' && i < 9; i++ {
-		n = n*10 + int(s[i]-'0')
-	}
-	if i == 0 {
-		return -1
-	}
-	return n
 }

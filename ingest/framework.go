@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -13,7 +14,7 @@ import (
 // vocabulary (only when no framework's frames speak); and, only when nothing
 // else speaks, TensorRT-LLM kernel names. Conflicting evidence of comparable
 // strength gives unknown, never a guess.
-func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *traceState) (string, string) {
+func (l *loader) framework(c candidate, run *runInfo, ident decode.NameIdentity, t *traceState) (string, string) {
 	if l.opt.Framework != "" {
 		return l.opt.Framework, "--framework flag"
 	}
@@ -31,9 +32,9 @@ func (l *loader) framework(c candidate, run *runInfo, ident nameIdentity, t *tra
 	}
 	var name string
 	switch {
-	case ident.vllmName:
+	case ident.VLLMName:
 		name = vocab.VLLM
-	case ident.tpName:
+	case ident.TPName:
 		name = vocab.SGLang + "|" + vocab.TokenSpeed
 	}
 	// execute_<n>_context_..._generation_... annotations say "a step": SGLang

@@ -6,15 +6,17 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/ingest/decode"
 )
 
 // decodeAll runs the split and decode stages over data, without a database.
 func decodeAll(data []byte) (counts, []*decoded, error) {
 	names := &interner{kernels: map[string]int32{}, sites: map[string]siteRef{}, nextKernel: 1, nextSite: 1}
-	out := make(chan *rawBatch, 4)
-	sp := newSplitter(bytes.NewReader(data), "fuzz.json", make(chan []byte, 4))
+	out := make(chan *decode.Batch, 4)
+	sp := decode.NewSplitter(bytes.NewReader(data), "fuzz.json", make(chan []byte, 4))
 	errc := make(chan error, 1)
-	go func() { errc <- sp.run(context.Background(), out); close(out) }()
+	go func() { errc <- sp.Run(context.Background(), out); close(out) }()
 	d := newDecoder("fuzz.json", names)
 	var c counts
 	var all []*decoded

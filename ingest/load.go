@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/vocab"
@@ -138,7 +139,7 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 			res.Status, res.Err, res.Reason = StatusSkipped, nil, skip.reason
 		}
 		var pe *ParseError
-		if errors.As(err, &pe) && errors.Is(err, errNotTrace) {
+		if errors.As(err, &pe) && errors.Is(err, decode.ErrNotTrace) {
 			switch {
 			case !c.named && !c.explicit:
 				res.Status, res.Err, res.Reason = StatusSkipped, nil, "not a trace ("+pe.Err.Error()+"), skipped"
@@ -186,10 +187,10 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	defer t.frames.close()
 	defer t.points.close()
 	began := time.Now()
-	ident := identifyName(filepath.Base(c.path))
+	ident := decode.IdentifyName(filepath.Base(c.path))
 	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
 	stageKnown := stage != vocab.StageUnknown
-	fileRank := ident.rank
+	fileRank := ident.Rank
 
 	tx, err := beginTrace(ctx, conn, replace)
 	if err != nil {
@@ -199,7 +200,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 
 	compressed := false
 	err = schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
-		rc, gz, err := openTrace(c.path, l.opt.Progress)
+		rc, gz, err := decode.Open(c.path, l.opt.Progress)
 		if err != nil {
 			var pe *ParseError
 			if errors.As(err, &pe) {
@@ -211,7 +212,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		defer rc.Close()
 		compressed = gz
 		if err := l.decode(ctx, c.path, rc, t, func(b *decoded) error {
-			return t.append(apps, b, run.id, fileRank, stage, ident.merged)
+			return t.append(apps, b, run.id, fileRank, stage, ident.Merged)
 		}); err != nil {
 			return err
 		}
@@ -265,7 +266,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		return nil, err
 	}
 	if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", base), sql.Named("rank", rank),
-		sql.Named("merged", ident.merged), sql.Named("stage_known", stageKnown)); err != nil {
+		sql.Named("merged", ident.Merged), sql.Named("stage_known", stageKnown)); err != nil {
 		return nil, err
 	}
 	if base != 0 {
@@ -312,10 +313,10 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", c.path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", t.jsonBytes),
 		sql.Named("compressed", compressed), sql.Named("rank", rank),
-		sql.Named("tp_rank", nullInt(ident.tp)), sql.Named("dp_rank", nullInt(ident.dp)),
-		sql.Named("pp_rank", nullInt(ident.pp)), sql.Named("ep_rank", nullInt(ident.ep)),
+		sql.Named("tp_rank", nullInt(ident.TP)), sql.Named("dp_rank", nullInt(ident.DP)),
+		sql.Named("pp_rank", nullInt(ident.PP)), sql.Named("ep_rank", nullInt(ident.EP)),
 		sql.Named("rank_assumed", rankAssumed), sql.Named("stage", stage), sql.Named("stage_source", stageSource),
-		sql.Named("role", role), sql.Named("role_source", roleSource), sql.Named("merged", ident.merged),
+		sql.Named("role", role), sql.Named("role_source", roleSource), sql.Named("merged", ident.Merged),
 		sql.Named("framework", fw), sql.Named("framework_evidence", fwEvidence),
 		sql.Named("device_name", nullString(info.deviceName)),
 		sql.Named("device_properties", nullString(string(info.devices))),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -21,7 +22,7 @@ type metaInfo struct {
 func traceInfo(meta map[string][]byte) metaInfo {
 	mi := metaInfo{rank: -1}
 	if b, ok := meta["baseTimeNanoseconds"]; ok {
-		if v, isInt, ok := parseInt(b); isInt && ok {
+		if v, isInt, ok := decode.ParseInt(b); isInt && ok {
 			mi.baseNS, mi.hasBase = v, true
 		}
 	}
@@ -62,14 +63,14 @@ func traceInfo(meta map[string][]byte) metaInfo {
 // traceStage decides a trace's stage before its kernels are read, strongest
 // evidence first: the option, the file name, the directory. Unknown (source
 // "none") leaves it to the kernels' annotations (kernelStages).
-func traceStage(opt, path string, ident nameIdentity) (stage, source string) {
+func traceStage(opt, path string, ident decode.NameIdentity) (stage, source string) {
 	switch {
 	case opt != "":
 		return opt, "flag"
-	case ident.stage != "":
-		return ident.stage, "filename"
+	case ident.Stage != "":
+		return ident.Stage, "filename"
 	}
-	if s := dirStage(path); s != "" {
+	if s := decode.DirStage(path); s != "" {
 		return s, "directory"
 	}
 	return vocab.StageUnknown, "none"

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/nsys"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/vocab"
@@ -164,7 +165,7 @@ type nsysPlan struct {
 	deviceName string
 }
 
-func (l *loader) planNsys(ctx context.Context, x *nsys.Export, ident nameIdentity) (nsysPlan, error) {
+func (l *loader) planNsys(ctx context.Context, x *nsys.Export, ident decode.NameIdentity) (nsysPlan, error) {
 	var p nsysPlan
 	var err error
 	if p.info, err = x.ReadInfo(ctx); err != nil {
@@ -179,7 +180,7 @@ func (l *loader) planNsys(ctx context.Context, x *nsys.Export, ident nameIdentit
 		return p, err
 	}
 	p.multiProc = len(procs) > 1
-	p.rank, p.merged = ident.rank, ident.merged
+	p.rank, p.merged = ident.Rank, ident.Merged
 	switch {
 	case p.rank >= 0:
 	case len(devs) == 1:
@@ -207,7 +208,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 		return nil, l.nsysError(c, src, err)
 	}
 	defer x.Close()
-	ident := identifyName(filepath.Base(c.path))
+	ident := decode.IdentifyName(filepath.Base(c.path))
 	plan, err := l.planNsys(ctx, x, ident)
 	if err != nil {
 		return nil, l.nsysError(c, src, err)
@@ -307,8 +308,8 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", c.path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", size),
 		sql.Named("compressed", false), sql.Named("rank", plan.rank),
-		sql.Named("tp_rank", nullInt(ident.tp)), sql.Named("dp_rank", nullInt(ident.dp)),
-		sql.Named("pp_rank", nullInt(ident.pp)), sql.Named("ep_rank", nullInt(ident.ep)),
+		sql.Named("tp_rank", nullInt(ident.TP)), sql.Named("dp_rank", nullInt(ident.DP)),
+		sql.Named("pp_rank", nullInt(ident.PP)), sql.Named("ep_rank", nullInt(ident.EP)),
 		sql.Named("rank_assumed", plan.assumed), sql.Named("stage", stage), sql.Named("stage_source", stageSource),
 		sql.Named("role", role), sql.Named("role_source", roleSource), sql.Named("merged", plan.merged),
 		sql.Named("framework", fw), sql.Named("framework_evidence", fwEvidence),
@@ -418,7 +419,7 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 		}
 		span(r.Start, r.End)
 		t.counts.annotations++
-		st, vllm := annotationStage([]byte(r.Name))
+		st, vllm := decode.AnnotationStage([]byte(r.Name))
 		if vllm {
 			t.vllmSteps++
 		}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/tracehouse/tracehouse/ingest/decode"
 )
 
 // loadFiles loads every candidate in three stages joined by an errgroup (the
@@ -58,7 +60,7 @@ func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[stri
 			for i := range work {
 				c := cands[i]
 				var res FileResult
-				if perr := safely(c.path, func() error {
+				if perr := decode.Guard(c.path, func() error {
 					res = l.file(gctx, c, runs[runKey(c, opt)])
 					return nil
 				})(); perr != nil {
@@ -91,20 +93,17 @@ func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[stri
 // to sink in stream order.
 func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceState, sink func(*decoded) error) error {
 	g, gctx := errgroup.WithContext(ctx)
-	raw := make(chan *rawBatch, 2*l.decoders)
+	raw := make(chan *decode.Batch, 2*l.decoders)
 	out := make(chan *decoded, 2*l.decoders)
-	pool := make(chan []byte, 4*l.decoders+4)
-	// Fill each buffer: a gzip reader returns 32 KiB per call, and the
-	// splitter ends a batch wherever its data ends inside an event.
-	sp := newSplitter(fullReader{r}, path, pool)
-	g.Go(safely(path, func() error {
+	sp := decode.NewSplitter(r, path, make(chan []byte, 4*l.decoders+4))
+	g.Go(decode.Guard(path, func() error {
 		defer close(raw)
-		return sp.run(gctx, raw)
+		return sp.Run(gctx, raw)
 	}))
 	var live atomic.Int32
 	live.Store(int32(l.decoders))
 	for i := 0; i < l.decoders; i++ {
-		g.Go(safely(path, func() error {
+		g.Go(decode.Guard(path, func() error {
 			defer func() {
 				if live.Add(-1) == 0 {
 					close(out)
@@ -116,10 +115,7 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 				if err != nil {
 					return err
 				}
-				select {
-				case pool <- b.data:
-				default:
-				}
+				b.Recycle()
 				select {
 				case out <- res:
 				case <-gctx.Done():
@@ -129,7 +125,7 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 			return nil
 		}))
 	}
-	g.Go(safely(path, func() error {
+	g.Go(decode.Guard(path, func() error {
 		pending := map[int]*decoded{}
 		next := 0
 		for b := range out {
@@ -152,8 +148,8 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 		return nil
 	}))
 	err := g.Wait()
-	t.meta = sp.meta
-	t.jsonBytes = sp.total
+	t.meta = sp.Meta()
+	t.jsonBytes = sp.Bytes()
 	if err != nil {
 		// Report the file's own problem rather than the cancellation it caused.
 		return err

@@ -3,7 +3,7 @@ package tracefile
 import (
 	"github.com/valyala/fastjson"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/ingest/decode"
 )
 
 // fields are the top-level fields of an event the rewriters read; the first
@@ -82,16 +82,22 @@ func micros(v *fastjson.Value, num []byte) (int64, timeState, []byte) {
 	switch v.Type() {
 	case fastjson.TypeNumber:
 		num = v.MarshalTo(num[:0])
-		if ns, ok := ingest.MicrosToNanos(num); ok {
+		if ns, ok := decode.MicrosToNanos(num); ok {
 			return ns, timeNumber, num
 		}
 	case fastjson.TypeString:
 		b, _ := v.StringBytes()
-		if ns, ok := ingest.MicrosToNanos(b); ok {
+		if ns, ok := decode.MicrosToNanos(b); ok {
 			return ns, timeString, num
 		}
 	}
 	return 0, timeInvalid, num
+}
+
+// parseInt parses the text of a JSON integer that fits int64.
+func parseInt(b []byte) (int64, bool) {
+	v, isInt, ok := decode.ParseInt(b)
+	return v, isInt && ok
 }
 
 // integer reads an integer-valued number or numeric string.
@@ -102,11 +108,11 @@ func integer(v *fastjson.Value, num []byte) (int64, bool, []byte) {
 	switch v.Type() {
 	case fastjson.TypeNumber:
 		num = v.MarshalTo(num[:0])
-		n, ok := ingest.ParseInt(num)
+		n, ok := parseInt(num)
 		return n, ok, num
 	case fastjson.TypeString:
 		b, _ := v.StringBytes()
-		n, ok := ingest.ParseInt(b)
+		n, ok := parseInt(b)
 		return n, ok, num
 	}
 	return 0, false, num
@@ -123,7 +129,7 @@ func arg(args *fastjson.Value, key string) *fastjson.Value {
 
 // eachEvent calls fn with every event of b, its ordinal in the trace and
 // its byte offset.
-func eachEvent(b *ingest.RawBatch, fn func(raw []byte, ord, off int64) error) error {
+func eachEvent(b *decode.Batch, fn func(raw []byte, ord, off int64) error) error {
 	for i := range b.Len() {
 		raw, off := b.Event(i)
 		if err := fn(raw, b.First+int64(i), off); err != nil {
@@ -139,11 +145,11 @@ func eachEvent(b *ingest.RawBatch, fn func(raw []byte, ord, off int64) error) er
 func eventObject(p *fastjson.Parser, path string, raw []byte, ord, off int64) (*fastjson.Value, *fastjson.Object, error) {
 	v, err := p.ParseBytes(raw)
 	if err != nil {
-		return nil, nil, eventError(path, ord, off, "", ingest.ErrSyntax, shorten(err.Error()))
+		return nil, nil, eventError(path, ord, off, "", decode.ErrSyntax, shorten(err.Error()))
 	}
 	o, err := v.Object()
 	if err != nil {
-		return nil, nil, eventError(path, ord, off, "", ingest.ErrType, "event is not an object")
+		return nil, nil, eventError(path, ord, off, "", decode.ErrType, "event is not an object")
 	}
 	return v, o, nil
 }

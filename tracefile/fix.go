@@ -14,7 +14,8 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/ingest/decode"
+	"github.com/tracehouse/tracehouse/parseerr"
 )
 
 // FixOptions tune PerfettoFix.
@@ -201,10 +202,10 @@ func (t *laneTable) id(key string, pid, tid []byte) uint32 {
 	}
 	id := uint32(len(t.lanes))
 	l := &lane{pid: string(pid), tid: string(tid)}
-	if n, ok := ingest.ParseInt(tid); ok {
+	if n, ok := parseInt(tid); ok {
 		l.tidNum, l.numeric = n, true
 	} else if len(tid) > 2 && tid[0] == '"' {
-		if n, ok := ingest.ParseInt(tid[1 : len(tid)-1]); ok {
+		if n, ok := parseInt(tid[1 : len(tid)-1]); ok {
 			l.tidNum, l.numeric = n, true
 		}
 	}
@@ -259,7 +260,7 @@ func (w *fixWorker) laneOf(f *fields) uint32 {
 	return id
 }
 
-func (w *fixWorker) batch(b *ingest.RawBatch) (*fixBatch, error) {
+func (w *fixWorker) batch(b *decode.Batch) (*fixBatch, error) {
 	w.out = &fixBatch{}
 	clear(w.local)
 	if err := eachEvent(b, w.event); err != nil {
@@ -312,7 +313,7 @@ func (w *fixWorker) event(raw []byte, ord, off int64) error {
 	}
 	switch phase(f.ph) {
 	case 'X':
-		if c := ingest.Category(str(f.cat)); c != ingest.CatKernel && c != ingest.CatMemset && c != ingest.CatMemcpy {
+		if c := decode.Category(str(f.cat)); c != decode.CatKernel && c != decode.CatMemset && c != decode.CatMemcpy {
 			return nil
 		}
 		if !usable(tsState) || !usable(durState) || dur < 0 || ts > math.MaxInt64-dur {
@@ -408,10 +409,10 @@ func PerfettoFix(ctx context.Context, in, out string, opt FixOptions) (*FixResul
 	fixes := newSorter(opt.TempDir, opt.SortBudget, fixCodec, cmpFix)
 	defer fixes.close()
 	global := []uint32{}
-	layout, err := scan(ctx, in, opt.Workers, func() func(*ingest.RawBatch) (*fixBatch, error) {
+	layout, err := scan(ctx, in, opt.Workers, func() func(*decode.Batch) (*fixBatch, error) {
 		w := &fixWorker{path: in, local: map[string]uint32{}}
 		return w.batch
-	}, func(_ *ingest.RawBatch, b *fixBatch) error {
+	}, func(_ *decode.Batch, b *fixBatch) error {
 		global = global[:0]
 		for _, k := range b.keys {
 			global = append(global, lanes.id(k[0], []byte(k[1]), []byte(k[2])))
@@ -471,9 +472,9 @@ func PerfettoFix(ctx context.Context, in, out string, opt FixOptions) (*FixResul
 		return nil, fileError(in, err)
 	}
 	var events int64
-	_, err = scan(ctx, in, 1, func() func(*ingest.RawBatch) (struct{}, error) {
-		return func(*ingest.RawBatch) (struct{}, error) { return struct{}{}, nil }
-	}, func(b *ingest.RawBatch, _ struct{}) error {
+	_, err = scan(ctx, in, 1, func() func(*decode.Batch) (struct{}, error) {
+		return func(*decode.Batch) (struct{}, error) { return struct{}{}, nil }
+	}, func(b *decode.Batch, _ struct{}) error {
 		for i := range b.Len() {
 			raw, off := b.Event(i)
 			ord := b.First + int64(i)
@@ -498,7 +499,7 @@ func PerfettoFix(ctx context.Context, in, out string, opt FixOptions) (*FixResul
 			}
 			buf, err := rw.rewrite(raw, flags, mv)
 			if err != nil {
-				return eventError(in, ord, off, "", ingest.ErrSyntax, shorten(err.Error()))
+				return eventError(in, ord, off, "", decode.ErrSyntax, shorten(err.Error()))
 			}
 			o.write(buf)
 		}
@@ -776,7 +777,7 @@ func repairMeta(in string, meta map[string][]byte, res *FixResult) ([][2][]byte,
 		ctl := rawControl(raw)
 		v, err := p.ParseBytes(raw)
 		if err != nil {
-			return nil, &ingest.ParseError{File: in, Event: -1, Offset: -1, Field: k, Err: &causeError{ingest.ErrSyntax, shorten(err.Error())}}
+			return nil, &parseerr.Error{File: in, Event: -1, Offset: -1, Field: k, Err: &causeError{decode.ErrSyntax, shorten(err.Error())}}
 		}
 		var bad bool
 		num, bad = badNumber(v, num)

@@ -18,9 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fastjson"
 
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/schema"
-	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/ingest/decode"
 )
 
 // writeTrace writes a trace of the given events ({"traceEvents": [...]}
@@ -129,7 +127,7 @@ func nsOf(t testing.TB, v any) int64 {
 	default:
 		t.Fatalf("time %v (%T) is not a number", v, v)
 	}
-	ns, ok := ingest.MicrosToNanos([]byte(text))
+	ns, ok := decode.MicrosToNanos([]byte(text))
 	if !ok {
 		t.Fatalf("time %q is not a number", text)
 	}
@@ -138,7 +136,7 @@ func nsOf(t testing.TB, v any) int64 {
 
 func isGPU(ev map[string]any) bool {
 	c, _ := ev["cat"].(string)
-	return ev["ph"] == "X" && ingest.Category([]byte(c)) >= ingest.CatKernel && ingest.Category([]byte(c)) <= ingest.CatMemset
+	return ev["ph"] == "X" && decode.Category([]byte(c)) >= decode.CatKernel && decode.Category([]byte(c)) <= decode.CatMemset
 }
 
 // gpuSpan is a GPU event's span, when it has a usable one (events without
@@ -158,9 +156,9 @@ func gpuSpan(ev map[string]any) (span, bool) {
 func timeText(v any) (int64, bool) {
 	switch x := v.(type) {
 	case json.Number:
-		return ingest.MicrosToNanos([]byte(x))
+		return decode.MicrosToNanos([]byte(x))
 	case string:
-		return ingest.MicrosToNanos([]byte(x))
+		return decode.MicrosToNanos([]byte(x))
 	}
 	return 0, false
 }
@@ -442,11 +440,11 @@ func TestFixBadInput(t *testing.T) {
 		want []string
 		is   error
 	}{
-		{"truncated.json.gz", gz.Bytes()[:gz.Len()/2], []string{"truncated gzip"}, ingest.ErrGzip},
-		{"broken.json", []byte(`{"traceEvents": [{"ph": "X", "ts": 1,, "dur": 2}]}`), []string{"at event 0"}, ingest.ErrSyntax},
-		{"cut.json", good[:len(good)-10], []string{"input ends inside"}, ingest.ErrTruncated},
+		{"truncated.json.gz", gz.Bytes()[:gz.Len()/2], []string{"truncated gzip"}, decode.ErrGzip},
+		{"broken.json", []byte(`{"traceEvents": [{"ph": "X", "ts": 1,, "dur": 2}]}`), []string{"at event 0"}, decode.ErrSyntax},
+		{"cut.json", good[:len(good)-10], []string{"input ends inside"}, decode.ErrTruncated},
 		{"notjson.json", []byte("hello"), []string{"not a JSON object"}, nil},
-		{"empty.json", nil, []string{"empty file"}, ingest.ErrTruncated},
+		{"empty.json", nil, []string{"empty file"}, decode.ErrTruncated},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -579,49 +577,5 @@ func TestCancelledLeavesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(outDir); len(left) != 0 {
 		t.Errorf("left behind %v", left)
-	}
-}
-
-// A Perfetto-safe copy is still a trace tracehouse reads the same: the
-// demo traces with PDL overlaps ingest with the manifest's GPU events and
-// summed time.
-func TestFixedTraceIngestsTheSame(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	dir := t.TempDir()
-	moved := int64(0)
-	for i, f := range m.Files {
-		if f.Framework != "trtllm" && !(f.Framework == "sglang" && f.Graph) {
-			continue
-		}
-		out := filepath.Join(dir, fmt.Sprintf("fixed%d.trace.json.gz", i))
-		res, err := PerfettoFix(ctx, filepath.Join("../testdata/demo", f.Path), out, FixOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		moved += res.Moved
-		ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "fixed"})
-		if err != nil || ir.Failed() != 0 {
-			t.Fatalf("%s: %v %v", f.Path, err, ir.Files[0].Err)
-		}
-		var n, dur int64
-		if err := w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns) FROM kernels WHERE trace_id = ?`, ir.Files[0].TraceID).Scan(&n, &dur); err != nil {
-			t.Fatal(err)
-		}
-		if n != f.GPUEvents || dur != f.GPUDurNS {
-			t.Errorf("%s: %d GPU events, %d ns; manifest %d, %d ns", f.Path, n, dur, f.GPUEvents, f.GPUDurNS)
-		}
-	}
-	if moved == 0 {
-		t.Errorf("no demo trace had an overlap to spread")
 	}
 }

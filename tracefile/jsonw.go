@@ -5,7 +5,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/ingest/decode"
 )
 
 // Events that need no repair are copied byte for byte; the few that do are
@@ -79,7 +79,7 @@ func appendValue(dst []byte, v *fastjson.Value) []byte {
 	case fastjson.TypeNumber:
 		n := len(dst)
 		dst = v.MarshalTo(dst)
-		if !ingest.ValidNumber(dst[n:]) {
+		if !decode.ValidNumber(dst[n:]) {
 			return append(dst[:n], "null"...)
 		}
 		return dst
@@ -125,7 +125,7 @@ func badNumber(v *fastjson.Value, num []byte) ([]byte, bool) {
 	switch v.Type() {
 	case fastjson.TypeNumber:
 		num = v.MarshalTo(num[:0])
-		return num, !ingest.ValidNumber(num)
+		return num, !decode.ValidNumber(num)
 	case fastjson.TypeObject:
 		o, _ := v.Object()
 		bad := false

@@ -9,7 +9,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/ingest/decode"
+	"github.com/tracehouse/tracehouse/parseerr"
 )
 
 // scan streams a trace through the split -> decode pipeline: one goroutine
@@ -17,26 +18,26 @@ import (
 // own state from newWorker), and sink receives the results on the calling
 // goroutine in stream order. Memory is a few batches per worker.
 func scan[R any](ctx context.Context, path string, workers int,
-	newWorker func() func(*ingest.RawBatch) (R, error),
-	sink func(*ingest.RawBatch, R) error) (ingest.Layout, error) {
-	rc, _, err := ingest.OpenTrace(path)
+	newWorker func() func(*decode.Batch) (R, error),
+	sink func(*decode.Batch, R) error) (decode.Layout, error) {
+	rc, _, err := decode.Open(path, nil)
 	if err != nil {
-		return ingest.Layout{}, fileError(path, err)
+		return decode.Layout{}, fileError(path, err)
 	}
 	defer rc.Close()
 	workers = max(1, workers)
 	g, gctx := errgroup.WithContext(ctx)
-	raw := make(chan *ingest.RawBatch, workers)
+	raw := make(chan *decode.Batch, workers)
 	type result struct {
-		b *ingest.RawBatch
+		b *decode.Batch
 		r R
 	}
 	out := make(chan result, 2*workers)
-	var layout ingest.Layout
+	var layout decode.Layout
 	g.Go(func() error {
 		defer close(raw)
 		var err error
-		layout, err = ingest.SplitEvents(gctx, rc, path, raw)
+		layout, err = decode.SplitEvents(gctx, rc, path, raw)
 		return err
 	})
 	var live atomic.Int32
@@ -104,7 +105,7 @@ func safely(path string, f func() error) func() error {
 
 // fileError names the file in an error that does not already.
 func fileError(path string, err error) error {
-	var pe *ingest.ParseError
+	var pe *parseerr.Error
 	if errors.As(err, &pe) {
 		return err
 	}
@@ -117,7 +118,7 @@ func fileError(path string, err error) error {
 
 // eventError is a damaged event, positioned as ingest positions them.
 func eventError(path string, event, off int64, field string, cause error, detail string) error {
-	return &ingest.ParseError{File: path, Event: event, Offset: off, Field: field, Err: &causeError{cause, detail}}
+	return &parseerr.Error{File: path, Event: event, Offset: off, Field: field, Err: &causeError{cause, detail}}
 }
 
 type causeError struct {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/ingest/decode"
 )
 
 // SliceOptions select what Slice keeps. Every filter given must hold for a
@@ -158,7 +158,7 @@ type sliceWorker struct {
 	out  *sliceBatch
 }
 
-func (w *sliceWorker) batch(b *ingest.RawBatch) (*sliceBatch, error) {
+func (w *sliceWorker) batch(b *decode.Batch) (*sliceBatch, error) {
 	w.out = &sliceBatch{recs: make([]idxRec, 0, b.Len()), minTS: math.MaxInt64}
 	if err := eachEvent(b, w.event); err != nil {
 		return nil, err
@@ -200,8 +200,8 @@ func (w *sliceWorker) event(raw []byte, ord, off int64) error {
 		r.end = ts + dur
 		out.minTS = min(out.minTS, ts)
 		cat := str(f.cat)
-		switch ingest.Category(cat) {
-		case ingest.CatKernel, ingest.CatMemcpy, ingest.CatMemset:
+		switch decode.Category(cat) {
+		case decode.CatKernel, decode.CatMemcpy, decode.CatMemset:
 			r.kind = kGPU
 			out.gpu++
 			if n, ok, num := integer(arg(f.args, "device"), w.num); ok {
@@ -209,13 +209,13 @@ func (w *sliceWorker) event(raw []byte, ord, off int64) error {
 			}
 			r.corr = w.argInt(f.args, "correlation")
 			r.ext = w.argInt(f.args, "External id", "external id")
-		case ingest.CatLaunch:
+		case decode.CatLaunch:
 			r.kind = kLaunch
 			r.corr = w.argInt(f.args, "correlation")
-		case ingest.CatCPUOp:
+		case decode.CatCPUOp:
 			r.kind = kCPUOp
 			r.ext = w.argInt(f.args, "External id", "external id")
-		case ingest.CatGPUAnnotation:
+		case decode.CatGPUAnnotation:
 			r.kind = kGPUAnn
 			if n, ok, num := integer(arg(f.args, "device"), w.num); ok {
 				r.dev, w.num = n, num
@@ -230,8 +230,8 @@ func (w *sliceWorker) event(raw []byte, ord, off int64) error {
 				out.steps = append(out.steps, window{start: r.ts, end: r.end, gpu: gpu, kind: k, num: n})
 			}
 		}
-		if r.kind == kGPUAnn || ingest.Category(cat) == ingest.CatUserAnnotation {
-			if s := ingest.AnnotationStage(name); s != "" {
+		if r.kind == kGPUAnn || decode.Category(cat) == decode.CatUserAnnotation {
+			if s, _ := decode.AnnotationStage(name); s != "" {
 				out.stages = append(out.stages, window{start: r.ts, end: r.end, gpu: gpu, stage: s})
 			}
 		}
@@ -308,7 +308,7 @@ func ParseWindow(s string) (Window, error) {
 }
 
 func parseOffset(s string) (int64, error) {
-	if n, ok := ingest.MicrosToNanos([]byte(s)); ok {
+	if n, ok := decode.MicrosToNanos([]byte(s)); ok {
 		if n < 0 {
 			return 0, fmt.Errorf("%q is negative", s)
 		}
@@ -383,10 +383,10 @@ func Slice(ctx context.Context, in, out string, opt SliceOptions) (*SliceResult,
 	var steps, stages []window
 	minTS := int64(math.MaxInt64)
 	rec := make([]byte, idxSize)
-	layout, err := scan(ctx, in, opt.Workers, func() func(*ingest.RawBatch) (*sliceBatch, error) {
+	layout, err := scan(ctx, in, opt.Workers, func() func(*decode.Batch) (*sliceBatch, error) {
 		w := &sliceWorker{path: in}
 		return w.batch
-	}, func(_ *ingest.RawBatch, b *sliceBatch) error {
+	}, func(_ *decode.Batch, b *sliceBatch) error {
 		for i := range b.recs {
 			putIdx(rec, &b.recs[i])
 			if _, err := iw.Write(rec); err != nil {
@@ -426,9 +426,9 @@ func Slice(ctx context.Context, in, out string, opt SliceOptions) (*SliceResult,
 	}
 	writeHeader(o, layout.Array, meta)
 	var seen, kept int64
-	_, err = scan(ctx, in, 1, func() func(*ingest.RawBatch) (struct{}, error) {
-		return func(*ingest.RawBatch) (struct{}, error) { return struct{}{}, nil }
-	}, func(b *ingest.RawBatch, _ struct{}) error {
+	_, err = scan(ctx, in, 1, func() func(*decode.Batch) (struct{}, error) {
+		return func(*decode.Batch) (struct{}, error) { return struct{}{}, nil }
+	}, func(b *decode.Batch, _ struct{}) error {
 		for i := range b.Len() {
 			k, err := keep.next()
 			if err != nil {
@@ -549,7 +549,7 @@ type selection struct {
 	stageCPU bool
 }
 
-func newSelection(in string, opt SliceOptions, layout ingest.Layout, steps, stages []window, minTS int64, res *SliceResult) (*selection, error) {
+func newSelection(in string, opt SliceOptions, layout decode.Layout, steps, stages []window, minTS int64, res *SliceResult) (*selection, error) {
 	s := &selection{opt: opt, rankDev: noCorr}
 	if minTS == math.MaxInt64 {
 		minTS = 0
@@ -561,7 +561,7 @@ func newSelection(in string, opt SliceOptions, layout ingest.Layout, steps, stag
 			s.window.end = minTS + w.End
 		}
 	}
-	ident := ingest.IdentifyName(filepath.Base(in))
+	ident := decode.IdentifyName(filepath.Base(in))
 	if opt.Rank != nil {
 		if ident.Merged {
 			s.rankDev = int64(*opt.Rank)
@@ -619,7 +619,7 @@ func newSelection(in string, opt SliceOptions, layout ingest.Layout, steps, stag
 	if opt.Stage != "" {
 		fileStage, src := ident.Stage, "file name"
 		if fileStage == "" {
-			fileStage, src = ingest.DirStage(in), "directory"
+			fileStage, src = decode.DirStage(in), "directory"
 		}
 		switch {
 		case fileStage != "":

@@ -10,10 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/schema"
-	"github.com/tracehouse/tracehouse/synth"
 )
 
 // stepTrace is a small SGLang-style trace: three steps (EXTEND, DECODE,
@@ -215,69 +211,6 @@ func TestParseWindowAndSteps(t *testing.T) {
 		if _, err := ParseSteps(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
-	}
-}
-
-// The slice of a demo trace ingests cleanly and holds exactly the kernels
-// the generator says the selection has: the decode kernels of the vLLM
-// trace (stage only from annotations), by the manifest's own count.
-func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	dir := t.TempDir()
-	checked := 0
-	for _, f := range m.Files {
-		if f.Framework != "vllm" && f.Framework != "tokenspeed" {
-			continue
-		}
-		for si, stage := range []string{"prefill", "decode", "mixed"} {
-			want := f.StageGPU[stage]
-			// A neutral name: ingest takes the stages from the annotations.
-			out := filepath.Join(dir, fmt.Sprintf("slice%d-%d.trace.json.gz", checked, si))
-			res, err := Slice(ctx, filepath.Join("../testdata/demo", f.Path), out, SliceOptions{Stage: stage})
-			if want.Count == 0 {
-				if !errors.Is(err, ErrNothingSelected) {
-					t.Errorf("%s %s: %v", f.Path, stage, err)
-				}
-				continue
-			}
-			if err != nil {
-				t.Fatalf("%s %s: %v", f.Path, stage, err)
-			}
-			if res.KeptGPU != want.Count {
-				t.Errorf("%s %s: kept %d GPU events, manifest %d", f.Path, stage, res.KeptGPU, want.Count)
-			}
-			ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "slices"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ir.Failed() != 0 {
-				t.Fatalf("%s %s: slice does not ingest: %v", f.Path, stage, ir.Files[0].Err)
-			}
-			var n, dur int64
-			var stages string
-			err = w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns), string_agg(DISTINCT stage, ',') FROM kernels WHERE trace_id = ?`,
-				ir.Files[0].TraceID).Scan(&n, &dur, &stages)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n != want.Count || dur != want.DurNS || stages != stage {
-				t.Errorf("%s %s: ingested %d kernels, %d ns, stages %s; manifest %d, %d ns", f.Path, stage, n, dur, stages, want.Count, want.DurNS)
-			}
-			checked++
-		}
-	}
-	if checked < 4 {
-		t.Fatalf("only %d slices checked", checked)
 	}
 }
 

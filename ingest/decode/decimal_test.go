@@ -1,4 +1,4 @@
-package ingest
+package decode
 
 import (
 	"math/big"
@@ -39,22 +39,22 @@ func TestMicrosToNanos(t *testing.T) {
 		{"1712345678901.123456789012345", 1712345678901123, true},
 	}
 	for _, c := range cases {
-		got, ok := microsToNanos([]byte(c.in))
+		got, ok := MicrosToNanos([]byte(c.in))
 		if got != c.want || ok != c.ok {
-			t.Errorf("microsToNanos(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+			t.Errorf("MicrosToNanos(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
 }
 
 func TestParseInt(t *testing.T) {
 	t.Parallel()
-	if v, isInt, ok := parseInt([]byte("10159970886766084423")); !isInt || ok {
+	if v, isInt, ok := ParseInt([]byte("10159970886766084423")); !isInt || ok {
 		t.Errorf("uint64-sized value: %d %v %v", v, isInt, ok)
 	}
-	if v, isInt, ok := parseInt([]byte("-42")); v != -42 || !isInt || !ok {
+	if v, isInt, ok := ParseInt([]byte("-42")); v != -42 || !isInt || !ok {
 		t.Errorf("-42: %d %v %v", v, isInt, ok)
 	}
-	if _, isInt, _ := parseInt([]byte("4.0")); isInt {
+	if _, isInt, _ := ParseInt([]byte("4.0")); isInt {
 		t.Error("4.0 is not an integer")
 	}
 }
@@ -66,7 +66,7 @@ func FuzzMicrosToNanos(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := microsToNanos([]byte(s))
+		got, ok := MicrosToNanos([]byte(s))
 		if !jsonNumber(s) {
 			if ok {
 				t.Fatalf("accepted non-JSON %q", s)
@@ -150,12 +150,12 @@ func jsonNumber(s string) bool {
 func TestValidNumber(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"0", "-0", "12", "12.5", "1e3", "1E+3", "-1.5e-3", "0.001"} {
-		if !validNumber([]byte(s)) || !jsonNumber(s) {
+		if !ValidNumber([]byte(s)) || !jsonNumber(s) {
 			t.Errorf("%q should be valid", s)
 		}
 	}
 	for _, s := range []string{"", "-", "12..5", "NaN", "Infinity", "01", "1.", ".5", "1e", "+1", "0x10"} {
-		if validNumber([]byte(s)) {
+		if ValidNumber([]byte(s)) {
 			t.Errorf("%q should be invalid", s)
 		}
 	}

@@ -1,4 +1,4 @@
-package ingest
+package decode
 
 import (
 	"bytes"
@@ -20,26 +20,49 @@ const (
 	maxEvents = 1<<32 - 1
 )
 
-// rawBatch is a run of complete event objects cut from the decompressed
-// stream. data is owned by the batch; spans index into it.
-type rawBatch struct {
-	seq   int
-	data  []byte
-	spans []span
-	first int64 // index of the first event in traceEvents
-	base  int64 // stream offset of data[0]
+// Batch is a run of complete event objects cut from the decompressed
+// stream, in stream order. Data is owned by the batch; Spans index into it.
+type Batch struct {
+	Seq   int    // 0, 1, 2... in stream order
+	Data  []byte // the events and the separators between them
+	Spans []Span
+	First int64 // index of the first event in traceEvents
+	Base  int64 // stream offset of Data[0]
+	pool  chan []byte
 }
 
-type span struct{ start, end int32 }
+// Span is one event's bytes in a batch: Data[Start:End].
+type Span struct{ Start, End int32 }
 
-// errNotTrace marks JSON that is not a Chrome trace (a sidecar, a config).
-var errNotTrace = errors.New("not a Chrome trace")
+// Recycle hands the batch's buffer back to the splitter that cut it; the
+// batch must not be used afterwards. Without it every batch costs a fresh
+// buffer.
+func (b *Batch) Recycle() {
+	select {
+	case b.pool <- b.Data[:0]:
+	default:
+	}
+	b.Data, b.Spans = nil, nil
+}
 
-// splitter finds event boundaries in a Chrome trace without decoding events:
+// Len is the number of events in the batch.
+func (b *Batch) Len() int { return len(b.Spans) }
+
+// Event returns the i-th event's bytes and their offset in the decompressed
+// stream.
+func (b *Batch) Event(i int) ([]byte, int64) {
+	sp := b.Spans[i]
+	return b.Data[sp.Start:sp.End], b.Base + int64(sp.Start)
+}
+
+// ErrNotTrace marks JSON that is not a Chrome trace (a sidecar, a config).
+var ErrNotTrace = errors.New("not a Chrome trace")
+
+// Splitter finds event boundaries in a Chrome trace without decoding events:
 // the single pass over the bytes happens here, the decoding of each event in
 // parallel decoders. It accepts {"traceEvents": [...], ...} and a bare array
 // of events, and keeps the other top-level keys as raw JSON.
-type splitter struct {
+type Splitter struct {
 	r    io.Reader
 	file string
 	pool chan []byte // recycled batch buffers
@@ -53,7 +76,7 @@ type splitter struct {
 
 	// The batch under construction starts at buf[bstart].
 	bstart int
-	spans  []span
+	spans  []Span
 	events int64
 	seq    int
 
@@ -62,9 +85,21 @@ type splitter struct {
 	sawEvents bool
 }
 
-func newSplitter(r io.Reader, file string, pool chan []byte) *splitter {
-	return &splitter{r: r, file: file, pool: pool, buf: getBuf(pool, batchBytes+batchBytes/4), meta: map[string][]byte{}}
+// NewSplitter reads a trace's decompressed bytes from r; damage is a
+// *parseerr.Error naming file. Batch buffers come from pool (and go back
+// to it through Batch.Recycle) when it has some.
+func NewSplitter(r io.Reader, file string, pool chan []byte) *Splitter {
+	// Fill each buffer: a gzip reader returns 32 KiB per call, and the
+	// splitter ends a batch wherever its data ends inside an event.
+	return &Splitter{r: fullReader{r}, file: file, pool: pool, buf: getBuf(pool, batchBytes+batchBytes/4), meta: map[string][]byte{}}
 }
+
+// Meta holds the raw JSON of every top-level key but traceEvents (complete
+// once Run has returned).
+func (s *Splitter) Meta() map[string][]byte { return s.meta }
+
+// Bytes is the number of decompressed bytes read so far.
+func (s *Splitter) Bytes() int64 { return s.total }
 
 func getBuf(pool chan []byte, size int) []byte {
 	select {
@@ -77,20 +112,20 @@ func getBuf(pool chan []byte, size int) []byte {
 	return make([]byte, size)
 }
 
-func (s *splitter) fail(cause error, off int64, format string, args ...any) error {
+func (s *Splitter) fail(cause error, off int64, format string, args ...any) error {
 	return parseerr.AtOffset(s.file, -1, off, "", parseerr.Errorf(cause, format, args...))
 }
 
-func (s *splitter) failEvent(cause error, off int64, format string, args ...any) error {
+func (s *Splitter) failEvent(cause error, off int64, format string, args ...any) error {
 	return parseerr.AtOffset(s.file, s.events, off, "", parseerr.Errorf(cause, format, args...))
 }
 
-func (s *splitter) off(pos int) int64 { return s.base + int64(pos) }
+func (s *Splitter) off(pos int) int64 { return s.base + int64(pos) }
 
 // more reads input, first moving buf[keep:n] to the front (or growing buf when
 // nothing can be dropped). It returns how far positions moved, and false at
 // the end of input.
-func (s *splitter) more(keep int, limit int, what string) (int, bool, error) {
+func (s *Splitter) more(keep int, limit int, what string) (int, bool, error) {
 	if s.eof {
 		return 0, false, nil
 	}
@@ -128,7 +163,7 @@ func (s *splitter) more(keep int, limit int, what string) (int, bool, error) {
 }
 
 // readErr turns a reader failure (gzip damage, I/O) into a positioned error.
-func (s *splitter) readErr() error {
+func (s *Splitter) readErr() error {
 	if s.rerr == nil {
 		return nil
 	}
@@ -138,7 +173,7 @@ func (s *splitter) readErr() error {
 	return s.fail(ErrGzip, s.total, "%v", s.rerr)
 }
 
-func (s *splitter) endErr(inEvent bool, what string) error {
+func (s *Splitter) endErr(inEvent bool, what string) error {
 	if err := s.readErr(); err != nil {
 		return err
 	}
@@ -150,7 +185,7 @@ func (s *splitter) endErr(inEvent bool, what string) error {
 
 // next returns the position of the next non-blank byte, reading as needed;
 // keep is the first byte that must survive a buffer move.
-func (s *splitter) next(pos, keep int, inEvent bool, what string) (int, int, error) {
+func (s *Splitter) next(pos, keep int, inEvent bool, what string) (int, int, error) {
 	for {
 		for ; pos < s.n; pos++ {
 			if c := s.buf[pos]; c != ' ' && c != '\n' && c != '\r' && c != '\t' {
@@ -170,7 +205,7 @@ func (s *splitter) next(pos, keep int, inEvent bool, what string) (int, int, err
 }
 
 // value returns the end of the JSON value starting at pos, reading as needed.
-func (s *splitter) value(pos int, limit int, inEvent bool, what string) (start, end int, err error) {
+func (s *Splitter) value(pos int, limit int, inEvent bool, what string) (start, end int, err error) {
 	for {
 		end, err := matchEnd(s.buf[:s.n], pos, s.eof)
 		if err != nil {
@@ -194,7 +229,9 @@ func (s *splitter) value(pos int, limit int, inEvent bool, what string) (start, 
 }
 
 // run splits the whole input, sending batches to out.
-func (s *splitter) run(ctx context.Context, out chan<- *rawBatch) error {
+// Run cuts the whole stream into batches, sent to out in order; it does
+// not close out.
+func (s *Splitter) Run(ctx context.Context, out chan<- *Batch) error {
 	if _, ok, _ := s.more(0, maxEventBytes, "the file"); !ok && s.n == 0 {
 		if err := s.readErr(); err != nil {
 			return err
@@ -217,7 +254,7 @@ func (s *splitter) run(ctx context.Context, out chan<- *rawBatch) error {
 	case '{':
 		pos, err = s.object(ctx, pos+1, out)
 	default:
-		return s.fail(errNotTrace, s.off(pos), "top level is not a JSON object or array")
+		return s.fail(ErrNotTrace, s.off(pos), "top level is not a JSON object or array")
 	}
 	if err != nil {
 		return err
@@ -241,7 +278,7 @@ func (s *splitter) run(ctx context.Context, out chan<- *rawBatch) error {
 }
 
 // object walks the top-level object, pos just past its opening brace.
-func (s *splitter) object(ctx context.Context, pos int, out chan<- *rawBatch) (int, error) {
+func (s *Splitter) object(ctx context.Context, pos int, out chan<- *Batch) (int, error) {
 	for first := true; ; first = false {
 		var err error
 		if pos, _, err = s.next(pos, pos, false, "the top-level object"); err != nil {
@@ -250,7 +287,7 @@ func (s *splitter) object(ctx context.Context, pos int, out chan<- *rawBatch) (i
 		c := s.buf[pos]
 		if c == '}' {
 			if !s.sawEvents {
-				return 0, s.fail(errNotTrace, s.off(pos), "no traceEvents array")
+				return 0, s.fail(ErrNotTrace, s.off(pos), "no traceEvents array")
 			}
 			return pos + 1, nil
 		}
@@ -265,7 +302,7 @@ func (s *splitter) object(ctx context.Context, pos int, out chan<- *rawBatch) (i
 		}
 		if c != '"' {
 			if !s.sawEvents {
-				return 0, s.fail(errNotTrace, s.off(pos), "top level is not a JSON object of a trace")
+				return 0, s.fail(ErrNotTrace, s.off(pos), "top level is not a JSON object of a trace")
 			}
 			return 0, s.fail(ErrSyntax, s.off(pos), "expected a key, found %s", quoteByte(c))
 		}
@@ -319,7 +356,7 @@ func (s *splitter) object(ctx context.Context, pos int, out chan<- *rawBatch) (i
 }
 
 // eventArray splits the events of traceEvents, pos just past its '['.
-func (s *splitter) eventArray(ctx context.Context, pos int, out chan<- *rawBatch) (int, error) {
+func (s *Splitter) eventArray(ctx context.Context, pos int, out chan<- *Batch) (int, error) {
 	s.bstart = pos
 	s.spans = s.spans[:0]
 	for first := true; ; first = false {
@@ -369,7 +406,7 @@ func (s *splitter) eventArray(ctx context.Context, pos int, out chan<- *rawBatch
 				if s.events >= maxEvents {
 					return 0, s.failEvent(ErrTooLarge, s.off(pos), "more than %d events in one trace", int64(maxEvents))
 				}
-				s.spans = append(s.spans, span{int32(pos - s.bstart), int32(end - s.bstart)})
+				s.spans = append(s.spans, Span{int32(pos - s.bstart), int32(end - s.bstart)})
 				s.events++
 				pos = end
 				break
@@ -403,16 +440,17 @@ func (s *splitter) eventArray(ctx context.Context, pos int, out chan<- *rawBatch
 
 // emit hands buf[bstart:end] with its spans to the decoders and continues in
 // a fresh buffer holding buf[end:n].
-func (s *splitter) emit(ctx context.Context, end int, out chan<- *rawBatch) error {
+func (s *Splitter) emit(ctx context.Context, end int, out chan<- *Batch) error {
 	if len(s.spans) == 0 {
 		return nil
 	}
-	b := &rawBatch{
-		seq:   s.seq,
-		data:  s.buf[s.bstart:end],
-		spans: s.spans,
-		first: s.events - int64(len(s.spans)),
-		base:  s.off(s.bstart),
+	b := &Batch{
+		Seq:   s.seq,
+		Data:  s.buf[s.bstart:end],
+		Spans: s.spans,
+		First: s.events - int64(len(s.spans)),
+		Base:  s.off(s.bstart),
+		pool:  s.pool,
 	}
 	size := len(s.buf)
 	if size < batchBytes+batchBytes/4 {
@@ -427,7 +465,7 @@ func (s *splitter) emit(ctx context.Context, end int, out chan<- *rawBatch) erro
 	s.n -= end
 	s.buf = nb
 	s.bstart = 0
-	s.spans = make([]span, 0, cap(b.spans))
+	s.spans = make([]Span, 0, cap(b.Spans))
 	s.seq++
 	select {
 	case out <- b:

@@ -1,4 +1,4 @@
-package ingest
+package decode
 
 import (
 	"path/filepath"
@@ -9,13 +9,13 @@ import (
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
-// nameIdentity is what a trace's file name says about it.
-type nameIdentity struct {
-	rank, tp, dp, pp, ep int // -1 when the name does not say
-	stage                string
-	merged               bool
-	vllmName             bool // dp<d>_pp<p>_tp<t>_..._rank<r>: vLLM's naming
-	tpName               bool // -TP-<n>: SGLang / TokenSpeed naming
+// NameIdentity is what a trace's file name says about it.
+type NameIdentity struct {
+	Rank, TP, DP, PP, EP int    // -1 when the name does not say
+	Stage                string // prefill, decode or ""
+	Merged               bool   // merged-*: several ranks in one file
+	VLLMName             bool   // dp<d>_pp<p>_tp<t>_..._rank<r>: vLLM's naming
+	TPName               bool   // -TP-<n>: SGLang / TokenSpeed naming
 }
 
 // Whole tokens separated by '-', '_', '.', or the ends, case-insensitive.
@@ -43,29 +43,29 @@ func tokenInt(re *regexp.Regexp, s string) int {
 	return n
 }
 
-// identifyName reads rank, parallel ranks and stage from a file name.
+// IdentifyName reads rank, parallel ranks and stage from a file's base name.
 // A global rank<n> wins over tp<n>: in vLLM's dp1_pp0_tp0_..._rank2 the TP
 // index repeats across DP groups while rank does not.
-func identifyName(base string) nameIdentity {
-	id := nameIdentity{
-		tp: tokenInt(tokTP, base), dp: tokenInt(tokDP, base),
-		pp: tokenInt(tokPP, base), ep: tokenInt(tokEP, base),
+func IdentifyName(base string) NameIdentity {
+	id := NameIdentity{
+		TP: tokenInt(tokTP, base), DP: tokenInt(tokDP, base),
+		PP: tokenInt(tokPP, base), EP: tokenInt(tokEP, base),
 	}
-	id.rank = tokenInt(tokRank, base)
-	if id.rank < 0 {
-		id.rank = id.tp
+	id.Rank = tokenInt(tokRank, base)
+	if id.Rank < 0 {
+		id.Rank = id.TP
 	}
-	if id.rank < 0 {
-		id.rank = tokenInt(tokWorker, base)
+	if id.Rank < 0 {
+		id.Rank = tokenInt(tokWorker, base)
 	}
 	if m := tokStage.FindAllStringSubmatch(base, -1); m != nil {
 		// The token closest to the end names the stage.
-		id.stage = stageWord(m[len(m)-1][1])
+		id.Stage = stageWord(m[len(m)-1][1])
 	}
 	lower := strings.ToLower(base)
-	id.merged = strings.HasPrefix(lower, "merged-") || strings.HasPrefix(lower, "merged_")
-	id.vllmName = vllmName.MatchString(base)
-	id.tpName = tpDash.MatchString(base)
+	id.Merged = strings.HasPrefix(lower, "merged-") || strings.HasPrefix(lower, "merged_")
+	id.VLLMName = vllmName.MatchString(base)
+	id.TPName = tpDash.MatchString(base)
 	return id
 }
 
@@ -79,9 +79,9 @@ func stageWord(w string) string {
 	return ""
 }
 
-// dirStage returns the stage named by the directory component closest to
+// DirStage returns the stage named by the directory component closest to
 // the file that equals prefill, extend or decode (never a substring).
-func dirStage(path string) string {
+func DirStage(path string) string {
 	dir := filepath.Dir(path)
 	for {
 		if s := stageWord(filepath.Base(dir)); s != "" {

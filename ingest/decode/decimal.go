@@ -1,13 +1,13 @@
-package ingest
+package decode
 
 import "math"
 
-// microsToNanos converts the decimal text of a JSON number of microseconds to
+// MicrosToNanos converts the decimal text of a JSON number of microseconds to
 // integer nanoseconds without going through float64, which would lose
 // precision on epoch timestamps such as 1712345678901.123. Digits beyond
 // nanoseconds are truncated toward zero. ok is false for text that is not a
 // JSON number or overflows int64.
-func microsToNanos(b []byte) (ns int64, ok bool) {
+func MicrosToNanos(b []byte) (ns int64, ok bool) {
 	return decimalScaled(b, 3)
 }
 
@@ -97,9 +97,9 @@ func decimalScaled(b []byte, scale int) (int64, bool) {
 	return int64(mant), true
 }
 
-// parseInt parses the text of a JSON integer that must fit int64.
+// ParseInt parses the text of a JSON integer that must fit int64.
 // isInt is false when the text has a fraction or exponent.
-func parseInt(b []byte) (v int64, isInt, ok bool) {
+func ParseInt(b []byte) (v int64, isInt, ok bool) {
 	for _, c := range b {
 		if c == '.' || c == 'e' || c == 'E' {
 			return 0, false, false
@@ -109,10 +109,10 @@ func parseInt(b []byte) (v int64, isInt, ok bool) {
 	return v, true, ok
 }
 
-// validNumber reports whether b is a number by JSON's grammar. The event
+// ValidNumber reports whether b is a number by JSON's grammar. The event
 // parser is lenient about numbers (it takes 12..5 or NaN), so values that
 // fail to convert are checked here to say which problem they have.
-func validNumber(b []byte) bool {
+func ValidNumber(b []byte) bool {
 	i := 0
 	if i < len(b) && b[i] == '-' {
 		i++

@@ -1,4 +1,4 @@
-package ingest
+package decode
 
 import (
 	"bytes"
@@ -11,33 +11,32 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/tracehouse/tracehouse/parseerr"
 )
 
 // splitAll runs a splitter over r and returns the raw events and metadata.
 // Like the loader, it gives each batch's buffer back once read.
 func splitAll(t testing.TB, r io.Reader) ([]string, map[string][]byte, error) {
 	t.Helper()
-	out := make(chan *rawBatch, 4)
+	out := make(chan *Batch, 4)
 	pool := make(chan []byte, 4)
-	s := newSplitter(r, "t.json", pool)
+	s := NewSplitter(r, "t.json", pool)
 	errc := make(chan error, 1)
-	go func() { errc <- s.run(context.Background(), out); close(out) }()
+	go func() { errc <- s.Run(context.Background(), out); close(out) }()
 	var events []string
 	var next int64
 	seq := 0
 	for b := range out {
-		if b.seq != seq || b.first != next {
-			t.Fatalf("batch seq %d first %d; want %d %d", b.seq, b.first, seq, next)
+		if b.Seq != seq || b.First != next {
+			t.Fatalf("batch seq %d first %d; want %d %d", b.Seq, b.First, seq, next)
 		}
 		seq++
-		for _, sp := range b.spans {
-			events = append(events, string(b.data[sp.start:sp.end]))
+		for _, sp := range b.Spans {
+			events = append(events, string(b.Data[sp.Start:sp.End]))
 		}
-		next += int64(len(b.spans))
-		select {
-		case pool <- b.data:
-		default:
-		}
+		next += int64(len(b.Spans))
+		b.Recycle()
 	}
 	return events, s.meta, <-errc
 }
@@ -137,12 +136,12 @@ func TestSplitterErrors(t *testing.T) {
 		{`{"traceEvents": {"a": 1}}`, ErrType, "traceEvents is not an array"},
 		{`{"traceEvents": [{"ph":"X"]}]}`, ErrSyntax, "mismatched"},
 		{`{"traceEvents": [], "traceEvents": []}`, ErrDuplicate, "twice"},
-		{`{"schema": "chakra", "nodes": []}`, errNotTrace, "no traceEvents"},
-		{`"just a string"`, errNotTrace, "not a JSON object"},
+		{`{"schema": "chakra", "nodes": []}`, ErrNotTrace, "no traceEvents"},
+		{`"just a string"`, ErrNotTrace, "not a JSON object"},
 	}
 	for _, c := range cases {
 		_, _, err := splitAll(t, strings.NewReader(c.doc))
-		var pe *ParseError
+		var pe *parseerr.Error
 		if !errors.As(err, &pe) || !errors.Is(err, c.cause) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v; want %v containing %q", c.doc, err, c.cause, c.want)
 			continue
@@ -157,7 +156,7 @@ func TestSplitterEventOffsets(t *testing.T) {
 	t.Parallel()
 	doc := `{"traceEvents": [{"a":1},` + "\n" + `  {"b":2}, {"c":`
 	_, _, err := splitAll(t, strings.NewReader(doc))
-	var pe *ParseError
+	var pe *parseerr.Error
 	if !errors.As(err, &pe) || pe.Event != 2 {
 		t.Fatalf("got %v", err)
 	}

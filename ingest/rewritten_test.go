@@ -1,0 +1,124 @@
+package ingest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/tracefile"
+)
+
+// The trace rewriters' outputs (tracefile) are read back here, where a
+// warehouse is at hand: tracefile's own tests link no database.
+
+// A Perfetto-safe copy is still a trace tracehouse reads the same: the
+// demo traces with PDL overlaps ingest with the manifest's GPU events and
+// summed time.
+func TestFixedTraceIngestsTheSame(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := t.TempDir()
+	moved := int64(0)
+	for i, f := range m.Files {
+		if f.Framework != "trtllm" && !(f.Framework == "sglang" && f.Graph) {
+			continue
+		}
+		out := filepath.Join(dir, fmt.Sprintf("fixed%d.trace.json.gz", i))
+		res, err := tracefile.PerfettoFix(ctx, filepath.Join("../testdata/demo", f.Path), out, tracefile.FixOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved += res.Moved
+		ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "fixed"})
+		if err != nil || ir.Failed() != 0 {
+			t.Fatalf("%s: %v %v", f.Path, err, ir.Files[0].Err)
+		}
+		var n, dur int64
+		if err := w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns) FROM kernels WHERE trace_id = ?`, ir.Files[0].TraceID).Scan(&n, &dur); err != nil {
+			t.Fatal(err)
+		}
+		if n != f.GPUEvents || dur != f.GPUDurNS {
+			t.Errorf("%s: %d GPU events, %d ns; manifest %d, %d ns", f.Path, n, dur, f.GPUEvents, f.GPUDurNS)
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no demo trace had an overlap to spread")
+	}
+}
+
+// The slice of a demo trace ingests cleanly and holds exactly the kernels
+// the generator says the selection has: the decode kernels of the vLLM
+// trace (stage only from annotations), by the manifest's own count.
+func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := t.TempDir()
+	checked := 0
+	for _, f := range m.Files {
+		if f.Framework != "vllm" && f.Framework != "tokenspeed" {
+			continue
+		}
+		for si, stage := range []string{"prefill", "decode", "mixed"} {
+			want := f.StageGPU[stage]
+			// A neutral name: ingest takes the stages from the annotations.
+			out := filepath.Join(dir, fmt.Sprintf("slice%d-%d.trace.json.gz", checked, si))
+			res, err := tracefile.Slice(ctx, filepath.Join("../testdata/demo", f.Path), out, tracefile.SliceOptions{Stage: stage})
+			if want.Count == 0 {
+				if !errors.Is(err, tracefile.ErrNothingSelected) {
+					t.Errorf("%s %s: %v", f.Path, stage, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", f.Path, stage, err)
+			}
+			if res.KeptGPU != want.Count {
+				t.Errorf("%s %s: kept %d GPU events, manifest %d", f.Path, stage, res.KeptGPU, want.Count)
+			}
+			ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "slices"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ir.Failed() != 0 {
+				t.Fatalf("%s %s: slice does not ingest: %v", f.Path, stage, ir.Files[0].Err)
+			}
+			var n, dur int64
+			var stages string
+			err = w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns), string_agg(DISTINCT stage, ',') FROM kernels WHERE trace_id = ?`,
+				ir.Files[0].TraceID).Scan(&n, &dur, &stages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != want.Count || dur != want.DurNS || stages != stage {
+				t.Errorf("%s %s: ingested %d kernels, %d ns, stages %s; manifest %d, %d ns", f.Path, stage, n, dur, stages, want.Count, want.DurNS)
+			}
+			checked++
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("only %d slices checked", checked)
+	}
+}
