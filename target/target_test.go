@@ -45,7 +45,7 @@ func TestOpenInstallsTheCatalog(t *testing.T) {
 				calls = append(calls, write)
 				return c.open(write)
 			}
-			w, err := Open(ctx, opener, false, cat, func(n string) { t.Errorf("notice: %s", n) })
+			w, err := Open(ctx, opener, false, func() *catalog.Catalog { return cat }, func(n string) { t.Errorf("notice: %s", n) })
 			if err != nil {
 				t.Fatal(err)
 			}

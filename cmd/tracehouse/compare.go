@@ -148,7 +148,7 @@ func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
 }
 
 func compareRun(opts *CompareOptions) error {
-	cat := catalog.Default()
+	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
 	write := opts.StepsBy != "" || target.IsPath(opts.Base) || target.IsPath(opts.Candidate)
 	notice := func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg) }
 	open := opts.Warehouse
@@ -156,7 +156,7 @@ func compareRun(opts *CompareOptions) error {
 		// two run labels: a lake needs only their files
 		open = opts.warehouseFor([]string{opts.Base, opts.Candidate})
 	}
-	w, err := target.Open(opts.Ctx, open, write, cat, notice)
+	w, err := target.Open(opts.Ctx, open, write, catalogOf, notice)
 	if err != nil {
 		return err
 	}
@@ -165,6 +165,7 @@ func compareRun(opts *CompareOptions) error {
 			w.Close()
 		}
 	}()
+	cat := catalogOf()
 
 	rep, ingestErr, err := compareBuild(opts, &w, cat)
 	if err != nil {

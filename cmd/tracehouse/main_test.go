@@ -12,6 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 	"github.com/tracehouse/tracehouse/target"
@@ -184,7 +185,7 @@ func triageReports(t *testing.T, db string, args ...string) (reps []*report.Tria
 	for _, a := range opts.Targets {
 		write = write || target.IsPath(a)
 	}
-	w, err := target.Open(opts.Ctx, opts.Warehouse, write, cat, func(string) {})
+	w, err := target.Open(opts.Ctx, opts.Warehouse, write, func() *catalog.Catalog { return cat }, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

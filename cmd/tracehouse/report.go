@@ -177,12 +177,12 @@ func reportRun(opts *ReportOptions) error {
 // comparison) and groups them into a document.
 func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err error) {
 	ctx := opts.Ctx
-	cat := catalog.Default()
+	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
 	write := false
 	for _, t := range append(slices.Clone(opts.Targets), opts.Compare...) {
 		write = write || target.IsPath(t)
 	}
-	w, err := target.Open(ctx, opts.Warehouse, write, cat, func(msg string) {
+	w, err := target.Open(ctx, opts.Warehouse, write, catalogOf, func(msg string) {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
 	})
 	if err != nil {
@@ -193,6 +193,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 			w.Close()
 		}
 	}()
+	cat := catalogOf()
 
 	runs, ingestErr, err := reportRuns(opts, w, cat)
 	if err != nil {

@@ -151,7 +151,7 @@ type triageTarget struct {
 
 func triageRun(opts *TriageOptions) error {
 	ctx := opts.Ctx
-	cat, err := loadCatalog(opts.Catalog)
+	catalogOf, err := catalogFor(opts.Catalog)
 	if err != nil {
 		return err
 	}
@@ -167,13 +167,14 @@ func triageRun(opts *TriageOptions) error {
 	if !write && len(labels) > 0 {
 		open = opts.warehouseFor(labels)
 	}
-	w, err := target.Open(ctx, open, write, cat, func(msg string) {
+	w, err := target.Open(ctx, open, write, catalogOf, func(msg string) {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
 	})
 	if err != nil {
 		return err
 	}
 	defer w.Close()
+	cat := catalogOf()
 
 	targets, ingestErr, err := triageTargets(opts, w, cat)
 	if err != nil {
