@@ -16,21 +16,29 @@ import (
 // The trace rewriters' outputs (tracefile) are read back here, where a
 // warehouse is at hand: tracefile's own tests link no database.
 
+// demoManifestAndWarehouse returns the demo's manifest and an empty
+// in-memory warehouse, closed when t ends.
+func demoManifestAndWarehouse(t *testing.T) (synth.Manifest, *schema.Warehouse) {
+	t.Helper()
+	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := schema.Open(context.Background(), schema.Memory, schema.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return m, w
+}
+
 // A Perfetto-safe copy is still a trace tracehouse reads the same: the
 // demo traces with PDL overlaps ingest with the manifest's GPU events and
 // summed time.
 func TestFixedTraceIngestsTheSame(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	m, w := demoManifestAndWarehouse(t)
 	dir := t.TempDir()
 	moved := int64(0)
 	for i, f := range m.Files {
@@ -66,15 +74,7 @@ func TestFixedTraceIngestsTheSame(t *testing.T) {
 func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	m, err := synth.ReadManifest("../testdata/demo/MANIFEST.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	m, w := demoManifestAndWarehouse(t)
 	dir := t.TempDir()
 	checked := 0
 	for _, f := range m.Files {

@@ -43,7 +43,7 @@ func scan[R any](ctx context.Context, path string, workers int,
 	var live atomic.Int32
 	live.Store(int32(workers))
 	for range workers {
-		g.Go(safely(path, func() error {
+		g.Go(decode.Guard(path, func() error {
 			defer func() {
 				if live.Add(-1) == 0 {
 					close(out)
@@ -64,7 +64,7 @@ func scan[R any](ctx context.Context, path string, workers int,
 			return nil
 		}))
 	}
-	g.Go(safely(path, func() error {
+	g.Go(decode.Guard(path, func() error {
 		pending := map[int]result{}
 		next := 0
 		for res := range out {
@@ -89,18 +89,6 @@ func scan[R any](ctx context.Context, path string, workers int,
 		return layout, ctx.Err()
 	}
 	return layout, err
-}
-
-// safely turns a panic into an error naming the file.
-func safely(path string, f func() error) func() error {
-	return func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("%s: internal error (please report it with the file): %v", path, r)
-			}
-		}()
-		return f()
-	}
 }
 
 // fileError names the file in an error that does not already.

@@ -23,12 +23,7 @@ import (
 // report.WriteArrow as report's).
 func TestSQLRowsToArrow(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	raw, err := db.Query(`SELECT * FROM (VALUES
+	rows := sqlRowsOf(t, `SELECT * FROM (VALUES
 		(true, 7::TINYINT, 300::SMALLINT, 70000::INTEGER, 9007199254740993::BIGINT, 200::UTINYINT,
 		 18446744073709551615::UBIGINT, 1.5::FLOAT, 2.25::DOUBLE, 123456789012345678901234567890::HUGEINT,
 		 12.34::DECIMAL(10,2), 'héllo', '\x01'::BLOB, DATE '2024-03-05', TIME '01:02:03.000004',
@@ -38,14 +33,6 @@ func TestSQLRowsToArrow(t *testing.T) {
 		(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 		 NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
 	) t(b, i8, i16, i32, i64, u8, u64, f32, f64, huge, dec, s, blob, d, tm, ts, iv, lst, arr, st, mp, js, id, nested)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	rows, err := newSQLRows(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var buf bytes.Buffer
 	if err := report.WriteArrow(&buf, rows); err != nil {
 		t.Fatal(err)
@@ -132,21 +119,8 @@ func TestReportDecimalPrintsAsDriver(t *testing.T) {
 // out as report's too, a MAP's order kept.
 func TestSQLRowsNested(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	raw, err := db.Query(`SELECT [1.50::DECIMAL(4,2)] AS l, {'iv': INTERVAL 2 MONTH} AS s,
+	rows := sqlRowsOf(t, `SELECT [1.50::DECIMAL(4,2)] AS l, {'iv': INTERVAL 2 MONTH} AS s,
 		MAP {'z': MAP {1: 2}, 'a': NULL} AS m`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	rows, err := newSQLRows(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if !rows.Next() {
 		t.Fatalf("no row: %v", rows.Err())
 	}
@@ -167,4 +141,25 @@ func TestSQLRowsNested(t *testing.T) {
 	if rows.Next() || rows.Err() != nil {
 		t.Errorf("a second row or an error: %v", rows.Err())
 	}
+}
+
+// sqlRowsOf runs query on a fresh in-memory DuckDB and reads its result as
+// the sql command does; everything is closed when t ends.
+func sqlRowsOf(t *testing.T, query string) *sqlRows {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	raw, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	rows, err := newSQLRows(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
