@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -74,6 +75,30 @@ func TestBlockSize(t *testing.T) {
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestWritersSkipCostlyCompression: a writer's checkpoints do not try FSST
+// or zstd (open.go says why), in a file and in memory; DuckDB spells the
+// setting back in its own case and order, so each name is looked for.
+func TestWritersSkipCostlyCompression(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, path := range []string{filepath.Join(t.TempDir(), "w.duckdb"), Memory} {
+		w, err := Open(ctx, path, Options{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := w.DB.QueryRowContext(ctx, `SELECT current_setting('disabled_compression_methods')`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		for _, m := range strings.Split(disabledCompression, ",") {
+			if !strings.Contains(strings.ToLower(got), m) {
+				t.Errorf("%s: disabled_compression_methods = %q, want %s in it", path, got, m)
+			}
 		}
 	}
 }
