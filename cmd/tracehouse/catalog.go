@@ -41,11 +41,11 @@ func loadCatalog(file string) (*catalog.Catalog, error) {
 	return catalog.Load(file)
 }
 
-// catalogFor is loadCatalog for a report that opens a warehouse next: a
-// --catalog FILE is read at once (its errors come before the warehouse is
-// touched), the embedded catalog is parsed on another goroutine (about 6
-// ms of YAML, then overlapping DuckDB's open), and the function returned
-// waits for it.
+// catalogFor is loadCatalog for a command with other work to do before it
+// needs the catalog (open a warehouse, ingest): a --catalog FILE is read at
+// once (its errors come before the warehouse is touched), the embedded
+// catalog is parsed on another goroutine (about 6 ms of YAML, overlapping
+// that work), and the function returned waits for it.
 func catalogFor(file string) (func() *catalog.Catalog, error) {
 	if file != "" {
 		c, err := catalog.Load(file)

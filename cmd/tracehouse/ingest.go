@@ -141,6 +141,7 @@ func ingestRun(opts *IngestOptions) error {
 	if opts.Lake != "" {
 		return ingestLakeRun(opts)
 	}
+	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
 	w, err := opts.Warehouse(opts.Ctx, true)
 	if err != nil {
 		return err
@@ -154,7 +155,7 @@ func ingestRun(opts *IngestOptions) error {
 	}
 	// Later reports need the catalog and read the saved overlap (shown as
 	// phases of the progress display).
-	err = target.Finish(ctx, w.DB, catalog.Default())
+	err = target.Finish(ctx, w.DB, catalogOf())
 	done()
 	if err != nil {
 		return err
