@@ -36,14 +36,14 @@ func IsPath(arg string) bool {
 	return err == nil
 }
 
-// Open opens the warehouse for a report that needs the catalog cat returns
-// installed: for writing when write is set (paths to ingest), else
+// Open opens the warehouse for a report that needs the catalog catalogOf
+// returns installed: for writing when write is set (paths to ingest), else
 // read-only so other readers can share the file, reopening it for writing
 // only when the stored catalog is another one (a lake takes the catalog
-// where it is). cat is called once the warehouse is open, so a catalog
-// parsed in the background overlaps the open. When the warehouse cannot be
-// written (another process holds it), the report goes on with the stored
-// catalog and notice says so.
+// where it is). catalogOf is called once the warehouse is open, so a
+// catalog parsed in the background overlaps the open. When the warehouse
+// cannot be written (another process holds it), the report goes on with
+// the stored catalog and notice says so.
 func Open(ctx context.Context, open Opener, write bool, catalogOf func() *catalog.Catalog, notice func(string)) (*schema.Warehouse, error) {
 	w, err := open(ctx, write)
 	if err != nil {
