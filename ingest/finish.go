@@ -17,10 +17,25 @@ import (
 // running it again finishes the job. `ingest`, `triage PATH` and `capture`
 // all end with it.
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
-	phase(ctx, PhaseCatalog)
-	if err := InstallCatalog(ctx, db, cat); err != nil {
+	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
+	if err := SavePendingOverlap(ctx, db); err != nil {
+		return err
+	}
+	return SavePendingSteps(ctx, db)
+}
+
+// FinishCatalog is Finish's first step: the catalog installed (reported as
+// PhaseCatalog).
+func FinishCatalog(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
+	phase(ctx, PhaseCatalog)
+	return InstallCatalog(ctx, db, cat)
+}
+
+// SavePendingOverlap is Finish's second step: the per-kernel overlap saved
+// (SaveOverlap) for every run whose copy is missing or out of date.
+func SavePendingOverlap(ctx context.Context, db *sql.DB) error {
 	runs, err := pendingRuns(ctx, db, "overlap_pending")
 	if err != nil {
 		return fmt.Errorf("find runs without a saved overlap: %w", err)
@@ -28,20 +43,21 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if len(runs) > 0 {
 		phase(ctx, PhaseOverlap)
 	}
-	if err := overlapStore().save(ctx, db, runs); err != nil {
-		return err
-	}
-	// Step aggregates read the saved overlap: after it.
-	if runs, err = pendingRuns(ctx, db, "steps_pending"); err != nil {
+	return overlapStore().save(ctx, db, runs)
+}
+
+// SavePendingSteps is Finish's last step: the step aggregates saved for
+// every run whose copy is missing or out of date. They read the saved
+// overlap, so it comes after SavePendingOverlap.
+func SavePendingSteps(ctx context.Context, db *sql.DB) error {
+	runs, err := pendingRuns(ctx, db, "steps_pending")
+	if err != nil {
 		return fmt.Errorf("find runs without saved steps: %w", err)
 	}
 	if len(runs) > 0 {
 		phase(ctx, PhaseSteps)
 	}
-	if err := stepStore().save(ctx, db, runs); err != nil {
-		return err
-	}
-	return nil
+	return stepStore().save(ctx, db, runs)
 }
 
 // pendingRuns runs one of the *_pending queries: run ids, one per row.

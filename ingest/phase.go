@@ -20,6 +20,9 @@ const (
 	PhaseFusion  = "saving fuse-pattern rows"
 	// PhaseOverlapRows is SaveOverlapRows (target.Finish, after SaveFusion).
 	PhaseOverlapRows = "saving overlap rows"
+	// PhaseSaving is target.Finish's one name for the saves it runs side
+	// by side (Announce).
+	PhaseSaving = "saving overlap, steps, fuse-pattern and overlap rows"
 )
 
 type phaserKey struct{}
@@ -27,6 +30,14 @@ type phaserKey struct{}
 // WithPhaser returns ctx carrying p for Finish and SaveFusion.
 func WithPhaser(ctx context.Context, p Phaser) context.Context {
 	return context.WithValue(ctx, phaserKey{}, p)
+}
+
+// Announce tells ctx's Phaser, if any, that name begins, and returns ctx
+// without it: work that runs side by side under that one name would
+// otherwise show its parts' names in turn, each as if it ran alone.
+func Announce(ctx context.Context, name string) context.Context {
+	phase(ctx, name)
+	return WithPhaser(ctx, nil)
 }
 
 // phase tells ctx's Phaser, if any, that name begins.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
@@ -18,24 +20,50 @@ import (
 // works from what the warehouse holds, so running it again finishes an
 // interrupted job. `ingest`, `triage PATH`, `compare PATH` and `capture`
 // end with it.
+//
+// After the catalog the saves run side by side, each in its own
+// transaction on its own connection (they write different tables): the
+// fuse-pattern rows beside the overlap, then the step aggregates beside the
+// overlap rows, both of which read the saved overlap. On a small run each
+// save is mostly DuckDB planning its statements on one thread, so one save
+// alone leaves the other core idle.
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
-	if err := ingest.Finish(ctx, db, cat); err != nil {
+	if err := ingest.FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
+	g, gctx := errgroup.WithContext(ingest.Announce(ctx, ingest.PhaseSaving))
+	g.Go(func() error { return saveFusion(gctx, db) })
+	g.Go(func() error {
+		if err := ingest.SavePendingOverlap(gctx, db); err != nil {
+			return err
+		}
+		h, hctx := errgroup.WithContext(gctx)
+		h.Go(func() error { return ingest.SavePendingSteps(hctx, db) })
+		h.Go(func() error { return saveOverlapRows(hctx, db) })
+		return h.Wait()
+	})
+	return g.Wait()
+}
+
+// saveFusion saves the fuse-pattern rows of every run without a current
+// copy.
+func saveFusion(ctx context.Context, db *sql.DB) error {
 	runs, err := ingest.FusionPending(ctx, db)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	match, err := queries.Text("fusion_matches")
 	if err != nil {
 		return err
 	}
-	if len(runs) > 0 {
-		match, err := queries.Text("fusion_matches")
-		if err != nil {
-			return err
-		}
-		if err := ingest.SaveFusion(ctx, db, runs, match); err != nil {
-			return err
-		}
-	}
-	if runs, err = ingest.OverlapRowsPending(ctx, db); err != nil || len(runs) == 0 {
+	return ingest.SaveFusion(ctx, db, runs, match)
+}
+
+// saveOverlapRows saves the overlap-opportunity rows of every run without a
+// current copy; it needs the saved overlap only for speed.
+func saveOverlapRows(ctx context.Context, db *sql.DB) error {
+	runs, err := ingest.OverlapRowsPending(ctx, db)
+	if err != nil || len(runs) == 0 {
 		return err
 	}
 	table, err := queries.Text("overlap_by_kernel")

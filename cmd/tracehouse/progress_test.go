@@ -66,7 +66,7 @@ func TestProgressFirstTick(t *testing.T) {
 
 // TestProgressPhases: `ingest` of a small trace on a terminal shows, in
 // order, the bar of bytes and each phase after it, down to target.Finish's
-// fuse-pattern and overlap rows; off a terminal it shows none of them.
+// saves side by side under one name; off a terminal it shows none of them.
 func TestProgressPhases(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -74,7 +74,7 @@ func TestProgressPhases(t *testing.T) {
 		Steps: 6, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
-	phases := []string{phaseRead, phaseLoad, ingest.PhaseCatalog, ingest.PhaseOverlap, ingest.PhaseSteps, ingest.PhaseFusion, ingest.PhaseOverlapRows}
+	phases := []string{phaseRead, phaseLoad, ingest.PhaseCatalog, ingest.PhaseSaving}
 	for _, tty := range []bool{true, false} {
 		var errOut lockedBuffer
 		ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut, ErrTTY: tty}
@@ -91,6 +91,11 @@ func TestProgressPhases(t *testing.T) {
 				t.Errorf("progress off a terminal: %q", out)
 			}
 			continue
+		}
+		for _, p := range []string{ingest.PhaseOverlap, ingest.PhaseSteps, ingest.PhaseFusion, ingest.PhaseOverlapRows} {
+			if strings.Contains(out, "ingest: "+p+" ") {
+				t.Errorf("phase %q shown on its own while the saves run side by side:\n%q", p, out)
+			}
 		}
 		at := -1
 		for _, p := range phases {
