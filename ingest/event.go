@@ -221,8 +221,16 @@ type eventFields struct {
 	pid, tid, ts, dur, args *fastjson.Value
 }
 
-func (d *decoder) decode(b *decode.Batch) (*decoded, error) {
-	out := &decoded{seq: b.Seq, raw: b.Data, summary: newSummary()}
+// decode decodes batch b into reuse, a batch already sunk whose row slices
+// are taken over (nil: a new one).
+func (d *decoder) decode(b *decode.Batch, reuse *decoded) (*decoded, error) {
+	out := &decoded{}
+	if reuse != nil {
+		out = reuse
+	}
+	*out = decoded{seq: b.Seq, raw: b.Data, summary: newSummary(),
+		kernels: out.kernels[:0], launches: out.launches[:0], ops: out.ops[:0],
+		frames: out.frames[:0], annotations: out.annotations[:0]}
 	for i, sp := range b.Spans {
 		d.cur = b.First + int64(i)
 		d.off = b.Base + int64(sp.Start)

@@ -25,7 +25,7 @@ func decodeAll(data []byte) (counts, []*decoded, error) {
 		if derr != nil {
 			continue
 		}
-		res, err := d.decode(b)
+		res, err := d.decode(b, nil)
 		if err != nil {
 			derr = err
 			continue

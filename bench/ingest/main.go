@@ -45,6 +45,7 @@ func run() error {
 	gz := flag.Bool("gzip", false, "gzip the traces")
 	jobs := flag.Int("jobs", 2, "ingest --jobs")
 	cpuprof := flag.String("cpuprofile", "", "write a CPU profile of the ingest to this file")
+	memprof := flag.String("memprofile", "", "write a heap profile to this file after the ingest (go tool pprof -sample_index=alloc_space: what the ingest allocated)")
 	duckMem := flag.String("duckdb-memory", "", "DuckDB memory_limit to set (e.g. 256MB)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for generated traces and the warehouse")
 	nsysKernels := flag.Int64("nsys", 0, "measure an Nsight Systems export of this many kernels instead")
@@ -143,6 +144,11 @@ func run() error {
 		gpu += f.GPUEvents
 	}
 	peak := peakMiB()
+	if *memprof != "" {
+		if err := writeHeapProfile(*memprof); err != nil {
+			return err
+		}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(os.Stderr, "go heap: sys %d MiB, heap in use %d MiB, total alloc %d MiB, gc %d\n", ms.Sys>>20, ms.HeapInuse>>20, ms.TotalAlloc>>20, ms.NumGC)
@@ -179,4 +185,19 @@ func peakMiB() int64 {
 		}
 	}
 	return -1
+}
+
+// writeHeapProfile writes the heap profile, whose alloc_space counts every
+// allocation since the process began (the trace's generation is reused
+// from bench/out, so nearly all of it is the ingest's).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
