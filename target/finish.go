@@ -26,7 +26,8 @@ import (
 // fuse-pattern rows beside the overlap, then the step aggregates beside the
 // overlap rows, both of which read the saved overlap. On a small run each
 // save is mostly DuckDB planning its statements on one thread, so one save
-// alone leaves the other core idle.
+// alone left the other core idle (0.6 MB trace: 110 -> 81-99 ms; 270 MB:
+// 580 -> 460-540 ms, for about 35 MiB more at the peak).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := ingest.FinishCatalog(ctx, db, cat); err != nil {
 		return err
