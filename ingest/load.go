@@ -221,10 +221,12 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		// DuckDB more memory than holding them costs here.
 		// baseTimeNanoseconds is known once every event is read.
 		base := traceInfo(t.meta).baseNS
-		return sweepAside(ctx, t.frames, t.points, func(f *sweepFrame, depth int32) error {
+		return sweepAside(ctx, t.frames, t.points, func(f *sweepFrame, depth int32) frameValues {
 			key := t.threads.keys[f.thread]
-			return apps[appFrames].Append(int32(t.id), int64(f.ordinal), nullable(f.pyID), nullable(f.parentID), f.site,
-				f.ts+base, f.end-f.ts, nullable(key[0]), nullable(key[1]), depth)
+			return frameValues{int32(t.id), int64(f.ordinal), nullable(f.pyID), nullable(f.parentID), f.site,
+				f.ts + base, f.end - f.ts, nullable(key[0]), nullable(key[1]), depth}
+		}, func(v *frameValues) error {
+			return apps[appFrames].Append(v[:]...)
 		}, func(r derivedRow) error {
 			return apps[appDerived].Append(int8(r.kind), r.ordinal, r.value)
 		})
@@ -438,6 +440,9 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	}
 	return nil
 }
+
+// frameValues is a py_frame_events row as the appender takes it.
+type frameValues [10]driver.Value
 
 func nullable(v int64) driver.Value {
 	if v == null {

@@ -191,34 +191,32 @@ func sweepRecords(frames *merged[sweepFrame], points *merged[sweepPoint], frame 
 	}
 }
 
-// sweptFrame is a frame with the depth the sweep gave it.
-type sweptFrame struct {
-	f     sweepFrame
-	depth int32
-}
-
-// swept is a stretch of the sweep's output.
-type swept struct {
-	frames  []sweptFrame
+// swept is a stretch of the sweep's output: frames turned into rows R,
+// and derived rows.
+type swept[R any] struct {
+	frames  []R
 	derived []derivedRow
 }
 
 // sweptBatch is how many records one swept stretch holds.
 const sweptBatch = 8 << 10
 
-// sweepAside runs sweep on its own goroutine and hands its output to frame
-// and emit on the calling one, a stretch at a time: storing the rows (the
-// appender, boxing every value) cost as much as the sweep itself, and
-// these two no longer take turns on one core.
-func sweepAside(ctx context.Context, frameList *chunks[sweepFrame], pointList *chunks[sweepPoint],
-	frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
+// sweepAside runs sweep on its own goroutine, which also turns each frame
+// into its row (row), and hands the rows to store and the derived rows to
+// emit on the calling goroutine, a stretch at a time. Storing (the
+// appender) cost as much as the sweep itself, so the two no longer take
+// turns on one core; and since storing was still the slower side (the
+// sweep waited on it for three quarters of its time), the sweep's side
+// also makes the rows, boxing every value for the appender.
+func sweepAside[R any](ctx context.Context, frameList *chunks[sweepFrame], pointList *chunks[sweepPoint],
+	row func(*sweepFrame, int32) R, store func(*R) error, emit func(derivedRow) error) error {
 	g, gctx := errgroup.WithContext(ctx)
-	out := make(chan *swept, 4)
+	out := make(chan *swept[R], 4)
 	// Stretches go back to the sweep once stored: a handful in all.
-	free := make(chan *swept, 6)
+	free := make(chan *swept[R], 6)
 	g.Go(func() error {
 		defer close(out)
-		cur := &swept{}
+		cur := &swept[R]{}
 		send := func() error {
 			select {
 			case out <- cur:
@@ -229,12 +227,12 @@ func sweepAside(ctx context.Context, frameList *chunks[sweepFrame], pointList *c
 			case cur = <-free:
 				cur.frames, cur.derived = cur.frames[:0], cur.derived[:0]
 			default:
-				cur = &swept{}
+				cur = &swept[R]{}
 			}
 			return nil
 		}
 		err := sweep(frameList, pointList, func(f *sweepFrame, depth int32) error {
-			cur.frames = append(cur.frames, sweptFrame{*f, depth})
+			cur.frames = append(cur.frames, row(f, depth))
 			if len(cur.frames) == sweptBatch {
 				return send()
 			}
@@ -254,7 +252,7 @@ func sweepAside(ctx context.Context, frameList *chunks[sweepFrame], pointList *c
 	g.Go(func() error {
 		for s := range out {
 			for i := range s.frames {
-				if err := frame(&s.frames[i].f, s.frames[i].depth); err != nil {
+				if err := store(&s.frames[i]); err != nil {
 					return err
 				}
 			}
