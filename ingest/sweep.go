@@ -203,7 +203,7 @@ const sweptBatch = 8 << 10
 
 // sweepAside runs sweep on its own goroutine, which also turns each frame
 // into its row (row), and hands the rows to store and the derived rows to
-// emit on the calling goroutine, a stretch at a time. Storing (the
+// emit on a second one, a stretch at a time. Storing (the
 // appender) cost as much as the sweep itself, so the two no longer take
 // turns on one core; and since storing was still the slower side (the
 // sweep waited on it for three quarters of its time), the sweep's side
