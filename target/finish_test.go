@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -183,4 +184,67 @@ func TestFinishSavesOverlapRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	notSaved("after a classifier change", second)
+}
+
+// TestFinishFailedSaveStopsTheOthers: when one of the saves Finish runs
+// side by side fails, Finish returns its error, the others stop, none of
+// them leaves a copy recorded without its rows, and the next Finish
+// completes every save.
+func TestFinishFailedSaveStopsTheOthers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := schematest.Open(t, schematest.Template(t, "ingested-demo", func(ctx context.Context, w *schema.Warehouse) error {
+		_, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{})
+		return err
+	}))
+	// The fuse-pattern rows no longer fit their table: that save fails.
+	if _, err := w.DB.ExecContext(ctx, `ALTER TABLE fusion_match_store ADD COLUMN extra INTEGER`); err != nil {
+		t.Fatal(err)
+	}
+	err := Finish(ctx, w.DB, catalog.Default())
+	if err == nil || !strings.Contains(err.Error(), "save fuse patterns") {
+		t.Fatalf("Finish with the fuse-pattern save failing: %v", err)
+	}
+	var n int64
+	if err := w.DB.QueryRowContext(ctx, `SELECT count(*) FROM fusion_store_runs`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("fuse-pattern copies recorded after the failure: %d %v", n, err)
+	}
+	// A recorded copy has its rows: the overlap of every kernel, the step
+	// totals of its run.
+	for _, q := range []string{
+		`SELECT count(*) FROM kernel_overlap_runs r
+		 WHERE (SELECT count(*) FROM kernel_overlap_store s WHERE s.run_id = r.run_id)
+		    <> (SELECT count(*) FROM kernels k WHERE k.run_id = r.run_id)`,
+		`SELECT count(*) FROM step_store_runs r
+		 WHERE NOT EXISTS (SELECT 1 FROM step_total_store s WHERE s.run_id = r.run_id)`,
+	} {
+		if err := w.DB.QueryRowContext(ctx, q).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d copies recorded without their rows (%v): %s", n, err, q)
+		}
+	}
+	if _, err := w.DB.ExecContext(ctx, `ALTER TABLE fusion_match_store DROP COLUMN extra`); err != nil {
+		t.Fatal(err)
+	}
+	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatalf("Finish again: %v", err)
+	}
+	for name, pending := range map[string]func(context.Context, *sql.DB) ([]int64, error){
+		"fuse patterns": ingest.FusionPending, "overlap rows": ingest.OverlapRowsPending,
+	} {
+		if runs, err := pending(ctx, w.DB); err != nil || len(runs) != 0 {
+			t.Errorf("%s still pending after the second Finish: %v %v", name, runs, err)
+		}
+	}
+	for _, table := range []string{"kernel_overlap_runs", "step_store_runs"} {
+		var runs, want int64
+		if err := w.DB.QueryRowContext(ctx, `SELECT count(DISTINCT run_id) FROM `+table).Scan(&runs); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.DB.QueryRowContext(ctx, `SELECT count(DISTINCT run_id) FROM kernels`).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if runs != want {
+			t.Errorf("%s: %d runs recorded after the second Finish, want %d", table, runs, want)
+		}
+	}
 }
