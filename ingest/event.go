@@ -224,9 +224,9 @@ type eventFields struct {
 // decode decodes batch b into reuse, a batch already sunk whose row slices
 // are taken over (nil: a new one).
 func (d *decoder) decode(b *decode.Batch, reuse *decoded) (*decoded, error) {
-	out := &decoded{}
-	if reuse != nil {
-		out = reuse
+	out := reuse
+	if out == nil {
+		out = &decoded{}
 	}
 	*out = decoded{seq: b.Seq, raw: b.Data, summary: newSummary(),
 		kernels: out.kernels[:0], launches: out.launches[:0], ops: out.ops[:0],
