@@ -94,8 +94,8 @@ func SaveOverlap(ctx context.Context, db *sql.DB, run int64) error {
 // not be read.
 func overlapStore() runStore {
 	return runStore{what: "overlap",
-		stmts: []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy",
-			"overlap_store_rows", "overlap_store_busy"},
+		stmts: []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy"},
+		fill:  sweepOverlap, after: []string{"overlap_store_busy"},
 		commit: "overlap_store_commit"}
 }
 

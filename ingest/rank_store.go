@@ -101,6 +101,28 @@ func inTx(ctx context.Context, db *sql.DB, fail func(step string, err error) err
 	return nil
 }
 
+// inConnTx is inTx on one connection of db, for steps that need the
+// connection itself (an appender joins the connection's transaction).
+func inConnTx(ctx context.Context, db *sql.DB, fail func(step string, err error) error, f func(*sql.Conn) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fail("", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return fail("begin: ", err)
+	}
+	if err := f(conn); err != nil {
+		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return errors.Join(err, rerr)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return errors.Join(fail("commit: ", err), rerr)
+	}
+	return nil
+}
+
 // batch is runs saved in one transaction: together (one statement), or a
 // single run rank by rank (perRank).
 type batch struct {
@@ -190,6 +212,10 @@ type runStore struct {
 	what   string // for errors: "overlap"
 	stmts  []string
 	commit string
+	// fill, when set, runs after stmts with their arguments, in the same
+	// transaction on one connection, and after runs after it
+	fill  func(ctx context.Context, conn *sql.Conn, args []any) error
+	after []string
 	// batchable, when set, names a statement saying whether run $run may
 	// go with others; the others are saved alone
 	batchable string
@@ -217,14 +243,24 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		// one run as before: its filter reaches the scans (run_id = N)
 		args = []any{sql.Named("run", b.runs[0]), sql.Named("runs", nil)}
 	}
-	return inTx(ctx, db, fail, func(tx *sql.Tx) error {
+	return inConnTx(ctx, db, fail, func(conn *sql.Conn) error {
 		for _, name := range s.stmts {
-			if _, err := execNamed(ctx, tx, stmt(name), args...); err != nil {
+			if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
+				return fail(name+": ", err)
+			}
+		}
+		if s.fill != nil {
+			if err := s.fill(ctx, conn, args); err != nil {
+				return fail("", err)
+			}
+		}
+		for _, name := range s.after {
+			if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
 				return fail(name+": ", err)
 			}
 		}
 		for _, run := range b.runs {
-			if _, err := execNamed(ctx, tx, stmt(s.commit), sql.Named("run", run)); err != nil {
+			if _, err := execNamed(ctx, conn, stmt(s.commit), sql.Named("run", run)); err != nil {
 				return fail(fmt.Sprintf("run %d: %s: ", run, s.commit), err)
 			}
 		}

@@ -106,3 +106,34 @@ func NumberStreams(ctx context.Context, db Execer) error {
 	}
 	return nil
 }
+
+// WithQueryAppender runs f with an appender whose rows, each time it
+// flushes (when full, and when f returns), are the table `table`, with
+// columns cols of types types, for the statement query to read (an INSERT
+// ... SELECT from it joined to warehouse tables, say): rows computed in Go
+// reach SQL without a staging table to fill and empty. Like
+// WithAppenders, it runs inside conn's transaction and reserves conn.
+func WithQueryAppender(conn *sql.Conn, query, table string, cols []string, types []duckdb.Type, f func(a *Appender) error) error {
+	return conn.Raw(func(dc any) (err error) {
+		drv, ok := dc.(driver.Conn)
+		if !ok {
+			return errors.New("not a database/sql driver connection")
+		}
+		infos := make([]duckdb.TypeInfo, len(types))
+		for i, t := range types {
+			if infos[i], err = duckdb.NewTypeInfo(t); err != nil {
+				return fmt.Errorf("query appender for %s: column %s: %w", table, cols[i], err)
+			}
+		}
+		a, err := duckdb.NewQueryAppender(drv, query, table, infos, cols)
+		if err != nil {
+			return fmt.Errorf("query appender for %s: %w", table, err)
+		}
+		defer func() {
+			if cerr := a.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("flush %s: %w", table, cerr)
+			}
+		}()
+		return f(&Appender{table: table, a: a})
+	})
+}
