@@ -184,7 +184,7 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	if w.Path != "" && w.Path != schema.Memory {
 		spillDir = filepath.Dir(w.Path)
 	}
-	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, loadEnv{spillDir: spillDir, bound: bound}, res.Files)
+	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, loadEnv{spillDir: spillDir, bound: bound, rows: w}, res.Files)
 	for i := range res.Files {
 		if res.Files[i].Path == "" {
 			err := ctx.Err()

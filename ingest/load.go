@@ -34,6 +34,12 @@ type loader struct {
 type loadEnv struct {
 	spillDir string     // where sweep records spill, "" = the system's temporary directory
 	bound    *duckBound // DuckDB's memory bound, nil when there is none
+	rows     rowInserter
+}
+
+// rowInserter inserts typed rows (*schema.Warehouse).
+type rowInserter interface {
+	InsertRows(ctx context.Context, conn *sql.Conn, table string, cols []schema.Column, src schema.RowSource) error
 }
 
 // contentClaims remembers which file of this ingest took each content hash,
@@ -60,8 +66,8 @@ const (
 	appKernels = iota
 	appLaunches
 	appOps
-	appFrames
 	appAnnotations
+	appFrames // JSON traces insert frames and derived rows typed (frameSource)
 	appDerived
 )
 
@@ -70,9 +76,9 @@ var specs = []schema.Spec{
 		"ts_ns", "dur_ns", "device", "stream", "correlation", "external_id", "grid", "block", "bytes", "graph_launch"}},
 	{Table: schema.Launches, Columns: []string{"launch_id", "trace_id", "name", "ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id"}},
 	{Table: schema.CPUOps, Columns: []string{"op_id", "trace_id", "name", "ts_ns", "dur_ns", "pid", "tid", "external_id", "sequence_number", "input_dims", "input_types"}},
-	{Table: schema.PyFrameRows, Columns: []string{"trace_id", "ordinal", "frame_id", "parent_id", "site_id", "ts_ns", "dur_ns", "pid", "tid", "depth"}},
 	{Table: schema.Annotations, Columns: []string{"trace_id", "name", "cat", "ts_ns", "dur_ns", "pid", "tid", "stage"}},
-	{Table: "_derived", Columns: []string{"kind", "ordinal", "value"}},
+	{Table: schema.PyFrameRows, Columns: frameColumnNames},
+	{Table: "_derived", Columns: derivedColumnNames},
 }
 
 // freeAfterBytes is the size of JSON from which a trace's load hands its
@@ -199,7 +205,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	defer tx.rollback(ctx, &err)
 
 	compressed := false
-	err = schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
+	err = schema.WithAppenders(conn, specs[:appFrames], func(apps []*schema.Appender) error {
 		rc, gz, err := decode.Open(c.path, l.opt.Progress)
 		if err != nil {
 			var pe *ParseError
@@ -211,27 +217,17 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}
 		defer rc.Close()
 		compressed = gz
-		if err := l.decode(ctx, c.path, rc, t, func(b *decoded) error {
+		return l.decode(ctx, c.path, rc, t, func(b *decoded) error {
 			return t.append(apps, b, run.id, fileRank, stage, ident.Merged)
-		}); err != nil {
-			return err
-		}
-		// Frames are stored here, with their depth, rather than while
-		// decoding: updating millions of uncommitted rows afterwards cost
-		// DuckDB more memory than holding them costs here.
-		// baseTimeNanoseconds is known once every event is read.
-		base := traceInfo(t.meta).baseNS
-		return sweepAside(ctx, t.frames, t.points, func(f *sweepFrame, depth int32) frameValues {
-			key := t.threads.keys[f.thread]
-			return frameValues{int32(t.id), int64(f.ordinal), nullable(f.pyID), nullable(f.parentID), f.site,
-				f.ts + base, f.end - f.ts, nullable(key[0]), nullable(key[1]), depth}
-		}, func(v *frameValues) error {
-			return apps[appFrames].Append(v[:]...)
-		}, func(r derivedRow) error {
-			return apps[appDerived].Append(int8(r.kind), r.ordinal, r.value)
 		})
 	})
 	if err != nil {
+		return nil, err
+	}
+	// Frames are stored here, with their depth, rather than while
+	// decoding: updating millions of uncommitted rows afterwards cost
+	// DuckDB more memory than holding them costs here.
+	if err := l.storeSwept(ctx, t, traceInfo(t.meta).baseNS); err != nil {
 		return nil, err
 	}
 	// The sweep's arrays are done with; let them go before the SQL runs.
@@ -440,9 +436,6 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	}
 	return nil
 }
-
-// frameValues is a py_frame_events row as the appender takes it.
-type frameValues [10]driver.Value
 
 func nullable(v int64) driver.Value {
 	if v == null {

@@ -202,14 +202,12 @@ type swept[R any] struct {
 const sweptBatch = 8 << 10
 
 // sweepAside runs sweep on its own goroutine, which also turns each frame
-// into its row (row), and hands the rows to store and the derived rows to
-// emit on a second one, a stretch at a time. Storing (the
-// appender) cost as much as the sweep itself, so the two no longer take
-// turns on one core; and since storing was still the slower side (the
-// sweep waited on it for three quarters of its time), the sweep's side
-// also makes the rows, boxing every value for the appender.
+// into its row (row), while store, on a second one, takes the output a
+// stretch at a time from next (nil after the last; each stretch is the
+// sweep's again at the next call). Storing cost as much as the sweep
+// itself, so the two no longer take turns on one core.
 func sweepAside[R any](ctx context.Context, frameList *chunks[sweepFrame], pointList *chunks[sweepPoint],
-	row func(*sweepFrame, int32) R, store func(*R) error, emit func(derivedRow) error) error {
+	row func(*sweepFrame, int32) R, store func(next func() (*swept[R], error)) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	out := make(chan *swept[R], 4)
 	// Stretches go back to the sweep once stored: a handful in all.
@@ -250,23 +248,27 @@ func sweepAside[R any](ctx context.Context, frameList *chunks[sweepFrame], point
 		return send()
 	})
 	g.Go(func() error {
-		for s := range out {
-			for i := range s.frames {
-				if err := store(&s.frames[i]); err != nil {
-					return err
+		var last *swept[R]
+		return store(func() (*swept[R], error) {
+			if last != nil {
+				select {
+				case free <- last:
+				default:
 				}
-			}
-			for _, r := range s.derived {
-				if err := emit(r); err != nil {
-					return err
-				}
+				last = nil
 			}
 			select {
-			case free <- s:
-			default:
+			case s, ok := <-out:
+				if !ok {
+					// the sweep's error, if any, comes from g.Wait
+					return nil, nil
+				}
+				last = s
+				return s, nil
+			case <-gctx.Done():
+				return nil, gctx.Err()
 			}
-		}
-		return nil
+		})
 	})
 	return g.Wait()
 }

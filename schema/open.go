@@ -64,6 +64,8 @@ type Warehouse struct {
 	// Lake is the lake directory when the tables are views over its
 	// Parquet files (lake.Open): read-only, written by 'ingest --lake'.
 	Lake string
+	// rows finds the sources of InsertRows calls in progress
+	rows *rowSources
 	// cleanup removes what Open made for the warehouse besides the
 	// database (an in-memory warehouse's file), after closing it.
 	cleanup func() error
@@ -219,7 +221,7 @@ func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 			return nil, fmt.Errorf("open warehouse %s: %w", path, err)
 		}
 	}
-	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly}, nil
+	return &Warehouse{DB: db, Path: path, ReadOnly: readOnly, rows: &rowSources{}}, nil
 }
 
 func classifyOpenError(path string, err error) error {

@@ -22,10 +22,13 @@ import (
 	"github.com/tracehouse/tracehouse/synth"
 )
 
-// init lets the test binary be the other process of subprocess tests (the
-// tracehouse binary itself, a writer holding the warehouse, an ingest killed
-// mid-load); it runs before TestMain.
-func init() {
+// playRole lets the test binary be the other process of subprocess tests
+// (the tracehouse binary itself, a writer holding the warehouse, an ingest
+// killed mid-load); TestMain runs it first. Not from init: DuckDB calls Go
+// from its own threads (schema.InsertRows), and the Go runtime holds such
+// calls until package initialization is over, so an ingest run from init
+// waited for itself.
+func playRole() {
 	switch os.Getenv("TRACEHOUSE_TEST_ROLE") {
 	case "main":
 		io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}

@@ -20,8 +20,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden with the output the tests get")
 
-// TestMain removes the warehouse templates the tests copy when they end.
+// TestMain plays the role a subprocess test gave this binary, if any, and
+// removes the warehouse templates the tests copy when they end.
 func TestMain(m *testing.M) {
+	playRole()
 	os.Exit(schematest.Main(m))
 }
 

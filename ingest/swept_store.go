@@ -1,0 +1,153 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// frameValues is a py_frame_events row as the sweep makes it; null stands
+// for NULL.
+type frameValues struct {
+	ordinal, frameID, parentID, ts, dur, pid, tid int64
+	site, depth                                   int32
+}
+
+var frameColumnNames = []string{"trace_id", "ordinal", "frame_id", "parent_id", "site_id", "ts_ns", "dur_ns", "pid", "tid", "depth"}
+
+var frameColumns = columns(frameColumnNames, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
+	duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER)
+
+var derivedColumnNames = []string{"kind", "ordinal", "value"}
+
+var derivedColumns = columns(derivedColumnNames, duckdb.TYPE_TINYINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER)
+
+func columns(names []string, types ...duckdb.Type) []schema.Column {
+	cols := make([]schema.Column, len(names))
+	for i, n := range names {
+		cols[i] = schema.Column{Name: n, Type: types[i]}
+	}
+	return cols
+}
+
+// derivedRec is a derivedRow kept until the frames are stored (the sweep
+// makes both, and one connection runs one INSERT at a time).
+type derivedRec struct {
+	ordinal uint32
+	value   int32
+	kind    int8
+}
+
+// storeSwept sweeps the trace's frames and instants (sweepAside) and
+// inserts the frames, with their depth, into py_frame_events and the
+// derived rows into _derived, typed (schema.Warehouse.InsertRows).
+func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) error {
+	derived := newChunks[derivedRec](sweepChunk)
+	err := sweepAside(ctx, t.frames, t.points, func(f *sweepFrame, depth int32) frameValues {
+		key := t.threads.keys[f.thread]
+		return frameValues{ordinal: int64(f.ordinal), frameID: f.pyID, parentID: f.parentID, ts: f.ts + base, dur: f.end - f.ts,
+			pid: key[0], tid: key[1], site: f.site, depth: depth}
+	}, func(next func() (*swept[frameValues], error)) error {
+		return l.env.rows.InsertRows(ctx, l.conn, schema.PyFrameRows, frameColumns,
+			&frameSource{trace: int32(t.id), next: next, derived: derived})
+	})
+	if err != nil {
+		return err
+	}
+	return l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{list: derived})
+}
+
+// frameSource is the sweep's frames as rows of py_frame_events; it keeps
+// the derived rows of each stretch in derived.
+type frameSource struct {
+	trace   int32
+	next    func() (*swept[frameValues], error)
+	cur     *swept[frameValues]
+	pos     int
+	done    bool
+	derived *chunks[derivedRec]
+}
+
+func (s *frameSource) Fill(chunk duckdb.DataChunk) (int, error) {
+	n := 0
+	for limit := schema.ChunkRows(); n < limit && !s.done; {
+		if s.cur == nil || s.pos == len(s.cur.frames) {
+			next, err := s.next()
+			if err != nil {
+				return 0, err
+			}
+			if next == nil {
+				s.done = true
+				break
+			}
+			s.cur, s.pos = next, 0
+			for _, d := range next.derived {
+				s.derived.add(derivedRec{ordinal: uint32(d.ordinal), value: d.value, kind: int8(d.kind)})
+			}
+			continue
+		}
+		r := &s.cur.frames[s.pos]
+		s.pos++
+		// Each value set separately: duckdb.SetChunkValue takes the chunk
+		// by value, and through a helper function that copy went to the
+		// heap, one allocation per value.
+		err := errors.Join(
+			duckdb.SetChunkValue(chunk, 0, n, s.trace),
+			duckdb.SetChunkValue(chunk, 1, n, r.ordinal),
+			duckdb.SetChunkValue(chunk, 4, n, r.site),
+			duckdb.SetChunkValue(chunk, 5, n, r.ts),
+			duckdb.SetChunkValue(chunk, 6, n, r.dur),
+			duckdb.SetChunkValue(chunk, 9, n, r.depth))
+		for i, v := range [...]int64{r.frameID, r.parentID, r.pid, r.tid} {
+			col := [...]int{2, 3, 7, 8}[i]
+			if v == null {
+				err = errors.Join(err, chunk.SetValue(col, n, nil))
+			} else {
+				err = errors.Join(err, duckdb.SetChunkValue(chunk, col, n, v))
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// derivedSource is the kept derived rows as rows of _derived.
+type derivedSource struct {
+	list         *chunks[derivedRec]
+	block, index int
+}
+
+func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
+	n := 0
+	for limit := schema.ChunkRows(); n < limit; {
+		var b []derivedRec
+		switch {
+		case s.block < len(s.list.blocks):
+			b = s.list.blocks[s.block]
+		case s.block == len(s.list.blocks):
+			b = s.list.cur
+		default:
+			return n, nil
+		}
+		if s.index == len(b) {
+			s.block, s.index = s.block+1, 0
+			continue
+		}
+		r := &b[s.index]
+		s.index++
+		if err := errors.Join(
+			duckdb.SetChunkValue(chunk, 0, n, r.kind),
+			duckdb.SetChunkValue(chunk, 1, n, int64(r.ordinal)),
+			duckdb.SetChunkValue(chunk, 2, n, r.value),
+		); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return n, nil
+}
