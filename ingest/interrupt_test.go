@@ -31,11 +31,23 @@ func (p *cancelAt) Add(n int64) {
 // TestInterruptedIngestCountsAndResumes (issue 9 item 5): an interrupt
 // reports how many files were stored (never "nothing" when some were), the
 // re-run stores the rest and says the others are already there, and the
-// work after the commits (saved overlap) is finished by that re-run.
+// work after the commits (saved overlap) is finished by that re-run. With
+// DuckDB on one thread and on two: with two, its own threads call the Go
+// table function that inserts the frames (schema.InsertRows) while the
+// interrupt lands, which must fail the insert, not hang it.
 func TestInterruptedIngestCountsAndResumes(t *testing.T) {
 	t.Parallel()
+	for _, threads := range []int{1, 2} {
+		t.Run(strconv.Itoa(threads)+" thread(s)", func(t *testing.T) {
+			t.Parallel()
+			interruptAndResume(t, threads)
+		})
+	}
+}
+
+func interruptAndResume(t *testing.T, threads int) {
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,3 +106,60 @@ func TestInsertRows(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// waitRows writes one chunk, then waits for ctx and fails with its error.
+type waitRows struct {
+	ctx     context.Context
+	started chan struct{}
+	calls   int
+}
+
+func (s *waitRows) Fill(chunk duckdb.DataChunk) (int, error) {
+	s.calls++
+	if s.calls == 1 {
+		for k := range 10 {
+			if err := duckdb.SetChunkValue(chunk, 0, k, int64(k)); err != nil {
+				return 0, err
+			}
+		}
+		return 10, nil
+	}
+	close(s.started)
+	<-s.ctx.Done()
+	return 0, s.ctx.Err()
+}
+
+// TestInsertRowsCancelled: with DuckDB's own threads calling the source,
+// a source that stops on its caller's cancellation fails the insert with
+// that error and leaves nothing behind.
+func TestInsertRowsCancelled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	conn, err := w.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE t (a BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	src := &waitRows{ctx: cctx, started: make(chan struct{})}
+	go func() {
+		<-src.started
+		cancel()
+	}()
+	err = w.InsertRows(cctx, conn, "t", []schema.Column{{Name: "a", Type: duckdb.TYPE_BIGINT}}, src)
+	if err == nil || !strings.Contains(err.Error(), "insert into t") {
+		t.Fatalf("cancelled insert: %v", err)
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d rows left after the cancelled insert (%v)", n, err)
+	}
+}
