@@ -78,9 +78,10 @@ func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) 
 	return runs, rows.Err()
 }
 
-// SaveOverlap computes run's per-kernel overlap once and saves it in
-// kernel_overlap_store, so that reports read it instead of sorting the
-// run's kernels again (about 2 CPU-seconds per million kernels), and its
+// SaveOverlap computes run's per-kernel overlap once (sweepOverlap) and
+// saves it in kernel_overlap_store, so that reports read it instead of
+// sorting the run's kernels again (about 2 CPU-seconds per million kernels
+// in SQL), and its
 // per-device busy time (device_busy_store) summed from it. Calling it
 // again replaces the copy. Reports ignore the copy, and compute, as soon as
 // the run's kernels or their names' categories change, so a stale copy is
