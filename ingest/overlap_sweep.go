@@ -20,6 +20,12 @@ import (
 // Go's share of saving a run with millions of kernels stays about 40 MiB.
 const sweepChunkKernels = 1 << 18
 
+// sweepGroupLimit is the largest group sweepOverlap sweeps in Go (about
+// 130 bytes an event, so 64 MiB): a run with a larger one is saved by the
+// SQL macro, which spills, so that memory stays bounded whatever a single
+// trace holds on one device. A 1 GB trace has about 320 k.
+const sweepGroupLimit = 1 << 19
+
 // sweepKernel is one GPU event of an overlap group (trace, stage, device),
 // as overlap_store_kernels.sql reads it.
 type sweepKernel struct {
@@ -191,14 +197,23 @@ type overlapGroup struct{ key, kernels int64 }
 // between: for 85 k kernels its INSERT took 210-255 ms alone, this 85-135
 // (bench/README.md).
 func sweepOverlap(ctx context.Context, conn *sql.Conn, args []any) error {
-	return sweepOverlapBy(ctx, conn, args, sweepChunkKernels)
+	return sweepOverlapBy(ctx, conn, args, sweepChunkKernels, sweepGroupLimit)
 }
 
-// sweepOverlapBy is sweepOverlap reading ranges of at most chunk events.
-func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk int64) error {
+// sweepOverlapBy is sweepOverlap reading ranges of at most chunk events,
+// and leaving runs with a group over limit events to the SQL macro.
+func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limit int64) error {
 	groups, err := overlapGroups(ctx, conn, args)
 	if err != nil {
 		return fmt.Errorf("overlap_store_groups: %w", err)
+	}
+	for _, g := range groups {
+		if g.kernels > limit {
+			if _, err := execNamed(ctx, conn, stmt("overlap_store_macro"), args...); err != nil {
+				return fmt.Errorf("overlap_store_macro: %w", err)
+			}
+			return nil
+		}
 	}
 	var starts int64
 	for lo := 0; lo < len(groups); {

@@ -18,7 +18,8 @@ import (
 // zero-length events, nested events on one stream, NULL streams and
 // devices, a stage outside the four known ones, a name without a category
 // and several runs; saved run by run and as one batch, in ranges of one
-// group, of several, and all at once.
+// group, of several, and all at once (and, past the group limit, by the
+// macro itself).
 func TestSweepOverlapMatchesSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -62,16 +63,19 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 		strings.Join(rows, ",\n"))
 
 	dump := func(q string) string { return schematest.Dump(t, db, q+` ORDER BY kernel_id`) }
-	store := func(chunk int64) runStore {
+	store := func(chunk, limit int64) runStore {
 		s := overlapStore()
 		s.fill = func(ctx context.Context, conn *sql.Conn, args []any) error {
-			return sweepOverlapBy(ctx, conn, args, chunk)
+			return sweepOverlapBy(ctx, conn, args, chunk, limit)
 		}
 		return s
 	}
-	for _, chunk := range []int64{1, 500, sweepChunkKernels} {
+	// the last: a group over the limit, so the macro saves the runs
+	for _, c := range []struct{ chunk, limit int64 }{{1, sweepGroupLimit}, {500, sweepGroupLimit},
+		{sweepChunkKernels, sweepGroupLimit}, {sweepChunkKernels, 20}} {
+		chunk := c.chunk
 		for run := 1; run <= 2; run++ {
-			if err := store(chunk).saveOne(ctx, db, int64(run)); err != nil {
+			if err := store(chunk, c.limit).saveOne(ctx, db, int64(run)); err != nil {
 				t.Fatal(err)
 			}
 			want := dump(fmt.Sprintf(`SELECT * FROM kernel_overlap_for(%d)`, run))
@@ -82,7 +86,7 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 				t.Errorf("chunk %d, run %d: saved rows differ from kernel_overlap_for:\n%s", chunk, run, firstDiff(got, want))
 			}
 		}
-		if err := store(chunk).saveBatch(ctx, db, batch{runs: []int64{1, 2}}); err != nil {
+		if err := store(chunk, c.limit).saveBatch(ctx, db, batch{runs: []int64{1, 2}}); err != nil {
 			t.Fatal(err)
 		}
 		want := dump(`SELECT * FROM kernel_overlap_for(NULL, runs := [1, 2])`)
