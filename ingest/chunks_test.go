@@ -51,9 +51,16 @@ func TestChunksSpillMergeInOrder(t *testing.T) {
 		p := newChunks[sweepPoint](8)
 		p.sortAhead(pointOrder)
 		p.spillTo(t.TempDir(), pointBytes, encPoint, decPoint)
+		d := newChunks[derivedRec](8)
+		d.sortAhead(derivedOrder)
+		d.spillTo(t.TempDir(), derivedBytes, encDerived, decDerived)
 		var all []sweepFrame
 		var allP []sweepPoint
+		var allD []derivedRec
 		for i := 0; i < n; i++ {
+			r := derivedRec{ordinal: uint32(rng.Int64N(1 << 32)), value: rng.Int32() - rng.Int32(), kind: int8(1 + rng.IntN(2))}
+			d.add(r)
+			allD = append(allD, r)
 			f := sweepFrame{ts: rng.Int64N(50) - 25, end: rng.Int64N(100), pyID: rng.Int64(), parentID: -rng.Int64N(9),
 				thread: rng.Int32N(3), ordinal: uint32(i), site: rng.Int32N(1 << 30), tier: int8(rng.IntN(3))}
 			c.add(f)
@@ -75,12 +82,20 @@ func TestChunksSpillMergeInOrder(t *testing.T) {
 			gotP = append(gotP, *q)
 			mp.pop()
 		}
+		slices.SortFunc(allD, func(a, b derivedRec) int { return derivedOrder(&a, &b) })
+		md := d.sorted(derivedOrder)
+		var gotD []derivedRec
+		for r := md.peek(); r != nil; r = md.peek() {
+			gotD = append(gotD, *r)
+			md.pop()
+		}
 		c.close()
 		p.close()
-		if m.err != nil || mp.err != nil {
-			t.Fatalf("n=%d: %v %v", n, m.err, mp.err)
+		d.close()
+		if m.err != nil || mp.err != nil || md.err != nil {
+			t.Fatalf("n=%d: %v %v %v", n, m.err, mp.err, md.err)
 		}
-		if !slices.Equal(got, all) || !slices.Equal(gotP, allP) {
+		if !slices.Equal(got, all) || !slices.Equal(gotP, allP) || !slices.Equal(gotD, allD) {
 			t.Fatalf("n=%d: merged order differs from a full sort", n)
 		}
 	}

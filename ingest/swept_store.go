@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -33,11 +35,31 @@ func columns(names []string, types ...duckdb.Type) []schema.Column {
 }
 
 // derivedRec is a derivedRow kept until the frames are stored (the sweep
-// makes both, and one connection runs one INSERT at a time).
+// makes both, and one connection runs one INSERT at a time). Like the
+// sweep's records, full blocks of them are sorted and spill to disk, so
+// that keeping them costs memory no longer (9 bytes each).
 type derivedRec struct {
 	ordinal uint32
 	value   int32
 	kind    int8
+}
+
+const derivedBytes = 4 + 4 + 1
+
+func derivedOrder(a, b *derivedRec) int {
+	return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.ordinal, b.ordinal))
+}
+
+func encDerived(b []byte, r *derivedRec) {
+	le := binary.LittleEndian
+	le.PutUint32(b[0:], r.ordinal)
+	le.PutUint32(b[4:], uint32(r.value))
+	b[8] = byte(r.kind)
+}
+
+func decDerived(b []byte, r *derivedRec) {
+	le := binary.LittleEndian
+	*r = derivedRec{ordinal: le.Uint32(b[0:]), value: int32(le.Uint32(b[4:])), kind: int8(b[8])}
 }
 
 // storeSwept sweeps the trace's frames and instants (sweepAside) and
@@ -45,6 +67,9 @@ type derivedRec struct {
 // derived rows into _derived, typed (schema.Warehouse.InsertRows).
 func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) error {
 	derived := newChunks[derivedRec](sweepChunk)
+	derived.sortAhead(derivedOrder)
+	derived.spillTo(l.env.spillDir, derivedBytes, encDerived, decDerived)
+	defer derived.close()
 	err := sweepAside(ctx, t.frames, t.points, func(f *sweepFrame, depth int32) frameValues {
 		key := t.threads.keys[f.thread]
 		return frameValues{ordinal: int64(f.ordinal), frameID: f.pyID, parentID: f.parentID, ts: f.ts + base, dur: f.end - f.ts,
@@ -56,7 +81,11 @@ func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) erro
 	if err != nil {
 		return err
 	}
-	return l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{list: derived})
+	rows := derived.sorted(derivedOrder)
+	if err := l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{rows: rows}); err != nil {
+		return err
+	}
+	return rows.err
 }
 
 // frameSource is the sweep's frames as rows of py_frame_events; it keeps
@@ -118,28 +147,16 @@ func (s *frameSource) Fill(chunk duckdb.DataChunk) (int, error) {
 
 // derivedSource is the kept derived rows as rows of _derived.
 type derivedSource struct {
-	list         *chunks[derivedRec]
-	block, index int
+	rows *merged[derivedRec]
 }
 
 func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
 	n := 0
-	for limit := schema.ChunkRows(); n < limit; {
-		var b []derivedRec
-		switch {
-		case s.block < len(s.list.blocks):
-			b = s.list.blocks[s.block]
-		case s.block == len(s.list.blocks):
-			b = s.list.cur
-		default:
-			return n, nil
+	for limit := schema.ChunkRows(); n < limit; n++ {
+		r := s.rows.peek()
+		if r == nil {
+			break
 		}
-		if s.index == len(b) {
-			s.block, s.index = s.block+1, 0
-			continue
-		}
-		r := &b[s.index]
-		s.index++
 		if err := errors.Join(
 			duckdb.SetChunkValue(chunk, 0, n, r.kind),
 			duckdb.SetChunkValue(chunk, 1, n, int64(r.ordinal)),
@@ -147,7 +164,7 @@ func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		); err != nil {
 			return 0, err
 		}
-		n++
+		s.rows.pop()
 	}
 	return n, nil
 }
