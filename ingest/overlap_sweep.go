@@ -17,11 +17,11 @@ import (
 
 // sweepChunkKernels bounds the GPU events one read of sweepOverlap holds:
 // groups are read in ranges of at most this many (a larger group alone), so
-// Go's share of saving a run with millions of kernels stays about 40 MiB.
+// Go's share of saving a run with millions of kernels stays about 30 MiB.
 const sweepChunkKernels = 1 << 18
 
 // sweepGroupLimit is the largest group sweepOverlap sweeps in Go (about
-// 130 bytes an event, so 64 MiB): a run with a larger one is saved by the
+// 110 bytes an event, so 55 MiB): a run with a larger one is saved by the
 // SQL macro, which spills, so that memory stays bounded whatever a single
 // trace holds on one device. A 1 GB trace has about 320 k.
 const sweepGroupLimit = 1 << 19
@@ -40,7 +40,7 @@ type sweptKernel struct {
 	hidden, hiddenByComp   int64
 	startRank, startsToEnd int64
 	unionShare             int64
-	prev, next             sql.NullInt64
+	prev, next             int64 // null when none
 }
 
 // sweepGroup computes kernel_overlap_for's figures for the events of one
@@ -65,6 +65,7 @@ func sweepGroup(ks []sweepKernel, starts *int64) []sweptKernel {
 	sid := make([]int32, n)
 	streams := map[int64]int32{}
 	for i := range ks {
+		out[i].prev, out[i].next = null, null
 		s, ok := streams[ks[i].stream]
 		if !ok {
 			s = int32(len(streams))
@@ -81,8 +82,8 @@ func sweepGroup(ks []sweepKernel, starts *int64) []sweptKernel {
 	}
 	for i := range ks {
 		if j := last[sid[i]]; j >= 0 {
-			out[i].prev = sql.NullInt64{Int64: ks[j].id, Valid: true}
-			out[j].next = sql.NullInt64{Int64: ks[i].id, Valid: true}
+			out[i].prev = ks[j].id
+			out[j].next = ks[i].id
 		}
 		last[sid[i]] = int32(i)
 	}
@@ -256,7 +257,7 @@ func sweepRange(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGro
 		for i := range out {
 			r := &out[i]
 			if err := a.Append(r.id, r.hidden, r.hiddenByComp, r.startRank, r.startsToEnd, r.unionShare,
-				nullID(r.prev), nullID(r.next)); err != nil {
+				nullable(r.prev), nullable(r.next)); err != nil {
 				return err
 			}
 		}
@@ -316,13 +317,6 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 		return nil, fmt.Errorf("read %d GPU events of groups holding %d", len(ks), n)
 	}
 	return ks, nil
-}
-
-func nullID(v sql.NullInt64) any {
-	if !v.Valid {
-		return nil
-	}
-	return v.Int64
 }
 
 // overlapGroups lists the overlap groups of the runs args select, in key

@@ -129,8 +129,11 @@ func (s *frameSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			duckdb.SetChunkValue(chunk, 5, n, r.ts),
 			duckdb.SetChunkValue(chunk, 6, n, r.dur),
 			duckdb.SetChunkValue(chunk, 9, n, r.depth))
-		for i, v := range [...]int64{r.frameID, r.parentID, r.pid, r.tid} {
-			col := [...]int{2, 3, 7, 8}[i]
+		for _, c := range [...]struct {
+			col int
+			v   int64
+		}{{2, r.frameID}, {3, r.parentID}, {7, r.pid}, {8, r.tid}} {
+			col, v := c.col, c.v
 			if v == null {
 				err = errors.Join(err, chunk.SetValue(col, n, nil))
 			} else {

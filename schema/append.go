@@ -52,11 +52,7 @@ type Spec struct {
 // closes them. The caller owns the transaction: rows land or roll back with
 // it. f runs with the connection reserved, so it must not use conn itself.
 func WithAppenders(conn *sql.Conn, specs []Spec, f func(apps []*Appender) error) error {
-	return conn.Raw(func(dc any) (err error) {
-		drv, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("not a database/sql driver connection")
-		}
+	return withDriverConn(conn, func(drv driver.Conn) (err error) {
 		apps := make([]*Appender, 0, len(specs))
 		defer func() {
 			for _, a := range apps {
@@ -114,11 +110,7 @@ func NumberStreams(ctx context.Context, db Execer) error {
 // reach SQL without a staging table to fill and empty. Like
 // WithAppenders, it runs inside conn's transaction and reserves conn.
 func WithQueryAppender(conn *sql.Conn, query, table string, cols []string, types []duckdb.Type, f func(a *Appender) error) error {
-	return conn.Raw(func(dc any) (err error) {
-		drv, ok := dc.(driver.Conn)
-		if !ok {
-			return errors.New("not a database/sql driver connection")
-		}
+	return withDriverConn(conn, func(drv driver.Conn) (err error) {
 		infos := make([]duckdb.TypeInfo, len(types))
 		for i, t := range types {
 			if infos[i], err = duckdb.NewTypeInfo(t); err != nil {
@@ -135,5 +127,16 @@ func WithQueryAppender(conn *sql.Conn, query, table string, cols []string, types
 			}
 		}()
 		return f(&Appender{table: table, a: a})
+	})
+}
+
+// withDriverConn runs f with conn's driver connection, reserved.
+func withDriverConn(conn *sql.Conn, f func(driver.Conn) error) error {
+	return conn.Raw(func(dc any) error {
+		drv, ok := dc.(driver.Conn)
+		if !ok {
+			return errors.New("not a database/sql driver connection")
+		}
+		return f(drv)
 	})
 }
