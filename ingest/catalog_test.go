@@ -179,14 +179,33 @@ func assertInstalled(t *testing.T, db *sql.DB, want *catalog.Catalog) {
 	}
 }
 
+// clearCatalog empties the catalog tables: a warehouse as the migrations
+// leave it, before the template held the default catalog.
+func clearCatalog(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, table := range []string{"fusion_catalog_steps", "fusion_catalog", "overlap_catalog"} {
+		if _, err := db.Exec("DELETE FROM " + table); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestInstallRoundTrip: a new warehouse holds the default catalog (from
+// the template) as installing it writes it; installed into empty tables
+// it reads back the same.
 func TestInstallRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
-	if h, err := InstalledCatalogHash(ctx, db); err != nil || h != "" {
-		t.Fatalf("fresh warehouse: hash %q, %v", h, err)
-	}
 	c := catalog.Default()
+	if h, err := InstalledCatalogHash(ctx, db); err != nil || h != c.Hash() {
+		t.Fatalf("new warehouse: hash %q, %v; want the default's, %s", h, err, c.Hash())
+	}
+	assertInstalled(t, db, c)
+	clearCatalog(t, db)
+	if h, err := InstalledCatalogHash(ctx, db); err != nil || h != "" {
+		t.Fatalf("emptied: hash %q, %v", h, err)
+	}
 	if err := InstallCatalog(ctx, db, c); err != nil {
 		t.Fatal(err)
 	}
@@ -200,6 +219,7 @@ func TestInstallTwiceIsNoOp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := openWarehouse(t)
+	clearCatalog(t, db)
 	if changed, err := installCatalog(ctx, db, catalog.Default()); err != nil || !changed {
 		t.Fatalf("first install: changed=%v, %v", changed, err)
 	}
@@ -231,7 +251,8 @@ func TestInstallReplacesAndBack(t *testing.T) {
 	user := &catalog.Catalog{Version: def.Version, File: "user.yaml",
 		Fusions: slices.Clone(def.Fusions[:3]), Overlaps: slices.Clone(def.Overlaps[:2])}
 	user.Fusions[0].Name += " (mine)"
-	for _, c := range []*catalog.Catalog{def, user, def} {
+	// (the default is there from the template)
+	for _, c := range []*catalog.Catalog{user, def, user, def} {
 		changed, err := installCatalog(ctx, db, c)
 		if err != nil || !changed {
 			t.Fatalf("install %s: changed=%v, %v", c.File, changed, err)

@@ -15,11 +15,15 @@ import (
 // given installed. A read-only warehouse file without it is opened again
 // for writing; a lake (an in-memory database whose catalog tables are
 // writable) is opened once and takes the catalog where it is, since each
-// opening of a lake reads every table's files.
+// opening of a lake reads every table's files. (A user's catalog: new
+// warehouses hold the default one.)
 func TestOpenInstallsTheCatalog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat := catalog.Default()
+	def := catalog.Default()
+	cat := &catalog.Catalog{Version: def.Version, File: "user.yaml",
+		Fusions: slices.Clone(def.Fusions[:3]), Overlaps: slices.Clone(def.Overlaps[:2])}
+	cat.Fusions[0].Name += " (mine)"
 	path := schematest.Copy(t, schematest.Migrated(t))
 	for _, c := range []struct {
 		name  string
