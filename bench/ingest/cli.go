@@ -1,13 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -27,47 +28,90 @@ type cliRun struct {
 // fresh warehouse, so everything the command does is counted (decoding,
 // attribution, loading, the catalog, saved overlap, steps and fuse
 // patterns, process start and exit). The figure is the run with the
-// shortest wall clock, with its CPU and peak.
-func benchCLI(ctx context.Context, data, dir string, runs int) error {
+// shortest wall clock, with its CPU and peak, and the median of each.
+//
+// With against (another build of the command, an older commit's say),
+// each round runs both, in alternating order, and both are reported: on
+// a shared machine whose speed drifts by tens of percent within minutes,
+// only runs taken side by side compare.
+func benchCLI(ctx context.Context, data, dir string, runs int, against string) error {
 	bin := filepath.Join(data, "tracehouse")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tracehouse")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build the command: %w", err)
 	}
+	bins := []string{bin}
+	if against != "" {
+		bins = append(bins, against)
+	}
 	db := filepath.Join(data, "cli.duckdb")
-	var all []cliRun
+	all := make([][]cliRun, len(bins))
 	var jsonBytes int64
 	for i := 0; i < runs; i++ {
-		os.Remove(db)
-		os.Remove(db + ".wal")
-		cmd := exec.CommandContext(ctx, bin, "--db", db, "ingest", dir)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("tracehouse ingest: %w", err)
-		}
-		wall := time.Since(start)
-		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		if !ok {
-			return errors.New("no resource usage for the child process")
-		}
-		r := cliRun{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), peakMiB: ru.Maxrss >> 10}
-		all = append(all, r)
-		fmt.Fprintf(os.Stderr, "run %d: wall %.2f s, CPU %.2f s, peak %d MiB, load average %s\n",
-			i+1, r.wall.Seconds(), r.cpu.Seconds(), r.peakMiB, loadAverage())
-		if i == 0 {
-			var err error
-			if jsonBytes, err = storedJSON(ctx, db); err != nil {
+		for k := range bins {
+			// alternate which build goes first
+			b := (k + i) % len(bins)
+			r, err := ingestOnce(ctx, bins[b], db, dir)
+			if err != nil {
 				return err
+			}
+			all[b] = append(all[b], r)
+			fmt.Fprintf(os.Stderr, "run %d, %s: wall %.2f s, CPU %.2f s, peak %d MiB, load average %s\n",
+				i+1, bins[b], r.wall.Seconds(), r.cpu.Seconds(), r.peakMiB, loadAverage())
+			if jsonBytes == 0 && b == 0 {
+				var err error
+				if jsonBytes, err = storedJSON(ctx, db); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].wall < all[j].wall })
-	best := all[0]
-	fmt.Printf("tracehouse ingest (CLI, one gzip trace, %d MB JSON): %.1f MB/s (%.2f s wall, %.2f s CPU), peak %d MiB\n",
-		jsonBytes>>20, float64(jsonBytes)/1e6/best.wall.Seconds(), best.wall.Seconds(), best.cpu.Seconds(), best.peakMiB)
+	var lines []string
+	for b, rs := range all {
+		best, med := summarize(rs)
+		line := fmt.Sprintf("%.1f MB/s (%.2f s wall, %.2f s CPU), peak %d MiB; median of %d %.2f s wall, %.2f s CPU, peak %d MiB",
+			float64(jsonBytes)/1e6/best.wall.Seconds(), best.wall.Seconds(), best.cpu.Seconds(), best.peakMiB,
+			len(rs), med.wall.Seconds(), med.cpu.Seconds(), med.peakMiB)
+		if b > 0 {
+			line = bins[b] + " alternated: " + line
+		}
+		lines = append(lines, line)
+	}
+	fmt.Printf("tracehouse ingest (CLI, one gzip trace, %d MB JSON): %s\n", jsonBytes>>20, strings.Join(lines, "; "))
 	return nil
+}
+
+// ingestOnce runs `bin --db db ingest dir` into a fresh warehouse.
+func ingestOnce(ctx context.Context, bin, db, dir string) (cliRun, error) {
+	os.Remove(db)
+	os.Remove(db + ".wal")
+	cmd := exec.CommandContext(ctx, bin, "--db", db, "ingest", dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return cliRun{}, fmt.Errorf("%s ingest: %w", bin, err)
+	}
+	wall := time.Since(start)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return cliRun{}, errors.New("no resource usage for the child process")
+	}
+	return cliRun{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), peakMiB: ru.Maxrss >> 10}, nil
+}
+
+// summarize gives the run with the shortest wall clock and the median of
+// each measure (taken separately).
+func summarize(rs []cliRun) (best, med cliRun) {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b cliRun) int { return cmp.Compare(a.wall, b.wall) })
+	best = s[0]
+	med.wall = s[len(s)/2].wall
+	slices.SortFunc(s, func(a, b cliRun) int { return cmp.Compare(a.cpu, b.cpu) })
+	med.cpu = s[len(s)/2].cpu
+	slices.SortFunc(s, func(a, b cliRun) int { return cmp.Compare(a.peakMiB, b.peakMiB) })
+	med.peakMiB = s[len(s)/2].peakMiB
+	return best, med
 }
 
 // storedJSON reads back how much JSON the warehouse says it ingested.

@@ -7,6 +7,7 @@
 //	go run ./bench/ingest -files 40 -size 2000  # a directory of 40 traces, 2 GB in all
 //	go run ./bench/ingest -nsys 1000000         # an Nsight Systems export of 1 M kernels
 //	go run ./bench/ingest -cli 3                # `tracehouse ingest` of a 270 MB gzip trace, 3 runs
+//	go run ./bench/ingest -cli 6 -against OLD   # the same, alternated with another build, OLD
 //
 // Traces are generated once into -data (default bench/out) and reused. The
 // figure is printed on the last line of stdout; everything else goes to stderr.
@@ -50,8 +51,12 @@ func run() error {
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for generated traces and the warehouse")
 	nsysKernels := flag.Int64("nsys", 0, "measure an Nsight Systems export of this many kernels instead")
 	cli := flag.Int("cli", 0, "run the tracehouse command this many times instead (its own process, fresh warehouse each time); default size 270 MB, gzip")
+	against := flag.String("against", "", "with -cli: alternate each run with this tracehouse binary (another commit's build) and report both")
 	finish := flag.Bool("finish", false, "also run what the ingest command runs after loading (target.Finish: catalog, saved overlap, steps, fuse patterns)")
 	flag.Parse()
+	if *against != "" && *cli == 0 {
+		return fmt.Errorf("-against %s: only with -cli N", *against)
+	}
 	if *cli > 0 {
 		// The issue's case: a 270 MB SGLang decode trace, gzip, unless told otherwise.
 		sizeSet := false
@@ -86,7 +91,7 @@ func run() error {
 		}
 	}
 	if *cli > 0 {
-		return benchCLI(context.Background(), *data, dir, *cli)
+		return benchCLI(context.Background(), *data, dir, *cli, *against)
 	}
 	db := filepath.Join(*data, "bench.duckdb")
 	os.Remove(db)

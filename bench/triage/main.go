@@ -1,7 +1,7 @@
 // Command triage measures `tracehouse triage` on an already-ingested run of
 // about 1 M GPU events (performance.md: <= 0.5 s), and the small cases of
-// issue 11 as a user runs them, the CLI binary as a process (best of
-// -small-n, wall clock and the process's CPU time): `triage RUN` of a
+// issue 11 as a user runs them, the CLI binary as a process (best and
+// median of -small-n, wall clock and the process's CPU time): `triage RUN` of a
 // stored 183-kernel run (<= 0.12 s), `ingest` of one 0.6 MB trace into an
 // existing warehouse (<= 0.15 s) and `--db :memory: triage FILE` of a
 // 0.6 MB trace (<= 0.25 s).
@@ -9,6 +9,7 @@
 //	go run ./bench/triage                    # every case (the 1 M-kernel warehouse is built once)
 //	go run ./bench/triage -cases small       # the small cases only
 //	go run ./bench/triage -cases small -cli /tmp/tracehouse-old   # another build's figures
+//	go run ./bench/triage -cases small -against /tmp/tracehouse-old   # this tree's and another build's, alternated
 //	go run ./bench/triage -kernels 2000000   # another size
 //	go run ./bench/triage -rebuild           # regenerate the warehouse
 //	go run ./bench/triage -saved-overlap     # the run's overlap saved at ingest
@@ -72,8 +73,9 @@ func run() error {
 	saved := flag.Bool("saved-overlap", false, "save the run's per-kernel overlap after ingest (ingest.SaveOverlap, as `triage PATH` does)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
 	cases := flag.String("cases", "all", "what to time: all, large (the 1 M-kernel run) or small (the CLI on a 0.6 MB trace)")
-	smallN := flag.Int("small-n", 7, "repetitions of each small case (the best is reported)")
+	smallN := flag.Int("small-n", 7, "repetitions of each small case (the best and the median are reported)")
 	cli := flag.String("cli", "", "time this tracehouse binary in the small cases instead of building one from the tree")
+	against := flag.String("against", "", "in the small cases, alternate each run with this tracehouse binary (another commit's build) and report both")
 	flag.Parse()
 	if *cases != "all" && *cases != "large" && *cases != "small" {
 		return fmt.Errorf("-cases %q: want all, large or small", *cases)
@@ -82,15 +84,32 @@ func run() error {
 	ctx := context.Background()
 	var summary []string
 	if *cases != "large" {
-		fmt.Fprintln(os.Stderr, "small cases: the CLI as a process, best of", *smallN)
-		cs, best, err := smallCases(ctx, *data, *cli, *smallN)
+		fmt.Fprintln(os.Stderr, "small cases: the CLI as a process, best and median of", *smallN)
+		cs, results, err := smallCases(ctx, *data, *cli, *against, *smallN)
 		if err != nil {
 			return err
 		}
 		short := []string{"small run", "ingest 0.6 MB", "one-shot 0.6 MB"}
-		for i, c := range cs {
-			fmt.Fprintf(os.Stderr, "%-52s %.3f s wall, %.3f s CPU (target %.2f s)\n", c.name, best[i].wall.Seconds(), best[i].cpu.Seconds(), c.target.Seconds())
-			summary = append(summary, fmt.Sprintf("%s %.2f s (CPU %.2f)", short[i], best[i].wall.Seconds(), best[i].cpu.Seconds()))
+		for b, rs := range results {
+			switch {
+			case len(results) == 1:
+			case b == 0:
+				fmt.Fprintln(os.Stderr, "this build:")
+			default:
+				fmt.Fprintln(os.Stderr, *against+":")
+			}
+			var parts []string
+			for i, c := range cs {
+				r := rs[i]
+				fmt.Fprintf(os.Stderr, "%-52s %.3f s wall, %.3f s CPU; median %.3f s, %.3f s CPU (target %.2f s)\n", c.name,
+					r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds(), r.median.cpu.Seconds(), c.target.Seconds())
+				parts = append(parts, fmt.Sprintf("%s %.2f s (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds()))
+			}
+			line := strings.Join(parts, "; ")
+			if b > 0 {
+				line = *against + " alternated: " + line
+			}
+			summary = append(summary, line)
 		}
 		if *cases == "small" {
 			fmt.Printf("triage: %s\n", strings.Join(summary, "; "))

@@ -1,19 +1,21 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
 
 // The small cases of issue 11, run as a user runs them: the CLI binary
 // (built from this tree) as a process, its wall clock and the CPU time
-// (user + system) the process and its threads used, best of n.
+// (user + system) the process and its threads used, best and median of n.
 const (
 	// smallTrace is a 0.6 MB (uncompressed) SGLang decode trace of 183 GPU
 	// events; smallOther is its TP-1 twin, ingested into a warehouse that
@@ -38,10 +40,20 @@ type timing struct {
 	wall, cpu time.Duration
 }
 
+// smallResult is one build's figures for one case: the run with the
+// shortest wall clock, and the median wall clock and CPU time.
+type smallResult struct {
+	best, median timing
+}
+
 // smallCases builds the CLI and the stored run, then times every case.
 // cli, when set, is a built binary to time instead (another commit's, for
-// a before/after figure).
-func smallCases(ctx context.Context, data, cli string, n int) ([]smallCase, []timing, error) {
+// a before/after figure). against, when set, is a second binary timed in
+// the same rounds, alternating which goes first, each with a stored
+// warehouse of its own (an older build may not open a newer one): on a
+// shared machine whose speed drifts within minutes, only runs taken side
+// by side compare. results[b][i] is binary b's figure for case i.
+func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallCase, [][]smallResult, error) {
 	dir := filepath.Join(data, "small")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, nil, err
@@ -61,6 +73,10 @@ func smallCases(ctx context.Context, data, cli string, n int) ([]smallCase, []ti
 			return nil, nil, fmt.Errorf("build the CLI: %w", err)
 		}
 	}
+	bins := []string{bin}
+	if against != "" {
+		bins = append(bins, against)
+	}
 	// One run directory per trace (the label is the directory's name).
 	for _, f := range []struct{ src, dst string }{
 		{smallTrace, "run"}, {"server_args.json", "run"},
@@ -70,12 +86,54 @@ func smallCases(ctx context.Context, data, cli string, n int) ([]smallCase, []ti
 			return nil, nil, err
 		}
 	}
-	stored := filepath.Join(dir, "stored.duckdb")
-	if _, err := runCLI(ctx, bin, "--db", stored, "ingest", filepath.Join(dir, "run")); err != nil {
-		return nil, nil, fmt.Errorf("ingest the stored run: %w", err)
+	cases := make([][]smallCase, len(bins))
+	for b, bin := range bins {
+		suffix := ""
+		if b > 0 {
+			suffix = fmt.Sprintf("-%d", b)
+		}
+		stored := filepath.Join(dir, "stored"+suffix+".duckdb")
+		if _, err := runCLI(ctx, bin, "--db", stored, "ingest", filepath.Join(dir, "run")); err != nil {
+			return nil, nil, fmt.Errorf("ingest the stored run: %w", err)
+		}
+		cases[b] = casesOn(dir, stored, filepath.Join(dir, "scratch"+suffix+".duckdb"))
 	}
-	scratch := filepath.Join(dir, "scratch.duckdb")
-	cases := []smallCase{
+	times := make([][][]timing, len(bins))
+	for b := range bins {
+		times[b] = make([][]timing, len(cases[b]))
+	}
+	for i := range cases[0] {
+		for r := 0; r < n; r++ {
+			for k := range bins {
+				b := (k + r) % len(bins) // alternate which build goes first
+				c := cases[b][i]
+				if c.prepare != nil {
+					if err := c.prepare(); err != nil {
+						return nil, nil, err
+					}
+				}
+				t, err := runCLI(ctx, bins[b], c.args...)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", c.name, err)
+				}
+				times[b][i] = append(times[b][i], t)
+				fmt.Fprintf(os.Stderr, "  %-52s run %d, %s: %.3f s wall, %.3f s CPU\n", c.name, r+1, bins[b], t.wall.Seconds(), t.cpu.Seconds())
+			}
+		}
+	}
+	results := make([][]smallResult, len(bins))
+	for b := range bins {
+		for _, ts := range times[b] {
+			results[b] = append(results[b], summarize(ts))
+		}
+	}
+	return cases[0], results, nil
+}
+
+// casesOn is the small cases on a stored warehouse holding the run "run",
+// with scratch for the copy the ingest case writes into.
+func casesOn(dir, stored, scratch string) []smallCase {
+	return []smallCase{
 		{name: "triage RUN, small stored run (183 GPU events)", target: 120 * time.Millisecond,
 			args: []string{"--db", stored, "triage", "run"}},
 		{name: "ingest 0.6 MB trace into an existing warehouse", target: 150 * time.Millisecond,
@@ -91,25 +149,18 @@ func smallCases(ctx context.Context, data, cli string, n int) ([]smallCase, []ti
 		{name: "--db :memory: triage FILE, 0.6 MB trace (one-shot)", target: 250 * time.Millisecond,
 			args: []string{"--db", ":memory:", "triage", filepath.Join(dir, "run", smallTrace)}},
 	}
-	best := make([]timing, len(cases))
-	for i, c := range cases {
-		for r := 0; r < n; r++ {
-			if c.prepare != nil {
-				if err := c.prepare(); err != nil {
-					return nil, nil, err
-				}
-			}
-			t, err := runCLI(ctx, bin, c.args...)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", c.name, err)
-			}
-			fmt.Fprintf(os.Stderr, "  %-52s run %d: %.3f s wall, %.3f s CPU\n", c.name, r+1, t.wall.Seconds(), t.cpu.Seconds())
-			if r == 0 || t.wall < best[i].wall {
-				best[i] = t
-			}
-		}
-	}
-	return cases, best, nil
+}
+
+// summarize gives the shortest wall clock's run and the median wall clock
+// and CPU time (each taken separately; the upper middle of an even count).
+func summarize(ts []timing) smallResult {
+	s := slices.Clone(ts)
+	slices.SortFunc(s, func(a, b timing) int { return cmp.Compare(a.wall, b.wall) })
+	res := smallResult{best: s[0]}
+	res.median.wall = s[len(s)/2].wall
+	slices.SortFunc(s, func(a, b timing) int { return cmp.Compare(a.cpu, b.cpu) })
+	res.median.cpu = s[len(s)/2].cpu
+	return res
 }
 
 // runCLI runs the CLI once, output discarded, and measures it.
