@@ -16,6 +16,7 @@ import (
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // (An external test package: the template holds the default catalog,
@@ -60,7 +61,7 @@ func TestTemplateCurrent(t *testing.T) {
 	defer copied.Close()
 	want, got := dumpWarehouse(t, migrated.DB), dumpWarehouse(t, copied.DB)
 	if got != want {
-		t.Errorf("the embedded template is not what the migrations build; run go test ./schema -run TestTemplateCurrent -update-template\n%s",
+		t.Errorf("the embedded template is not what the migrations and the default catalog build; run go test ./schema -run TestTemplateCurrent -update-template\n%s",
 			firstDiff(got, want))
 	}
 	// A template older than the migrations still gives a current
@@ -162,32 +163,7 @@ func dumpWarehouse(t *testing.T, db *sql.DB) string {
 
 func dumpQuery(t *testing.T, db *sql.DB, q string) string {
 	t.Helper()
-	rows, err := db.QueryContext(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString("-- " + q + "\n")
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintln(&b, vals...)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return "-- " + q + "\n" + schematest.Dump(t, db, q)
 }
 
 // firstDiff shows the first differing line of two dumps.
