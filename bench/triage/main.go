@@ -93,8 +93,10 @@ func run() error {
 		for b, rs := range results {
 			switch {
 			case len(results) == 1:
+			case b == 0 && *cli != "":
+				fmt.Fprintln(os.Stderr, *cli+":")
 			case b == 0:
-				fmt.Fprintln(os.Stderr, "this build:")
+				fmt.Fprintln(os.Stderr, "this tree's build:")
 			default:
 				fmt.Fprintln(os.Stderr, *against+":")
 			}
