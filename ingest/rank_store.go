@@ -85,24 +85,10 @@ func plan(ctx context.Context, db *sql.DB, batchable string, runs []int64, limit
 	return batches(runs, together, ranks, limit), nil
 }
 
-// inTx runs f in one transaction of db, rolled back when f fails; fail
-// gives every error its context.
-func inTx(ctx context.Context, db *sql.DB, fail func(step string, err error) error, f func(*sql.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fail("", err)
-	}
-	if err := f(tx); err != nil {
-		return errors.Join(err, tx.Rollback())
-	}
-	if err := tx.Commit(); err != nil {
-		return fail("commit: ", err)
-	}
-	return nil
-}
-
-// inConnTx is inTx on one connection of db, for steps that need the
-// connection itself (an appender joins the connection's transaction).
+// inConnTx runs f in one transaction on one connection of db (a step may
+// need the connection itself: an appender joins the connection's
+// transaction), rolled back when f or the commit fails; fail gives every
+// error its context.
 func inConnTx(ctx context.Context, db *sql.DB, fail func(step string, err error) error, f func(*sql.Conn) error) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -171,12 +157,12 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
 	}
 	insert := "INSERT INTO " + s.table + " SELECT r.run_id, r.rank, r.* EXCLUDE (run_id, rank) FROM (\n" + s.query + "\n) r"
-	return inTx(ctx, db, fail, func(tx *sql.Tx) error {
+	return inConnTx(ctx, db, fail, func(conn *sql.Conn) error {
 		// Forget the copies first and record each last, so that even
 		// without the transaction a half-written copy could not be read.
 		for _, run := range b.runs {
 			for _, name := range []string{s.forget, s.clear} {
-				if _, err := execNamed(ctx, tx, stmt(name), sql.Named("run", run)); err != nil {
+				if _, err := execNamed(ctx, conn, stmt(name), sql.Named("run", run)); err != nil {
 					return fail(name+": ", err)
 				}
 			}
@@ -184,19 +170,19 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		if b.perRank {
 			for _, r := range b.ranks {
 				args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
-				if _, err := execNamed(ctx, tx, insert, args...); err != nil {
+				if _, err := execNamed(ctx, conn, insert, args...); err != nil {
 					return fail(fmt.Sprintf("rank %d: ", r.rank), err)
 				}
 			}
 		} else if len(b.ranks) > 0 {
 			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
-			if _, err := execNamed(ctx, tx, insert, args...); err != nil {
+			if _, err := execNamed(ctx, conn, insert, args...); err != nil {
 				return fail("", err)
 			}
 		}
 		for _, r := range b.ranks {
 			args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank)}, s.commitArgs...)
-			if _, err := execNamed(ctx, tx, stmt(s.commit), args...); err != nil {
+			if _, err := execNamed(ctx, conn, stmt(s.commit), args...); err != nil {
 				return fail(fmt.Sprintf("rank %d: %s: ", r.rank, s.commit), err)
 			}
 		}
