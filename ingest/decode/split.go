@@ -3,8 +3,10 @@ package decode
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"strconv"
 
 	"github.com/tracehouse/tracehouse/parseerr"
@@ -481,6 +483,10 @@ func quoteByte(c byte) string { return strconv.QuoteRune(rune(c)) }
 // ends first (eof says whether more can come: a number at the very end of the
 // input is complete). It checks bracket structure and strings only; the
 // decoders validate each event fully.
+//
+// Outside strings it skips eight bytes at a time that hold no quote or
+// bracket (structural): a byte at a time, this loop was most of the
+// splitter's goroutine, which also decompresses (270 MB trace: 0.45 s).
 func matchEnd(b []byte, i int, eof bool) (int, error) {
 	switch b[i] {
 	case '"':
@@ -501,6 +507,14 @@ func matchEnd(b []byte, i int, eof bool) (int, error) {
 	var stack [64]byte
 	deep := stack[:0]
 	for j := i; j < len(b); j++ {
+		if j+8 <= len(b) {
+			m := structural(binary.LittleEndian.Uint64(b[j:]))
+			if m == 0 {
+				j += 7
+				continue
+			}
+			j += bits.TrailingZeros64(m) >> 3
+		}
 		switch c := b[j]; c {
 		case '"':
 			e, err := stringEnd(b, j+1)
@@ -527,15 +541,41 @@ func matchEnd(b []byte, i int, eof bool) (int, error) {
 	return -1, nil
 }
 
+// Word-at-a-time byte tests (eight bytes of a little-endian word at once).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// zeroBytes has the high bit of the lowest zero byte of w set, and none
+// below it (bits above it may be set too: only the lowest is exact).
+func zeroBytes(w uint64) uint64 { return (w - ones) &^ w & highs }
+
+// structural marks the bytes of w that may be a quote or a bracket: '"',
+// and (b|0x20)&0xF9 == 0x79, which is '[', ']', '{', '}' and also 'Y', '_',
+// 'y', DEL; matchEnd's switch ignores the extras.
+func structural(w uint64) uint64 {
+	return zeroBytes(w^(ones*'"')) | zeroBytes((w|ones*0x20)&(ones*0xF9)^(ones*0x79))
+}
+
 // stringEnd returns the index just past the closing quote of a string whose
-// body starts at b[i], or -1 when b ends first.
+// body starts at b[i], or -1 when b ends first. The strings of an event are
+// mostly short (keys, "X", names), so it looks at eight bytes at a time
+// rather than paying bytes.IndexByte's call for each.
 func stringEnd(b []byte, i int) (int, error) {
 	for {
-		k := bytes.IndexByte(b[i:], '"')
-		if k < 0 {
+		q := i
+		for ; q+8 <= len(b); q += 8 {
+			if m := zeroBytes(binary.LittleEndian.Uint64(b[q:]) ^ (ones * '"')); m != 0 {
+				q += bits.TrailingZeros64(m) >> 3
+				break
+			}
+		}
+		for ; q < len(b) && b[q] != '"'; q++ {
+		}
+		if q >= len(b) {
 			return -1, nil
 		}
-		q := i + k
 		// The quote is escaped when an odd number of backslashes precede it.
 		bs := 0
 		for p := q - 1; p >= i && b[p] == '\\'; p-- {
