@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tracehouse/tracehouse/bench/host"
 	"github.com/tracehouse/tracehouse/schema"
 )
 
@@ -46,19 +47,22 @@ func benchCLI(ctx context.Context, data, dir string, runs int, against string) e
 		bins = append(bins, against)
 	}
 	db := filepath.Join(data, "cli.duckdb")
+	fmt.Fprintln(os.Stderr, "before:", host.Speed())
+	defer func() { fmt.Fprintln(os.Stderr, "after:", host.Speed()) }()
 	all := make([][]cliRun, len(bins))
 	var jsonBytes int64
 	for i := 0; i < runs; i++ {
 		for k := range bins {
 			// alternate which build goes first
 			b := (k + i) % len(bins)
+			h := host.Now()
 			r, err := ingestOnce(ctx, bins[b], db, dir)
 			if err != nil {
 				return err
 			}
 			all[b] = append(all[b], r)
-			fmt.Fprintf(os.Stderr, "run %d, %s: wall %.2f s, CPU %.2f s, peak %d MiB, load average %s\n",
-				i+1, bins[b], r.wall.Seconds(), r.cpu.Seconds(), r.peakMiB, loadAverage())
+			fmt.Fprintf(os.Stderr, "run %d, %s: wall %.2f s, CPU %.2f s, peak %d MiB, %s\n",
+				i+1, bins[b], r.wall.Seconds(), r.cpu.Seconds(), r.peakMiB, h.Busy())
 			if jsonBytes == 0 && b == 0 {
 				var err error
 				if jsonBytes, err = storedJSON(ctx, db); err != nil {
@@ -126,14 +130,4 @@ func storedJSON(ctx context.Context, db string) (int64, error) {
 		return 0, fmt.Errorf("read the ingested size: %w", err)
 	}
 	return n, nil
-}
-
-// loadAverage is the 1-minute load average, for judging wall clock on a
-// shared machine.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/tracehouse/tracehouse/bench/host"
 )
 
 // The small cases of issue 11, run as a user runs them: the CLI binary
@@ -98,6 +100,8 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 		}
 		cases[b] = casesOn(dir, stored, filepath.Join(dir, "scratch"+suffix+".duckdb"))
 	}
+	fmt.Fprintln(os.Stderr, "before:", host.Speed())
+	defer func() { fmt.Fprintln(os.Stderr, "after:", host.Speed()) }()
 	times := make([][][]timing, len(bins))
 	for b := range bins {
 		times[b] = make([][]timing, len(cases[b]))
@@ -112,12 +116,13 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 						return nil, nil, err
 					}
 				}
+				h := host.Now()
 				t, err := runCLI(ctx, bins[b], c.args...)
 				if err != nil {
 					return nil, nil, fmt.Errorf("%s: %w", c.name, err)
 				}
 				times[b][i] = append(times[b][i], t)
-				fmt.Fprintf(os.Stderr, "  %-52s run %d, %s: %.3f s wall, %.3f s CPU\n", c.name, r+1, bins[b], t.wall.Seconds(), t.cpu.Seconds())
+				fmt.Fprintf(os.Stderr, "  %-52s run %d, %s: %.3f s wall, %.3f s CPU, %s\n", c.name, r+1, bins[b], t.wall.Seconds(), t.cpu.Seconds(), h.Busy())
 			}
 		}
 	}
