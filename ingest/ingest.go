@@ -78,6 +78,10 @@ type Options struct {
 	// Known, when set, says whether a content hash is stored elsewhere
 	// (a lake): such a file is skipped as already ingested, unless Replace.
 	Known func(contentHash string) (bool, error)
+
+	// linkInSQL links every trace's kernels with link_kernels.sql and
+	// link_steps.sql, as traces past linkCap are (TestLinkInGoMatchesSQL).
+	linkInSQL bool
 }
 
 // Progress is told the total input size, then bytes as they are read.

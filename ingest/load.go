@@ -37,9 +37,10 @@ type loadEnv struct {
 	rows     rowInserter
 }
 
-// rowInserter inserts typed rows (*schema.Warehouse).
+// rowInserter hands typed rows to SQL (*schema.Warehouse).
 type rowInserter interface {
 	InsertRows(ctx context.Context, conn *sql.Conn, table string, cols []schema.Column, src schema.RowSource) error
+	ExecRows(ctx context.Context, conn *sql.Conn, query string, cols []schema.Column, src schema.RowSource, args ...any) error
 }
 
 // contentClaims remembers which file of this ingest took each content hash,
@@ -171,6 +172,7 @@ type traceState struct {
 	threads   threads
 	frames    *chunks[sweepFrame]
 	points    *chunks[sweepPoint]
+	link      linkRecs
 	meta      map[string][]byte
 }
 
@@ -185,6 +187,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	t = &traceState{id: id, key: id << 32, summary: newSummary(),
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
+	t.link.over = l.opt.linkInSQL
 	t.frames.sortAhead(frameOrder)
 	t.points.sortAhead(pointOrder)
 	t.frames.spillTo(l.env.spillDir, frameBytes, encFrame, decFrame)
@@ -263,9 +266,14 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err := exec("op_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
 		return nil, err
 	}
-	if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", base), sql.Named("rank", rank),
-		sql.Named("merged", ident.Merged), sql.Named("stage_known", stageKnown)); err != nil {
-		return nil, err
+	// Linking in Go (link.go) unless the trace was too large to keep its
+	// copies; then the SQL, which reads times before they move.
+	inGo := !t.link.over
+	if !inGo {
+		if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", base), sql.Named("rank", rank),
+			sql.Named("merged", ident.Merged), sql.Named("stage_known", stageKnown)); err != nil {
+			return nil, err
+		}
 	}
 	if base != 0 {
 		for _, tbl := range []string{"launches", "cpu_ops", "annotations"} {
@@ -278,7 +286,11 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err := exec("insert_steps", sql.Named("trace", id), sql.Named("steps_by", nil)); err != nil {
 		return nil, err
 	}
-	if err := exec("link_steps", sql.Named("trace", id)); err != nil {
+	if inGo {
+		if err := l.linkInGo(ctx, conn, c.path, t, base, rank, ident.Merged, stageKnown); err != nil {
+			return nil, err
+		}
+	} else if err := exec("link_steps", sql.Named("trace", id)); err != nil {
 		return nil, err
 	}
 	if _, err := conn.ExecContext(ctx, "DELETE FROM _derived"); err != nil {
@@ -390,6 +402,7 @@ func kernelStages(ctx context.Context, conn *sql.Conn, id int64) (string, string
 // append writes one decoded batch's rows and keeps what the sweep needs.
 func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, rank int, stage string, merged bool) error {
 	t.merge(&b.summary)
+	t.link.hold(b, &t.threads)
 	if rank < 0 {
 		rank = 0 // corrected from distributedInfo by link_kernels
 	}

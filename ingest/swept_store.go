@@ -82,7 +82,7 @@ func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) erro
 		return err
 	}
 	rows := derived.sorted(derivedOrder)
-	if err := l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{rows: rows}); err != nil {
+	if err := l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{rows: rows, seen: t.link.site}); err != nil {
 		return err
 	}
 	return rows.err
@@ -151,6 +151,7 @@ func (s *frameSource) Fill(chunk duckdb.DataChunk) (int, error) {
 // derivedSource is the kept derived rows as rows of _derived.
 type derivedSource struct {
 	rows *merged[derivedRec]
+	seen func(kind int8, ordinal int64, value int32) // each row, as it goes
 }
 
 func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
@@ -167,6 +168,7 @@ func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		); err != nil {
 			return 0, err
 		}
+		s.seen(r.kind, int64(r.ordinal), r.value)
 		s.rows.pop()
 	}
 	return n, nil

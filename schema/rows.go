@@ -56,24 +56,40 @@ type rowCall struct {
 // InsertRows inserts src's rows into table's columns cols, in one INSERT
 // statement on conn (inside whatever transaction conn has open).
 func (w *Warehouse) InsertRows(ctx context.Context, conn *sql.Conn, table string, cols []Column, src RowSource) error {
-	if err := w.rows.registerOn(ctx, w.DB); err != nil {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM %s", table, strings.Join(names, ", "), RowsTable)
+	if err := w.ExecRows(ctx, conn, q, cols, src); err != nil {
 		return fmt.Errorf("insert into %s: %w", table, err)
 	}
+	return nil
+}
+
+// RowsTable is the name ExecRows's query gives src's rows.
+const RowsTable = "__rows__"
+
+// ExecRows runs query on conn with src's rows as a table of columns cols
+// named RowsTable (a table function call replaces every occurrence), as in
+// "UPDATE t SET v = m.v FROM __rows__ m WHERE t.id = m.id", with args bound.
+func (w *Warehouse) ExecRows(ctx context.Context, conn *sql.Conn, query string, cols []Column, src RowSource, args ...any) error {
+	if err := w.rows.registerOn(ctx, w.DB); err != nil {
+		return err
+	}
 	infos := make([]duckdb.ColumnInfo, len(cols))
-	names := make([]string, len(cols))
 	for i, c := range cols {
 		t, err := duckdb.NewTypeInfo(c.Type)
 		if err != nil {
-			return fmt.Errorf("insert into %s: column %s: %w", table, c.Name, err)
+			return fmt.Errorf("column %s: %w", c.Name, err)
 		}
 		infos[i] = duckdb.ColumnInfo{Name: c.Name, T: t}
-		names[i] = c.Name
 	}
 	token := w.rows.add(rowCall{cols: infos, src: src})
 	defer w.rows.remove(token)
-	q := fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM %s(%d)", table, strings.Join(names, ", "), rowFunction, token)
-	if _, err := conn.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("insert into %s: %w", table, err)
+	q := strings.ReplaceAll(query, RowsTable, fmt.Sprintf("%s(%d)", rowFunction, token))
+	if _, err := conn.ExecContext(ctx, q, args...); err != nil {
+		return err
 	}
 	return nil
 }

@@ -8,6 +8,8 @@
 -- annotation around its launch. Also applies the rank from distributedInfo
 -- and moves times by baseTimeNanoseconds, and numbers each event's place on
 -- its stream (stream_pos). Runs before launch and annotation times are moved.
+-- Ties go to the later launch or op (the larger id) and the least stage
+-- name, as ingest/link.go, which links JSON traces in Go, decides them.
 -- Hash joins with row_number() tie-breaks, not ASOF joins: on rows not yet
 -- committed DuckDB 1.5 ran the ASOF plan about 1000x slower.
 -- Parameters: $trace, $base (ns), $rank, $merged, $stage_known.
@@ -34,7 +36,7 @@ FROM (
                    FROM launches WHERE trace_id = $trace AND correlation IS NOT NULL) l
             ON k.correlation = l.correlation
         QUALIFY row_number() OVER (PARTITION BY k.kernel_id
-                                   ORDER BY (l.ts_ns <= k.ts_ns) DESC NULLS LAST, l.ts_ns DESC) = 1
+                                   ORDER BY (l.ts_ns <= k.ts_ns) DESC NULLS LAST, l.ts_ns DESC, l.launch_id DESC) = 1
     ), klo AS (
         SELECT kl.*, o.op_id, o.site_id AS op_site
         FROM kl
@@ -42,7 +44,7 @@ FROM (
                    FROM cpu_ops WHERE trace_id = $trace AND external_id IS NOT NULL) o
             ON coalesce(kl.external_id, kl.launch_external_id) = o.external_id
         QUALIFY row_number() OVER (PARTITION BY kl.kernel_id
-                                   ORDER BY (o.ts_ns <= kl.ts_ns) DESC NULLS LAST, o.ts_ns DESC) = 1
+                                   ORDER BY (o.ts_ns <= kl.ts_ns) DESC NULLS LAST, o.ts_ns DESC, o.op_id DESC) = 1
     ), gpu_window AS (
         SELECT k.kernel_id, g.stage
         FROM k
@@ -51,7 +53,7 @@ FROM (
               WHERE trace_id = $trace AND cat = 'gpu_user_annotation' AND stage IS NOT NULL) g
             ON k.device = g.device AND k.ts_ns >= g.ts_ns AND k.ts_ns < g.end_ns
         WHERE NOT $stage_known
-        QUALIFY row_number() OVER (PARTITION BY k.kernel_id ORDER BY g.ts_ns DESC, g.end_ns) = 1
+        QUALIFY row_number() OVER (PARTITION BY k.kernel_id ORDER BY g.ts_ns DESC, g.end_ns, g.stage) = 1
     ), cpu_window AS (
         SELECT kl.kernel_id, c.stage
         FROM kl
@@ -61,7 +63,7 @@ FROM (
             ON kl.launch_pid = c.pid AND kl.launch_tid = c.tid
            AND kl.launch_ts >= c.ts_ns AND kl.launch_ts < c.end_ns
         WHERE NOT $stage_known
-        QUALIFY row_number() OVER (PARTITION BY kl.kernel_id ORDER BY c.ts_ns DESC, c.end_ns) = 1
+        QUALIFY row_number() OVER (PARTITION BY kl.kernel_id ORDER BY c.ts_ns DESC, c.end_ns, c.stage) = 1
     )
     SELECT klo.kernel_id,
            klo.stream_pos,
