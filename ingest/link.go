@@ -466,9 +466,11 @@ func readSteps(ctx context.Context, conn *sql.Conn, trace int64) (gpu, cpu []ste
 	return gpu, cpu, window, rows.Err()
 }
 
+// linkColumns are linked's columns; site_id and step are BIGINT here (the
+// UPDATE casts them to the kernels' INTEGER).
 var linkColumns = columns([]string{"kernel_id", "launch_id", "op_id", "site_id", "graph", "stage", "stream_pos", "ts_ns", "step"},
-	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER,
-	duckdb.TYPE_BOOLEAN, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER)
+	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
+	duckdb.TYPE_BOOLEAN, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT)
 
 // linkSource is linked rows as rows of linkColumns.
 type linkSource struct {
@@ -486,24 +488,16 @@ func (s *linkSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			duckdb.SetChunkValue(chunk, 4, n, r.graph),
 			duckdb.SetChunkValue(chunk, 6, n, r.streamPos),
 			duckdb.SetChunkValue(chunk, 7, n, r.ts))
+		// nullable values inline, as frameSource sets them (a helper
+		// taking the chunk cost an allocation per value)
 		for _, c := range [...]struct {
 			col int
 			v   int64
-		}{{1, r.launchID}, {2, r.opID}} {
+		}{{1, r.launchID}, {2, r.opID}, {3, r.site}, {8, r.step}} {
 			if c.v == null {
 				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
 			} else {
 				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
-			}
-		}
-		for _, c := range [...]struct {
-			col int
-			v   int64
-		}{{3, r.site}, {8, r.step}} {
-			if c.v == null {
-				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
-			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, int32(c.v)))
 			}
 		}
 		if r.stage == "" {
