@@ -269,10 +269,11 @@ func chain(n int, key func(int) int64) chained {
 // head is the first row of key k, -1 for none.
 func (c chained) head(k int64) int32 {
 	if c.dense != nil {
-		if k < c.lo || k-c.lo >= int64(len(c.dense)) {
-			return -1
+		// unsigned: k - lo may overflow an int64
+		if d := uint64(k) - uint64(c.lo); k >= c.lo && d < uint64(len(c.dense)) {
+			return c.dense[d]
 		}
-		return c.dense[k-c.lo]
+		return -1
 	}
 	if j, ok := c.first[k]; ok {
 		return j

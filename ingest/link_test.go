@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/schema"
@@ -117,5 +119,31 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 				t.Errorf("kernels linked in Go:\n%s\nlinked in SQL:\n%s", dumps[0], dumps[1])
 			}
 		})
+	}
+}
+
+// TestChainExtremeKeys looks keys up far outside a dense index's range (a
+// difference that overflows int64) and through the sparse one.
+func TestChainExtremeKeys(t *testing.T) {
+	t.Parallel()
+	for _, keys := range [][]int64{{-10, -9, -9, 5}, {-1 << 62, 1 << 62, 7, 7}} {
+		c := chain(len(keys), func(i int) int64 { return keys[i] })
+		for _, k := range []int64{math.MaxInt64, math.MinInt64 + 1, -11, 6, 1 << 61} {
+			if j := c.head(k); j != -1 {
+				t.Errorf("keys %v: head(%d) = %d, want -1", keys, k, j)
+			}
+		}
+		// rows of one key chain in row order
+		var got []int32
+		for j := c.head(keys[1]); j >= 0; j = c.next[j] {
+			got = append(got, j)
+		}
+		want := []int32{1}
+		if keys[1] == keys[2] {
+			want = []int32{1, 2}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("keys %v: rows of %d = %v, want %v", keys, keys[1], got, want)
+		}
 	}
 }
