@@ -35,14 +35,14 @@ type linkRecs struct {
 	over bool
 }
 
-// linkCap bounds the records a trace's linking keeps in Go (24-40 bytes
+// linkCap bounds the records a trace's linking keeps in Go (24-48 bytes
 // each): a 270 MB trace holds about 0.3 M, one of 900 MB the cap.
 const linkCap = 1 << 20
 
 type linkKernel struct {
 	ts, stream, correlation, extern int64
+	device                          int64 // as stored (an INTEGER); null: NULL
 	ordinal                         uint32
-	device                          int32 // noDevice: NULL
 }
 
 type linkLaunch struct {
@@ -59,10 +59,7 @@ type linkOp struct {
 	site       int32 // noSite: none
 }
 
-const (
-	noSite   = -1
-	noDevice = math.MinInt32
-)
+const noSite = -1
 
 // stageWindow is an annotation [ts, end) naming a stage, on a device or a
 // thread (group).
@@ -80,9 +77,9 @@ func (r *linkRecs) hold(b *decoded, ids *threads) {
 	}
 	for i := range b.kernels {
 		k := &b.kernels[i]
-		dev := int32(noDevice)
-		if k.device != null {
-			dev = int32(k.device)
+		dev := k.device
+		if dev != null {
+			dev = int64(int32(dev)) // kernels.device is an INTEGER
 		}
 		r.kernels = append(r.kernels, linkKernel{ordinal: uint32(k.ordinal), ts: k.ts, device: dev, stream: k.stream,
 			correlation: k.correlation, extern: k.externalID})
@@ -302,10 +299,7 @@ func (c chained) pick(k, ts int64, at func(int32) (int64, uint32)) int32 {
 // as in SQL's PARTITION BY. A stream's kernels usually come in time order
 // already.
 func (r *linkRecs) streamPositions(out []linked) {
-	type stream struct {
-		device int32
-		stream int64
-	}
+	type stream struct{ device, stream int64 }
 	groups := map[stream][]int32{}
 	for i := range r.kernels {
 		k := &r.kernels[i]
@@ -333,8 +327,8 @@ func (r *linkRecs) streamPositions(out []linked) {
 func (r *linkRecs) stages(out []linked, launchOf []int32) {
 	var gq, cq []stageQuery
 	for i := range r.kernels {
-		if k := &r.kernels[i]; k.device != noDevice {
-			gq = append(gq, stageQuery{group: int64(k.device), t: k.ts, kernel: int32(i)})
+		if k := &r.kernels[i]; k.device != null {
+			gq = append(gq, stageQuery{group: k.device, t: k.ts, kernel: int32(i)})
 		}
 		if li := launchOf[i]; li >= 0 {
 			if l := &r.launches[li]; l.thread >= 0 {
