@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/schema"
@@ -115,8 +116,14 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 				}
 				w.Close()
 			}
-			if dumps[0] != dumps[1] {
-				t.Errorf("kernels linked in Go:\n%s\nlinked in SQL:\n%s", dumps[0], dumps[1])
+			goRows, sqlRows := strings.Split(dumps[0], "\n"), strings.Split(dumps[1], "\n")
+			for i := range max(len(goRows), len(sqlRows)) {
+				if i >= len(goRows) || i >= len(sqlRows) || goRows[i] != sqlRows[i] {
+					t.Errorf("kernels differ from row %d (of %d linked in Go, %d in SQL):\nGo:  %s\nSQL: %s",
+						i, len(goRows), len(sqlRows), strings.Join(goRows[i:min(i+3, len(goRows))], "\n     "),
+						strings.Join(sqlRows[i:min(i+3, len(sqlRows))], "\n     "))
+					break
+				}
 			}
 		})
 	}
