@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/tracehouse/tracehouse/inline"
@@ -28,14 +27,14 @@ type linkRecs struct {
 	kernels  []linkKernel
 	launches []linkLaunch
 	ops      []linkOp
-	gpuWins  []stageWindow // gpu_user_annotation naming a stage; group = pid (the device)
-	cpuWins  []stageWindow // user_annotation naming a stage; group = thread
+	gpuWins  []stageWindow // gpu_user_annotation naming a stage; group = {pid (the device), 0}
+	cpuWins  []stageWindow // user_annotation naming a stage; group = {pid, tid}
 	// over is set once the trace has more than linkCap records: the
 	// copies are dropped and the SQL links the trace.
 	over bool
 }
 
-// linkCap bounds the records a trace's linking keeps in Go (24-48 bytes
+// linkCap bounds the records a trace's linking keeps in Go (24-56 bytes
 // each): a 270 MB trace holds about 0.3 M, one of 900 MB the cap.
 const linkCap = 1 << 20
 
@@ -46,11 +45,10 @@ type linkKernel struct {
 }
 
 type linkLaunch struct {
-	ts, correlation, extern int64
-	ordinal                 uint32
-	thread                  int32 // traceState.threads; -1: no pid or tid
-	site                    int32 // noSite: none
-	graph                   bool
+	ts, correlation, extern, pid, tid int64
+	ordinal                           uint32
+	site                              int32 // noSite: none
+	graph                             bool
 }
 
 type linkOp struct {
@@ -64,14 +62,13 @@ const noSite = -1
 // stageWindow is an annotation [ts, end) naming a stage, on a device or a
 // thread (group).
 type stageWindow struct {
-	group   int64 // the device, or the thread (traceState.threads)
+	group   [2]int64 // {the device, 0} or {pid, tid}
 	ts, end int64
 	stage   string
 }
 
-// hold copies what linking reads from one decoded batch; ids numbers its
-// threads.
-func (r *linkRecs) hold(b *decoded, ids *threads) {
+// hold copies what linking reads from one decoded batch.
+func (r *linkRecs) hold(b *decoded) {
 	if r.over {
 		return
 	}
@@ -86,12 +83,8 @@ func (r *linkRecs) hold(b *decoded, ids *threads) {
 	}
 	for i := range b.launches {
 		x := &b.launches[i]
-		th := int32(-1)
-		if x.pid != null && x.tid != null {
-			th = ids.id(x.pid, x.tid)
-		}
-		r.launches = append(r.launches, linkLaunch{ordinal: uint32(x.ordinal), ts: x.ts, thread: th,
-			correlation: x.correlation, extern: x.externalID, site: noSite, graph: strings.Contains(x.name, "GraphLaunch")})
+		r.launches = append(r.launches, linkLaunch{ordinal: uint32(x.ordinal), ts: x.ts, pid: x.pid, tid: x.tid,
+			correlation: x.correlation, extern: x.externalID, site: noSite, graph: x.graph})
 	}
 	for i := range b.ops {
 		x := &b.ops[i]
@@ -102,13 +95,13 @@ func (r *linkRecs) hold(b *decoded, ids *threads) {
 		if x.stage == "" || x.pid == null {
 			continue
 		}
-		w := stageWindow{group: x.pid, ts: x.ts, end: x.ts + x.dur, stage: x.stage}
+		w := stageWindow{group: [2]int64{x.pid, 0}, ts: x.ts, end: x.ts + x.dur, stage: x.stage}
 		switch x.cat {
 		case "gpu_user_annotation":
 			r.gpuWins = append(r.gpuWins, w)
 		case "user_annotation":
 			if x.tid != null {
-				w.group = int64(ids.id(x.pid, x.tid))
+				w.group[1] = x.tid
 				r.cpuWins = append(r.cpuWins, w)
 			}
 		}
@@ -328,11 +321,11 @@ func (r *linkRecs) stages(out []linked, launchOf []int32) {
 	var gq, cq []stageQuery
 	for i := range r.kernels {
 		if k := &r.kernels[i]; k.device != null {
-			gq = append(gq, stageQuery{group: k.device, t: k.ts, kernel: int32(i)})
+			gq = append(gq, stageQuery{group: [2]int64{k.device, 0}, t: k.ts, kernel: int32(i)})
 		}
 		if li := launchOf[i]; li >= 0 {
-			if l := &r.launches[li]; l.thread >= 0 {
-				cq = append(cq, stageQuery{group: int64(l.thread), t: l.ts, kernel: int32(i)})
+			if l := &r.launches[li]; l.pid != null && l.tid != null {
+				cq = append(cq, stageQuery{group: [2]int64{l.pid, l.tid}, t: l.ts, kernel: int32(i)})
 			}
 		}
 	}
@@ -349,8 +342,9 @@ func (r *linkRecs) stages(out []linked, launchOf []int32) {
 
 // stageQuery asks for the stage window of group containing t.
 type stageQuery struct {
-	group, t int64
-	kernel   int32
+	group  [2]int64
+	t      int64
+	kernel int32
 }
 
 // innermost answers qs from wins (both sorted here): by kernel, the stage
@@ -362,18 +356,18 @@ func innermost(qs []stageQuery, wins []stageWindow, kernels int) []string {
 	if len(qs) == 0 || len(wins) == 0 {
 		return out
 	}
-	byGroupTime := func(a, b stageQuery) int { return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.t, b.t)) }
+	byGroupTime := func(a, b stageQuery) int { return cmp.Or(compareGroups(a.group, b.group), cmp.Compare(a.t, b.t)) }
 	if !slices.IsSortedFunc(qs, byGroupTime) {
 		slices.SortFunc(qs, byGroupTime)
 	}
 	wins = slices.Clone(wins)
-	slices.SortFunc(wins, func(a, b stageWindow) int { return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.ts, b.ts)) })
+	slices.SortFunc(wins, func(a, b stageWindow) int { return cmp.Or(compareGroups(a.group, b.group), cmp.Compare(a.ts, b.ts)) })
 	var open windowHeap
 	w := 0
 	for n, q := range qs {
 		if n == 0 || qs[n-1].group != q.group {
 			open = open[:0]
-			for w < len(wins) && wins[w].group < q.group {
+			for w < len(wins) && compareGroups(wins[w].group, q.group) < 0 {
 				w++
 			}
 		}
@@ -389,6 +383,10 @@ func innermost(qs []stageQuery, wins []stageWindow, kernels int) []string {
 		}
 	}
 	return out
+}
+
+func compareGroups(a, b [2]int64) int {
+	return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 }
 
 // windowHeap orders open windows innermost first: latest start, then

@@ -402,7 +402,7 @@ func kernelStages(ctx context.Context, conn *sql.Conn, id int64) (string, string
 // append writes one decoded batch's rows and keeps what the sweep needs.
 func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, rank int, stage string, merged bool) error {
 	t.merge(&b.summary)
-	t.link.hold(b, &t.threads)
+	t.link.hold(b)
 	if rank < 0 {
 		rank = 0 // corrected from distributedInfo by link_kernels
 	}
