@@ -21,11 +21,23 @@ func blockSizeOf(t *testing.T, w *Warehouse) int64 {
 	return n
 }
 
-// TestBlockSize: warehouses tracehouse creates (a file, the in-memory
-// template copy) use BlockSize; a warehouse made with another block size
-// (DuckDB's default, as older tracehouse builds made) still opens,
-// migrates, takes writes and keeps its own size.
-func TestBlockSize(t *testing.T) {
+// storageVersionOf reads the storage format DuckDB reports for w's
+// database ("v1.5.0+": the format of DuckDB v1.5.0 and later).
+func storageVersionOf(t *testing.T, w *Warehouse) string {
+	t.Helper()
+	var v sql.NullString
+	if err := w.DB.QueryRow(`SELECT tags['storage_version'] FROM duckdb_databases() WHERE NOT internal`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v.String
+}
+
+// TestStorageFormat: warehouses tracehouse creates (a file, the in-memory
+// template copy) use BlockSize and StorageVersion; a warehouse made with
+// DuckDB's defaults (another block size, the v1.0 format, as older
+// tracehouse builds made) still opens, migrates, takes writes and keeps
+// its own size and format.
+func TestStorageFormat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -36,6 +48,9 @@ func TestBlockSize(t *testing.T) {
 		}
 		if n := blockSizeOf(t, w); n != BlockSize {
 			t.Errorf("%s: block size %d, want %d", path, n, BlockSize)
+		}
+		if v := storageVersionOf(t, w); v != StorageVersion+"+" {
+			t.Errorf("%s: storage version %q, want %q", path, v, StorageVersion+"+")
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
@@ -63,6 +78,9 @@ func TestBlockSize(t *testing.T) {
 		}
 		if n := blockSizeOf(t, w); n != other {
 			t.Errorf("read-only %v: block size %d, want the file's %d", readOnly, n, other)
+		}
+		if v := storageVersionOf(t, w); v != "v1.0.0+" {
+			t.Errorf("read-only %v: storage version %q, want the file's v1.0.0+", readOnly, v)
 		}
 		if !readOnly {
 			if _, err := w.DB.Exec(`INSERT INTO keep VALUES (8)`); err != nil {
