@@ -6,13 +6,13 @@
 // existing warehouse (<= 0.15 s) and `--db :memory: triage FILE` of a
 // 0.6 MB trace (<= 0.25 s).
 //
-//	go run ./bench/triage                    # every case (the 1 M-kernel warehouse is built once)
+//	go run ./bench/triage                    # every case (the 1 M-kernel warehouse is built once, its copies saved as ingest does)
 //	go run ./bench/triage -cases small       # the small cases only
 //	go run ./bench/triage -cases small -cli /tmp/tracehouse-old   # another build's figures
 //	go run ./bench/triage -cases small -against /tmp/tracehouse-old   # this tree's and another build's, alternated
 //	go run ./bench/triage -kernels 2000000   # another size
 //	go run ./bench/triage -rebuild           # regenerate the warehouse
-//	go run ./bench/triage -saved-overlap     # the run's overlap saved at ingest
+//	go run ./bench/triage -saved-overlap=false   # the copies not saved: overlap and fuse patterns computed
 //
 // The warehouse is built in two steps, both timed on stderr:
 //  1. a synthetic SGLang run (synth.Generate: one rank, eager, an EXTEND
@@ -70,7 +70,7 @@ func run() error {
 	runs := flag.Int("n", 5, "timed repetitions (the best is reported)")
 	rebuild := flag.Bool("rebuild", false, "rebuild the warehouse even if one is there")
 	explain := flag.Bool("explain", false, "print EXPLAIN ANALYZE of the slowest query to stderr")
-	saved := flag.Bool("saved-overlap", false, "save the run's per-kernel overlap after ingest (ingest.SaveOverlap, as `triage PATH` does)")
+	saved := flag.Bool("saved-overlap", true, "save the run's per-kernel overlap, fuse-pattern and overlap-table rows after ingest, as `tracehouse ingest` does (false: the report computes them)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
 	cases := flag.String("cases", "all", "what to time: all, large (the 1 M-kernel run) or small (the CLI on a 0.6 MB trace)")
 	smallN := flag.Int("small-n", 7, "repetitions of each small case (the best and the median are reported)")
