@@ -55,7 +55,8 @@ func threeDemoRuns(t *testing.T) *schema.Warehouse {
 
 // TestSavedRowsSameInBatches: fuse-pattern and overlap rows of demo runs
 // saved rank by rank (every run over the limit), in several batches and in
-// one are the same rows.
+// one are the same rows, and each way records every rank with the
+// fingerprint its readers compute.
 func TestSavedRowsSameInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -76,6 +77,16 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	stores := []rankStore{fusionStore(match), overlapRowsStore(table, 5000)}
+	// each store's records and the fingerprint a reader compares them with
+	records := map[string][2]string{
+		"fusion_match_store": {"fusion_store_runs", "_fusion_fingerprint"},
+		"overlap_row_store":  {"overlap_row_runs", "_overlap_rows_fingerprint"},
+	}
+	// every rank with GPU events gets one record, whichever statement wrote it
+	want := schematest.Dump(t, w.DB, "SELECT DISTINCT run_id, rank FROM kernels ORDER BY ALL")
+	if strings.Count(want, "\n") < 4 {
+		t.Fatalf("want ranks of several runs, one with two ranks: %s", want)
+	}
 	// (the overlap rows of a run go in a batch only when its per-kernel
 	// overlap is saved and current, as after Finish)
 	if cur, err := someRuns(ctx, w.DB, "overlap_store_current", runs); err != nil || !reflect.DeepEqual(cur, runs) {
@@ -83,10 +94,17 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 	}
 	for _, s := range stores {
 		var first string
+		rec, fp := records[s.table][0], records[s.table][1]
 		for _, limit := range []int64{1, 700, 1 << 40} {
 			s.limit = limit
 			if err := s.save(ctx, w.DB, runs); err != nil {
 				t.Fatal(err)
+			}
+			if got := schematest.Dump(t, w.DB, "SELECT run_id, rank FROM "+rec+" ORDER BY ALL"); got != want {
+				t.Errorf("%s with batches of %d kernels: records\n%s\nwant\n%s", rec, limit, got, want)
+			}
+			if stale := schematest.Dump(t, w.DB, "SELECT r.run_id, r.rank FROM "+rec+" r WHERE r.fingerprint <> "+fp+"(r.run_id)"); stale != "" {
+				t.Errorf("%s with batches of %d kernels: records not current:\n%s", rec, limit, stale)
 			}
 			got := schematest.Dump(t, w.DB, "SELECT * FROM "+s.table+" ORDER BY ALL")
 			if first == "" {

@@ -1,6 +1,7 @@
 -- overlap_store_commit: last step of saving a run's overlap: record the
 -- run's fingerprint, which makes kernel_overlap_cached read the saved rows
 -- for as long as the run's kernels and their categories stay the same.
+-- overlap_store_commit_runs.sql records several runs at once.
 -- Parameters: $run.
 INSERT INTO kernel_overlap_runs
 VALUES ($run, _overlap_fingerprint($run), now()::TIMESTAMP)

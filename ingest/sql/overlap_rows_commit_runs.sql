@@ -1,0 +1,7 @@
+-- overlap_rows_commit_runs: overlap_rows_commit.sql for every rank of
+-- several runs in one statement (as overlap_store_commit_runs.sql).
+-- Parameters: $runs, $ranks: lists of equal length, the i-th rank being
+-- one of the i-th run's; $min_dur_ns.
+INSERT INTO overlap_row_runs
+SELECT r.run_id, r.rank, $min_dur_ns, _overlap_rows_fingerprint(r.run_id), now()::TIMESTAMP
+FROM (SELECT unnest($runs) AS run_id, unnest($ranks) AS rank) r
