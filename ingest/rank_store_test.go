@@ -163,3 +163,62 @@ func TestRunStoresSameInBatches(t *testing.T) {
 		t.Errorf("saved in one batch and run by run differ")
 	}
 }
+
+// TestSomeRunsBatched: the runs whose saved overlap is current, asked for
+// all at once (overlap_store_current_runs.sql), are those the one-run
+// statement accepts, with runs current, stale, without a record and
+// unknown.
+func TestSomeRunsBatched(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := threeDemoRuns(t)
+	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	var runs []int64
+	rows, err := w.DB.QueryContext(ctx, "SELECT run_id FROM runs ORDER BY run_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var run int64
+		if err := rows.Scan(&run); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	if err := rows.Close(); err != nil || len(runs) != 3 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	oneByOne := func(ask []int64) []int64 {
+		var out []int64
+		for _, run := range ask {
+			got, err := someRuns(ctx, w.DB, "overlap_store_current", []int64{run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, got...)
+		}
+		return out
+	}
+	ask := append([]int64{999}, runs...) // 999: no such run
+	check := func(want []int64) {
+		t.Helper()
+		got, err := someRuns(ctx, w.DB, "overlap_store_current", ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alone := oneByOne(ask); !reflect.DeepEqual(got, alone) || !reflect.DeepEqual(got, want) {
+			t.Errorf("current runs: at once %v, one by one %v, want %v", got, alone, want)
+		}
+	}
+	check(runs)
+	// the second run's copy goes stale, the third loses its record
+	if _, err := w.DB.ExecContext(ctx, "UPDATE kernel_overlap_runs SET fingerprint = fingerprint + 1 WHERE run_id = ?", runs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.DB.ExecContext(ctx, "DELETE FROM kernel_overlap_runs WHERE run_id = ?", runs[2]); err != nil {
+		t.Fatal(err)
+	}
+	check(runs[:1])
+}

@@ -1,10 +1,11 @@
 -- overlap_store_current: whether run $run's saved per-kernel overlap
 -- (ingest.SaveOverlap) is current: queries/overlap_by_kernel.sql reads it
 -- for a batch of runs, and computes the others' rows rank by rank
--- (ingest.SaveOverlapRows). One run per call: with run_id from a column
--- (one statement for a list of runs), DuckDB 1.5.6 compared the
--- fingerprint's correlated subquery wrongly in a WHERE clause and matched
--- no run.
+-- (ingest.SaveOverlapRows). One run; overlap_store_current_runs.sql takes
+-- several. With run_id from a column (one statement for a list of runs),
+-- DuckDB 1.5.6 compared the fingerprint's correlated subquery wrongly in a
+-- WHERE clause and matched no run, so that form computes it in a
+-- projection.
 -- Parameters: $run.
 -- Columns: current (one row).
 SELECT count(*) > 0 AS current
