@@ -4,7 +4,8 @@
 // median of -small-n, wall clock and the process's CPU time): `triage RUN` of a
 // stored 183-kernel run (<= 0.12 s), `ingest` of one 0.6 MB trace into an
 // existing warehouse (<= 0.15 s) and `--db :memory: triage FILE` of a
-// 0.6 MB trace (<= 0.25 s).
+// 0.6 MB trace (<= 0.25 s); besides them, with no target, `ingest` of a
+// directory of 20 such runs (total and per file).
 //
 //	go run ./bench/triage                    # every case (the 1 M-kernel warehouse is built once, its copies saved as ingest does)
 //	go run ./bench/triage -cases small       # the small cases only
@@ -89,7 +90,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		short := []string{"small run", "ingest 0.6 MB", "one-shot 0.6 MB"}
+		short := []string{"small run", "ingest 0.6 MB", "one-shot 0.6 MB", fmt.Sprintf("ingest of %d small runs", manyRuns)}
 		for b, rs := range results {
 			switch {
 			case len(results) == 1:
@@ -103,9 +104,18 @@ func run() error {
 			var parts []string
 			for i, c := range cs {
 				r := rs[i]
-				fmt.Fprintf(os.Stderr, "%-52s %.3f s wall, %.3f s CPU; median %.3f s, %.3f s CPU (target %.2f s)\n", c.name,
-					r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds(), r.median.cpu.Seconds(), c.target.Seconds())
-				parts = append(parts, fmt.Sprintf("%s %.2f s (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds()))
+				about := fmt.Sprintf("target %.2f s", c.target.Seconds())
+				if c.files > 0 {
+					about = fmt.Sprintf("per file %.3f s, median %.3f s", r.best.wall.Seconds()/float64(c.files), r.median.wall.Seconds()/float64(c.files))
+				}
+				fmt.Fprintf(os.Stderr, "%-52s %.3f s wall, %.3f s CPU; median %.3f s, %.3f s CPU (%s)\n", c.name,
+					r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds(), r.median.cpu.Seconds(), about)
+				part := fmt.Sprintf("%s %.2f s (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds())
+				if c.files > 0 {
+					part = fmt.Sprintf("%s %.2f s, %.3f s per file (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(),
+						r.best.wall.Seconds()/float64(c.files), r.best.cpu.Seconds(), r.median.wall.Seconds())
+				}
+				parts = append(parts, part)
 			}
 			line := strings.Join(parts, "; ")
 			if b > 0 {

@@ -25,12 +25,18 @@ const (
 	smallDir   = "testdata/demo/sglang-llama/2025-07-04_18-26-43"
 	smallTrace = "1751653603.1234567-TP-0-DECODE.trace.json.gz"
 	smallOther = "1751653603.1234567-TP-1-DECODE.trace.json.gz"
+	// manyRuns small runs (synth: SGLang decode, two steps, 0.6 MB of JSON
+	// and 184 GPU events each) make the directory ingest case: what one
+	// small trace costs when a historical directory is ingested, where the
+	// finish is shared by the batch.
+	manyRuns = 20
 )
 
 // smallCase is one timed command line.
 type smallCase struct {
 	name   string
-	target time.Duration
+	target time.Duration // 0: none
+	files  int           // > 0: the case ingests this many files (per-file figure)
 	// prepare runs before each repetition, untimed (a fresh copy of a
 	// warehouse, say); args are the command line.
 	prepare func() error
@@ -88,6 +94,13 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 			return nil, nil, err
 		}
 	}
+	many := filepath.Join(dir, "many")
+	for i := 1; i <= manyRuns; i++ {
+		if _, err := runCLI(ctx, bin, "synth", "--out", many, "--run", fmt.Sprintf("run%02d", i), "--seed", fmt.Sprint(i),
+			"--stage", "decode", "--steps", "2"); err != nil {
+			return nil, nil, fmt.Errorf("write the small runs: %w", err)
+		}
+	}
 	cases := make([][]smallCase, len(bins))
 	for b, bin := range bins {
 		suffix := ""
@@ -136,23 +149,25 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 }
 
 // casesOn is the small cases on a stored warehouse holding the run "run",
-// with scratch for the copy the ingest case writes into.
+// with scratch for the copy the ingest cases write into.
 func casesOn(dir, stored, scratch string) []smallCase {
+	fresh := func() error {
+		for _, p := range []string{scratch, scratch + ".wal"} {
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		return copyFile(stored, scratch)
+	}
 	return []smallCase{
 		{name: "triage RUN, small stored run (183 GPU events)", target: 120 * time.Millisecond,
 			args: []string{"--db", stored, "triage", "run"}},
 		{name: "ingest 0.6 MB trace into an existing warehouse", target: 150 * time.Millisecond,
-			prepare: func() error {
-				for _, p := range []string{scratch, scratch + ".wal"} {
-					if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-						return err
-					}
-				}
-				return copyFile(stored, scratch)
-			},
-			args: []string{"--db", scratch, "ingest", filepath.Join(dir, "other")}},
+			prepare: fresh, args: []string{"--db", scratch, "ingest", filepath.Join(dir, "other")}},
 		{name: "--db :memory: triage FILE, 0.6 MB trace (one-shot)", target: 250 * time.Millisecond,
 			args: []string{"--db", ":memory:", "triage", filepath.Join(dir, "run", smallTrace)}},
+		{name: fmt.Sprintf("ingest %d small runs into an existing warehouse", manyRuns), files: manyRuns,
+			prepare: fresh, args: []string{"--db", scratch, "ingest", filepath.Join(dir, "many")}},
 	}
 }
 
