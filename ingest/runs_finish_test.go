@@ -52,3 +52,34 @@ func TestRunRowsAfterReingest(t *testing.T) {
 		t.Errorf("after --replace --run y: %d runs, %d rows for x, %d traces in y", runs, xRows, yTraces)
 	}
 }
+
+// TestRunsOfOneIngestInOrder: the runs of one ingest, summarised in one
+// transaction, still get one ingested_at each, increasing in the order
+// they were created (run ids), which `runs` and @latest~N sort by.
+func TestRunsOfOneIngestInOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := threeDemoRuns(t)
+	rows, err := w.DB.QueryContext(ctx, `SELECT run_id, ingested_at FROM runs ORDER BY run_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var prev time.Time
+	n := 0
+	for rows.Next() {
+		var id int64
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 && !at.After(prev) {
+			t.Errorf("run %d ingested at %v, not after the run before it (%v)", id, at, prev)
+		}
+		prev = at
+		n++
+	}
+	if err := rows.Err(); err != nil || n != 3 {
+		t.Fatalf("%d runs, %v", n, err)
+	}
+}
