@@ -197,7 +197,7 @@ func summariseRuns(ctx context.Context, tx *sql.Tx, runs map[string]*runInfo, st
 	if err != nil {
 		return err
 	}
-	var rows [][]any // the summaries' values, one row per run
+	var rows [][]any // one row per run, in summaryColumns' order
 	var kept []int64
 	for i, k := range keys {
 		ri := runs[k]
@@ -315,21 +315,32 @@ func runFramework(ts []traceSummary) (fw, ev string) {
 	return fw, ev
 }
 
-// writeSummaries writes runs' summaries, one row of values each: run id,
-// framework, evidence, then from the server args (NULL: keep what the run
-// has) model, args, tp, dp, ep, pp, CUDA graph; whether a trace was stored
-// (then ingested_at is now plus the run's place, in microseconds: one
-// instant per run, in the order they were created), and that place.
+// summaryColumns are the values of a run's summary, in the order
+// writeSummaries takes them: run id, framework, evidence, then from the
+// server args (NULL: keep what the run has) model, args, parallel sizes and
+// CUDA graph; whether a trace was stored (then ingested_at is now plus the
+// run's place, in microseconds: one instant per run, in the order they were
+// created), and that place.
+var summaryColumns = []struct{ name, typ string }{
+	{"run_id", "BIGINT"}, {"framework", "VARCHAR"}, {"evidence", "VARCHAR"},
+	{"model", "VARCHAR"}, {"args", "VARCHAR"}, {"tp", "INTEGER"}, {"dp", "INTEGER"}, {"ep", "INTEGER"}, {"pp", "INTEGER"},
+	{"graph", "BOOLEAN"}, {"stored", "BOOLEAN"}, {"place", "BIGINT"},
+}
+
+// writeSummaries writes runs' summaries, one row of summaryColumns each.
 func writeSummaries(ctx context.Context, tx *sql.Tx, rows [][]any) error {
 	// Written in as literals (inline.Args), so the statement is planned once.
-	types := []string{"BIGINT", "VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "BOOLEAN", "BOOLEAN", "BIGINT"}
+	names := make([]string, len(summaryColumns))
+	for j, c := range summaryColumns {
+		names[j] = c.name
+	}
 	values := make([]string, len(rows))
 	var args []any
 	for i, r := range rows {
 		cols := make([]string, len(r))
 		for j, v := range r {
 			name := fmt.Sprintf("v%d_%d", i, j)
-			cols[j] = "$" + name + "::" + types[j]
+			cols[j] = "$" + name + "::" + summaryColumns[j].typ
 			args = append(args, sql.Named(name, v))
 		}
 		values[i] = "(" + strings.Join(cols, ", ") + ")"
@@ -340,7 +351,7 @@ func writeSummaries(ctx context.Context, tx *sql.Tx, rows [][]any) error {
 		ep_size = coalesce(v.ep, runs.ep_size), pp_size = coalesce(v.pp, runs.pp_size),
 		cuda_graph = coalesce(v.graph, runs.cuda_graph),
 		ingested_at = CASE WHEN v.stored THEN now()::TIMESTAMP + to_microseconds(v.place) ELSE runs.ingested_at END
-		FROM (VALUES `+strings.Join(values, ", ")+`) v(run_id, framework, evidence, model, args, tp, dp, ep, pp, graph, stored, place)
+		FROM (VALUES `+strings.Join(values, ", ")+`) v(`+strings.Join(names, ", ")+`)
 		WHERE runs.run_id = v.run_id`, args)
 	if _, err := tx.ExecContext(ctx, q, qa...); err != nil {
 		return fmt.Errorf("summarise runs: %w", err)
