@@ -83,6 +83,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		{"Decomposition", testCompareDecomposition},
 		{"Formats", testCompareFormats},
 		{"Selectors", testCompareSelectors},
+		{"Goldens", testCompareGoldens},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}

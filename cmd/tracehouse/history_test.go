@@ -117,6 +117,7 @@ func TestHistoryEndToEnd(t *testing.T) {
 		name string
 		test func(*testing.T, string)
 	}{
+		{"Goldens", testHistoryGoldens}, // first: ByTag tags the runs
 		{"LastingShift", testHistoryLastingShift},
 		{"Spike", testHistorySpike},
 		{"ByTag", testHistoryByTag},

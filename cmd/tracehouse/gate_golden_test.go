@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+)
+
+// The goldens of compare and history: every format of a few command lines
+// on the demo and on the synthetic runs of TestCompareEndToEnd and
+// TestHistoryEndToEnd, so that a change to the gate shows its diff.
+// `go test ./cmd/tracehouse -run Golden -update` rewrites them.
+
+// ingestedAt matches an ingest time as history prints it; it changes with
+// every ingest, so the goldens hold a placeholder of the same width.
+var ingestedAt = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`)
+
+func maskTimes(s string) string { return ingestedAt.ReplaceAllString(s, "YYYY-MM-DD hh:mm:ss") }
+
+// goldenFormats runs `CMD ARGS` on db in the text, markdown, JSON and CSV
+// formats and holds each output to testdata/golden/NAME.FORMAT (the CSV
+// files as one txtar archive for compare, which writes them to --out).
+// The text golden ends with the exit status and stderr.
+func goldenFormats(t *testing.T, db, name, cmd string, args ...string) {
+	t.Helper()
+	runIt := func(extra ...string) (int, string, string) {
+		io, out, errOut := testIO("")
+		code := run(append(append([]string{"--db", db, cmd}, args...), extra...), io, testEnv)
+		return code, maskTimes(out.String()), maskTimes(errOut.String())
+	}
+	code, out, errOut := runIt("--format", "table")
+	golden(t, name+".table", fmt.Sprintf("%s-- exit %d; stderr:\n%s", out, code, errOut))
+	for _, f := range []string{"markdown", "json"} {
+		_, out, _ := runIt("--format", f)
+		golden(t, name+"."+f, out)
+	}
+	if cmd == "compare" {
+		dir := t.TempDir()
+		if code, _, errOut := runIt("--format", "csv", "--out", dir); code == exitUsage {
+			t.Fatalf("%s csv: exit %d: %s", name, code, errOut)
+		}
+		golden(t, name+".csv.txtar", csvArchive(t, dir))
+		return
+	}
+	_, out, _ = runIt("--format", "csv")
+	golden(t, name+".csv", out)
+}
+
+// TestCompareGoldenDemo: compare on the demo's runs, same deployment
+// (3 steps a side: untested), another framework with other stages, and
+// every rank of one stage.
+func TestCompareGoldenDemo(t *testing.T) {
+	t.Parallel()
+	db := demoCopy(t)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"compare-demo-sglang", []string{"sglang-llama", "sglang-formal"}},
+		{"compare-demo-stages", []string{"sglang-llama", "trtllm-llama", "--fail-on-regression"}},
+		{"compare-demo-rank-all", []string{"sglang-llama", "sglang-formal", "--rank", "all", "--stage", "decode"}},
+	} {
+		goldenFormats(t, db, c.name, "compare", c.args...)
+	}
+}
+
+// TestHistoryGoldenDemo: history on the demo's runs, a step metric over
+// every stage and a kernel only some runs have.
+func TestHistoryGoldenDemo(t *testing.T) {
+	t.Parallel()
+	db := demoCopy(t)
+	goldenFormats(t, db, "history-demo-step-time", "history", "--metric", "step_time")
+	goldenFormats(t, db, "history-demo-kernel", "history", "--kernel", "BatchDecodeWithPagedKVCache", "--stage", "decode")
+}
+
+// testCompareGoldens: the synthetic pairs of TestCompareEndToEnd, one
+// kernel 20% slower, everything 2% slower, and 3 steps a side.
+func testCompareGoldens(t *testing.T, db string) {
+	goldenFormats(t, db, "compare-synth-slow20", "compare", "base", "slow20", "--fail-on-regression")
+	goldenFormats(t, db, "compare-synth-all2", "compare", "base", "all2", "--fail-on-regression")
+	goldenFormats(t, db, "compare-synth-too-few", "compare", "base3", "slow3", "--fail-on-regression")
+}
+
+// testHistoryGoldens: the synthetic series of TestHistoryEndToEnd, a
+// lasting shift (set a) and a one-run spike (set b).
+func testHistoryGoldens(t *testing.T, db string) {
+	goldenFormats(t, db, "history-synth-shift", "history", "--kernel", attentionMatch, "--tag", "a=1", "--fail-on-regression")
+	goldenFormats(t, db, "history-synth-spike", "history", "--metric", "busy", "--tag", "b=1", "--fail-on-regression")
+}
