@@ -276,8 +276,8 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}
 	}
 	if base != 0 {
-		for _, tbl := range []string{"launches", "cpu_ops", "annotations"} {
-			if err := exec("shift_"+tbl, sql.Named("trace", id), sql.Named("base", base)); err != nil {
+		for _, name := range []string{"shift_launches", "shift_cpu_ops", "shift_annotations"} {
+			if err := exec(name, sql.Named("trace", id), sql.Named("base", base)); err != nil {
 				return nil, err
 			}
 		}

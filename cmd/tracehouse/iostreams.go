@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 
@@ -30,10 +29,4 @@ func systemIO() *IOStreams {
 		io.TermCols = w
 	}
 	return io
-}
-
-// testIO returns streams backed by buffers.
-func testIO(stdin string) (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: bytes.NewBufferString(stdin), Out: out, ErrOut: errOut}, out, errOut
 }
