@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tracehouse/tracehouse/vocab"
@@ -368,14 +369,14 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 	if w.name == ByStage {
 		prefix = filePrefix
 	}
-	if err := d.start(ctx, profileRequest{dir: dir, prefix: prefix, numSteps: opt.NumSteps, byStage: w.name == ByStage}); err != nil {
-		return sr, err
-	}
-	// From here on, never leave the profiler running.
+	// From the start request on, never leave the profiler running: a
+	// start whose answer never came (cancelled, timed out, cut) may have
+	// armed it, so it is stopped too; only a start the server refused
+	// (an HTTP error) or never received armed nothing.
 	armed := true
 	defer func() {
 		if armed && err != nil {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopOnExit)
 			defer cancel()
 			if serr := d.stop(sctx); serr != nil {
 				err = fmt.Errorf("%w (and stopping the profiler failed: %v)", err, serr)
@@ -384,6 +385,13 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 			}
 		}
 	}()
+	if err := d.start(ctx, profileRequest{dir: dir, prefix: prefix, numSteps: opt.NumSteps, byStage: w.name == ByStage}); err != nil {
+		var h *HTTPError
+		if errors.As(err, &h) || errors.Is(err, syscall.ECONNREFUSED) {
+			armed = false
+		}
+		return sr, err
+	}
 
 	total, sent = 0, 0
 	for _, s := range w.shapes {
@@ -462,6 +470,10 @@ func (cp *capturer) window(ctx context.Context, runDir string, w window) (sr Sta
 	cp.report(Progress{Phase: PhaseDone, Files: len(names), FilesWant: len(wt.want.labels), Bytes: size, Waited: time.Since(wt.start)})
 	return sr, nil
 }
+
+// stopOnExit bounds the stop sent when a capture fails or is interrupted
+// while the profiler may be armed (less when RequestTimeout is shorter).
+const stopOnExit = 30 * time.Second
 
 // interrupted rewords a cancelled capture's error.
 func interrupted(ctx context.Context, err error, stopped bool) error {

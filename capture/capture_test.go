@@ -688,3 +688,90 @@ func TestCaptureInterruptWhileFlushing(t *testing.T) {
 		t.Errorf("%d stops, profiling %v", n, srv.Profiling())
 	}
 }
+
+// TestCaptureStopWhenStartHangs: a cancel while /start_profile is pending
+// (the server armed the profiler, its answer has not come) still stops
+// the profiler.
+func TestCaptureStopWhenStartHangs(t *testing.T) {
+	t.Parallel()
+	for _, fw := range []string{"sglang", "vllm"} {
+		t.Run(fw, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			out := t.TempDir()
+			var srv *capturetest.Server
+			srv = capturetest.New(t, capturetest.Config{Framework: fw, Dir: out,
+				Hang: map[string]time.Duration{"/start_profile": time.Minute},
+				OnRequest: func(r capturetest.Request) {
+					if r.Path == "/start_profile" {
+						go func() {
+							for !srv.Profiling() {
+								time.Sleep(time.Millisecond)
+							}
+							cancel()
+						}()
+					}
+				}})
+			_, err := capture.Capture(ctx, fast(srv.URL, out))
+			if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted, profiler stopped") {
+				t.Fatalf("err %v", err)
+			}
+			reqs := srv.Requests()
+			if last := reqs[len(reqs)-1]; last.Path != "/stop_profile" || srv.Profiling() {
+				t.Errorf("last request %v, profiling %v", last, srv.Profiling())
+			}
+		})
+	}
+}
+
+// TestCaptureRequestTimeout: a probe that hangs past RequestTimeout fails
+// the capture, naming the request, and the profiler is stopped.
+func TestCaptureRequestTimeout(t *testing.T) {
+	t.Parallel()
+	if d := capture.Defaults().RequestTimeout; d != 10*time.Minute {
+		t.Errorf("default request timeout %v", d)
+	}
+	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
+		Hang: map[string]time.Duration{"/generate": time.Minute}})
+	opt := fast(srv.URL, t.TempDir())
+	opt.WarmupSteps = 0 // the first /generate is a probe, profiler armed
+	opt.RequestTimeout = 200 * time.Millisecond
+	_, err := capture.Capture(context.Background(), opt)
+	want := "prefill: POST " + srv.URL + "/generate: no answer within 200ms"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v\nwant %s", err, want)
+	}
+	reqs := srv.Requests()
+	if last := reqs[len(reqs)-1]; last.Path != "/stop_profile" || srv.Profiling() {
+		t.Errorf("last request %v, profiling %v", last, srv.Profiling())
+	}
+	opt.RequestTimeout = -time.Second
+	if err := opt.Validate(); err == nil || err.Error() != "request-timeout -1s: want a positive duration, e.g. 10m" {
+		t.Errorf("validate: %v", err)
+	}
+}
+
+// TestCaptureLargeServerInfo: a /server_info body beyond MaxResponse is
+// not read whole (nor kept): detection goes on without it, and the
+// capture says the server's arguments are not recorded.
+func TestCaptureLargeServerInfo(t *testing.T) {
+	t.Parallel()
+	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", InfoBytes: 3 * capture.MaxResponse})
+	opt := fast(srv.URL, t.TempDir())
+	opt.Workload = capture.Prefill
+	res, err := capture.Capture(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Framework != "sglang" || res.Server.Info != nil || res.Stages[0].ServerArgs != "" {
+		t.Errorf("framework %s, info %d bytes, server args %q", res.Framework, len(res.Server.Info), res.Stages[0].ServerArgs)
+	}
+	if _, err := os.Stat(filepath.Join(res.Stages[0].Dir, "server_args.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("server_args.json: %v", err)
+	}
+	want := "GET " + srv.URL + "/server_info: answer larger than 1 MiB, not read: the server's arguments are not recorded"
+	if !slices.Equal(res.Server.Notes, []string{want}) {
+		t.Errorf("notes %q\nwant %q", res.Server.Notes, want)
+	}
+}

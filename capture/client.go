@@ -71,6 +71,24 @@ func (e *noProfilerError) Unwrap() []error {
 // maxBody is how much of an error body a message quotes.
 const maxBody = 300
 
+// MaxResponse bounds the body of every answer read: a server streaming
+// without end (or a 10 MB /server_info) must not fill memory or the
+// warehouse's runs.server_args. Nothing the capture reads comes near it.
+const MaxResponse = 1 << 20
+
+// TooLargeError is an answer whose body exceeds MaxResponse; the rest was
+// not read.
+type TooLargeError struct {
+	Method string
+	URL    string
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Method, e.URL, tooLarge)
+}
+
+const tooLarge = "answer larger than 1 MiB, not read"
+
 // oneLine squeezes whitespace so that a message stays on one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
@@ -136,12 +154,18 @@ func (c *client) do(ctx context.Context, method, path string, body any) ([]byte,
 		return nil, &ConnError{Method: method, URL: url, Err: err}
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
+	out, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))
 	if err != nil {
 		if parent.Err() != nil {
 			return nil, parent.Err()
 		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no complete answer within %v", c.timeout)
+		}
 		return nil, &ConnError{Method: method, URL: url, Err: err}
+	}
+	if len(out) > MaxResponse {
+		return nil, &TooLargeError{Method: method, URL: url}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || errorBody(out) {
 		return nil, &HTTPError{Method: method, URL: url, Status: resp.StatusCode, Body: quoteBody(out)}

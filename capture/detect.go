@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -24,6 +25,9 @@ type Server struct {
 	// server_args.json; nil otherwise.
 	Info []byte
 	info map[string]any // Info, nested server arguments lifted one level
+	// Notes are what the user should hear about the detection (a
+	// /server_info too large to keep).
+	Notes []string
 }
 
 // UnknownFrameworkError is a server none of the detection routes
@@ -68,6 +72,10 @@ func detect(ctx context.Context, c *client, fw string) (*Server, error) {
 					return nil, err
 				}
 				tried = append(tried, route+": "+statusOf(err))
+				var big *TooLargeError
+				if errors.As(err, &big) {
+					s.Notes = append(s.Notes, big.Error()+": the server's arguments are not recorded")
+				}
 				if notFound(err) {
 					continue
 				}
@@ -194,6 +202,9 @@ func isConn(err error) bool {
 func statusOf(err error) string {
 	if h, ok := err.(*HTTPError); ok {
 		return fmt.Sprint(h.Status)
+	}
+	if _, ok := err.(*TooLargeError); ok {
+		return tooLarge
 	}
 	return err.Error()
 }

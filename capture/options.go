@@ -77,7 +77,9 @@ type Options struct {
 	// num_steps by themselves, get to start writing before
 	// /stop_profile is sent [5s].
 	StopGrace time.Duration
-	// RequestTimeout bounds each HTTP request [30m].
+	// RequestTimeout bounds each HTTP request, the profiler's stop
+	// included; a probe that hangs longer fails the capture, which then
+	// stops the profiler [10m].
 	RequestTimeout time.Duration
 	// Client sends the requests [a client without a timeout].
 	Client *http.Client
@@ -99,8 +101,13 @@ func Defaults() Options {
 		DecodeOutputLen:  2048,
 		MaxNewTokens:     128,
 		FlushTimeout:     300 * time.Second,
+		RequestTimeout:   defaultRequestTimeout,
 	}
 }
+
+// defaultRequestTimeout covers a 2048-token decode probe on a loaded,
+// profiled server (profiling with stacks slows steps several times).
+const defaultRequestTimeout = 10 * time.Minute
 
 // OptionError is an invalid option. Its message names the option the way
 // the command's flag is spelled, without dashes ("num-steps 0: want 1 or
@@ -177,6 +184,9 @@ func (o Options) Validate() error {
 	if o.FlushTimeout <= 0 {
 		return bad("flush-timeout", o.FlushTimeout.String(), "want a positive duration, e.g. 300s")
 	}
+	if o.RequestTimeout <= 0 {
+		return bad("request-timeout", o.RequestTimeout.String(), "want a positive duration, e.g. 10m")
+	}
 	return nil
 }
 
@@ -192,7 +202,7 @@ func (o Options) withTuning() Options {
 		o.StopGrace = 5 * time.Second
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Minute
+		o.RequestTimeout = defaultRequestTimeout
 	}
 	if o.Client == nil {
 		o.Client = &http.Client{}

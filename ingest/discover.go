@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -218,10 +219,23 @@ type serverArgs struct {
 	framework, frameworkEvidence string
 }
 
+// maxServerArgs bounds the server_args.json kept in runs.server_args: a
+// server's arguments are a few KB; a file far larger is something else,
+// and would be copied into every run's row whole.
+const maxServerArgs = 1 << 20
+
 func readServerArgs(path string) (*serverArgs, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxServerArgs+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxServerArgs {
+		return nil, fmt.Errorf("larger than 1 MiB, not a server's arguments")
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {

@@ -57,6 +57,13 @@ type Config struct {
 	GrowFor     time.Duration
 	// Fail makes requests to a path fail.
 	Fail map[string]Failure
+	// Hang holds the answer to a path this long after the server has done
+	// what it asks (a /start_profile arms the profiler, then hangs), or
+	// until the client goes away.
+	Hang map[string]time.Duration
+	// InfoBytes, when positive, makes /server_info stream this many bytes
+	// of a JSON object (a body too large to keep).
+	InfoBytes int
 	// OnRequest, when set, sees every request once it is recorded, before
 	// it is answered.
 	OnRequest func(Request)
@@ -205,9 +212,33 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, f.Body, f.Status)
 		return
 	}
+	if d := s.cfg.Hang[req.Path]; d > 0 {
+		// Answer only after the hang, or not at all when the client left.
+		hw := &hangWriter{ResponseWriter: w}
+		defer func() {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				hw.flush()
+			case <-r.Context().Done():
+			}
+		}()
+		w = hw
+	}
 	fw := s.cfg.Framework
 	sgl := fw == vocab.SGLang || fw == vocab.TokenSpeed
 	switch {
+	case r.Method == "GET" && req.Path == "/server_info" && sgl && s.cfg.InfoBytes > 0:
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model_path": "`)
+		chunk := strings.Repeat("x", 4096)
+		for n := 0; n < s.cfg.InfoBytes; n += len(chunk) {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `"}`)
 	case r.Method == "GET" && req.Path == "/server_info" && sgl && !s.cfg.NoInfo && !s.cfg.OldInfo,
 		r.Method == "GET" && req.Path == "/get_server_info" && sgl && s.cfg.OldInfo:
 		writeJSON(w, 200, s.info())
@@ -438,6 +469,26 @@ func (s *Server) write(name string, b []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// hangWriter keeps an answer until flush.
+type hangWriter struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (h *hangWriter) WriteHeader(status int) { h.status = status }
+func (h *hangWriter) Write(b []byte) (int, error) {
+	h.body = append(h.body, b...)
+	return len(b), nil
+}
+
+func (h *hangWriter) flush() {
+	if h.status != 0 {
+		h.ResponseWriter.WriteHeader(h.status)
+	}
+	h.ResponseWriter.Write(h.body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -54,6 +54,7 @@ type CaptureOptions struct {
 	ProfileByStage   bool
 	Ranks            int
 	FlushTimeout     time.Duration
+	RequestTimeout   time.Duration
 	Tags             map[string]string
 	// Then is triage, compare or none; Baseline is compare's selector.
 	Then     string
@@ -90,8 +91,11 @@ in the run's tags.
 After stopping the profiler, capture waits until every rank's file is new
 (never a file that was there before), complete and no longer growing, up to
 --flush-timeout per stage; a stage that times out is reported and left out,
-the other still lands. Interrupting (Ctrl-C) or any error stops the
-profiler first.
+the other still lands. Interrupting (Ctrl-C, SIGTERM, or SIGHUP from a
+dropped ssh session) or any error stops the profiler first, also while
+/start_profile has not answered yet. Each request waits at most
+--request-timeout, so a hung server keeps the profiler armed no longer;
+answers are read up to 1 MiB.
 
 Two-trace capture (--mapping-url with CUDA graphs off, --formal-url with the
 real config) makes two runs, RUN-mapping and RUN-formal, and prints their
@@ -139,6 +143,7 @@ two-trace triage.
 	fl.BoolVar(&opts.ProfileByStage, "profile-by-stage", false, "SGLang, TokenSpeed: one profiling window the server splits into EXTEND and DECODE files itself")
 	fl.IntVar(&opts.Ranks, "ranks", 0, "trace files (ranks) to wait for per stage (default: TP x PP when the server says)")
 	fl.DurationVar(&opts.FlushTimeout, "flush-timeout", def.FlushTimeout, "how long to wait for a stage's trace files")
+	fl.DurationVar(&opts.RequestTimeout, "request-timeout", def.RequestTimeout, "how long one request (a probe, the profiler's start or stop) may take")
 	fl.StringArrayVar(&tags, "tag", nil, "attach `key=value` to the run (repeatable)")
 	fl.StringVar(&then, "then", thenTriage, "after ingesting: triage, compare:SELECTOR (against a baseline run) or none")
 	fl.StringVar(&opts.MappingURL, "mapping-url", "", "two-trace capture: the `URL` of the server with CUDA graphs off")
@@ -227,6 +232,7 @@ func (o *CaptureOptions) captureOptions(role string) capture.Options {
 	c.DecodeInputLen, c.DecodeOutputLen = o.DecodeInputLen, o.DecodeOutputLen
 	c.Prompt, c.MaxNewTokens = o.Prompt, o.MaxNewTokens
 	c.ProfileByStage, c.Ranks, c.FlushTimeout = o.ProfileByStage, o.Ranks, o.FlushTimeout
+	c.RequestTimeout = o.RequestTimeout
 	if o.Tune != nil {
 		o.Tune(&c)
 	}
@@ -252,6 +258,11 @@ func captureRun(opts *CaptureOptions) error {
 		capErr = err
 	}
 	prog.finish()
+	for _, r := range results {
+		for _, n := range r.Server.Notes {
+			fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", oneLine(n))
+		}
+	}
 	if ctx.Err() != nil {
 		return capErr // interrupted: nothing is ingested
 	}

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,6 +270,7 @@ func TestCaptureErrors(t *testing.T) {
 		{[]string{"--output-dir", out}, 2, "tracehouse: --url: required (the server's base URL, e.g. http://localhost:30000)\n"},
 		{[]string{"--url", "http://x:1"}, 2, "tracehouse: --output-dir: required"},
 		{[]string{"--url", "http://x:1", "--output-dir", out, "--num-steps", "0"}, 2, "tracehouse: --num-steps 0: want 1 or more\n"},
+		{[]string{"--url", "http://x:1", "--output-dir", out, "--request-timeout", "0s"}, 2, "tracehouse: --request-timeout 0s: want a positive duration, e.g. 10m\n"},
 		{[]string{"--url", "http://x:1", "--output-dir", out, "--workload", "legacy"}, 2, "tracehouse: --prompt: required by the legacy workload\n"},
 		{[]string{"--url", "http://x:1", "--output-dir", out, "--then", "report"}, 2, `tracehouse: --then "report": want triage, compare:SELECTOR or none`},
 		{[]string{"--url", "http://x:1", "--output-dir", out, "--then", "compare:"}, 2, `tracehouse: --then "compare:": want triage, compare:SELECTOR or none`},
@@ -292,7 +298,8 @@ func TestCaptureOptions(t *testing.T) {
 	var got *CaptureOptions
 	cmd := newCmdCapture(f, func(o *CaptureOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--mapping-url", "http://a:1", "--formal-url", "http://b:2", "--output-dir", "o",
-		"--formal-output-dir", "fo", "--run", "r", "--framework", "SGLang", "--then", "compare:@latest~1", "--tag", "k=v"})
+		"--formal-output-dir", "fo", "--run", "r", "--framework", "SGLang", "--then", "compare:@latest~1", "--tag", "k=v",
+		"--request-timeout", "90s"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +309,64 @@ func TestCaptureOptions(t *testing.T) {
 	}
 	m, fo := got.captureOptions("mapping"), got.captureOptions("formal")
 	if m.URL != "http://a:1" || m.OutputDir != "o" || m.Run != "r-mapping" || m.Role != "mapping" || m.Framework != "sglang" ||
-		fo.URL != "http://b:2" || fo.OutputDir != "fo" || fo.Run != "r-formal" || fo.Role != "formal" {
+		fo.URL != "http://b:2" || fo.OutputDir != "fo" || fo.Run != "r-formal" || fo.Role != "formal" ||
+		m.RequestTimeout != 90*time.Second || fo.RequestTimeout != 90*time.Second {
 		t.Errorf("library options %+v\n%+v", m, fo)
+	}
+}
+
+// TestCaptureSignalStopsProfiler: SIGTERM or SIGHUP (a dropped ssh session)
+// while /start_profile has armed the profiler but not answered: the
+// tracehouse process stops the profiler and exits 130 (interrupted).
+func TestCaptureSignalStopsProfiler(t *testing.T) {
+	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			armed := make(chan struct{})
+			var once sync.Once
+			var srv *capturetest.Server
+			srv = capturetest.New(t, capturetest.Config{Framework: "sglang",
+				Hang: map[string]time.Duration{"/start_profile": time.Minute},
+				OnRequest: func(r capturetest.Request) {
+					if r.Path == "/start_profile" {
+						go func() {
+							for !srv.Profiling() {
+								time.Sleep(time.Millisecond)
+							}
+							once.Do(func() { close(armed) })
+						}()
+					}
+				}})
+			cmd := exec.Command(os.Args[0], "--db", filepath.Join(t.TempDir(), "w.duckdb"), "capture", "--url", srv.URL,
+				"--output-dir", t.TempDir(), "--workload", "prefill", "--warmup-steps", "0", "--then", "none")
+			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-armed:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("the profiler was never armed: %s", stderr.String())
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+				t.Errorf("want exit 130, got %v (stderr %q)", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "tracehouse: prefill: interrupted, profiler stopped: context canceled\n") {
+				t.Errorf("stderr %q", stderr.String())
+			}
+			reqs := srv.Requests()
+			if last := reqs[len(reqs)-1]; last.Path != "/stop_profile" || srv.Profiling() {
+				t.Errorf("last request %v, profiling %v", last, srv.Profiling())
+			}
+		})
 	}
 }

@@ -59,7 +59,9 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 
 // run executes a command line and returns the exit code.
 func run(args []string, io *IOStreams, getenv func(string) string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// SIGHUP too: a dropped ssh session must let capture stop the profiler
+	// and ingest roll back, as Ctrl-C does.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	f := &Factory{IO: io, Getenv: getenv}
 	root := newCmdRoot(f)
@@ -72,11 +74,11 @@ func run(args []string, io *IOStreams, getenv func(string) string) int {
 		return exitOK
 	}
 	if ctx.Err() != nil {
-		// SIGINT or SIGTERM stopped the command: the shell's 128 + SIGINT,
+		// SIGINT, SIGTERM or SIGHUP stopped the command: the shell's 128 + SIGINT,
 		// whatever error the cancelled work returned.
 		var s *silentError
 		if msg := oneLine(err.Error()); !errors.As(err, &s) {
-			if !strings.HasPrefix(msg, "interrupted") {
+			if !strings.Contains(msg, "interrupted") { // "prefill: interrupted, profiler stopped"
 				msg = "interrupted: " + msg
 			}
 			fmt.Fprintf(io.ErrOut, "tracehouse: %s\n", msg)
