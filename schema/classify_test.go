@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
@@ -202,6 +203,15 @@ var pinnedNames = []pinned{
 	{"small_gather_kernel", "elementwise", "elementwise"},
 	{"smallreduce_kernel", "reduce_topk", "elementwise"},
 	{"void cutlass::device_kernel<GemmKernel<SmemLayoutAtomA, GmemLayoutB> >()", "gemm", "compute"},
+
+	// FBGEMM (DLRM): the `gemm` of a parameter type or of the fbgemm_gpu
+	// namespace does not make a GEMM (issue 34 item 0).
+	{"void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 4l, 4l, false>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, at::GenericPackedTensorAccessor<int, 1ul, at::RestrictPtrTraits, long>, long, at::GenericPackedTensorAccessor<long, 1ul, at::RestrictPtrTraits, long>, at::GenericPackedTensorAccessor<long, 1ul, at::RestrictPtrTraits, long>, long, fbgemm_gpu::FixedDivisor, at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, long>)", "elementwise", "elementwise"},
+	{"void split_embedding_codegen_forward_unweighted_small_kernel<float, float, float, long>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, long, fbgemm_gpu::FixedDivisor, at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, long>)", "elementwise", "elementwise"},
+	{"void split_embedding_codegen_forward_weighted_kernel<float, float, float, long, 4l, 4l, false>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, long, fbgemm_gpu::FixedDivisor, at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, long>)", "elementwise", "elementwise"},
+	{"void bounds_check_indices_kernel<long>(at::GenericPackedTensorAccessor<long, 1ul, at::RestrictPtrTraits, long>, long, fbgemm_gpu::FixedDivisor)", "other", "other"},
+	{"void fbgemm_gpu::permute_2D_data_kernel<long, float>(int, int, int const*, int const*, int const*, long const*, float const*, int*, long*, float*)", "other", "other"},
+	{"void fbgemm_gpu::_block_bucketize_sparse_features_cuda_kernel1<long>(int, int, long const*, long const*, long*)", "other", "other"},
 }
 
 // TestMain removes the warehouse templates the tests copy.
@@ -456,19 +466,23 @@ func TestRuleExamples(t *testing.T) {
 	t.Parallel()
 	db := openWarehouse(t)
 	for _, r := range loadRules(t, db) {
-		var fam string
+		var fam, text string
 		var m bool
-		if err := db.QueryRow(`SELECT kernel_family(?), regexp_matches(lower(?), ?)`, r.example, r.example, r.pattern).Scan(&fam, &m); err != nil {
+		if err := db.QueryRow(`SELECT kernel_family($1), lower(CASE applies_to WHEN 'function' THEN kernel_function($1) ELSE kernel_call($1) END)
+			FROM classifier_rules WHERE rule_order = $2`, r.example, r.order).Scan(&fam, &text); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow(`SELECT regexp_matches(?, ?)`, text, r.pattern).Scan(&m); err != nil {
 			t.Fatal(err)
 		}
 		if !m {
-			t.Errorf("rule %d: its example %q does not match %q", r.order, r.example, r.pattern)
+			t.Errorf("rule %d: its example %q (as the rule sees it: %q) does not match %q", r.order, r.example, text, r.pattern)
 		}
 		if fam != r.family {
 			t.Errorf("rule %d (%s): example %q classified %s", r.order, r.family, r.example, fam)
 		}
 		// The Go RE2 engine agrees with DuckDB's on every example.
-		if !regexp.MustCompile(r.pattern).MatchString(strings.ToLower(r.example)) {
+		if !regexp.MustCompile(r.pattern).MatchString(text) {
 			t.Errorf("rule %d: Go regexp disagrees on %q", r.order, r.example)
 		}
 	}
@@ -585,8 +599,8 @@ func TestClassifierVersion(t *testing.T) {
 	}
 	var rules int
 	db.QueryRow(`SELECT count(*) FROM classifier_rules`).Scan(&rules)
-	if ci.Version != 1 || ci.Migration != "0002_classifier" || ci.Rules != rules {
-		t.Fatalf("got %+v, want version 1 from 0002_classifier with %d rules", ci, rules)
+	if ci.Version != 2 || ci.Migration != "0018_classify_call" || ci.Rules != rules {
+		t.Fatalf("got %+v, want version 2 from 0018_classify_call with %d rules", ci, rules)
 	}
 }
 
@@ -629,4 +643,79 @@ func BenchmarkClassify(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/5000, "ns/name")
+}
+
+// TestKernelCallAndFunction: what the rules see. kernel_call drops the
+// final balanced parameter list (nested types included) and nothing else;
+// kernel_function also drops every template argument list.
+func TestKernelCallAndFunction(t *testing.T) {
+	t.Parallel()
+	db := openWarehouse(t)
+	for _, c := range []struct{ name, call, function string }{
+		{"fused_moe_kernel", "fused_moe_kernel", "fused_moe_kernel"},
+		{"Memset (Device)", "Memset", "Memset"},
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"},
+		{"void bounds_check_indices_kernel<long>(at::GenericPackedTensorAccessor<long, 1ul, at::RestrictPtrTraits, long>, long, fbgemm_gpu::FixedDivisor)",
+			"void bounds_check_indices_kernel<long>", "void bounds_check_indices_kernel"},
+		// template arguments holding parentheses stay: only the last group goes
+		{"void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>(__nv_bfloat16 const*, long const*, int)",
+			"void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>", "void vllm::reshape_and_cache_flash_kernel"},
+		// parameters with nested parentheses (a lambda type, a function pointer)
+		{"void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
+			"void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >",
+			"void at::native::vectorized_elementwise_kernel"},
+		{"void f<int>(float (*)(float), int)", "void f<int>", "void f"},
+		// no parameter list at the end: unchanged
+		{"void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>", "void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>", "void flashinfer::norm::RMSNormKernel"},
+	} {
+		var call, fn string
+		if err := db.QueryRow(`SELECT kernel_call(?), kernel_function(?)`, c.name, c.name).Scan(&call, &fn); err != nil {
+			t.Fatal(err)
+		}
+		if call != c.call || fn != c.function {
+			t.Errorf("%s\n  kernel_call %q, want %q\n  kernel_function %q, want %q", c.name, call, c.call, fn, c.function)
+		}
+	}
+}
+
+// TestMigrationReclassifies: a warehouse classified by the rules of 0002
+// (FBGEMM kernels gemm by a parameter type) is reclassified by 0018 when
+// it migrates.
+func TestMigrationReclassifies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ms, err := schema.LoadMigrations(migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at int
+	for i, m := range ms {
+		if m.Name == "classify_call" {
+			at = i
+		}
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := schema.Migrate(ctx, db, ms[:at]); err != nil {
+		t.Fatal(err)
+	}
+	const fbgemm = "void split_embedding_codegen_forward_unweighted_small_kernel<float, float, float, long>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, long, fbgemm_gpu::FixedDivisor, at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, long>)"
+	insertNames(t, db, []string{fbgemm, "fused_moe_kernel"})
+	if _, err := schema.Classify(ctx, db, false); err != nil {
+		t.Fatal(err)
+	}
+	if g := classification(t, db)[fbgemm]; g[0] != "gemm" {
+		t.Fatalf("before 0018: %v (the test no longer shows the old rule)", g)
+	}
+	if _, err := schema.Migrate(ctx, db, ms); err != nil {
+		t.Fatal(err)
+	}
+	got := classification(t, db)
+	if got[fbgemm] != [2]string{"elementwise", "elementwise"} || got["fused_moe_kernel"] != [2]string{"moe", "compute"} {
+		t.Fatalf("after 0018: %v", got)
+	}
 }
