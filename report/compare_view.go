@@ -6,10 +6,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
-// The text/markdown and CSV views of a compare report.
+// The text/markdown and CSV views of a comparison (analysis.CompareReport).
 
 // compareTextRows is how many kernel rows text and markdown show besides
 // the rows that decided the verdict and the new/gone/renamed ones.
@@ -21,7 +22,7 @@ func fmtSignedUS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1,
 
 // fmtStat is "median ±spread%" (the wider side of the 95% interval), or the
 // median alone when there is no interval.
-func fmtStat(s CompareStat, unit string) string {
+func fmtStat(s analysis.CompareStat, unit string) string {
 	v := fmtUSf(s.MedianNS)
 	if unit == "count" {
 		v = strconv.FormatFloat(s.MedianNS, 'f', -1, 64)
@@ -42,7 +43,7 @@ func fmtDeltaPct(p *float64) string {
 
 // fmtTest is the p column: the p-value (adjusted for kernel rows) when
 // significant, "~" when not, "too few" when untested.
-func fmtTest(t CompareTest) string {
+func fmtTest(t analysis.CompareTest) string {
 	if t.P == nil {
 		return "too few"
 	}
@@ -60,7 +61,7 @@ func fmtTest(t CompareTest) string {
 	return v
 }
 
-func (r *CompareRun) line() string {
+func runLine(r *analysis.CompareRun) string {
 	var parts []string
 	parts = append(parts, r.Label, r.Framework, r.Model, "GPU "+orUnknown(strings.Join(r.GPUs, ", ")))
 	par := fmt.Sprintf("TP %s DP %s EP %s PP %s", fmtOptInt(r.Parallel.TP), fmtOptInt(r.Parallel.DP), fmtOptInt(r.Parallel.EP), fmtOptInt(r.Parallel.PP))
@@ -84,30 +85,30 @@ func (r *CompareRun) line() string {
 	return strings.Join(parts, " · ")
 }
 
-// Doc renders the comparison for the text or markdown format.
-func (r *CompareReport) Doc(f Format) Doc {
+// CompareDoc renders the comparison for the text or markdown format.
+func CompareDoc(r *analysis.CompareReport, f Format) Doc {
 	name := shorten
 	if f == Markdown {
 		name = func(s string) string { return s }
 	}
 	d := Doc{JSON: r}
-	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: r.Title()}, r.headLines())
+	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: compareTitle(r)}, compareHeadLines(r))
 	for _, st := range r.Stages {
-		d.Blocks = append(d.Blocks, r.stageBlocks(st, name)...)
+		d.Blocks = append(d.Blocks, compareStageBlocks(st, name)...)
 	}
-	d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: "Verdict"}, Lines{r.VerdictLine()})
+	d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: "Verdict"}, Lines{CompareVerdictLine(r)})
 	return d
 }
 
-// Title is the comparison's heading.
-func (r *CompareReport) Title() string {
+// compareTitle is the comparison's heading.
+func compareTitle(r *analysis.CompareReport) string {
 	return fmt.Sprintf("Compare %s -> %s", r.Base.Label, r.Candidate.Label)
 }
 
-// headLines are the header: both runs, the rank, the normalisation and
+// compareHeadLines are the header: both runs, the rank, the normalisation and
 // the comparability warnings.
-func (r *CompareReport) headLines() Lines {
-	head := Lines{"base:      " + r.Base.line(), "candidate: " + r.Candidate.line()}
+func compareHeadLines(r *analysis.CompareReport) Lines {
+	head := Lines{"base:      " + runLine(&r.Base), "candidate: " + runLine(&r.Candidate)}
 	if r.Rank != nil {
 		head = append(head, fmt.Sprintf("rank:      %d", *r.Rank))
 	} else {
@@ -125,7 +126,7 @@ func (r *CompareReport) headLines() Lines {
 }
 
 // stageTitle is a stage section's heading.
-func stageTitle(st CompareStage) string {
+func stageTitle(st analysis.CompareStage) string {
 	title := fmt.Sprintf("%s: %d vs %d steps", vocab.StageName(st.Stage), st.BaseSteps, st.CandSteps)
 	if st.TooFew {
 		title += " (too few steps to test: the practical gate alone decides)"
@@ -134,7 +135,7 @@ func stageTitle(st CompareStage) string {
 }
 
 // stageBlocks are one stage's section: its heading (level 2) and tables.
-func (r *CompareReport) stageBlocks(st CompareStage, name func(string) string) []any {
+func compareStageBlocks(st analysis.CompareStage, name func(string) string) []any {
 	var blocks []any
 	blocks = append(blocks, &Heading{Level: 2, Text: stageTitle(st)})
 	sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric"}, {Name: "Base/step", Right: true},
@@ -178,12 +179,12 @@ func (r *CompareReport) stageBlocks(st CompareStage, name func(string) string) [
 		{Name: "Share %", Right: true}, {Name: "Gate"}}}
 	hidden := 0
 	for i, k := range st.Kernels {
-		if i >= compareTextRows && k.Verdict == "" && k.Bucket == BucketSame {
+		if i >= compareTextRows && k.Verdict == "" && k.Bucket == analysis.BucketSame {
 			hidden++
 			continue
 		}
 		kn := name(k.Kernel)
-		if k.Bucket == BucketRenamed {
+		if k.Bucket == analysis.BucketRenamed {
 			kn = name(k.BaseKernel) + " -> " + name(k.Kernel)
 		}
 		launches := fmtLaunches(k.BaseLaunchStep, k.CandLaunchStep)
@@ -215,8 +216,8 @@ func (r *CompareReport) stageBlocks(st CompareStage, name func(string) string) [
 	return blocks
 }
 
-// VerdictLine is the one line a CI log shows.
-func (r *CompareReport) VerdictLine() string {
+// CompareVerdictLine is the one line a CI log shows.
+func CompareVerdictLine(r *analysis.CompareReport) string {
 	v := r.Verdict
 	s := "verdict: " + v.Verdict
 	if len(v.Rows) > 0 {
@@ -249,10 +250,10 @@ func orDash(s string) string {
 	return s
 }
 
-// CSVTables are the comparison as machine-readable tables (--out DIR):
+// CompareCSVTables are the comparison as machine-readable tables (--out DIR):
 // compare.summary, compare.decomposition, compare.kernels, compare.overlap,
 // compare.fusions, one row per stage and row, exact nanoseconds.
-func (r *CompareReport) CSVTables() []*Table {
+func CompareCSVTables(r *analysis.CompareReport) []*Table {
 	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	fp := func(v *float64) string {
 		if v == nil {
@@ -295,4 +296,28 @@ func (r *CompareReport) CSVTables() []*Table {
 		}
 	}
 	return []*Table{sum, dec, ker, ov, fu}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func fmtOptInt(v *int64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*v)
+}
+
+func optBool(v *bool) string {
+	if v == nil {
+		return "unknown"
+	}
+	if *v {
+		return "on"
+	}
+	return "off"
 }

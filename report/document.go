@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -19,12 +20,12 @@ type Document struct {
 	Title  string
 	Models []DocModel
 	// Compare is the comparison section (--compare); nil when not asked.
-	Compare *CompareReport
+	Compare *analysis.CompareReport
 	// History holds the histories of `tracehouse history` (--history), in
 	// the order asked; empty when not asked. Both formats show each one's
 	// tables as `history` prints them; HTML adds a line chart per stage
-	// (HistoryReport.Chart).
-	History []*HistoryReport
+	// (HistoryChart).
+	History []*analysis.HistoryReport
 	// Notes are printed under the title (runs left out, fallbacks).
 	Notes []string
 }
@@ -57,7 +58,7 @@ type LinePoint struct {
 	// Lo and Hi bound the value's interval; nil when there is none.
 	Lo, Hi *float64
 	// Change marks a change point, the direction the series departs in
-	// (ChangeSlower, ChangeFaster); "" elsewhere.
+	// (analysis.ChangeSlower, analysis.ChangeFaster); "" elsewhere.
 	Change string
 }
 
@@ -158,7 +159,7 @@ func (d *Document) Markdown() Doc {
 		}
 	}
 	if d.Compare != nil {
-		for i, b := range d.Compare.Doc(Markdown).Blocks {
+		for i, b := range CompareDoc(d.Compare, Markdown).Blocks {
 			if h, ok := b.(*Heading); ok {
 				h = &Heading{Level: h.Level + 1, Text: h.Text}
 				if i == 0 {
@@ -173,7 +174,7 @@ func (d *Document) Markdown() Doc {
 	// Each history under the document's: its title a section in the
 	// contents, its stages one level down.
 	for _, h := range d.History {
-		for i, b := range h.Doc(Markdown).Blocks {
+		for i, b := range HistoryDoc(h, Markdown).Blocks {
 			if hd, ok := b.(*Heading); ok {
 				hd = &Heading{Level: hd.Level + 1, Text: hd.Text}
 				if i == 0 {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -228,15 +229,15 @@ func newPage(d *Document, opt HTMLOptions) *page {
 
 // newPageHistory lays out one history: the blocks of its text view, with
 // each stage's chart above its table.
-func newPageHistory(h *HistoryReport, id string) pageHistory {
-	ph := pageHistory{ID: id, Title: h.Title(), Head: h.headLines()}
+func newPageHistory(h *analysis.HistoryReport, id string) pageHistory {
+	ph := pageHistory{ID: id, Title: HistoryTitle(h), Head: historyHeadLines(h)}
 	if len(h.Stages) == 0 {
-		ph.Head = append(ph.Head, h.emptyLines()...)
+		ph.Head = append(ph.Head, historyEmptyLines(h)...)
 	}
 	for i := range h.Stages {
 		st := &h.Stages[i]
-		ps := pageHistoryStage{ID: id + "-" + st.Stage, Title: st.title(), Chart: lineScene(h.Chart(st))}
-		ps.Blocks = pageBlocks(h.stageBlocks(st)[1:]) // its heading is the section's
+		ps := pageHistoryStage{ID: id + "-" + st.Stage, Title: historyStageTitle(st), Chart: lineScene(HistoryChart(h, st))}
+		ps.Blocks = pageBlocks(historyStageBlocks(h, st)[1:]) // its heading is the section's
 		ph.Stages = append(ph.Stages, ps)
 	}
 	return ph
@@ -313,9 +314,9 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	return ps
 }
 
-func newPageCompare(c *CompareReport, opt HTMLOptions) *pageCompare {
+func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 	pc := &pageCompare{ID: "compare", Title: "Comparison: " + c.Base.Label + " -> " + c.Candidate.Label,
-		Header: c.headLines(), Verdict: c.VerdictLine(), VerdictClass: strings.ReplaceAll(c.Verdict.Verdict, " ", "-")}
+		Header: compareHeadLines(c), Verdict: CompareVerdictLine(c), VerdictClass: strings.ReplaceAll(c.Verdict.Verdict, " ", "-")}
 	id := func(s string) string { return s }
 	for _, st := range c.Stages {
 		ps := pageCompareStage{ID: "compare-" + st.Stage, Title: stageTitle(st)}
@@ -333,7 +334,7 @@ func newPageCompare(c *CompareReport, opt HTMLOptions) *pageCompare {
 				break
 			}
 			name := k.Kernel
-			if k.Bucket == BucketRenamed {
+			if k.Bucket == analysis.BucketRenamed {
 				name = k.BaseKernel + " -> " + k.Kernel
 			}
 			mark := fmtTest(k.Test)
@@ -345,7 +346,7 @@ func newPageCompare(c *CompareReport, opt HTMLOptions) *pageCompare {
 		if len(ks) > 0 {
 			ps.Kernels = divergingBars("delta kernels", "Kernel time per step, candidate minus base, "+vocab.StageName(st.Stage), ks)
 		}
-		ps.Blocks = pageBlocks(c.stageBlocks(st, id)[1:]) // its heading is the section's
+		ps.Blocks = pageBlocks(compareStageBlocks(st, id)[1:]) // its heading is the section's
 		pc.Stages = append(pc.Stages, ps)
 	}
 	return pc

@@ -11,6 +11,8 @@ import (
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/tracehouse/tracehouse/analysis"
 )
 
 // Hostile strings as they could come from trace files and labels.
@@ -55,7 +57,7 @@ func hostileDocument() *Document {
 	d := NewDocument("Report "+xssLabel, []*TriageReport{hostileReport()})
 	h := testHistory([]string{xssLabel, "b", "c", "d", xssKernel}, []int64{100, 101, 99, 100, 150}, "decode")
 	h.Match, h.What = xssKernel, "time per step of the kernels matching "+xssKernel
-	d.History = []*HistoryReport{h}
+	d.History = []*analysis.HistoryReport{h}
 	return d
 }
 

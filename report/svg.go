@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/tracehouse/tracehouse/analysis"
 )
 
 // The charts of the HTML report, laid out in Go as scenes of SVG
@@ -469,7 +471,7 @@ func lineScene(c LineChart) *scene {
 		if p.Change != "" {
 			s.Circles = append(s.Circles, svgCircle{CX: px(x), CY: px(y), R: 8, Class: "ring " + p.Change, Title: title})
 			arrow := "▲"
-			if p.Change == ChangeFaster {
+			if p.Change == analysis.ChangeFaster {
 				arrow = "▼"
 			}
 			s.Texts = append(s.Texts, svgText{X: px(x), Y: px(y - 12), Anchor: "middle", Class: "mark " + p.Change, Text: arrow})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/stats"
 )
@@ -149,20 +150,20 @@ func TestReportTimelineScene(t *testing.T) {
 
 // testHistory is the history of one stage over runs whose every step
 // (six per run) takes medUS[i] µs, +-1 µs alternately; built by
-// NewHistory with the default rule.
-func testHistory(labels []string, medUS []int64, stage string) *HistoryReport {
-	var runs []HistoryRunInfo
+// analysis.NewHistory with the default rule.
+func testHistory(labels []string, medUS []int64, stage string) *analysis.HistoryReport {
+	var runs []analysis.HistoryRunInfo
 	var rows []queries.HistoryStepsRow
 	for i, l := range labels {
 		id := int64(i + 1)
-		runs = append(runs, HistoryRunInfo{RunID: id, Label: l, IngestedAt: time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC)})
+		runs = append(runs, analysis.HistoryRunInfo{RunID: id, Label: l, IngestedAt: time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC)})
 		for step := range int64(6) {
 			v := medUS[i]*1000 + (step%3-1)*1000 // -1, 0, +1 µs: the median is medUS
 			rows = append(rows, queries.HistoryStepsRow{RunID: id, Stage: stage, TraceID: id, Step: step, ValueNS: v,
 				Launches: 1, Steps: 6, LaunchesPerStep: 1})
 		}
 	}
-	return NewHistory(runs, rows, HistoryOptions{Series: SeriesMetric, Match: "step_time", Rule: stats.DefaultChangeRule})
+	return analysis.NewHistory(runs, rows, analysis.HistoryOptions{Series: analysis.SeriesMetric, Match: "step_time", Rule: stats.DefaultChangeRule})
 }
 
 // TestReportHistory: a Document's histories are drawn in HTML (a point per
@@ -173,16 +174,16 @@ func TestReportHistory(t *testing.T) {
 	// 100, 102, 98, 101 µs, then 130: 30% above the median of the previous
 	// four (100.5 µs), far beyond the 5% floor and their spread.
 	h := testHistory([]string{"r1", "r2", "r3", "r4", "r5"}, []int64{100, 102, 98, 101, 130}, "decode")
-	d.History = []*HistoryReport{h}
+	d.History = []*analysis.HistoryReport{h}
 	if len(h.Stages) != 1 || !slices.Equal(h.Stages[0].ChangePoints, []string{"r5"}) {
 		t.Fatalf("history stages %+v, want decode with r5 a change point", h.Stages)
 	}
-	c := h.Chart(&h.Stages[0])
+	c := HistoryChart(h, &h.Stages[0])
 	var vals []float64
 	for _, p := range c.Points {
 		vals = append(vals, p.Value)
 	}
-	if !slices.Equal(vals, []float64{100, 102, 98, 101, 130}) || c.Points[4].Change != ChangeSlower || c.Points[3].Change != "" {
+	if !slices.Equal(vals, []float64{100, 102, 98, 101, 130}) || c.Points[4].Change != analysis.ChangeSlower || c.Points[3].Change != "" {
 		t.Errorf("chart points %+v", c.Points)
 	}
 	if lo, hi := c.Points[0].Lo, c.Points[0].Hi; lo == nil || hi == nil || *lo > 99 || *hi < 101 {

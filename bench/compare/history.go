@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
@@ -27,7 +28,7 @@ import (
 // the one change point. Timed, as history does it: the runs listed, their
 // steps checked (ingest.StepsStale) and their saved aggregates'
 // freshness, the per-step samples of the series (queries.HistorySteps),
-// medians, intervals and change points (report.NewHistory), text and JSON
+// medians, intervals and change points (analysis.NewHistory), text and JSON
 // rendered (discarded). Two series: a kernel pattern (the kernel store)
 // and busy time (the totals store); the figure is the slower one's best
 // of n.
@@ -53,12 +54,12 @@ func historyBench(ctx context.Context, data string, runs, steps, n int, rebuild 
 	for _, series := range []struct {
 		name string
 		p    queries.HistoryStepsParams
-		o    report.HistoryOptions
+		o    analysis.HistoryOptions
 	}{
 		{"kernel " + attention, queries.HistoryStepsParams{Pattern: sql.NullString{String: attention, Valid: true}},
-			report.HistoryOptions{Series: report.SeriesKernel, Match: attention}},
+			analysis.HistoryOptions{Series: analysis.SeriesKernel, Match: attention}},
 		{"busy", queries.HistoryStepsParams{Metric: sql.NullString{String: queries.MetricBusy, Valid: true}},
-			report.HistoryOptions{Series: report.SeriesMetric, Match: queries.MetricBusy}},
+			analysis.HistoryOptions{Series: analysis.SeriesMetric, Match: queries.MetricBusy}},
 	} {
 		best := time.Duration(1 << 62)
 		for i := 0; i < n; i++ {
@@ -67,10 +68,10 @@ func historyBench(ctx context.Context, data string, runs, steps, n int, rebuild 
 			if err != nil {
 				return err
 			}
-			if err := report.Render(io.Discard, report.Text, rep.Doc(report.Text)); err != nil {
+			if err := report.Render(io.Discard, report.Text, report.HistoryDoc(rep, report.Text)); err != nil {
 				return err
 			}
-			if err := report.Render(io.Discard, report.JSON, rep.Doc(report.JSON)); err != nil {
+			if err := report.Render(io.Discard, report.JSON, report.HistoryDoc(rep, report.JSON)); err != nil {
 				return err
 			}
 			d := time.Since(t)
@@ -95,7 +96,7 @@ var phases bool
 
 // history is what `tracehouse history` does after parsing its flags (no
 // tag filter, ingest order).
-func history(ctx context.Context, db *sql.DB, p queries.HistoryStepsParams, o report.HistoryOptions) (*report.HistoryReport, error) {
+func history(ctx context.Context, db *sql.DB, p queries.HistoryStepsParams, o analysis.HistoryOptions) (*analysis.HistoryReport, error) {
 	t, c := time.Now(), cpuTime()
 	lap := func(what string) {
 		if phases {
@@ -108,10 +109,10 @@ func history(ctx context.Context, db *sql.DB, p queries.HistoryStepsParams, o re
 		return nil, err
 	}
 	slices.Reverse(rows)
-	runs := make([]report.HistoryRunInfo, len(rows))
+	runs := make([]analysis.HistoryRunInfo, len(rows))
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
-		runs[i] = report.HistoryRunInfo{RunID: r.RunID, Label: r.Label, IngestedAt: r.IngestedAt, Tags: r.Tags}
+		runs[i] = analysis.HistoryRunInfo{RunID: r.RunID, Label: r.Label, IngestedAt: r.IngestedAt, Tags: r.Tags}
 		ids[i] = r.RunID
 	}
 	lap("runs")
@@ -140,7 +141,7 @@ func history(ctx context.Context, db *sql.DB, p queries.HistoryStepsParams, o re
 	}
 	lap("history_steps")
 	o.Rule = stats.DefaultChangeRule
-	rep := report.NewHistory(runs, steps, o)
+	rep := analysis.NewHistory(runs, steps, o)
 	lap("report")
 	return rep, nil
 }

@@ -18,7 +18,7 @@
 //
 // What is timed is what `tracehouse compare BASE CANDIDATE` does after
 // ingest: read both sides' step samples and aggregates (queries.CompareFetch),
-// the statistics and the verdict (report.NewCompare), and the text and JSON
+// the statistics and the verdict (analysis.NewCompare), and the text and JSON
 // renderings (discarded). The best of -n runs is the last line of stdout.
 package main
 
@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
@@ -98,17 +99,17 @@ func run() error {
 			}
 		}
 		fetched := time.Since(t)
-		rep := report.NewCompare(sides[0], sides[1], report.CompareOptions{Alpha: 0.05, ThresholdPct: 5,
+		rep := analysis.NewCompare(sides[0], sides[1], analysis.CompareOptions{Alpha: 0.05, ThresholdPct: 5,
 			KernelThreshold: 10, MinDeltaNS: 1000, MinSharePct: 1})
-		if err := report.Render(io.Discard, report.Text, rep.Doc(report.Text)); err != nil {
+		if err := report.Render(io.Discard, report.Text, report.CompareDoc(rep, report.Text)); err != nil {
 			return err
 		}
-		if err := report.Render(io.Discard, report.JSON, rep.Doc(report.JSON)); err != nil {
+		if err := report.Render(io.Discard, report.JSON, report.CompareDoc(rep, report.JSON)); err != nil {
 			return err
 		}
 		d := time.Since(t)
 		fmt.Fprintf(os.Stderr, "run %d: %.2f s, CPU %.2f s (queries %.2f s), %d+%d steps, %s\n", i+1, d.Seconds(),
-			(cpuTime() - c).Seconds(), fetched.Seconds(), len(sides[0].Steps), len(sides[1].Steps), verdictShort(rep.VerdictLine()))
+			(cpuTime() - c).Seconds(), fetched.Seconds(), len(sides[0].Steps), len(sides[1].Steps), verdictShort(report.CompareVerdictLine(rep)))
 		best = min(best, d)
 	}
 	var events int64

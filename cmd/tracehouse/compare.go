@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
@@ -172,13 +173,13 @@ func compareRun(opts *CompareOptions) error {
 		return err
 	}
 	if opts.Format == report.CSV {
-		written, err := report.RenderCSVDir(opts.Out, report.Doc{Blocks: tablesOf(rep.CSVTables())})
+		written, err := report.RenderCSVDir(opts.Out, report.Doc{Blocks: tablesOf(report.CompareCSVTables(rep))})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
-		fmt.Fprintln(opts.IO.ErrOut, rep.VerdictLine())
-	} else if err := opts.render(opts.Format, rep.Doc(opts.Format)); err != nil {
+		fmt.Fprintln(opts.IO.ErrOut, report.CompareVerdictLine(rep))
+	} else if err := opts.render(opts.Format, report.CompareDoc(rep, opts.Format)); err != nil {
 		return err
 	}
 	if ingestErr != nil {
@@ -194,7 +195,7 @@ func compareRun(opts *CompareOptions) error {
 // steps again when they were found another way than asked (reopening *w
 // for writing) and builds the comparison (report reuses it). ingestErr is
 // set when a file failed to ingest (reported already).
-func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Catalog) (rep *report.CompareReport, ingestErr, err error) {
+func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Catalog) (rep *analysis.CompareReport, ingestErr, err error) {
 	ctx := opts.Ctx
 	w := *wp
 	one := func(arg string) (target.Run, error) {
@@ -258,7 +259,7 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 		}
 	}
 
-	ropt := report.CompareOptions{Alpha: opts.Alpha, ThresholdPct: opts.Threshold, KernelThreshold: opts.KernelThreshold,
+	ropt := analysis.CompareOptions{Alpha: opts.Alpha, ThresholdPct: opts.Threshold, KernelThreshold: opts.KernelThreshold,
 		MinDeltaNS: opts.MinDeltaUS * 1000, MinSharePct: 1, Stage: opts.Stage, RankAll: opts.RankAll, KeepEdges: opts.KeepEdges}
 	var notes []string
 	side := func(r target.Run) (*queries.CompareSide, error) {
@@ -284,7 +285,7 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 	if err != nil {
 		return nil, nil, err
 	}
-	rep = report.NewCompare(bs, cs, ropt)
+	rep = analysis.NewCompare(bs, cs, ropt)
 	rep.Notes = append(rep.Notes, notes...)
 	if opts.Strict && len(rep.Mismatches) > 0 {
 		return nil, nil, usagef("--strict: the runs are not comparable: %s", strings.Join(rep.Mismatches, "; "))

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/synth"
 )
 
@@ -109,17 +109,17 @@ func compareOnce(db string, args ...string) (int, string, string) {
 	return m.code, m.out, m.errOut
 }
 
-func compareJSON(t *testing.T, db string, args ...string) (int, report.CompareReport) {
+func compareJSON(t *testing.T, db string, args ...string) (int, analysis.CompareReport) {
 	t.Helper()
 	code, out, errOut := compareOnce(db, append(args, "--format", "json")...)
-	var r report.CompareReport
+	var r analysis.CompareReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, errOut, out)
 	}
 	return code, r
 }
 
-func decodeStage(t *testing.T, r report.CompareReport) report.CompareStage {
+func decodeStage(t *testing.T, r analysis.CompareReport) analysis.CompareStage {
 	t.Helper()
 	for _, s := range r.Stages {
 		if s.Stage == "decode" {
@@ -127,12 +127,12 @@ func decodeStage(t *testing.T, r report.CompareReport) report.CompareStage {
 		}
 	}
 	t.Fatalf("no decode stage in %+v", r.Stages)
-	return report.CompareStage{}
+	return analysis.CompareStage{}
 }
 
 func testCompareSlowKernel(t *testing.T, db string) {
 	code, r := compareJSON(t, db, "base", "slow20", "--fail-on-regression")
-	if code != exitRegression || r.Verdict.Verdict != report.VerdictRegression {
+	if code != exitRegression || r.Verdict.Verdict != analysis.VerdictRegression {
 		t.Fatalf("exit %d, verdict %+v", code, r.Verdict)
 	}
 	st := decodeStage(t, r)
@@ -141,7 +141,7 @@ func testCompareSlowKernel(t *testing.T, db string) {
 	}
 	var regressed []string
 	for _, k := range st.Kernels {
-		if k.Verdict == report.VerdictRegression {
+		if k.Verdict == analysis.VerdictRegression {
 			regressed = append(regressed, k.Kernel)
 			if k.DeltaPct == nil || *k.DeltaPct < 17 || *k.DeltaPct > 23 || !k.Test.Significant {
 				t.Errorf("%s: delta %v%%, test %+v; want about +20%%, significant", k.Kernel, k.DeltaPct, k.Test)
@@ -162,7 +162,7 @@ func testCompareSlowKernel(t *testing.T, db string) {
 
 func testCompareSameRunAgain(t *testing.T, db string) {
 	code, r := compareJSON(t, db, "base", "again8", "--fail-on-regression")
-	if code != 0 || r.Verdict.Verdict != report.VerdictNoChange {
+	if code != 0 || r.Verdict.Verdict != analysis.VerdictNoChange {
 		t.Fatalf("exit %d, verdict %+v", code, r.Verdict)
 	}
 	st := decodeStage(t, r)
@@ -170,7 +170,7 @@ func testCompareSameRunAgain(t *testing.T, db string) {
 		t.Errorf("steps %d vs %d, want 14 vs 6", st.BaseSteps, st.CandSteps)
 	}
 	for _, k := range st.Kernels {
-		if k.Bucket != report.BucketSame {
+		if k.Bucket != analysis.BucketSame {
 			t.Errorf("%s in bucket %s", k.Kernel, k.Bucket)
 		}
 		if k.BaseLaunchStep != k.CandLaunchStep {
@@ -186,7 +186,7 @@ func testCompareSameRunAgain(t *testing.T, db string) {
 
 func testCompareUniformTwoPercent(t *testing.T, db string) {
 	code, r := compareJSON(t, db, "base", "all2", "--fail-on-regression")
-	if code != 0 || r.Verdict.Verdict == report.VerdictRegression {
+	if code != 0 || r.Verdict.Verdict == analysis.VerdictRegression {
 		t.Fatalf("exit %d, verdict %+v", code, r.Verdict)
 	}
 	st := decodeStage(t, r)
@@ -209,19 +209,19 @@ func testCompareBuckets(t *testing.T, db string) {
 	st := decodeStage(t, r)
 	got := map[string][]string{}
 	for _, k := range st.Kernels {
-		if k.Bucket == report.BucketSame {
+		if k.Bucket == analysis.BucketSame {
 			continue
 		}
 		name := k.Kernel
-		if k.Bucket == report.BucketRenamed {
+		if k.Bucket == analysis.BucketRenamed {
 			name = k.BaseKernel + " -> " + k.Kernel
 		}
 		got[k.Bucket] = append(got[k.Bucket], name)
 	}
 	want := map[string][]string{
-		report.BucketRenamed: {"nvjet_tst_64x8_64x16_4x1_v_bz_TNT -> nvjet_tst_64x16_64x8_4x1_v_bz_TNT"},
-		report.BucketGone:    {"void vllm::rotary_embedding_kernel<c10::BFloat16, true>"},
-		report.BucketNew:     {"added_kernel"},
+		analysis.BucketRenamed: {"nvjet_tst_64x8_64x16_4x1_v_bz_TNT -> nvjet_tst_64x16_64x8_4x1_v_bz_TNT"},
+		analysis.BucketGone:    {"void vllm::rotary_embedding_kernel<c10::BFloat16, true>"},
+		analysis.BucketNew:     {"added_kernel"},
 	}
 	for b, names := range want {
 		if !slices.Equal(got[b], names) {
@@ -266,7 +266,7 @@ func testCompareTooFewSteps(t *testing.T, db string) {
 			t.Errorf("%s tested with 3 steps: %+v", k.Kernel, k.Test)
 		}
 	}
-	if code != exitRegression || r.Verdict.Verdict != report.VerdictRegression || !r.Verdict.Untested {
+	if code != exitRegression || r.Verdict.Verdict != analysis.VerdictRegression || !r.Verdict.Untested {
 		t.Errorf("exit %d, verdict %+v: want a regression from the practical gate, marked untested", code, r.Verdict)
 	}
 	_, out, _ := runCompare(db, "base3", "slow3")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
@@ -57,7 +58,7 @@ launches per step and share (of the summed kernel time for kernels, of the
 step time for metrics). Runs are every run, or those carrying every
 --tag KEY=VALUE; --last N keeps the newest N of the order.
 
-Change points, marked per stage: ` + wrapText("Change points, marked per stage: "+report.RuleText(stats.DefaultChangeRule)+".", 76)[len("Change points, marked per stage: "):] + `
+Change points, marked per stage: ` + wrapText("Change points, marked per stage: "+analysis.RuleText(stats.DefaultChangeRule)+".", 76)[len("Change points, marked per stage: "):] + `
 --window and --min-change set the window and the floor. "When did this get
 slow" is the first run marked slower.
 
@@ -167,9 +168,9 @@ func historyRun(opts *HistoryOptions) error {
 		return err
 	}
 	if opts.Format == report.CSV {
-		err = report.Render(opts.IO.Out, report.CSV, report.Doc{Blocks: []any{rep.CSVTable()}})
+		err = report.Render(opts.IO.Out, report.CSV, report.Doc{Blocks: []any{report.HistoryCSVTable(rep)}})
 	} else {
-		err = report.Render(opts.IO.Out, opts.Format, rep.Doc(opts.Format))
+		err = report.Render(opts.IO.Out, opts.Format, report.HistoryDoc(rep, opts.Format))
 	}
 	if err != nil {
 		return err
@@ -187,7 +188,7 @@ func historyRun(opts *HistoryOptions) error {
 // whose steps were found another way than asked (reopening *wp for
 // writing then), and builds the history: what `history` prints and
 // `report --history` draws.
-func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*report.HistoryReport, error) {
+func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*analysis.HistoryReport, error) {
 	ctx := opts.Ctx
 	w := *wp
 	rows, err := queries.RunsTagged(ctx, w.DB, opts.Tags)
@@ -195,10 +196,10 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*report.HistoryR
 		return nil, err
 	}
 	slices.Reverse(rows) // oldest first
-	var runs []report.HistoryRunInfo
+	var runs []analysis.HistoryRunInfo
 	var untagged []string
 	for _, r := range rows {
-		info := report.HistoryRunInfo{RunID: r.RunID, Label: r.Label, IngestedAt: r.IngestedAt, Tags: r.Tags}
+		info := analysis.HistoryRunInfo{RunID: r.RunID, Label: r.Label, IngestedAt: r.IngestedAt, Tags: r.Tags}
 		if opts.By != "" {
 			v, ok := tagValue(r.Tags, opts.By)
 			if !ok {
@@ -210,7 +211,7 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*report.HistoryR
 		runs = append(runs, info)
 	}
 	if opts.By != "" {
-		slices.SortStableFunc(runs, func(a, b report.HistoryRunInfo) int { return naturalCompare(a.By, b.By) })
+		slices.SortStableFunc(runs, func(a, b analysis.HistoryRunInfo) int { return naturalCompare(a.By, b.By) })
 	}
 	if opts.Last > 0 && len(runs) > opts.Last {
 		runs = runs[len(runs)-opts.Last:]
@@ -248,26 +249,26 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*report.HistoryR
 		}
 	}
 	p := queries.HistoryStepsParams{Runs: ids, FreshRuns: freshIDs, Rank: opts.Rank, KeepEdges: opts.KeepEdges}
-	ro := report.HistoryOptions{Rank: opts.Rank, Stage: opts.Stage, Tags: opts.Tags, By: opts.By, KeepEdges: opts.KeepEdges, Rule: opts.Rule}
+	ro := analysis.HistoryOptions{Rank: opts.Rank, Stage: opts.Stage, Tags: opts.Tags, By: opts.By, KeepEdges: opts.KeepEdges, Rule: opts.Rule}
 	if opts.Stage != "" {
 		p.Stage = sql.NullString{String: opts.Stage, Valid: true}
 	}
 	switch {
 	case opts.Metric != "":
 		p.Metric = sql.NullString{String: opts.Metric, Valid: true}
-		ro.Series, ro.Match = report.SeriesMetric, opts.Metric
+		ro.Series, ro.Match = analysis.SeriesMetric, opts.Metric
 	case opts.Family != "":
 		p.Family = sql.NullString{String: opts.Family, Valid: true}
-		ro.Series, ro.Match = report.SeriesFamily, opts.Family
+		ro.Series, ro.Match = analysis.SeriesFamily, opts.Family
 	default:
 		p.Pattern = sql.NullString{String: opts.Kernel, Valid: true}
-		ro.Series, ro.Match = report.SeriesKernel, opts.Kernel
+		ro.Series, ro.Match = analysis.SeriesKernel, opts.Kernel
 	}
 	steps, err := queries.HistorySteps(ctx, w.DB, p)
 	if err != nil {
 		return nil, err
 	}
-	rep := report.NewHistory(runs, steps, ro)
+	rep := analysis.NewHistory(runs, steps, ro)
 	if len(untagged) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d run(s) without tag %s left out: %s", len(untagged), opts.By, strings.Join(untagged, ", ")))
 	}

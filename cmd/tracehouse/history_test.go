@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -134,10 +134,10 @@ func runHistory(db string, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-func historyJSON(t *testing.T, db string, args ...string) (int, report.HistoryReport) {
+func historyJSON(t *testing.T, db string, args ...string) (int, analysis.HistoryReport) {
 	t.Helper()
 	code, out, errOut := runHistory(db, append(args, "--format", "json")...)
-	var r report.HistoryReport
+	var r analysis.HistoryReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, errOut, out)
 	}
@@ -146,7 +146,7 @@ func historyJSON(t *testing.T, db string, args ...string) (int, report.HistoryRe
 
 // decodeSeries is the one decode series of a history, checked to hold ten
 // runs with 6 steps each (8 written, the edges left out).
-func decodeSeries(t *testing.T, r report.HistoryReport) report.HistoryStage {
+func decodeSeries(t *testing.T, r analysis.HistoryReport) analysis.HistoryStage {
 	t.Helper()
 	if len(r.Stages) != 1 || r.Stages[0].Stage != "decode" {
 		t.Fatalf("stages %+v, want decode only", r.Stages)
@@ -176,7 +176,7 @@ func testHistoryLastingShift(t *testing.T, db string) {
 			continue
 		}
 		p := st.Runs[6]
-		if p.Label != "h07a" || p.Change != report.ChangeSlower || p.DeltaPct == nil || *p.DeltaPct < 17 || *p.DeltaPct > 23 {
+		if p.Label != "h07a" || p.Change != analysis.ChangeSlower || p.DeltaPct == nil || *p.DeltaPct < 17 || *p.DeltaPct > 23 {
 			t.Errorf("%q: seventh run %+v, want h07a about +20%%", series, p)
 		}
 		for i, p := range st.Runs {

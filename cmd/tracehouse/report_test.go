@@ -24,6 +24,7 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 
+	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -341,7 +342,7 @@ func testReportWhole(t *testing.T, db string) {
 	// What the browser shows is what `tracehouse history` says, asked
 	// separately.
 	_, cli := historyJSON(t, db, "--metric", "step_time")
-	checkHistoryCharts(t, "chart in the DOM", historyCharts(t, dom), []report.HistoryReport{cli})
+	checkHistoryCharts(t, "chart in the DOM", historyCharts(t, dom), []analysis.HistoryReport{cli})
 	got := svgCharts(t, dom)
 	for kind, bars := range want {
 		if len(got[kind]) != len(bars) {
@@ -432,7 +433,7 @@ func testReportHistory(t *testing.T, db string) {
 		t.Errorf("the same report --history twice differs")
 	}
 
-	var cli []report.HistoryReport
+	var cli []analysis.HistoryReport
 	var stages int
 	for _, h := range reportHistories {
 		_, r := historyJSON(t, db, h.args...)
@@ -477,7 +478,7 @@ func testReportHistory(t *testing.T, db string) {
 			if err != nil || err2 != nil {
 				t.Errorf("history row %v: µs/step or steps not a number", row)
 			}
-			change := map[string]string{"": "", "▲ slower": report.ChangeSlower, "▼ faster": report.ChangeFaster}[row["Change"]]
+			change := map[string]string{"": "", "▲ slower": analysis.ChangeSlower, "▼ faster": analysis.ChangeFaster}[row["Change"]]
 			// (a label's markdown escapes are backslashes; no label here holds one)
 			pts = append(pts, chartPoint{label: strings.ReplaceAll(row["Run"], `\`, ""), value: us, change: change, steps: steps})
 		}
@@ -581,7 +582,7 @@ func historyCharts(t *testing.T, page string) (charts [][]chartPoint) {
 // with the stages of histories as `tracehouse history --format json` gave
 // them: a point per run, at its median (to the 0.1 µs shown), with its
 // change mark and, in tables, its steps.
-func checkHistoryCharts(t *testing.T, kind string, charts [][]chartPoint, hs []report.HistoryReport) {
+func checkHistoryCharts(t *testing.T, kind string, charts [][]chartPoint, hs []analysis.HistoryReport) {
 	t.Helper()
 	i := 0
 	for _, h := range hs {

@@ -1,7 +1,14 @@
-package report
+// Package analysis decides what `tracehouse compare` and `history` say:
+// from the per-step rows the queries return it forms the samples, runs the
+// tests and corrections of the stats package, apportions the step-time
+// delta, marks change points and reaches the verdict and the exit decision.
+// It formats nothing: report renders its results, cmd maps the decision to
+// an exit status.
+package analysis
 
 import (
 	"cmp"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -12,11 +19,11 @@ import (
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
-// The compare report (spec/compare.md sections 2-4): per-step samples and
+// The comparison (compare.md sections 2-4): per-step samples and
 // aggregates come from the compare_*.sql queries; medians, intervals, the
 // Mann-Whitney tests and the Benjamini-Hochberg adjustment come from the
-// stats package; this file only puts them side by side and applies the
-// two gates.
+// stats package; this file puts them side by side and applies the two
+// gates.
 
 // Verdicts.
 const (
@@ -75,13 +82,21 @@ type CompareRun struct {
 	Framework  string          `json:"framework"`
 	Model      string          `json:"model"`
 	GPUs       []string        `json:"gpus"`
-	Parallel   TriageParallel  `json:"parallel"`
+	Parallel   Parallel        `json:"parallel"`
 	CUDAGraph  *bool           `json:"cuda_graph"`
 	Tags       []string        `json:"tags"`
 	StepSource []string        `json:"step_source"`
 	Steps      map[string]int  `json:"steps"`       // per stage, used
 	BatchSizes map[string]*int `json:"batch_sizes"` // per stage: median, null when unknown
 	Tokens     map[string]*int `json:"tokens"`      // per stage: median per step
+}
+
+// Parallel are a run's parallel sizes; nil when unknown.
+type Parallel struct {
+	TP *int64 `json:"tp"`
+	DP *int64 `json:"dp"`
+	EP *int64 `json:"ep"`
+	PP *int64 `json:"pp"`
 }
 
 // CompareStat is one side of one row: the median of the per-step samples
@@ -273,7 +288,7 @@ func NewCompare(base, cand *queries.CompareSide, o CompareOptions) *CompareRepor
 			order = append(order, s)
 		}
 	}
-	slices.SortFunc(order, func(a, b string) int { return cmp.Or(cmp.Compare(stageOrder(a), stageOrder(b)), cmp.Compare(a, b)) })
+	slices.SortFunc(order, func(a, b string) int { return cmp.Or(cmp.Compare(StageOrder(a), StageOrder(b)), cmp.Compare(a, b)) })
 	perWindow := false
 	for _, st := range order {
 		cs := compareStage(st, base, cand, o)
@@ -292,7 +307,8 @@ func NewCompare(base, cand *queries.CompareSide, o CompareOptions) *CompareRepor
 	return r
 }
 
-func stageOrder(s string) int {
+// StageOrder sorts stages: prefill, decode, mixed, unknown, then others.
+func StageOrder(s string) int {
 	switch s {
 	case vocab.Prefill:
 		return 0
@@ -310,7 +326,7 @@ func compareRun(s *queries.CompareSide) CompareRun {
 	run := s.Run
 	c := CompareRun{Label: run.Label, Framework: run.Framework, Model: run.Model, GPUs: run.GPUs, Tags: run.Tags,
 		Steps: map[string]int{}, BatchSizes: map[string]*int{}, Tokens: map[string]*int{}, StepSource: []string{}}
-	c.Parallel = TriageParallel{TP: optInt(run.TP), DP: optInt(run.DP), EP: optInt(run.EP), PP: optInt(run.PP)}
+	c.Parallel = Parallel{TP: optInt(run.TP), DP: optInt(run.DP), EP: optInt(run.EP), PP: optInt(run.PP)}
 	if run.CUDAGraph.Valid {
 		b := run.CUDAGraph.Bool
 		c.CUDAGraph = &b
@@ -335,6 +351,13 @@ func compareRun(s *queries.CompareSide) CompareRun {
 	}
 	slices.Sort(c.StepSource)
 	return c
+}
+
+func optInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
 }
 
 func medianInt(xs []float64) *int {
