@@ -25,6 +25,7 @@ type candidate struct {
 	// file that is not a trace is then an error, not a skip
 	explicit bool
 	runDir   string // directory whose name labels the run ("" with --run)
+	hash     string // content hash, once computed (resolveRuns may need it first)
 }
 
 // sidecars are JSON files that sit next to traces and are never traces.

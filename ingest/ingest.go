@@ -62,6 +62,7 @@ const MemoryLimit = 160 << 20
 // Options say how to ingest; Validate checks them.
 type Options struct {
 	Run       string            // one label for every file's run, "" = from directories
+	Append    bool              // add to the existing run labelled Run (else *RunExistsError)
 	Framework string            // framework of every file, "" = detect
 	Stage     string            // stage of every file, "" = detect
 	Role      string            // two-trace role of every file, "" = detect
@@ -210,6 +211,14 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	if err := finishRuns(ctx, w.DB, runs, stored); err != nil {
 		return res, err
 	}
+	if opt.Notice != nil {
+		for _, ri := range sortedRuns(runs) {
+			if ri.taken != "" && stored[ri.label] {
+				opt.Notice(fmt.Sprintf("%s: run %s is an earlier capture, so these traces are run %s (to add them to %s instead: ingest --run %s --append)",
+					ri.dir, ri.taken, ri.label, ri.taken, ri.taken))
+			}
+		}
+	}
 	if ctx.Err() != nil {
 		// Interrupted: whatever was mid-load rolled back; say how to finish.
 		n := 0
@@ -240,7 +249,12 @@ func (opt Options) Validate() error {
 		}
 		return &OptionError{Option: option, Value: v, Want: ok}
 	}
+	var appendErr error
+	if opt.Append && opt.Run == "" {
+		appendErr = errors.New("append: name the run to add to (Run)")
+	}
 	return errors.Join(
+		appendErr,
 		check("framework", opt.Framework, vocab.Frameworks...),
 		check("stage", opt.Stage, Stages...),
 		check("role", opt.Role, vocab.Roles...),

@@ -51,7 +51,7 @@ func TestFixedTraceIngestsTheSame(t *testing.T) {
 			t.Fatal(err)
 		}
 		moved += res.Moved
-		ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "fixed"})
+		ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "fixed", Append: true})
 		if err != nil || ir.Failed() != 0 {
 			t.Fatalf("%s: %v %v", f.Path, err, ir.Files[0].Err)
 		}
@@ -98,7 +98,7 @@ func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
 			if res.KeptGPU != want.Count {
 				t.Errorf("%s %s: kept %d GPU events, manifest %d", f.Path, stage, res.KeptGPU, want.Count)
 			}
-			ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "slices"})
+			ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "slices", Append: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,10 @@ type runInfo struct {
 	dir        string
 	serverArgs *serverArgs
 	argsPath   string
+	// taken is the label the run's directory gave when an earlier run
+	// holds it: the run got the next free one (label), and the ingest says
+	// so once a trace of it is stored.
+	taken string
 }
 
 func runKey(c candidate, opt Options) string {
@@ -84,35 +88,124 @@ func resolveRuns(ctx context.Context, db *sql.DB, cands []candidate, opt Options
 	for _, k := range keys {
 		ri := runs[k]
 		abs, _ := filepath.Abs(ri.dir)
-		id, label, err := findOrCreateRun(ctx, db, ri.label, abs, opt.Run != "", opt.Tags)
+		// This ingest's files of the run, hashed only when an earlier run
+		// could be the same capture (hashes kept for the load).
+		var mine []*candidate
+		for i := range cands {
+			if runKey(cands[i], opt) == k {
+				mine = append(mine, &cands[i])
+			}
+		}
+		capture := newCapture(mine)
+		id, label, err := findOrCreateRun(ctx, db, runRequest{label: ri.label, dir: abs, chosen: opt.Run != "",
+			join: opt.Append, tags: opt.Tags, capture: capture})
 		if err != nil {
 			return nil, err
+		}
+		if label != ri.label {
+			ri.taken = ri.label
 		}
 		ri.id, ri.label = id, label
 	}
 	return runs, nil
 }
 
-// findOrCreateRun returns the run with this label and source directory, or
-// creates it. A label already used by a run from another directory gets a
-// numeric suffix, unless the user chose the label with --run.
-func findOrCreateRun(ctx context.Context, db *sql.DB, label, dir string, chosen bool, tags map[string]string) (int64, string, error) {
+// sortedRuns are runs in key order.
+func sortedRuns(runs map[string]*runInfo) []*runInfo {
+	keys := make([]string, 0, len(runs))
+	for k := range runs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]*runInfo, len(keys))
+	for i, k := range keys {
+		out[i] = runs[k]
+	}
+	return out
+}
+
+// capture is the files one ingest gives a run, hashed on demand.
+type capture struct {
+	files  []*candidate
+	hashes map[string]bool
+}
+
+func newCapture(files []*candidate) *capture { return &capture{files: files} }
+
+// holds says whether every hash is among the capture's files.
+func (c *capture) holds(hashes []string) (bool, error) {
+	if c.hashes == nil {
+		c.hashes = map[string]bool{}
+		for _, f := range c.files {
+			if f.hash == "" {
+				h, err := hashFile(f.path)
+				if err != nil {
+					// the load reports the file's error
+					continue
+				}
+				f.hash = h
+			}
+			c.hashes[f.hash] = true
+		}
+	}
+	for _, h := range hashes {
+		if !c.hashes[h] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// runRequest is what findOrCreateRun is asked for.
+type runRequest struct {
+	label, dir string
+	chosen     bool // --run: the user named the label
+	join       bool // --append: add to the run of that label
+	tags       map[string]string
+	capture    *capture
+}
+
+// RunExistsError is a label chosen with --run that an earlier capture
+// holds: the files are not added to it unless the ingest says so.
+type RunExistsError struct{ Label string }
+
+func (e *RunExistsError) Error() string {
+	return fmt.Sprintf("run %s already holds traces of another capture: add --append to add these to it, or choose another --run label", e.Label)
+}
+
+// findOrCreateRun returns the run these files belong to. A run is one
+// capture: an existing run is joined only when asked (join), or when it is
+// the same capture again: the same directory (or chosen label) and every
+// trace it holds among these files (an ingest run again after an
+// interruption or a failed file, or a directory that gained files). Else a
+// derived label already taken gets the next free suffix (-2, -3, ...), and a
+// chosen one is an error (*RunExistsError).
+func findOrCreateRun(ctx context.Context, db *sql.DB, req runRequest) (int64, string, error) {
 	for n := 1; ; n++ {
-		l := label
+		l := req.label
 		if n > 1 {
-			l = fmt.Sprintf("%s-%d", label, n)
+			l = fmt.Sprintf("%s-%d", req.label, n)
 		}
 		var id int64
 		var src sql.NullString
 		err := db.QueryRowContext(ctx, `SELECT run_id, source_dir FROM runs WHERE label = ?`, l).Scan(&id, &src)
 		if err == nil {
-			if chosen || src.String == dir {
-				if len(tags) > 0 {
-					if err := addTags(ctx, db, id, tags); err != nil {
+			same := req.join
+			if !same && (req.chosen || src.String == req.dir) {
+				if same, err = sameCapture(ctx, db, id, req.capture); err != nil {
+					return 0, "", err
+				}
+			}
+			if same {
+				if len(req.tags) > 0 {
+					if err := addTags(ctx, db, id, req.tags); err != nil {
 						return 0, "", err
 					}
 				}
 				return id, l, nil
+			}
+			if req.chosen {
+				return 0, "", &RunExistsError{Label: l}
 			}
 			continue
 		}
@@ -120,17 +213,40 @@ func findOrCreateRun(ctx context.Context, db *sql.DB, label, dir string, chosen 
 			return 0, "", fmt.Errorf("look up run %s: %w", l, err)
 		}
 		err = db.QueryRowContext(ctx, `INSERT INTO runs (run_id, label, source_dir, ingested_at, tags)
-			VALUES (nextval('run_id_seq'), ?, ?, now()::TIMESTAMP, MAP {}) RETURNING run_id`, l, dir).Scan(&id)
+			VALUES (nextval('run_id_seq'), ?, ?, now()::TIMESTAMP, MAP {}) RETURNING run_id`, l, req.dir).Scan(&id)
 		if err != nil {
 			return 0, "", fmt.Errorf("create run %s: %w", l, err)
 		}
-		if len(tags) > 0 {
-			if err := addTags(ctx, db, id, tags); err != nil {
+		if len(req.tags) > 0 {
+			if err := addTags(ctx, db, id, req.tags); err != nil {
 				return 0, "", err
 			}
 		}
 		return id, l, nil
 	}
+}
+
+// sameCapture says whether every trace of run id is among the capture's
+// files (by content).
+func sameCapture(ctx context.Context, db *sql.DB, id int64, c *capture) (bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT content_hash FROM traces WHERE run_id = ?`, id)
+	if err != nil {
+		return false, fmt.Errorf("read run's traces: %w", err)
+	}
+	var hashes []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("read run's traces: %w", err)
+		}
+		hashes = append(hashes, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("read run's traces: %w", err)
+	}
+	return c.holds(hashes)
 }
 
 func addTags(ctx context.Context, db *sql.DB, id int64, tags map[string]string) error {

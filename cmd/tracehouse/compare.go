@@ -231,7 +231,7 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 		return nil, nil, err
 	}
 	if base.ID == cand.ID {
-		fmt.Fprintf(opts.IO.ErrOut, "note: BASE and CANDIDATE are the same run (%s)\n", base.Label)
+		return nil, nil, usagef("BASE %s and CANDIDATE %s are the same run (%s): nothing to compare", opts.Base, opts.Candidate, base.Label)
 	}
 	// Steps found another way than asked (an earlier --steps-by, or a
 	// warehouse from before steps) are found again, which needs writing.

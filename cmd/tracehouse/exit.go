@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tracehouse/tracehouse/ingest"
 )
 
 // Exit codes, mapped from errors in one place.
@@ -41,7 +43,8 @@ func exitCode(err error) int {
 		return s.code
 	}
 	var u *usageError
-	if errors.As(err, &u) {
+	var taken *ingest.RunExistsError
+	if errors.As(err, &u) || errors.As(err, &taken) {
 		return exitUsage
 	}
 	return exitError

@@ -22,6 +22,7 @@ type IngestOptions struct {
 	common
 	Paths     []string
 	Run       string
+	Append    bool
 	Framework string
 	Stage     string
 	Role      string
@@ -52,7 +53,11 @@ failed.
 
 Runs are named after the nearest directory holding a server_args.json (its
 parent when that is a timestamp directory), else the first directory below the
-path given, else the path itself; --run names them yourself.
+path given, else the path itself; --run names it yourself. A run is one capture: a later ingest never adds to an earlier run
+(a directory name already taken gets the next free label, traces-2, and a
+note says so; a --run label already taken is refused) unless --append says
+so. Ingesting the same directory again (every file of its run still there)
+finishes an interrupted ingest or adds the files it gained.
 
 With --lake, each trace becomes its own files, named by its content hash:
 any number of ingest processes, on any number of machines, may write into one
@@ -61,6 +66,7 @@ re-ingesting a file is a no-op. Read the lake with --lake on runs, sql,
 triage, compare.`,
 		Example: `  tracehouse ingest profiles/
   tracehouse ingest --run llama-tp8-nightly --tag date=2026-11-29 /data/traces/*.json.gz
+  tracehouse ingest --run llama-tp8-nightly --append /data/traces/late-rank/
   tracehouse ingest --stage decode --framework sglang decode-trace.json
   nsys export --type sqlite --output decode.sqlite decode.nsys-rep && tracehouse ingest decode.sqlite
   tracehouse ingest --lake /shared/lake /data/traces/node-17/`,
@@ -70,6 +76,9 @@ triage, compare.`,
 			opts.Paths = args
 			opts.Lake = f.lake
 			opts.Engine = f.engine
+			if opts.Append && opts.Run == "" {
+				return usagef("--append adds to a run you name: add --run LABEL")
+			}
 			if opts.Lake != "" && opts.Replace {
 				return usagef("--replace: a lake's traces never change; write a new lake or use a warehouse")
 			}
@@ -90,6 +99,7 @@ triage, compare.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Run, "run", "", "label every file's run with `LABEL`")
+	cmd.Flags().BoolVar(&opts.Append, "append", false, "add the files to the existing run of --run (else a label an earlier capture holds is refused)")
 	cmd.Flags().StringVar(&opts.Framework, "framework", "", "framework of the traces: "+strings.Join(vocab.Frameworks, ", ")+" (default: detect)")
 	cmd.Flags().StringVar(&opts.Stage, "stage", "", "stage of the traces: prefill, decode or mixed (default: detect)")
 	cmd.Flags().StringVar(&opts.Role, "role", "", "two-trace role: mapping (CUDA graphs off) or formal (default: detect)")
@@ -133,7 +143,7 @@ func optionUsage(err error) error {
 
 // ingestOptions are the library's options for these flags.
 func (o *IngestOptions) ingestOptions() ingest.Options {
-	return ingest.Options{Run: o.Run, Framework: o.Framework, Stage: o.Stage, Role: o.Role, Tags: o.Tags,
+	return ingest.Options{Run: o.Run, Append: o.Append, Framework: o.Framework, Stage: o.Stage, Role: o.Role, Tags: o.Tags,
 		Jobs: o.Jobs, Replace: o.Replace}
 }
 

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// nightly writes one night's SGLang decode capture into dir/traces (the
+// directory a CI job fills each night), replacing what was there.
+func nightly(t *testing.T, dir string, seed int64, edits ...synth.Edit) []synth.File {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(dir, "traces")); err != nil {
+		t.Fatal(err)
+	}
+	m, err := synth.Generate(synth.Options{Dir: dir, Run: "traces", Framework: synth.SGLang, Stage: synth.StageDecode,
+		Seed: seed, Steps: 16, Noise: 0.02, BatchSize: 32, Edits: edits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Files
+}
+
+// runsOf lists the warehouse's runs: label -> tags and trace count.
+func runsOf(t *testing.T, db string) map[string]runRow {
+	t.Helper()
+	code, out, errOut := runCmd(t, "--db", db, "--format", "json", "runs")
+	if code != 0 {
+		t.Fatalf("runs: exit %d: %s", code, errOut)
+	}
+	var rows []runRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("runs: %v: %s", err, out)
+	}
+	m := map[string]runRow{}
+	for _, r := range rows {
+		r.Tags = map[string]string{}
+		for _, kv := range r.TagList {
+			k, v, _ := strings.Cut(kv, "=")
+			r.Tags[k] = v
+		}
+		m[r.Label] = r
+	}
+	return m
+}
+
+type runRow struct {
+	Label   string   `json:"label"`
+	TagList []string `json:"tags"`
+	Traces  int      `json:"traces"`
+	Tags    map[string]string
+}
+
+func labelsOf(m map[string]runRow) []string {
+	var l []string
+	for k := range m {
+		l = append(l, k)
+	}
+	sort.Strings(l)
+	return l
+}
+
+// TestNightlyCaptureIsItsOwnRun is the README's CI recipe, with the trace
+// directory of the same name every night: the second night's capture is
+// a run of its own (traces-2, with a note), the baseline keeps its tags,
+// and the gate sees the slower kernel (issue 33 item 0).
+func TestNightlyCaptureIsItsOwnRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	nightly(t, dir, 1)
+	traces := filepath.Join(dir, "traces")
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--tag", "commit=1", traces); code != 0 {
+		t.Fatalf("night 1: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, "--db", db, "tag", "@latest", "baseline=true", "--move"); code != 0 {
+		t.Fatalf("tag: exit %d: %s", code, errOut)
+	}
+	nightly(t, dir, 2, synth.Edit{Match: attentionMatch, Factor: 1.25})
+	code, _, errOut := runCmd(t, "--db", db, "ingest", "--tag", "commit=2", traces)
+	if code != 0 {
+		t.Fatalf("night 2: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "note: ") || !strings.Contains(errOut, "run traces is an earlier capture, so these traces are run traces-2") {
+		t.Errorf("night 2 says nothing of the label it took: %q", errOut)
+	}
+	runs := runsOf(t, db)
+	if got := labelsOf(runs); strings.Join(got, ",") != "traces,traces-2" {
+		t.Fatalf("runs %v, want traces and traces-2", got)
+	}
+	if r := runs["traces"]; r.Traces != 1 || r.Tags["commit"] != "1" || r.Tags["baseline"] != "true" {
+		t.Errorf("baseline run %+v: want 1 trace, commit=1, baseline=true", r)
+	}
+	if r := runs["traces-2"]; r.Traces != 1 || r.Tags["commit"] != "2" || r.Tags["baseline"] != "" {
+		t.Errorf("night 2 run %+v: want 1 trace, commit=2", r)
+	}
+	code, _, errOut = runCmd(t, "--db", db, "compare", "tag:baseline=true", "@latest", "--fail-on-regression")
+	if code != exitRegression {
+		t.Errorf("compare tag:baseline=true @latest --fail-on-regression: exit %d, want 3: %s", code, errOut)
+	}
+	// The same directory again is the same capture: nothing new, no run.
+	code, _, errOut = runCmd(t, "--db", db, "ingest", traces)
+	if code != 0 || !strings.Contains(errOut, "1 already ingested") || strings.Contains(errOut, "traces-3") {
+		t.Errorf("night 2 again: exit %d: %s", code, errOut)
+	}
+	if got := labelsOf(runsOf(t, db)); len(got) != 2 {
+		t.Errorf("runs after ingesting night 2 again: %v", got)
+	}
+}
+
+// TestRunLabelJoinsOnlyWithAppend: a --run label an earlier capture holds
+// is refused (exit 2, nothing stored) unless --append; the same files
+// again under that label are the same capture.
+func TestRunLabelJoinsOnlyWithAppend(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	a := filepath.Join(dir, "a")
+	b := filepath.Join(dir, "b")
+	for i, d := range []string{a, b} {
+		if _, err := synth.Generate(synth.Options{Dir: d, Run: "cap", Framework: synth.SGLang, Stage: synth.StageDecode,
+			Seed: int64(i + 1), Steps: 6}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", a); code != 0 {
+		t.Fatalf("ingest a: exit %d: %s", code, errOut)
+	}
+	// the same capture again: a no-op, not a refusal
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", a); code != 0 || !strings.Contains(errOut, "1 already ingested") {
+		t.Fatalf("ingest a again: exit %d: %s", code, errOut)
+	}
+	code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", b)
+	if code != exitUsage || !strings.Contains(errOut, "run n1 already holds traces of another capture") || !strings.Contains(errOut, "--append") {
+		t.Fatalf("ingest b --run n1: exit %d, want 2: %s", code, errOut)
+	}
+	if r := runsOf(t, db)["n1"]; r.Traces != 1 {
+		t.Fatalf("refused ingest stored something: %+v", r)
+	}
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--append", b); code != exitUsage || !strings.Contains(errOut, "--run") {
+		t.Errorf("--append without --run: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", "--append", b); code != 0 {
+		t.Fatalf("ingest b --run n1 --append: exit %d: %s", code, errOut)
+	}
+	if r := runsOf(t, db)["n1"]; r.Traces != 2 {
+		t.Errorf("after --append: %+v, want 2 traces", r)
+	}
+}
+
+// TestComparePathsInOneDirectory: two trace files of one download folder
+// compared by PATH are two runs (the second gets the next label), so a
+// slower candidate fails the gate; the same file on both sides is refused.
+func TestComparePathsInOneDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "t")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, side := range []struct {
+		name  string
+		seed  int64
+		edits []synth.Edit
+	}{{"a", 1, nil}, {"b", 2, []synth.Edit{{Factor: 1.5}}}} {
+		m, err := synth.Generate(synth.Options{Dir: filepath.Join(dir, side.name), Run: "x", Framework: synth.SGLang,
+			Stage: synth.StageDecode, Seed: side.seed, Steps: 16, Noise: 0.02, BatchSize: 32, Edits: side.edits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(m.Files[0].Path, filepath.Join(folder, side.name+".trace.json.gz")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := filepath.Join(folder, "a.trace.json.gz"), filepath.Join(folder, "b.trace.json.gz")
+	code, _, errOut := runCmd(t, "--db", ":memory:", "compare", a, b, "--fail-on-regression")
+	if code != exitRegression {
+		t.Errorf("compare a b: exit %d, want 3: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "these traces are run t-2") {
+		t.Errorf("compare a b: no note of the second run's label: %s", errOut)
+	}
+	code, _, errOut = runCmd(t, "--db", ":memory:", "compare", a, a)
+	if code != exitUsage || !strings.Contains(errOut, "same run") {
+		t.Errorf("compare a a: exit %d, want 2: %s", code, errOut)
+	}
+}
