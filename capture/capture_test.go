@@ -735,7 +735,7 @@ func TestCaptureRequestTimeout(t *testing.T) {
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		Hang: map[string]time.Duration{"/generate": time.Minute}})
 	opt := fast(srv.URL, t.TempDir())
-	opt.WarmupSteps = 0 // the first /generate is a probe, profiler armed
+	opt.WarmupSteps = 0                  // the first /generate is a probe, profiler armed
 	opt.RequestTimeout = 2 * time.Second // the other requests answer at once, even on a loaded machine
 	_, err := capture.Capture(context.Background(), opt)
 	want := "prefill: POST " + srv.URL + "/generate: no answer within 2s"
