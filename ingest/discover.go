@@ -146,6 +146,11 @@ func unwrapPathError(err error) error {
 // ancestor up to root holding a server_args.json (its parent when it is a
 // timestamp directory), else the first directory below root on the way to the
 // file, else root itself.
+//
+// A stage directory (prefill, extend, decode) is never the run, nor a
+// profiles directory above stage directories: srtctl writes one job's
+// traces as logs/<job>/profiles/{prefill,decode}/, which is run <job>
+// whichever of those directories is given.
 func runDirOf(path, root string, rootIsDir bool) string {
 	cleanRoot := filepath.Clean(root)
 	if dir := serverArgsDir(path, root); dir != "" {
@@ -157,14 +162,56 @@ func runDirOf(path, root string, rootIsDir bool) string {
 	if rootIsDir {
 		rel, err := filepath.Rel(cleanRoot, filepath.Dir(path))
 		if err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			first := strings.Split(rel, string(filepath.Separator))[0]
-			if !timestampDir.MatchString(first) {
-				return filepath.Join(cleanRoot, first)
+			parts := strings.Split(rel, string(filepath.Separator))
+			if !timestampDir.MatchString(parts[0]) && !isStageDir(parts[0]) &&
+				!(isProfilesDir(parts[0]) && len(parts) > 1 && isStageDir(parts[1])) {
+				return filepath.Join(cleanRoot, parts[0])
 			}
 		}
 	}
-	return cleanRoot
+	return aboveStageDirs(cleanRoot, path)
 }
+
+// aboveStageDirs is dir, or its nearest ancestor that is neither a stage
+// directory nor a profiles directory holding the stage directory on the
+// way to path.
+func aboveStageDirs(dir, path string) string {
+	if b := filepath.Base(dir); isStageDir(b) || isProfilesDir(b) || b == "." || b == ".." {
+		// "." or a relative path may need its parents spelled out
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+	}
+	for {
+		base := filepath.Base(dir)
+		lift := isStageDir(base)
+		if !lift && isProfilesDir(base) {
+			if rel, err := filepath.Rel(dir, path); err == nil {
+				lift = isStageDir(strings.Split(rel, string(filepath.Separator))[0])
+			}
+		}
+		parent := filepath.Dir(dir)
+		if !lift || parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// isStageDir says whether a directory name is a stage (decode.DirStage's
+// words).
+func isStageDir(name string) bool {
+	switch strings.ToLower(name) {
+	case "prefill", "extend", "decode":
+		return true
+	}
+	return false
+}
+
+func isProfilesDir(name string) bool { return strings.EqualFold(name, "profiles") }
 
 // serverArgsDir returns the nearest directory holding a server_args.json,
 // from the file's own directory up to root, or "".

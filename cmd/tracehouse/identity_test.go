@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/nsys/nsystest"
 	"github.com/tracehouse/tracehouse/synth"
 )
 
@@ -188,5 +189,47 @@ func TestComparePathsInOneDirectory(t *testing.T) {
 	code, _, errOut = runCmd(t, "--db", ":memory:", "compare", a, a)
 	if code != exitUsage || !strings.Contains(errOut, "same run") {
 		t.Errorf("compare a a: exit %d, want 2: %s", code, errOut)
+	}
+}
+
+// TestSrtctlProfilesAreOneJob: srtctl's Nsight layout,
+// logs/<job>/profiles/{prefill,decode}/*.sqlite, ingested as the README
+// says (`ingest logs/job-42/profiles/`), is one run per job with both
+// stages, not runs named prefill and decode (issue 36 item 6).
+func TestSrtctlProfilesAreOneJob(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.duckdb")
+	for i, job := range []string{"job-42", "job-43"} {
+		for _, stage := range []string{synth.StagePrefill, synth.StageDecode} {
+			m, err := synth.Generate(synth.Options{Framework: synth.SGLang, Dir: filepath.Join(dir, "gen", job), Run: stage,
+				Stage: stage, Steps: 2, Layers: 2, Seed: int64(10*i) + int64(len(stage))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "logs", job, "profiles", stage, "worker-TP-0.sqlite")
+			if err := nsystest.FromKineto(m.Files[0].Path, out, nsystest.Recent); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if code, _, errOut := runCmd(t, "--db", db, "ingest", filepath.Join(dir, "logs", job, "profiles")+"/"); code != 0 {
+			t.Fatalf("ingest %s: exit %d: %s", job, code, errOut)
+		}
+	}
+	code, out, errOut := runCmd(t, "--db", db, "--format", "json", "runs")
+	if code != 0 {
+		t.Fatalf("runs: exit %d: %s", code, errOut)
+	}
+	var runs []runJSON
+	if err := json.Unmarshal([]byte(out), &runs); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range runs {
+		got[r.Label] = strings.Join(r.Stages, ",")
+	}
+	want := map[string]string{"job-42": "decode,prefill", "job-43": "decode,prefill"}
+	if len(got) != 2 || got["job-42"] != want["job-42"] || got["job-43"] != want["job-43"] {
+		t.Errorf("runs (label: stages) %v, want %v", got, want)
 	}
 }

@@ -53,7 +53,10 @@ failed.
 
 Runs are named after the nearest directory holding a server_args.json (its
 parent when that is a timestamp directory), else the first directory below the
-path given, else the path itself; --run names it yourself. A run is one capture: a later ingest never adds to an earlier run
+path given, else the path itself; stage directories (prefill, extend,
+decode) and a profiles directory above them are never the run (srtctl's
+logs/<job>/profiles/{prefill,decode}/ is run <job>). --run names it
+yourself. A run is one capture: a later ingest never adds to an earlier run
 (a directory name already taken gets the next free label, traces-2, and a
 note says so; a --run label already taken is refused) unless --append says
 so. Ingesting the same directory again (every file of its run still there)
