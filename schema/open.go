@@ -3,11 +3,14 @@
 package schema
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -54,6 +57,83 @@ type Options struct {
 	// migrations instead of copying the embedded template of their result
 	// (the test that checks the template against them).
 	NoTemplate bool
+	// MustExist refuses a file that does not exist (*NoWarehouseError)
+	// instead of creating it, as ReadOnly always does: only what ingests
+	// creates a warehouse, so a mistyped path leaves nothing behind.
+	MustExist bool
+}
+
+// NoWarehouseError is a warehouse file that does not exist, opened by
+// something that does not create one.
+type NoWarehouseError struct{ Path string }
+
+func (e *NoWarehouseError) Error() string { return "no warehouse at " + e.Path }
+
+// NotWarehouseError is a file that is not a tracehouse warehouse: not a
+// DuckDB database, or one without tracehouse's tables.
+type NotWarehouseError struct{ Path, Why string }
+
+func (e *NotWarehouseError) Error() string {
+	return fmt.Sprintf("%s is not a tracehouse warehouse (%s)", e.Path, e.Why)
+}
+
+// duckDBMagic is what a DuckDB database file holds at byte 8 (after the
+// header block's checksum).
+const duckDBMagic = "DUCK"
+
+// checkFile refuses, before DuckDB sees it, a path that is not a warehouse
+// file: DuckDB would open anything else as a new in-memory database (a
+// read-only open then fails with a message about memory) or try to load an
+// extension for it (a SQLite file). A missing file is refused when it must
+// exist; a missing or empty one is otherwise created.
+func checkFile(path string, mustExist bool) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if mustExist {
+			return &NoWarehouseError{Path: path}
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	switch {
+	case st.IsDir():
+		return &NotWarehouseError{Path: path, Why: "a directory"}
+	case !st.Mode().IsRegular():
+		return &NotWarehouseError{Path: path, Why: "not a regular file"}
+	case st.Size() == 0 && !mustExist:
+		return nil
+	}
+	head := make([]byte, 12)
+	if _, err := io.ReadFull(f, head); err != nil || string(head[8:12]) != duckDBMagic {
+		what := "not a DuckDB database file"
+		if bytes.HasPrefix(head, []byte("SQLite format")) {
+			what = "a SQLite file, not a DuckDB database"
+		}
+		return &NotWarehouseError{Path: path, Why: what}
+	}
+	return nil
+}
+
+// checkOurs refuses a DuckDB database that holds tables but none of
+// tracehouse's (migrating it would fill someone else's database with ours).
+func checkOurs(ctx context.Context, db *sql.DB, path string) error {
+	var ours bool
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FILTER (table_name = 'schema_migrations' AND schema_name = 'main') > 0,
+		count(*) FROM duckdb_tables() WHERE NOT internal`).Scan(&ours, &n); err != nil {
+		return fmt.Errorf("open warehouse %s: %w", path, err)
+	}
+	if !ours && n > 0 {
+		return &NotWarehouseError{Path: path, Why: "a DuckDB database without tracehouse's tables"}
+	}
+	return nil
 }
 
 // Warehouse is an open warehouse.
@@ -94,15 +174,23 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	if path == "" {
 		path = Memory
 	}
+	if path != Memory {
+		if err := checkFile(path, opt.MustExist || opt.ReadOnly); err != nil {
+			return nil, err
+		}
+	}
 	if path != Memory && opt.Migrations == nil && !opt.NoTemplate {
 		createFromTemplate(path)
 	}
 	readOnly := opt.ReadOnly && path != Memory
 	if readOnly {
-		// A file that does not exist yet, or needs migrating, is opened for
-		// writing once first.
+		// A file that needs migrating is opened for writing once first.
 		w, err := open(path, true, opt.Threads)
 		if err == nil {
+			if err := checkOurs(ctx, w.DB, path); err != nil {
+				w.Close()
+				return nil, err
+			}
 			pending, perr := Pending(ctx, w.DB, ms)
 			if perr == nil && len(pending) == 0 {
 				return w, nil
@@ -133,6 +221,10 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	}
 	w, err := open(path, false, opt.Threads)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOurs(ctx, w.DB, path); err != nil {
+		w.Close()
 		return nil, err
 	}
 	if _, err := Migrate(ctx, w.DB, ms); err != nil {
@@ -199,7 +291,10 @@ func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 	if path == Memory {
 		dsn = ""
 	}
-	var config []string
+	// DuckDB would otherwise install (download) and load an extension a
+	// statement or a file seems to need: tracehouse never reaches the
+	// network on its own, and needs no extension it does not link.
+	config := []string{"autoinstall_known_extensions=false", "autoload_known_extensions=false"}
 	if readOnly && path != Memory {
 		config = append(config, "access_mode=READ_ONLY")
 	} else {
@@ -210,9 +305,7 @@ func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 	if n, ext := engineThreads(threads); n > 0 {
 		config = append(config, "threads="+strconv.Itoa(n), "external_threads="+strconv.Itoa(ext))
 	}
-	if len(config) > 0 {
-		dsn += "?" + strings.Join(config, "&")
-	}
+	dsn += "?" + strings.Join(config, "&")
 	c, err := duckdb.NewConnector(dsn, nil)
 	if err != nil {
 		return nil, classifyOpenError(path, err)

@@ -107,7 +107,7 @@ two-trace triage.
   tracehouse capture --mapping-url http://gpu1:30000 --formal-url http://gpu2:30000 --output-dir /shared/profiles
   tracehouse capture --url http://localhost:30000 --output-dir /shared/profiles --then none --tag commit=abc123`,
 		Args:        maxArgs(0),
-		Annotations: noLake,
+		Annotations: map[string]string{lakeAnnotation: "unsupported", createsAnnotation: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			var err error

@@ -43,8 +43,9 @@ func newCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command 
 	opts := &CompareOptions{}
 	var stage, rank string
 	cmd := &cobra.Command{
-		Use:   "compare BASE CANDIDATE",
-		Short: "What changed between two runs, whether it is real, and whether CI should fail",
+		Use:         "compare BASE CANDIDATE",
+		Annotations: creates,
+		Short:       "What changed between two runs, whether it is real, and whether CI should fail",
 		Long: `Compare two runs step by step (spec: compare.md): per stage, the step time,
 kernel time, GPU busy, idle and exposed-communication time per step (median
 per side, 95% interval, two-sided Mann-Whitney U test), where the step-time

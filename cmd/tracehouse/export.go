@@ -43,7 +43,7 @@ Spark or Trino as the README's "Beyond one machine" shows.`,
 		ValidArgsFunction: completeRuns(f, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
-			opts.Warehouse = f.fileWarehouse()
+			opts.Warehouse = f.fileWarehouse(false)
 			opts.Lake = f.lake
 			opts.Runs = args
 			if opts.Lake == "" {

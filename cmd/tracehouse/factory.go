@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -55,6 +53,13 @@ func (f *Factory) warehouse() target.Opener {
 // runs only (nil: any): a lake then names only their event files
 // (lake.OpenRuns); a warehouse file is opened as by warehouse.
 func (f *Factory) warehouseFor(runs []string) target.Opener {
+	return f.warehouseOf(runs, false)
+}
+
+// warehouseOf is warehouseFor for a command that creates the warehouse
+// file when it does not exist (creates, when it writes: it ingests), or
+// refuses a missing one.
+func (f *Factory) warehouseOf(runs []string, creates bool) target.Opener {
 	if f.lake != "" {
 		dir := f.lake
 		return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
@@ -65,26 +70,28 @@ func (f *Factory) warehouseFor(runs []string) target.Opener {
 			return lake.OpenRuns(ctx, dir, engine, runs)
 		}
 	}
-	return f.fileWarehouse()
+	return f.fileWarehouse(creates)
 }
 
 // fileWarehouse opens the warehouse file of --db, whatever --lake says.
-func (f *Factory) fileWarehouse() target.Opener {
+// Only a command that ingests (creates) makes the file when it does not
+// exist: a mistyped --db would otherwise leave an empty warehouse behind
+// and report nothing, or "succeed" at changing nothing.
+func (f *Factory) fileWarehouse(creates bool) target.Opener {
 	return func(ctx context.Context, write bool) (*schema.Warehouse, error) {
 		path := f.dbPath()
-		if !write && path != schema.Memory {
-			// A reader never creates the file: a mistyped --db would
-			// otherwise leave an empty warehouse behind and report nothing.
-			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("warehouse %s does not exist: ingest traces first ('tracehouse ingest PATH') or point --db at one", path)
-			}
-		}
 		opt, err := f.engine()
 		if err != nil {
 			return nil, err
 		}
 		opt.ReadOnly = !write
-		return schema.Open(ctx, path, opt)
+		opt.MustExist = !creates
+		w, err := schema.Open(ctx, path, opt)
+		var missing *schema.NoWarehouseError
+		if errors.As(err, &missing) {
+			return nil, fmt.Errorf("%w: ingest traces first ('tracehouse ingest PATH') or point --db at one", err)
+		}
+		return w, err
 	}
 }
 
@@ -150,8 +157,18 @@ func (c common) render(fm report.Format, d report.Doc) error {
 }
 
 func (f *Factory) common(cmd *cobra.Command) common {
-	return common{IO: f.IO, Warehouse: f.warehouse(), WarehouseFor: f.warehouseFor, Ctx: cmd.Context(), Width: f.textWidth()}
+	creates := cmd.Annotations[createsAnnotation] == "yes"
+	return common{IO: f.IO, Warehouse: f.warehouseOf(nil, creates),
+		WarehouseFor: func(runs []string) target.Opener { return f.warehouseOf(runs, creates) },
+		Ctx:          cmd.Context(), Width: f.textWidth()}
 }
+
+// createsAnnotation marks a command that ingests traces (ingest, capture,
+// and the reports given PATHs): only those create a warehouse file that
+// does not exist yet.
+const createsAnnotation = "tracehouse/creates"
+
+var creates = map[string]string{createsAnnotation: "yes"}
 
 // warehouseFor is WarehouseFor(runs), or Warehouse when options were made
 // without it (tests).

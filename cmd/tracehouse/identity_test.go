@@ -1,12 +1,15 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/tracehouse/tracehouse/nsys/nsystest"
 	"github.com/tracehouse/tracehouse/synth"
@@ -231,5 +234,105 @@ func TestSrtctlProfilesAreOneJob(t *testing.T) {
 	want := map[string]string{"job-42": "decode,prefill", "job-43": "decode,prefill"}
 	if len(got) != 2 || got["job-42"] != want["job-42"] || got["job-43"] != want["job-43"] {
 		t.Errorf("runs (label: stages) %v, want %v", got, want)
+	}
+}
+
+// TestOnlyIngestCreatesWarehouse: a command that does not ingest, given a
+// warehouse path that does not exist, fails with one line and creates
+// nothing (no file, no lake) (issue 36 item 7).
+func TestOnlyIngestCreatesWarehouse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "typo.duckdb")
+	lakeDir := filepath.Join(dir, "lake")
+	for _, args := range [][]string{
+		{"export", "--lake", lakeDir},
+		{"reclassify"},
+		{"tag", "r", "k=v"},
+		{"rm", "r"},
+		{"rename", "r", "s"},
+		{"runs"},
+		{"triage", "r"},
+		{"compare", "r", "s"},
+		{"history", "--metric", "step_time"},
+		{"sql", "SELECT 1"},
+	} {
+		code, _, errOut := runCmd(t, append([]string{"--db", db}, args...)...)
+		if code != exitError || !strings.Contains(errOut, "no warehouse at "+db) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, want 1 and one line 'no warehouse at %s': %q", args, code, db, errOut)
+		}
+		for _, p := range []string{db, db + ".wal", lakeDir} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%v created %s", args, p)
+				os.RemoveAll(p)
+			}
+		}
+	}
+}
+
+// TestNotAWarehouseIsRefused: --db naming a file that is not a tracehouse
+// warehouse (a trace, a SQLite file, another DuckDB database) is refused by
+// readers and by ingest with one line, and the file is left as it was
+// (issue 36 items 9 and D).
+func TestNotAWarehouseIsRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace, err := os.ReadFile(filepath.Join(demoDir, "trtllm-llama", "trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"trace.json":    trace,
+		"nsys.sqlite":   append([]byte("SQLite format 3\x00"), make([]byte, 4080)...),
+		"short.duckdb":  []byte("DUCK"),
+		"random.duckdb": []byte("0123456789abcdefghijklmnopqrstuvwxyz"),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := filepath.Join(dir, "other.duckdb")
+	odb, err := sql.Open("duckdb", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := odb.Exec(`CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (42)`); err != nil {
+		t.Fatal(err)
+	}
+	odb.Close()
+	ob, err := os.ReadFile(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["other.duckdb"] = ob
+	for name, before := range files {
+		path := filepath.Join(dir, name)
+		for _, args := range [][]string{
+			{"runs"},
+			{"triage", "x"},
+			{"ingest", filepath.Join(demoDir, "trtllm-llama")},
+			{"tag", "x", "k=v"},
+		} {
+			code, _, errOut := runCmd(t, append([]string{"--db", path}, args...)...)
+			if code != exitError || !strings.Contains(errOut, path+" is not a tracehouse warehouse") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("--db %s %v: exit %d, want 1 and one line '%s is not a tracehouse warehouse': %q", name, args, code, path, errOut)
+			}
+			after, err := os.ReadFile(path)
+			if err != nil || string(after) != string(before) {
+				t.Errorf("--db %s %v changed the file (%v)", name, args, err)
+			}
+		}
+	}
+}
+
+// TestNoExtensionAutoInstall: DuckDB never installs or loads an extension
+// on its own in a warehouse tracehouse opens (it would reach the network).
+func TestNoExtensionAutoInstall(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCmd(t, "--db", ":memory:", "--format", "csv", "sql",
+		"SELECT current_setting('autoinstall_known_extensions') AS install, current_setting('autoload_known_extensions') AS load")
+	if code != 0 || strings.TrimSpace(out) != "install,load\nfalse,false" {
+		t.Errorf("exit %d: %q %s", code, out, errOut)
 	}
 }

@@ -39,8 +39,9 @@ func newCmdIngest(f *Factory, runF func(*IngestOptions) error) *cobra.Command {
 	opts := &IngestOptions{}
 	var tags []string
 	cmd := &cobra.Command{
-		Use:   "ingest PATH...",
-		Short: "Load trace files and directories into the warehouse",
+		Use:         "ingest PATH...",
+		Annotations: creates,
+		Short:       "Load trace files and directories into the warehouse",
 		Long: `Load torch.profiler Chrome traces (*.json, *.json.gz) and Nsight Systems
 profiles (SQLite exports *.sqlite; *.nsys-rep reports when nsys is on PATH,
 exported once into <warehouse>.nsys-cache) into the warehouse, or with

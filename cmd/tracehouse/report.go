@@ -45,8 +45,9 @@ type ReportOptions struct {
 func newCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 	opts := &ReportOptions{}
 	cmd := &cobra.Command{
-		Use:   "report (--markdown FILE | --html FILE) [RUN | PATH ...]",
-		Short: "One document for many runs: markdown for a pull request, HTML with charts for a bug report",
+		Use:         "report (--markdown FILE | --html FILE) [RUN | PATH ...]",
+		Annotations: creates,
+		Short:       "One document for many runs: markdown for a pull request, HTML with charts for a bug report",
 		Long: `Write the triage report of several runs into one document, grouped by model,
 then framework (SGLang, vLLM, TensorRT-LLM, TokenSpeed), with a table of
 contents: per run the triage header and, per stage, the kernel, overlap and

@@ -55,7 +55,7 @@ func TestReadersNeverCreateTheWarehouse(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "missing.duckdb")
 	for _, args := range [][]string{{"runs"}, {"sql", "SELECT 1"}, {"triage", "some-run"}, {"schema"}} {
 		code, _, stderr := runCmd(t, append([]string{"--db", db}, args...)...)
-		if code != 1 || !strings.Contains(stderr, db+" does not exist") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		if code != 1 || !strings.Contains(stderr, "no warehouse at "+db) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 		if _, err := os.Stat(db); !os.IsNotExist(err) {

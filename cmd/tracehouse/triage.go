@@ -39,8 +39,9 @@ var triageFrameworks = append([]string{"auto"}, vocab.Frameworks...)
 func newCmdTriage(f *Factory, runF func(*TriageOptions) error) *cobra.Command {
 	opts := &TriageOptions{}
 	cmd := &cobra.Command{
-		Use:   "triage [RUN | PATH ...]",
-		Short: "Where the GPU time goes, what could overlap, what could fuse",
+		Use:         "triage [RUN | PATH ...]",
+		Annotations: creates,
+		Short:       "Where the GPU time goes, what could overlap, what could fuse",
 		Long: `Print the three-table triage report of a run: the kernel table (GPU time per
 kernel with its Python location and CPU op), the overlap-opportunity table and
 the fuse-pattern table, one section per stage (extend/prefill, decode, mixed,
