@@ -475,6 +475,12 @@ func writeSummaries(ctx context.Context, tx *sql.Tx, rows [][]any) error {
 	return nil
 }
 
+// DropEmptyRuns removes runs that hold no trace (a run is made before its
+// files load, so an ingest killed before any landed leaves one), with every
+// row they still own: a run without traces is not a run. Commands call it
+// when they open the warehouse for writing.
+func DropEmptyRuns(ctx context.Context, db *sql.DB) error { return dropEmptyRuns(ctx, db) }
+
 // dropEmptyRuns removes runs that hold no trace any more, with every row
 // they still own (a saved overlap, steps).
 func dropEmptyRuns(ctx context.Context, db *sql.DB) error {

@@ -113,7 +113,11 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 		if r == nil {
 			return Resolved{}, &NotFoundError{Arg: arg, Warehouse: w.Path}
 		}
-		return Resolved{Arg: arg, Runs: []Run{{ID: r.RunID, Label: r.Label}}}, nil
+		run, err := stored(ctx, w, Run{ID: r.RunID, Label: r.Label})
+		if err != nil {
+			return Resolved{}, err
+		}
+		return Resolved{Arg: arg, Runs: []Run{run}}, nil
 	}
 	if w.Lake != "" {
 		return Resolved{}, fmt.Errorf("%s is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake %s %s', then name its run", arg, w.Path, arg)
@@ -273,7 +277,7 @@ func SelectRun(ctx context.Context, w *schema.Warehouse, arg string) (Run, error
 		if r == nil {
 			return Run{}, &NoRunError{Label: arg, Warehouse: w.Path}
 		}
-		return Run{ID: r.RunID, Label: r.Label}, nil
+		return stored(ctx, w, Run{ID: r.RunID, Label: r.Label})
 	}
 	rows, err := queries.RunSelect(ctx, w.DB, key, value)
 	if err != nil {
@@ -287,6 +291,27 @@ func SelectRun(ctx context.Context, w *schema.Warehouse, arg string) (Run, error
 		return Run{}, &SelectorError{Arg: arg, Why: why}
 	}
 	return Run{ID: rows[back].RunID, Label: rows[back].Label}, nil
+}
+
+// stored is run when it holds a trace, else an *EmptyRunError: a run row
+// without traces is what an ingest killed before any file landed leaves
+// (removed when the warehouse is next opened for writing).
+func stored(ctx context.Context, w *schema.Warehouse, run Run) (Run, error) {
+	traces, err := queries.TriageTraces(ctx, w.DB, run.ID)
+	if err != nil {
+		return Run{}, err
+	}
+	if len(traces) == 0 {
+		return Run{}, &EmptyRunError{Label: run.Label}
+	}
+	return run, nil
+}
+
+// EmptyRunError is a run that holds no trace.
+type EmptyRunError struct{ Label string }
+
+func (e *EmptyRunError) Error() string {
+	return fmt.Sprintf("run %s holds no traces (an interrupted ingest left it; the next ingest removes it): nothing to read", e.Label)
 }
 
 // NoRunError is a run label the warehouse does not hold.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/lake"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
@@ -91,7 +92,15 @@ func (f *Factory) fileWarehouse(creates bool) target.Opener {
 		if errors.As(err, &missing) {
 			return nil, fmt.Errorf("%w: ingest traces first ('tracehouse ingest PATH') or point --db at one", err)
 		}
-		return w, err
+		if err != nil || !write {
+			return w, err
+		}
+		// Runs an ingest killed before any of their files landed.
+		if err := ingest.DropEmptyRuns(ctx, w.DB); err != nil {
+			w.Close()
+			return nil, err
+		}
+		return w, nil
 	}
 }
 

@@ -336,3 +336,49 @@ func TestNoExtensionAutoInstall(t *testing.T) {
 		t.Errorf("exit %d: %q %s", code, out, errOut)
 	}
 }
+
+// addEmptyRun stores a run row without traces in db, as an ingest killed
+// before any of its files landed leaves one.
+func addEmptyRun(t *testing.T, db, label string) {
+	t.Helper()
+	raw, err := sql.Open("duckdb", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`INSERT INTO runs (run_id, label, source_dir, ingested_at, tags)
+		VALUES (nextval('run_id_seq'), ?, '/killed', now()::TIMESTAMP + INTERVAL 1 HOUR, MAP {})`, label); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEmptyRunIsNotARun: a run without traces is refused by every reader
+// with one line, and removed at the next writable open (issue 36 item 3).
+func TestEmptyRunIsNotARun(t *testing.T) {
+	t.Parallel()
+	db := llamaCopy(t)
+	addEmptyRun(t, db, "r1")
+	for _, args := range [][]string{
+		{"triage", "r1"},
+		{"compare", "r1", "sglang-llama"},
+		{"compare", "sglang-llama", "r1"},
+		{"report", "--markdown", filepath.Join(t.TempDir(), "r.md"), "r1"},
+	} {
+		code, _, errOut := runCmd(t, append([]string{"--db", db}, args...)...)
+		if code != exitError || !strings.Contains(errOut, "run r1 holds no traces") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, want 1 and one line 'run r1 holds no traces': %q", args, code, errOut)
+		}
+	}
+	// @latest is the newest run holding traces, not the empty one
+	if code, out, errOut := runCmd(t, "--db", db, "--format", "json", "compare", "@latest~1", "@latest"); code != 0 || strings.Contains(out, `"r1"`) {
+		t.Errorf("compare @latest~1 @latest: exit %d: %s", code, errOut)
+	}
+	// any writing command removes it
+	if code, _, errOut := runCmd(t, "--db", db, "tag", "sglang-llama", "k=v"); code != 0 {
+		t.Fatalf("tag: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCmd(t, "--db", db, "--format", "csv", "sql", "SELECT count(*) AS n FROM runs WHERE label = 'r1'")
+	if code != 0 || strings.TrimSpace(out) != "n\n0" {
+		t.Errorf("after a writable open: exit %d: %q %s", code, out, errOut)
+	}
+}
