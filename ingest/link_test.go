@@ -54,7 +54,12 @@ const tiesWant = "8 4 2 prefill 2\n9 <nil> 1 decode 1\n10 5 <nil> decode 3\n11 7
 
 // TestLinkInGoMatchesSQL ingests traces of every framework and shape twice,
 // linking in Go and with link_kernels.sql and link_steps.sql, and compares
-// every column of every kernel.
+// every column of every kernel. Both implementations exist, owned by
+// ingest: the SQL statements define the linking and are what Nsight
+// exports (no compact copies kept while loading) and traces of more than
+// a million kernels, launches or ops (whose copies would not stay small)
+// use; ingest/link.go does the same from the copies kept while a trace
+// loads, for speed alone.
 func TestLinkInGoMatchesSQL(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -48,7 +48,7 @@ type sweptKernel struct {
 // number of starts seen before this group (kernel_overlap_for numbers
 // start ranks across every group of its call) and is advanced past it.
 //
-// It is the SQL's sweep (migrations/0004_overlap.sql) written as one pass
+// It is the SQL's sweep (kernel_overlap_for, sqllib/overlap.sql) written as one pass
 // over the group's instants: between two consecutive instants the number
 // of active streams and of streams running compute is constant, so the
 // integrals of ">= 2 streams active", ">= 1" and ">= 2 streams running

@@ -13,7 +13,12 @@ import (
 
 // TestSweepOverlapMatchesSQL: the per-kernel overlap saved by the Go sweep
 // is, row for row and column for column (start ranks included), what the
-// SQL macro kernel_overlap_for computes, on random kernels crowded into few
+// SQL macro kernel_overlap_for computes. The two are one algorithm with
+// one owner: the macro (sqllib/overlap.sql) defines the figures and is
+// what every reader without a current saved copy, a lake, and a run with
+// a group too large for Go's memory bound use; the Go sweep exists for
+// speed alone, when ingest saves a run (one pass instead of four sorts of
+// two points per kernel). Checked on random kernels crowded into few
 // instants so that starts and ends tie within and across streams, with
 // zero-length events, nested events on one stream, NULL streams and
 // devices, a stage outside the four known ones, a name without a category

@@ -57,7 +57,7 @@ func readVersion(dir string) (int, error) {
 }
 
 // Open opens the lake at dir for reading: an in-memory DuckDB database
-// with the warehouse's schema (every migration's macros and views) in
+// with the warehouse's schema and SQL library (every macro and view) in
 // which each table of Tables is a view over the lake's Parquet files, so
 // every query of tracehouse runs unchanged. The catalog tables stay
 // writable (a report installs its catalog); the rest is read-only. engine
@@ -92,6 +92,10 @@ func OpenRuns(ctx context.Context, dir string, engine schema.Options, runs []str
 	if have > bin {
 		return nil, &NewerError{Lake: dir, Version: have, Binary: bin}
 	}
+	// Every connection names the lake (tracehouse_lake), which tells the
+	// SQL library that its tables never change: the fingerprints that
+	// guard a warehouse's saved copies are constants here.
+	engine.Lake = abs
 	w, err := schema.Open(ctx, schema.Memory, engine)
 	if err != nil {
 		return nil, err
@@ -461,11 +465,13 @@ func selectSQL(from string, t Table, cols []column, have map[string]bool) string
 	return fmt.Sprintf("SELECT %s%s\nFROM %s%s%s", distinct, strings.Join(sel, ",\n       "), from, where, order)
 }
 
-// derivedSQL replaces the saved-aggregate bookkeeping: a trace's rows
-// never change once committed, so a run's saved overlap (steps) is
-// current exactly when every trace of it was written with its saved rows;
-// the fingerprints that guard a warehouse's copies become constants. The
-// saved busy rows are summed from the saved overlap, as in a warehouse.
+// derivedSQL replaces the saved-aggregate bookkeeping tables: a trace's
+// rows never change once committed, so a run's saved overlap (steps) is
+// current exactly when every trace of it was written with its saved rows,
+// under the constant fingerprint the SQL library gives a lake (0: see
+// _overlap_fingerprint in sqllib/overlap.sql). The saved busy rows are
+// summed from the saved overlap by the library's _device_busy_saved, as
+// ingest.SaveOverlap sums them in a warehouse.
 func derivedSQL(traces string) (q, comments []string) {
 	q = []string{
 		`DROP TABLE kernel_overlap_runs`,
@@ -473,8 +479,6 @@ func derivedSQL(traces string) (q, comments []string) {
 		// what ingest.SaveOverlap sums from kernel_overlap_store, summed here
 		`DROP TABLE device_busy_store`,
 		`CREATE VIEW device_busy_store AS SELECT * FROM _device_busy_saved(NULL)`,
-		`CREATE OR REPLACE MACRO _overlap_fingerprint(run) AS 0::UBIGINT`,
-		`CREATE OR REPLACE MACRO _steps_fingerprint(run) AS 0::UBIGINT`,
 		fmt.Sprintf(`CREATE TABLE _lake_traces AS
 SELECT CAST(trace_id AS INTEGER) AS trace_id, CAST(run_id AS INTEGER) AS run_id,
        coalesce(%s, false) AS overlap, coalesce(%s, false) AS steps, CAST(ingested_at AS TIMESTAMP) AS ingested_at

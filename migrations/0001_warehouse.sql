@@ -5,6 +5,11 @@
 -- (`kernel_id`, `launch_id`, `op_id`) are unique across the whole warehouse:
 -- trace_id * 2^32 + the event's ordinal in its file, so a join never needs
 -- trace_id to be correct.
+--
+-- (Rewritten once after landing, when every macro and view moved into the
+-- SQL library, sqllib/: its views are in sqllib/events.sql. A warehouse
+-- never runs an applied migration again, and schema.Open creates the
+-- library in every warehouse.)
 
 -- One row per profiling session of one deployment.
 CREATE SEQUENCE run_id_seq START 1;
@@ -220,27 +225,3 @@ CREATE TABLE annotations (
     -- prefill | decode | mixed when the name says so, else NULL
     stage    VARCHAR
 );
-
--- Python frames with their names, as users expect to query them.
-CREATE VIEW py_frames AS
-SELECT f.trace_id, f.ordinal, f.frame_id, f.parent_id, s.name, s.file, s.line, s.func,
-       f.ts_ns, f.dur_ns, f.pid, f.tid, f.depth, f.site_id
-FROM py_frame_events f
-JOIN sites s USING (site_id);
-
--- Kernels with everything a question usually needs, for ad hoc SQL.
-CREATE VIEW kernel_events AS
-SELECT k.kernel_id, r.label AS run, r.framework, r.model, t.path, k.trace_id,
-       k.rank, k.stage, t.role, k.kind,
-       n.name, n.short_name, n.family, n.category,
-       k.ts_ns, k.dur_ns, k.dur_ns / 1000.0 AS dur_us,
-       k.device, k.stream, k.correlation, k.external_id, k.grid, k.block, k.bytes,
-       k.graph_launch, k.launch_id, k.op_id, o.name AS cpu_op,
-       k.site_id, s.display AS site, s.file AS site_file, s.line AS site_line,
-       s.func AS site_func
-FROM kernels k
-JOIN kernel_names n USING (name_id)
-JOIN traces t USING (trace_id)
-JOIN runs r ON r.run_id = k.run_id
-LEFT JOIN sites s ON s.site_id = k.site_id
-LEFT JOIN cpu_ops o ON o.op_id = k.op_id;

@@ -15,6 +15,11 @@
 -- verbatim, so `contains(name, keyword)` is a cheap exact pre-filter: a name
 -- is compiled against only the few patterns whose keyword it contains
 -- (DuckDB compiles a pattern per row when it comes from a column).
+--
+-- (Rewritten once after landing, when every macro and view moved into the
+-- SQL library, sqllib/: its macros are in sqllib/classify.sql. A warehouse
+-- never runs an applied migration again, and schema.Open creates the
+-- library in every warehouse.)
 
 -- Which version of the rules a warehouse holds: one row per migration that
 -- changed classifier_rules or family_categories; the current one is the
@@ -274,39 +279,18 @@ INSERT INTO classifier_rules VALUES
     (1507, 'kv_cache', 'set_mla_kv_buffer', 'set_mla_kv_buffer', 'set_mla_kv_buffer_kernel', 'SGLang MLA cache write'),
     (1508, 'kv_cache', 'appendpagedkvcache', 'appendpagedkvcache', 'void flashinfer::AppendPagedKVCacheKernel<128u, 8u, __nv_bfloat16, int>()', 'FlashInfer cache append');
 
--- The family of a kernel name: the family of the first rule (lowest
--- rule_order) whose pattern matches lower(name); `other` when none does.
--- Pass coalesce(demangled, name). Compiles a pattern per candidate row, so
--- prefer Classify / kernel_names.family for bulk work. (Macro arguments are
--- substituted textually: the inner aliases are spelt so no caller's column
--- or alias can be captured by them.)
-CREATE MACRO kernel_family(kernel_name) AS coalesce((
-    SELECT arg_min(_kf_rule.family, _kf_rule.rule_order)
-    FROM (SELECT lower(kernel_name) AS _kf_text) AS _kf_name, classifier_rules AS _kf_rule
-    WHERE contains(_kf_name._kf_text, _kf_rule.keyword)
-      AND regexp_matches(_kf_name._kf_text, _kf_rule.pattern)
-), 'other');
-
--- The rule_order of the rule that decides a name (NULL: none, so `other`):
--- for asking why a kernel got its family.
-CREATE MACRO kernel_rule(kernel_name) AS (
-    SELECT min(_kr_rule.rule_order)
-    FROM (SELECT lower(kernel_name) AS _kr_text) AS _kr_name, classifier_rules AS _kr_rule
-    WHERE contains(_kr_name._kr_text, _kr_rule.keyword)
-      AND regexp_matches(_kr_name._kr_text, _kr_rule.pattern)
-);
-
--- The category of a family (`other` for a family without a category row).
-CREATE MACRO family_category(fam) AS coalesce((
-    SELECT _fc_row.category FROM family_categories AS _fc_row WHERE _fc_row.family = fam
-), 'other');
-
--- Classify every name already in the warehouse (the same statement as
--- schema/classify.sql with $all = true).
+-- Classify every name already in the warehouse (what schema/classify.sql
+-- does with $all = true, written out: the classifier macros are the SQL
+-- library's, which migrations do not call).
 UPDATE kernel_names AS k
-SET family = c.family, category = family_category(c.family)
+SET family = c.family,
+    category = coalesce((SELECT fc.category FROM family_categories fc WHERE fc.family = c.family), 'other')
 FROM (
-    SELECT name_id, kernel_family(coalesce(demangled, name)) AS family
-    FROM kernel_names
+    SELECT kn.name_id,
+           coalesce((SELECT arg_min(r.family, r.rule_order)
+                     FROM classifier_rules r
+                     WHERE contains(lower(coalesce(kn.demangled, kn.name)), r.keyword)
+                       AND regexp_matches(lower(coalesce(kn.demangled, kn.name)), r.pattern)), 'other') AS family
+    FROM kernel_names kn
 ) AS c
 WHERE k.name_id = c.name_id;

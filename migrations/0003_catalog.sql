@@ -11,6 +11,11 @@
 -- a kernel's short name, its site and its CPU op, and also on the letters-
 -- and-digits-only form of both sides:
 --   regexp_replace(lower(x), '[^a-z0-9]', '', 'g')
+--
+-- (Rewritten once after landing, when every macro and view moved into the
+-- SQL library, sqllib/: its view catalog_keywords is in sqllib/catalog.sql.
+-- A warehouse never runs an applied migration again, and schema.Open
+-- creates the library in every warehouse.)
 
 -- One row per fusion pattern: a split kernel chain with a known fused path.
 CREATE TABLE fusion_catalog (
@@ -98,25 +103,3 @@ CREATE TABLE overlap_catalog (
     catalog_version INTEGER NOT NULL,
     catalog_hash    VARCHAR NOT NULL
 );
-
--- One row per keyword of the installed catalog, with the two forms matching
--- compares (catalog.md section 2): lower-cased, and lower-cased with every
--- character but a-z and 0-9 removed. Matching joins kernels to this view so
--- the normalisation is written once, here.
-CREATE VIEW catalog_keywords AS
--- fused: a fusion's fused keyword (step_no 0); step: a chain step's
--- alternative (step_no from 1); overlap: an overlap entry's keyword (step_no 0)
-SELECT 'fused' AS kind, f.id, 0 AS step_no, k.keyword,
-       lower(k.keyword) AS keyword_lower,
-       regexp_replace(lower(k.keyword), '[^a-z0-9]', '', 'g') AS keyword_compact
-FROM fusion_catalog f, unnest(f.fused) AS k(keyword)
-UNION ALL
-SELECT 'step', s.id, s.step_no, k.keyword,
-       lower(k.keyword),
-       regexp_replace(lower(k.keyword), '[^a-z0-9]', '', 'g')
-FROM fusion_catalog_steps s, unnest(s.keywords) AS k(keyword)
-UNION ALL
-SELECT 'overlap', o.id, 0, k.keyword,
-       lower(k.keyword),
-       regexp_replace(lower(k.keyword), '[^a-z0-9]', '', 'g')
-FROM overlap_catalog o, unnest(o.keywords) AS k(keyword);

@@ -1,65 +1,18 @@
--- 0006_sql_surface: the SQL surface users call by hand gets module prefixes,
--- takes run labels, and describes itself to DuckDB (`COMMENT ON`), so
--- `duckdb_tables()`, `duckdb_columns()`, `duckdb_functions()` and
--- `tracehouse schema` list what each table, column and macro holds.
+-- 0006_sql_surface: the SQL surface describes itself to DuckDB (`COMMENT
+-- ON`), so `duckdb_tables()`, `duckdb_columns()`, `duckdb_functions()` and
+-- `tracehouse schema` list what each table, column and macro holds. The
+-- documented entry points it added for users (`overlap_*` for overlap
+-- figures by run id or label, `scope_*` for Python-scope transfer) and
+-- the descriptions of macros and views are in the SQL library
+-- (sqllib/overlap.sql, sqllib/scope.sql, ...); the tables' and columns'
+-- descriptions stay here.
 --
--- The macros of 0004 keep working (reports and saved queries call them with
--- a run_id); the ones below are the documented entry points: `overlap_*`
--- for overlap figures (run id or label), `scope_*` for Python-scope transfer
--- (run ids: the scope macros join on the run inside an outer join, where
--- DuckDB cannot evaluate the label lookup's subquery).
-
--- _run_id(run): the run_id of run `run`, given as its id (integer or text)
--- or its label; an id wins when a label reads like another run's id. NULL
--- when `run` is NULL (which the macros below read as "every run"); an
--- error naming `run` when nothing matches, so a typo never reads as "every
--- run".
-CREATE MACRO _run_id(run) AS (
-    CASE WHEN run IS NULL THEN NULL
-         ELSE coalesce((
-             SELECT r.run_id
-             FROM runs r
-             WHERE r.run_id::VARCHAR = run::VARCHAR OR r.label = run::VARCHAR
-             ORDER BY (r.run_id::VARCHAR = run::VARCHAR) DESC
-             LIMIT 1), error('no run with id or label ' || run::VARCHAR))
-    END
-);
-
--- overlap_kernels(run, rank := NULL, stage := NULL): kernel_overlap_for's
--- columns for one run (id or label), read from the copy saved at ingest
--- when it is current, computed otherwise.
-CREATE MACRO overlap_kernels(run, rank := NULL, stage := NULL) AS TABLE
-SELECT * FROM kernel_overlap_cached(_run_id(run), rank := rank, stage := stage);
-
--- overlap_device_busy(run): GPU busy time per (trace, stage, device) of one
--- run (id or label): device_busy_for's columns.
-CREATE MACRO overlap_device_busy(run) AS TABLE
-SELECT * FROM device_busy_cached(_run_id(run));
-
--- scope_names(timing_run, mapping_run), run ids: how each (stage, kernel name) of the
--- timing run finds its Python scope in the mapping run (name_scope's columns).
-CREATE MACRO scope_names(timing_run, mapping_run) AS TABLE
-SELECT * FROM name_scope(timing_run, mapping_run);
-
--- scope_kernels(timing_run, mapping_run := NULL), run ids: the Python scope every
--- report uses for each kernel of the timing run (kernel_scope's columns):
--- its own launch site when mapping_run is NULL, else the transferred one.
-CREATE MACRO scope_kernels(timing_run, mapping_run := NULL) AS TABLE
-SELECT * FROM kernel_scope(timing_run, mapping_run);
-
-COMMENT ON MACRO TABLE overlap_kernels IS 'Per-kernel overlap of one run (id or label): hidden_ns, hidden_by_compute_ns, exclusive_ns, stream neighbours; optional rank := and stage := filters.';
-COMMENT ON MACRO TABLE overlap_device_busy IS 'GPU busy time (union of kernel intervals) per trace, stage and device of one run (id or label).';
-COMMENT ON MACRO TABLE scope_names IS 'How each (stage, kernel name) of a timing run finds its Python scope in a mapping run (run ids).';
-COMMENT ON MACRO TABLE scope_kernels IS 'The Python scope of each kernel of a timing run: its own launch site, or the one a mapping run lends (run ids).';
-COMMENT ON MACRO TABLE kernel_overlap_for IS 'Internal (run_id only, always recomputes): use overlap_kernels.';
-COMMENT ON MACRO TABLE kernel_overlap_cached IS 'Internal (run_id only): use overlap_kernels.';
-COMMENT ON MACRO TABLE device_busy_for IS 'Internal (run_id only, always recomputes): use overlap_device_busy.';
-COMMENT ON MACRO TABLE device_busy_cached IS 'Internal (run_id only): use overlap_device_busy.';
-COMMENT ON MACRO TABLE name_scope IS 'Internal (run_id only): use scope_names.';
-COMMENT ON MACRO TABLE kernel_scope IS 'Internal (run_id only): use scope_kernels.';
-COMMENT ON MACRO kernel_family IS 'Classifier family of a raw kernel name (first matching rule of classifier_rules).';
-COMMENT ON MACRO kernel_rule IS 'The classifier rule that matches a raw kernel name.';
-COMMENT ON MACRO family_category IS 'Category (compute, communication, memory, elementwise, other) of a family.';
+-- (Rewritten once after landing, when every macro and view moved into the
+-- SQL library, sqllib/: its macros and their descriptions are in
+-- sqllib/runs.sql, sqllib/overlap.sql, sqllib/scope.sql,
+-- sqllib/classify.sql, sqllib/events.sql and sqllib/catalog.sql. A
+-- warehouse never runs an applied migration again, and schema.Open creates
+-- the library in every warehouse.)
 
 COMMENT ON TABLE runs IS 'One row per profiling session of one deployment.';
 COMMENT ON COLUMN runs.label IS 'The run''s name (--run, else derived from the directory).';
@@ -114,11 +67,6 @@ COMMENT ON TABLE py_frame_events IS 'One row per python_function event; names li
 COMMENT ON COLUMN py_frame_events.depth IS 'Nesting depth on its thread, 0 = outermost.';
 COMMENT ON TABLE annotations IS 'One row per user_annotation / gpu_user_annotation (and ProfilerStep) event.';
 COMMENT ON COLUMN annotations.stage IS 'prefill | decode | mixed when the name says so, else NULL.';
-
-COMMENT ON VIEW py_frames IS 'Python frames with their names.';
-COMMENT ON VIEW kernel_events IS 'Kernels with run label, path, names, family, Python site and CPU op: the view for ad hoc SQL.';
-COMMENT ON VIEW kernel_overlap IS 'Per-kernel overlap of every run (recomputed on each read; prefer overlap_kernels(run)).';
-COMMENT ON VIEW catalog_keywords IS 'Every keyword of the installed fusion and overlap catalog entries.';
 
 COMMENT ON TABLE classifier_rules IS 'Kernel-name rules of the classifier, first match wins.';
 COMMENT ON TABLE family_categories IS 'The category of each classifier family.';

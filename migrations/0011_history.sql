@@ -12,6 +12,11 @@
 -- share floor ($min_share 0): a report of one stage, or with a floor, is
 -- those rows filtered (chains, conflicts and shares are per stage, and the
 -- floor is applied last).
+--
+-- (Rewritten once after landing, when every macro and view moved into the
+-- SQL library, sqllib/: its fingerprint macro _fusion_fingerprint is in
+-- sqllib/fusion.sql. A warehouse never runs an applied migration again, and
+-- schema.Open creates the library in every warehouse.)
 
 -- fusion_match_store: saved fusion_matches.sql rows, per run and rank.
 CREATE TABLE fusion_match_store (
@@ -47,17 +52,6 @@ CREATE TABLE fusion_store_runs (
     fingerprint UBIGINT NOT NULL,
     stored_at   TIMESTAMP NOT NULL,
     PRIMARY KEY (run_id, rank)
-);
-
--- _fusion_fingerprint(run): changes whenever an input of the run's
--- fuse-pattern rows changes: what changes its overlap (its kernels, their
--- names' categories), the installed catalog, the run's model and TP size,
--- or its traces' frameworks and TP ranks (the entries' gates).
-CREATE MACRO _fusion_fingerprint(run) AS (
-    SELECT hash(_overlap_fingerprint(run),
-                (SELECT list(DISTINCT catalog_hash ORDER BY catalog_hash) FROM fusion_catalog),
-                (SELECT list(hash(model, tp_size)) FROM runs WHERE run_id = run),
-                (SELECT list(hash(trace_id, framework, tp_rank) ORDER BY trace_id) FROM traces WHERE run_id = run))
 );
 
 COMMENT ON TABLE fusion_match_store IS 'Saved fuse-pattern rows (queries/fusion_matches.sql, single-trace, every stage, no share floor) per run and rank.';

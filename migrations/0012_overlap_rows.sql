@@ -11,6 +11,11 @@
 -- ($min_dur_ns): a report of one stage, or with a floor, is those rows
 -- filtered (every figure of a row is per stage, and the floor only hides
 -- rows), and the per-stage row cap is applied after.
+--
+-- (Rewritten once after landing, when every macro and view moved into the
+-- SQL library, sqllib/: its fingerprint macro _overlap_rows_fingerprint is
+-- in sqllib/overlap.sql. A warehouse never runs an applied migration again,
+-- and schema.Open creates the library in every warehouse.)
 
 -- overlap_row_store: saved overlap_by_kernel.sql rows, per run and rank.
 CREATE TABLE overlap_row_store (
@@ -55,17 +60,6 @@ CREATE TABLE overlap_row_runs (
     fingerprint UBIGINT NOT NULL,
     stored_at   TIMESTAMP NOT NULL,
     PRIMARY KEY (run_id, rank)
-);
-
--- _overlap_rows_fingerprint(run): changes whenever an input of the run's
--- overlap rows changes: what changes its overlap (its kernels, their names'
--- categories), the classifier (a migration changing the rules bumps its
--- version and reclassifies: families and categories), or the run's traces
--- (their kernels' sites, CPU ops and graph launches come with them).
-CREATE MACRO _overlap_rows_fingerprint(run) AS (
-    SELECT hash(_overlap_fingerprint(run),
-                (SELECT max(version) FROM classifier_versions),
-                (SELECT list(hash(trace_id, ingested_at) ORDER BY trace_id) FROM traces WHERE run_id = run))
 );
 
 COMMENT ON TABLE overlap_row_store IS 'Saved overlap-opportunity rows (queries/overlap_by_kernel.sql, single-trace, every stage, no share floor) per run and rank.';

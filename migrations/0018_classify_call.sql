@@ -13,24 +13,12 @@
 -- kernels, which other rules match). Ends with the reclassification of
 -- every stored name, as 0002 does, so `reclassify` is not needed after an
 -- upgrade.
-
--- The name without its final balanced parenthesised group (the parameter
--- list) and the blanks before it. The group may nest six deep (function
--- pointer and lambda types); a deeper one is left whole. A name that does
--- not end in `)` is returned as it is.
-CREATE MACRO kernel_call(kernel_name) AS regexp_replace(kernel_name,
-    ' *\((?:[^()]|\((?:[^()]|\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\))*\))*\)$', '');
-
--- kernel_call without template argument lists: each pass removes the
--- innermost `<...>` groups, ten passes cover the deepest real names
--- (FlashAttention-3 nests six).
-CREATE MACRO _kernel_untemplate(s) AS
-    regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
-    regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(s,
-    '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'),
-    '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g');
-
-CREATE MACRO kernel_function(kernel_name) AS _kernel_untemplate(kernel_call(kernel_name));
+--
+-- (Rewritten once after landing, when every macro and view moved into the
+-- SQL library, sqllib/: kernel_call, kernel_function and the new
+-- kernel_family and kernel_rule are in sqllib/classify.sql. A warehouse
+-- never runs an applied migration again, and schema.Open creates the
+-- library in every warehouse.)
 
 -- What each rule is matched against: 'call' (kernel_call: the name with
 -- its template arguments) or 'function' (kernel_function).
@@ -46,41 +34,38 @@ WHERE rule_order = 613;
 INSERT INTO classifier_rules VALUES
     (1414, 'elementwise', 'split_embedding', 'split_embedding', 'void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 4l, 4l, false>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, fbgemm_gpu::FixedDivisor, long)', 'FBGEMM table-batched embedding lookups (DLRM): gathers, not GEMMs', 'call');
 
--- The family of a kernel name: the first rule (lowest rule_order) whose
--- pattern matches the lower-cased kernel_call (or kernel_function) of the
--- name; `other` when none does. Pass coalesce(demangled, name).
-CREATE OR REPLACE MACRO kernel_family(kernel_name) AS coalesce((
-    SELECT arg_min(_kf_rule.family, _kf_rule.rule_order)
-    FROM (SELECT lower(kernel_call(kernel_name)) AS _kf_call) AS _kf_name,
-         (SELECT _kernel_untemplate(_kf_name._kf_call) AS _kf_fn) AS _kf_fname,
-         classifier_rules AS _kf_rule
-    WHERE contains(CASE _kf_rule.applies_to WHEN 'function' THEN _kf_fname._kf_fn ELSE _kf_name._kf_call END, _kf_rule.keyword)
-      AND regexp_matches(CASE _kf_rule.applies_to WHEN 'function' THEN _kf_fname._kf_fn ELSE _kf_name._kf_call END, _kf_rule.pattern)
-), 'other');
-
-CREATE OR REPLACE MACRO kernel_rule(kernel_name) AS (
-    SELECT min(_kr_rule.rule_order)
-    FROM (SELECT lower(kernel_call(kernel_name)) AS _kr_call) AS _kr_name,
-         (SELECT _kernel_untemplate(_kr_name._kr_call) AS _kr_fn) AS _kr_fname,
-         classifier_rules AS _kr_rule
-    WHERE contains(CASE _kr_rule.applies_to WHEN 'function' THEN _kr_fname._kr_fn ELSE _kr_name._kr_call END, _kr_rule.keyword)
-      AND regexp_matches(CASE _kr_rule.applies_to WHEN 'function' THEN _kr_fname._kr_fn ELSE _kr_name._kr_call END, _kr_rule.pattern)
-);
-
 INSERT INTO classifier_versions VALUES
     (2, '0018_classify_call', 'rules see the name without its parameter list (and, for gemm and mma, without template arguments); fbgemm is not gemm; FBGEMM embedding kernels are elementwise');
-
-COMMENT ON MACRO kernel_call IS 'A kernel name without its parameter list: what the classifier rules see.';
-COMMENT ON MACRO kernel_function IS 'A kernel name without its parameter list and template arguments: what the rules about the function itself see.';
-COMMENT ON MACRO kernel_family IS 'Classifier family of a raw kernel name (first matching rule of classifier_rules, on kernel_call or kernel_function of the name).';
-COMMENT ON MACRO kernel_rule IS 'The classifier rule that matches a raw kernel name.';
 COMMENT ON COLUMN classifier_rules.applies_to IS 'call: the rule sees kernel_call(name); function: kernel_function(name), without template arguments.';
 
+-- Reclassify every stored name with the rules above (the classifier
+-- macros of sqllib/classify.sql as this migration defined them, written
+-- out: migrations do not call the library).
 UPDATE kernel_names AS k
-SET family = c.family, category = family_category(c.family)
+SET family = c.family, category = c.category
 FROM (
-    SELECT name_id, kernel_family(coalesce(demangled, name)) AS family
-    FROM kernel_names
+    SELECT f.name_id, f.family,
+           coalesce((SELECT fc.category FROM family_categories fc WHERE fc.family = f.family), 'other') AS category
+    FROM (
+        SELECT n.name_id,
+               coalesce((SELECT arg_min(r.family, r.rule_order)
+                         FROM classifier_rules r
+                         WHERE contains(CASE r.applies_to WHEN 'function' THEN n.fn ELSE n.call END, r.keyword)
+                           AND regexp_matches(CASE r.applies_to WHEN 'function' THEN n.fn ELSE n.call END, r.pattern)), 'other') AS family
+        FROM (
+            SELECT name_id, call,
+                   regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+                   regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(call,
+                   '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'),
+                   '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g'), '<[^<>]*>', '', 'g') AS fn
+            FROM (
+                SELECT name_id,
+                       lower(regexp_replace(coalesce(demangled, name),
+                           ' *\((?:[^()]|\((?:[^()]|\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\))*\))*\)$', '')) AS call
+                FROM kernel_names
+            )
+        ) n
+    ) f
 ) AS c
 WHERE k.name_id = c.name_id
-  AND (k.family IS DISTINCT FROM c.family OR k.category IS DISTINCT FROM family_category(c.family));
+  AND (k.family IS DISTINCT FROM c.family OR k.category IS DISTINCT FROM c.category);

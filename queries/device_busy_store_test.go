@@ -4,12 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/migrations"
@@ -217,27 +214,38 @@ func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 	}
 }
 
-// migrationsUpTo is the embedded migrations numbered n and below.
-func migrationsUpTo(t *testing.T, n int) fs.FS {
+// migrationData runs the data changes (INSERT, UPDATE, DELETE) of the
+// embedded migration numbered n on db, as they ran when a warehouse of
+// before it migrated: a warehouse can no longer be left at an old version
+// with that version's macros (they are the SQL library's now, which needs
+// every migration's tables), so tests of what a migration did to older
+// warehouses' rows run its data changes on a current one.
+func migrationData(t *testing.T, db *sql.DB, n int) {
 	t.Helper()
-	out := fstest.MapFS{}
-	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if v, _ := strconv.Atoi(strings.SplitN(path, "_", 2)[0]); v <= n {
-			b, err := fs.ReadFile(migrations.FS, path)
-			if err != nil {
-				return err
-			}
-			out[path] = &fstest.MapFile{Data: b}
-		}
-		return nil
-	})
+	ms, err := schema.LoadMigrations(migrations.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out
+	ran := 0
+	for _, st := range schema.SplitStatements(ms[n-1].SQL) {
+		// without the comment above the statement
+		lines := strings.Split(st.SQL, "\n")
+		for len(lines) > 0 && (strings.TrimSpace(lines[0]) == "" || strings.HasPrefix(strings.TrimSpace(lines[0]), "--")) {
+			lines = lines[1:]
+		}
+		code := strings.Join(lines, "\n")
+		for _, verb := range []string{"INSERT ", "UPDATE ", "DELETE "} {
+			if strings.HasPrefix(code, verb) {
+				if _, err := db.Exec(code); err != nil {
+					t.Fatalf("migration %d line %d: %v", n, st.Line, err)
+				}
+				ran++
+			}
+		}
+	}
+	if ran == 0 {
+		t.Fatalf("migration %d changes no rows", n)
+	}
 }
 
 // TestDeviceBusyBackfill: migration 0013 fills device_busy_store for runs
@@ -246,52 +254,28 @@ func migrationsUpTo(t *testing.T, n int) fs.FS {
 // the same warehouse computes them live until the run is saved again.
 func TestDeviceBusyBackfill(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	upTo12 := migrationsUpTo(t, 12)
-	path := filepath.Join(t.TempDir(), "w.duckdb")
-	old, err := schema.Open(ctx, path, schema.Options{Migrations: upTo12, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	storeFixture(fixture{t: t, db: old.DB}, 7)
-	// what SaveOverlap did before 0013
-	for _, q := range []string{
-		`INSERT INTO kernel_overlap_store SELECT * FROM kernel_overlap_for(1)`,
-		`INSERT INTO kernel_overlap_runs VALUES (1, _overlap_fingerprint(1), now()::TIMESTAMP)`,
-	} {
-		if _, err := old.DB.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-	w, err := schema.Open(ctx, path, schema.Options{Migrations: migrationsUpTo(t, 13), Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := fixture{t: t, db: w.DB}
-	if got, want := dumpBusy(t, w.DB, "(SELECT * FROM device_busy_store)"), dumpBusy(t, w.DB, "device_busy_for(1)"); got != want {
+	f := newFixture(t)
+	storeFixture(f, 7)
+	// what SaveOverlap did before 0013: the per-kernel rows and their
+	// record, no busy rows
+	f.exec(`INSERT INTO kernel_overlap_store SELECT * FROM kernel_overlap_for(1)`)
+	f.exec(`INSERT INTO kernel_overlap_runs VALUES (1, _overlap_fingerprint(1), now()::TIMESTAMP)`)
+	migrationData(t, f.db, 13)
+	if got, want := dumpBusy(t, f.db, "(SELECT * FROM device_busy_store)"), dumpBusy(t, f.db, "device_busy_for(1)"); got != want {
 		t.Fatalf("backfilled busy rows:\n%s\nwant\n%s", got, want)
 	}
 	f.exec(`UPDATE device_busy_store SET streams = -7`)
 	var n int
-	if err := w.DB.QueryRow(`SELECT count(*) FROM device_busy_cached(1) WHERE streams = -7`).Scan(&n); err != nil || n == 0 {
+	if err := f.db.QueryRow(`SELECT count(*) FROM device_busy_cached(1) WHERE streams = -7`).Scan(&n); err != nil || n == 0 {
 		t.Errorf("backfilled rows not read (%d, %v)", n, err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 
-	// Every later migration: the copy is no longer taken for current.
-	if w, err = schema.Open(ctx, path, schema.Options{Threads: 1}); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.DB.QueryRow(`SELECT count(*) FROM kernel_overlap_runs`).Scan(&n); err != nil || n != 0 {
+	// 0014: the copy is no longer taken for current.
+	migrationData(t, f.db, 14)
+	if err := f.db.QueryRow(`SELECT count(*) FROM kernel_overlap_runs`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("saved-overlap records after 0014: %d, %v; want none", n, err)
 	}
-	if got, want := dumpBusy(t, w.DB, "device_busy_cached(1)"), dumpBusy(t, w.DB, "device_busy_for(1)"); got != want || strings.Contains(got, "-7") {
+	if got, want := dumpBusy(t, f.db, "device_busy_cached(1)"), dumpBusy(t, f.db, "device_busy_for(1)"); got != want || strings.Contains(got, "-7") {
 		t.Errorf("busy rows after 0014:\n%s\nwant the computed\n%s", got, want)
 	}
 }

@@ -17,38 +17,29 @@ import (
 func TestFusionCopiesForgotten(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "w.duckdb")
-	old, err := schema.Open(ctx, path, schema.Options{Migrations: migrationsUpTo(t, 15), Threads: 1})
+	w, err := schema.Open(ctx, filepath.Join(t.TempDir(), "w.duckdb"), schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ingest.Ingest(ctx, old, []string{"../testdata/demo/trtllm-llama"}, ingest.Options{}); err != nil {
+	defer w.Close()
+	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/trtllm-llama"}, ingest.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	// (Finish's other statements take later migrations: the fuse patterns
-	// need only the catalog)
-	if err := ingest.InstallCatalog(ctx, old.DB, catalog.Default()); err != nil {
+	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
 	match, err := Text("fusion_matches")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveFusion(ctx, old.DB, []int64{1}, match); err != nil {
+	if err := ingest.SaveFusion(ctx, w.DB, []int64{1}, match); err != nil {
 		t.Fatal(err)
 	}
 	p := FusionMatchesParams{Run: 1, Rank: sql.NullInt64{Int64: 0, Valid: true}}
-	if _, saved, err := FusionMatchesCached(ctx, old.DB, p); err != nil || !saved {
+	if _, saved, err := FusionMatchesCached(ctx, w.DB, p); err != nil || !saved {
 		t.Fatalf("before 0016: saved %v %v", saved, err)
 	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-	w, err := schema.Open(ctx, path, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	migrationData(t, w.DB, 16)
 	if pending, err := ingest.FusionPending(ctx, w.DB); err != nil || len(pending) != 1 || pending[0] != 1 {
 		t.Errorf("pending after 0016: %v %v, want [1]", pending, err)
 	}

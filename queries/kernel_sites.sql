@@ -2,8 +2,8 @@
 -- the kernel table (triage.md sections 3 and 6).
 --
 -- For each (stage, kernel short_name) of run $run, its two best Python
--- launch sites (most GPU time first), as kernel_scope($run, $mapping) of
--- migration 0004 defines them: the kernels' own launch sites in
+-- launch sites (most GPU time first), as kernel_scope($run, $mapping)
+-- (sqllib/scope.sql) defines them: the kernels' own launch sites in
 -- single-trace mode, the sites transferred from the mapping run in
 -- two-trace mode (exact short name in the same stage, else a unique
 -- template-stripped name, else unmapped).
@@ -22,7 +22,7 @@
 --                   exact | cross-stage | base |
 --                   base-cross-stage | unmapped: how the name found its
 --                   scope (one value per short name, since matching depends
---                   only on the name; see migration 0007)
+--                   only on the name; see sqllib/scope.sql)
 --   site_rank       1 or 2; NULL when the kernel has no site at all
 --   location        `path:line func`, path trimmed to the framework-relative
 --                   part (sites.rel_path); the raw frame name when the site

@@ -5,7 +5,7 @@
 -- kernel short name and its dominant overlapping kernel's short name ('' or
 -- NULL when it has none). An overlap entry is a known path of a row when one
 -- of its keywords hits either kernel by the matching rules of catalog.md
--- section 2 (see migrations/0005_fusion.sql): the short name itself, or any
+-- section 2 (see sqllib/fusion.sql): the short name itself, or any
 -- Python site or CPU op that kernels of that short name have in the stage
 -- (the mapping run's in two-trace mode, as everywhere in the report). Each
 -- row is looked up in its own stage ($stages), so one call serves the rows
@@ -61,7 +61,7 @@ _hits AS (
      AND contains(_fusion_compact(n.short_name), kw.keyword_compact)
     UNION
     -- ... or through the site or CPU op of one of its kernels in the stage
-    -- (_fusion_hits of migration 0005, for the rows' names only, and with
+    -- (_fusion_hits of sqllib/fusion.sql, for the rows' names only, and with
     -- CPU ops named per distinct op rather than per kernel)
     SELECT t.stage, t.short_name, kw.id, kw.keyword
     FROM (

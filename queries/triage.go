@@ -144,7 +144,8 @@ type TriageParams struct {
 	// first Timelines overlap rows of each stage (triage.md section 4).
 	Timelines int
 	// Framework, when set, is the framework of traces that do not say
-	// theirs, for the catalog statuses (migration 0009); NULL = none.
+	// theirs, for the catalog statuses (_fusion_gates, sqllib/fusion.sql);
+	// NULL = none.
 	Framework sql.NullString
 }
 
@@ -366,7 +367,7 @@ type execQuerier interface {
 }
 
 // withFramework returns a handle whose session has the variable
-// tracehouse_framework set (see migration 0009), and the function that
+// tracehouse_framework set (see _fusion_gates in sqllib/fusion.sql), and the function that
 // resets it and gives a borrowed connection back to the pool.
 func withFramework(ctx context.Context, q Querier, framework string) (execQuerier, func() error, error) {
 	var h execQuerier

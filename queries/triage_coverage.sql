@@ -2,8 +2,8 @@
 -- coverage in two-trace mode (triage.md sections 2 and 6).
 --
 -- One row per stage of run $run, then one total row (stage NULL): GPU time,
--- and how much of it has a Python site as kernel_scope($run, $mapping) of
--- migration 0004 defines it (the kernel's own launch site in single-trace
+-- and how much of it has a Python site as kernel_scope($run, $mapping)
+-- (sqllib/scope.sql) defines it (the kernel's own launch site in single-trace
 -- mode; the site transferred from the mapping run in two-trace mode), split
 -- by how the kernel's name found its scope.
 --
@@ -20,7 +20,7 @@
 --   exact_ns, cross_stage_ns, base_ns, unmapped_ns
 --                two-trace: part matched by exact short name in the same
 --                stage, in another stage of the mapping run (by exact or
---                template-stripped name: migration 0007), by unique
+--                template-stripped name: sqllib/scope.sql), by unique
 --                template-stripped name, not at all (0 in single-trace mode)
 --   replay_ns    single-trace: part without a site of its own but located
 --                by the frame around its CUDA/HIP graph launch (kernel_scope's

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,11 @@ type Options struct {
 	// instead of creating it, as ReadOnly always does: only what ingests
 	// creates a warehouse, so a mistyped path leaves nothing behind.
 	MustExist bool
+	// Lake is the lake directory an in-memory warehouse stands for
+	// (lake.Open): every connection sets the variable tracehouse_lake to
+	// it, which tells the SQL library that the tables never change (its
+	// fingerprints are then constant).
+	Lake string
 }
 
 // NoWarehouseError is a warehouse file that does not exist, opened by
@@ -161,12 +167,19 @@ func (w *Warehouse) Close() error {
 }
 
 // Open opens (creating if needed) the warehouse at path and brings its schema
-// up to date.
+// up to date: pending migrations, then the SQL library (package sqllib)
+// when the warehouse's differs from this binary's. A read-only open never
+// writes the library: when the stored one is stale, every connection
+// creates the library as TEMP macros and views, which shadow the stored
+// ones (the next writable open stores it).
 func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	src := opt.Migrations
 	if src == nil {
 		src = migrations.FS
 	}
+	// The library names the tables the embedded migrations make; a test's
+	// own migrations get none.
+	withLibrary := opt.Migrations == nil
 	ms, err := LoadMigrations(src)
 	if err != nil {
 		return nil, err
@@ -182,10 +195,11 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	if path != Memory && opt.Migrations == nil && !opt.NoTemplate {
 		createFromTemplate(path)
 	}
+	init := lakeVariable(opt.Lake)
 	readOnly := opt.ReadOnly && path != Memory
 	if readOnly {
 		// A file that needs migrating is opened for writing once first.
-		w, err := open(path, true, opt.Threads)
+		w, err := open(path, true, opt.Threads, init)
 		if err == nil {
 			if err := checkOurs(ctx, w.DB, path); err != nil {
 				w.Close()
@@ -193,7 +207,16 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 			}
 			pending, perr := Pending(ctx, w.DB, ms)
 			if perr == nil && len(pending) == 0 {
-				return w, nil
+				lib, lerr := loadLibrary()
+				if lerr != nil {
+					w.Close()
+					return nil, lerr
+				}
+				if !withLibrary || libraryCurrent(ctx, w.DB, lib) {
+					return w, nil
+				}
+				w.Close()
+				return open(path, true, opt.Threads, chainInit(init, tempLibrary))
 			}
 			w.Close()
 			if perr != nil {
@@ -203,23 +226,23 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 				}
 			}
 		}
-		rw, err := open(path, false, opt.Threads)
+		rw, err := open(path, false, opt.Threads, init)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := Migrate(ctx, rw.DB, ms); err != nil {
+		if err := migrate(ctx, rw.DB, ms, withLibrary); err != nil {
 			rw.Close()
 			return nil, err
 		}
 		if err := rw.Close(); err != nil {
 			return nil, fmt.Errorf("close %s: %w", path, err)
 		}
-		return open(path, true, opt.Threads)
+		return open(path, true, opt.Threads, init)
 	}
 	if path == Memory && opt.Migrations == nil && !opt.NoTemplate {
-		return openTemplate(ctx, ms, opt.Threads)
+		return openTemplate(ctx, ms, opt.Threads, init)
 	}
-	w, err := open(path, false, opt.Threads)
+	w, err := open(path, false, opt.Threads, init)
 	if err != nil {
 		return nil, err
 	}
@@ -227,11 +250,50 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 		w.Close()
 		return nil, err
 	}
-	if _, err := Migrate(ctx, w.DB, ms); err != nil {
+	if err := migrate(ctx, w.DB, ms, withLibrary); err != nil {
 		w.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// migrate applies the pending migrations, then (withLibrary) the SQL
+// library when the warehouse's is not this binary's.
+func migrate(ctx context.Context, db *sql.DB, ms []Migration, withLibrary bool) error {
+	if _, err := Migrate(ctx, db, ms); err != nil {
+		return err
+	}
+	if withLibrary {
+		return applyLibrary(ctx, db)
+	}
+	return nil
+}
+
+// connInit is what every new connection of a warehouse runs first.
+type connInit func(driver.ExecerContext) error
+
+// lakeVariable sets tracehouse_lake on a lake's connections (nil: none).
+func lakeVariable(dir string) connInit {
+	if dir == "" {
+		return nil
+	}
+	return func(e driver.ExecerContext) error {
+		_, err := e.ExecContext(context.Background(), "SET VARIABLE tracehouse_lake = "+quote(dir), nil)
+		return err
+	}
+}
+
+// chainInit runs a, then b (either may be nil).
+func chainInit(a, b connInit) connInit {
+	if a == nil {
+		return b
+	}
+	return func(e driver.ExecerContext) error {
+		if err := a(e); err != nil {
+			return err
+		}
+		return b(e)
+	}
 }
 
 // BlockSize is the storage block size of the warehouses tracehouse creates
@@ -286,7 +348,7 @@ func engineThreads(cores int) (threads, external int) {
 
 var lockOwner = regexp.MustCompile(`PID \d+`)
 
-func open(path string, readOnly bool, threads int) (*Warehouse, error) {
+func open(path string, readOnly bool, threads int, init connInit) (*Warehouse, error) {
 	dsn := path
 	if path == Memory {
 		dsn = ""
@@ -306,7 +368,7 @@ func open(path string, readOnly bool, threads int) (*Warehouse, error) {
 		config = append(config, "threads="+strconv.Itoa(n), "external_threads="+strconv.Itoa(ext))
 	}
 	dsn += "?" + strings.Join(config, "&")
-	c, err := duckdb.NewConnector(dsn, nil)
+	c, err := duckdb.NewConnector(dsn, init)
 	if err != nil {
 		return nil, classifyOpenError(path, err)
 	}
@@ -343,7 +405,7 @@ func classifyOpenError(path string, err error) error {
 // EngineVersion is the version of the DuckDB library linked in (e.g.
 // "v1.5.0"), read from a throw-away in-memory database.
 func EngineVersion(ctx context.Context) (string, error) {
-	w, err := open(Memory, false, 0)
+	w, err := open(Memory, false, 0, nil)
 	if err != nil {
 		return "", err
 	}

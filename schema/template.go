@@ -37,7 +37,7 @@ var template []byte
 // COPY FROM DATABASE into memory was measured too, about 60 ms, but it
 // re-creates macros from their text and drops their CTEs' MATERIALIZED.)
 // Migrations newer than the template, if any, are applied as usual.
-func openTemplate(ctx context.Context, ms []Migration, threads int) (*Warehouse, error) {
+func openTemplate(ctx context.Context, ms []Migration, threads int, init connInit) (*Warehouse, error) {
 	// A killed process cannot remove its copy: sweep what such processes
 	// left (best effort; a copy still in use is rarely this old, and
 	// removing an open file's name does not disturb its owner).
@@ -47,7 +47,7 @@ func openTemplate(ctx context.Context, ms []Migration, threads int) (*Warehouse,
 		return nil, err
 	}
 	cleanup := func() error { return errors.Join(removeIfExists(path), removeIfExists(path+".wal")) }
-	w, err := open(path, false, threads)
+	w, err := open(path, false, threads, init)
 	if err != nil {
 		return nil, errors.Join(err, cleanup())
 	}
@@ -57,7 +57,7 @@ func openTemplate(ctx context.Context, ms []Migration, threads int) (*Warehouse,
 	if _, err := w.DB.ExecContext(ctx, "PRAGMA disable_checkpoint_on_shutdown"); err != nil {
 		return nil, errors.Join(fmt.Errorf("warehouse template: %w", err), w.Close())
 	}
-	if _, err := Migrate(ctx, w.DB, ms); err != nil {
+	if err := migrate(ctx, w.DB, ms, true); err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
 	return w, nil

@@ -31,7 +31,7 @@ func TestEngineThreads(t *testing.T) {
 // TestOpenThreads: the settings reach DuckDB, and a query that groups runs.
 func TestOpenThreads(t *testing.T) {
 	t.Parallel()
-	w, err := open(Memory, false, 1)
+	w, err := open(Memory, false, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

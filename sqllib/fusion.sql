@@ -1,0 +1,513 @@
+-- fusion: matching the fusion and overlap catalog (catalog.md sections 2
+-- and 3) against a run's kernels, in SQL.
+--
+-- These are helpers for queries/fusion_matches.sql, fusion_similarity.sql
+-- and known_paths.sql; users may call them for ad hoc questions too. They
+-- read the catalog tables (filled by ingest.InstallCatalog; catalog_keywords
+-- of the catalog module) and the Python-scope transfer of the scope module
+-- (kernel_scope) in two-trace mode, so a kernel has the same site in every
+-- table of a report.
+--
+--
+-- Keyword matching (catalog.md section 2): a keyword hits a kernel when it is
+-- a case-insensitive substring of the kernel's short name, its Python site
+-- or its CPU op, or when its letters-and-digits-only form is a substring of
+-- the same form of one of those. The second test implies the first (removing
+-- characters from both sides keeps a substring a substring), so only the
+-- compact forms are compared; the catalog loader rejects keywords whose
+-- compact form is empty. The site is matched as `file:line func` and as its
+-- display `func @ file:line`, where file is the framework-relative path
+-- (sites.rel_path) when known: install prefixes such as
+-- /root/.cache/... or /opt/venv/... would otherwise hit `cache` or `v`.
+-- Keywords are matched once per distinct (name, site, op) of the run, not
+-- once per kernel. Directory names are part of the site: a broad keyword
+-- such as `quant` hits every GEMM launched from layers/quantization/ (or
+-- from vLLM's default_unquantized_gemm), which is the catalog's to narrow.
+--
+-- Chain matching, per (trace, rank, device, stream) in stream order (start
+-- time, then kernel_id):
+--   * a kernel's position counts every GPU event of the stream, of any stage
+--     and whether related or not, so "at most max_between kernels apart" is
+--     measured on what really ran there; all steps of one occurrence share a
+--     stage;
+--   * an occurrence is k kernels p1 < p2 < ... < pk (positions) where pi
+--     fills step i (ordered entries) or the kernels fill the k steps in some
+--     order (unordered entries), with p(i+1) - p(i) - 1 <= max_between and
+--     start(i+1) - end(i) <= max_gap_ns (overlap, e.g. PDL, is a gap <= 0);
+--   * a kernel matching one of the entry's `fused` keywords never fills one
+--     of its steps (a fused kernel is not a split step);
+--   * links first: for each kernel whose text can fill a step, the kernels
+--     1 .. max_between + 1 places later on its stream are found by an
+--     equi-join on (stream, position + d) (never a pairwise interval join),
+--     and kept where their text fills a following step (_text_pairs, worked
+--     out once per distinct text, not per kernel) within max_gap_ns;
+--   * candidate occurrences walk those links in a recursive CTE bounded by
+--     the chain length;
+--   * one kernel belongs to at most one occurrence of an entry: candidates
+--     are chosen greedily, tightest first (fewest positions spanned), then
+--     leftmost, then by their second and third kernel. Only candidates
+--     sharing a kernel need the pass; they can only share one when their
+--     spans overlap, so they are cut into islands of overlapping spans
+--     (window functions) and the pass takes one candidate of every island
+--     per iteration of a short recursion (as many iterations as the largest
+--     island has candidates, usually two). No loop over events anywhere.
+--
+-- Gates, per trace (catalog.md section 2.3):
+--   framework  an entry applies to its own framework's traces as
+--              `opportunity` / `already fused`, and to every other trace as
+--              `elsewhere` (a split chain that another framework fuses). A
+--              trace whose framework is unknown is never "own" (it can only
+--              get `elsewhere` rows) unless --framework names one (see
+--              _fusion_gates).
+--   models     models_any: one token must be a case-insensitive substring of
+--              runs.model; an unknown model never passes a non-empty
+--              models_any (it cannot be shown to match). models_none: no
+--              token may be a substring; an unknown model passes.
+--   min_tp     compared with the run's TP size: runs.tp_size, else the
+--              largest traces.tp_rank + 1 of the run (a lower bound the files
+--              prove). When neither is known only entries with min_tp <= 1
+--              apply.
+--   min_share  applied by the queries to the summed row, not here.
+--
+-- Batches (target.Finish saves the fuse-pattern rows of many runs and ranks
+-- in one statement): the helpers take a list of run ids, `runs :=`, in
+-- place of `run` and `rnk` (every rank of those runs), and carry each
+-- kernel's run_id; queries/fusion_matches.sql keys every step by (run,
+-- rank) when given `$runs`. A batch gives each rank exactly the rows a
+-- report of that rank alone gives: the last tie-break of _fusion_related
+-- hashes the kernels' positions on their stream (not the batch's stream
+-- numbering), and each occurrence and fused kernel checks its own trace's
+-- gate (the same for every trace of a run).
+
+-- _fusion_compact(s): the letters-and-digits-only, lower-case form keywords
+-- and kernel texts are compared in (the same expression as catalog_keywords).
+CREATE MACRO _fusion_compact(s) AS regexp_replace(lower(s), '[^a-z0-9]', '', 'g');
+
+-- _fusion_kernels(run, mapping, rnk, runs := NULL): one row per GPU event
+-- of run `run` (only rank `rnk` unless it is NULL), or of every run listed
+-- in `runs` (single-trace only), with the Python scope reports use: its
+-- own launch site and CPU op when `mapping` is NULL, the mapping run's
+-- when it is set (kernel_scope). The single-trace branch is kernel_scope's
+-- 'self' mode written out, so a single-trace report does not pay for the
+-- two-trace name transfer (the branch whose condition on `mapping` is
+-- false is pruned when the query is planned). Columns:
+--   kernel_id, trace_id, rank, stage, name_id, ts_ns, dur_ns  as in kernels
+--   end_ns        ts_ns + dur_ns
+--   dev, strm     device and stream, NULL as -1 so they can key a join
+--   stream_pos    as in kernels
+--   site_id       the scope's site (NULL = unmapped / no Python frame)
+--   op_name       the scope's CPU op name (NULL = none)
+--   run_id        as in kernels
+CREATE MACRO _fusion_kernels(run, mapping, rnk, runs := NULL) AS TABLE
+SELECT k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.ts_ns, k.dur_ns,
+       k.ts_ns + k.dur_ns AS end_ns,
+       coalesce(k.device, -1) AS dev,
+       coalesce(k.stream, -1) AS strm,
+       k.stream_pos,
+       k.site_id, o.name AS op_name, k.run_id
+FROM kernels k
+LEFT JOIN cpu_ops o ON o.op_id = k.op_id
+WHERE mapping IS NULL
+  AND CASE WHEN runs IS NULL THEN k.run_id = run AND (rnk IS NULL OR k.rank = rnk)
+           ELSE list_contains(runs, k.run_id) END
+UNION ALL
+SELECT k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.ts_ns, k.dur_ns,
+       k.ts_ns + k.dur_ns,
+       coalesce(k.device, -1),
+       coalesce(k.stream, -1),
+       k.stream_pos,
+       s.site_id, s.op_name, k.run_id
+FROM kernels k
+JOIN kernel_scope(run, mapping) s USING (kernel_id)
+WHERE mapping IS NOT NULL
+  AND k.run_id = run
+  AND (rnk IS NULL OR k.rank = rnk);
+
+-- _fusion_site_form(file, rel_path, line, func, display): a site (columns
+-- of `sites`) as keywords see it: the compact form of `file:line func`, with
+-- the framework-relative path, then that of its display `func @ file:line`
+-- (for a site without a file, nn.Module or built-in, both are the display);
+-- NULL for no site. The two are joined by a space, which no compact keyword
+-- contains, so a keyword never matches across them.
+CREATE MACRO _fusion_site_form(file, rel_path, line, func, display) AS
+    _fusion_compact(CASE WHEN file IS NULL THEN display
+                         ELSE coalesce(rel_path, file) || ':' || coalesce(line::VARCHAR, '') || ' '
+                              || coalesce(func, '') END)
+    || ' ' || _fusion_compact(display);
+
+-- _fusion_kw_hit(name_c, site_c, op_c, keyword_compact): the matching rule
+-- of this file's header, on compact forms computed once per kernel text:
+-- the keyword's compact form is a substring of the short name's, the
+-- site's (_fusion_site_form) or the CPU op's. NULL site or op never hit.
+CREATE MACRO _fusion_kw_hit(name_c, site_c, op_c, keyword_compact) AS
+    keyword_compact <> ''
+    AND (contains(name_c, keyword_compact)
+         OR coalesce(contains(site_c, keyword_compact), false)
+         OR coalesce(contains(op_c, keyword_compact), false));
+
+-- _fusion_hits(run, mapping, rnk, stg): which catalog keywords hit which
+-- kernel texts. One row per distinct (name_id, site_id, op_name) of the
+-- run's GPU events in stage `stg` (every stage when NULL or '') and per
+-- (kind, id, step_no) of catalog_keywords it hits. Columns:
+--   name_id, site_id, op_name   the kernel text (join with IS NOT DISTINCT FROM)
+--   kind      fused | step | overlap, as in catalog_keywords
+--   id        the fusion or overlap entry
+--   step_no   0 for fused and overlap keywords, else the chain step
+--   keywords  the keywords of that (kind, id, step_no) that hit, sorted
+CREATE MACRO _fusion_hits(run, mapping, rnk, stg) AS TABLE
+WITH _texts AS (
+    SELECT c.name_id, c.site_id, c.op_name,
+           _fusion_compact(n.short_name) AS name_c,
+           _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
+           _fusion_compact(c.op_name) AS op_c
+    FROM (SELECT DISTINCT name_id, site_id, op_name
+          FROM _fusion_kernels(run, mapping, rnk)
+          WHERE stg IS NULL OR stg = '' OR stage = stg) c
+    JOIN kernel_names n USING (name_id)
+    LEFT JOIN sites s ON s.site_id = c.site_id
+)
+SELECT t.name_id, t.site_id, t.op_name, kw.kind, kw.id, kw.step_no,
+       list_sort(list(DISTINCT kw.keyword)) AS keywords
+FROM _texts t
+JOIN catalog_keywords kw ON _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
+GROUP BY t.name_id, t.site_id, t.op_name, kw.kind, kw.id, kw.step_no;
+
+-- _fusion_gates(run, runs := NULL): one row per (trace of run `run`, or of
+-- the runs listed in `runs`; fusion entry) with the entry's non-share gates
+-- for that trace (see the header). Columns:
+--   trace_id, id
+--   own       the trace is of the entry's framework: chain matches are
+--             `opportunity` and fused kernels `already fused`; otherwise
+--             chain matches are `elsewhere` and fused kernels give no row.
+--             A trace whose framework is `unknown` takes the session
+--             variable `tracehouse_framework` when it is set (SET VARIABLE
+--             tracehouse_framework = 'sglang'; queries.Triage sets it on its
+--             connection for --framework and resets it after); a trace
+--             that names its framework always keeps it
+--   applies   the models and min_tp gates pass
+CREATE MACRO _fusion_gates(run, runs := NULL) AS TABLE
+WITH _run AS (
+    SELECT r.run_id, lower(r.model) AS model,
+           coalesce(r.tp_size, (SELECT max(t.tp_rank) + 1 FROM traces t WHERE t.run_id = r.run_id)) AS tp
+    FROM runs r
+    WHERE CASE WHEN runs IS NULL THEN r.run_id = run ELSE list_contains(runs, r.run_id) END
+)
+SELECT t.trace_id, f.id,
+       coalesce(coalesce(nullif(t.framework, 'unknown'), getvariable('tracehouse_framework')::VARCHAR)
+                = f.framework, false) AS own,
+       (len(f.models_any) = 0
+          OR (r.model IS NOT NULL
+              AND len(list_filter(f.models_any, lambda m: contains(r.model, lower(m)))) > 0))
+       AND (r.model IS NULL
+              OR len(list_filter(f.models_none, lambda m: contains(r.model, lower(m)))) = 0)
+       AND (f.min_tp <= 1 OR coalesce(r.tp >= f.min_tp, false)) AS applies
+FROM traces t
+JOIN _run r ON r.run_id = t.run_id
+CROSS JOIN fusion_catalog f;
+
+-- _fusion_related(run, mapping, rnk, stg, variants, runs := NULL): every
+-- kernel that makes a fusion entry's row, for entries whose models/min_tp
+-- gates pass, of run `run` or of every run listed in `runs`. One row per
+-- (entry, variant, kernel). Columns:
+--   kind        'fused': a kernel of stage `stg` matching one of the
+--               entry's fused keywords on a trace of the entry's own
+--               framework (variant 0, occurrence = the kernel itself);
+--               'chain': a kernel of an accepted chain occurrence, in a
+--               (trace, stage, device) where no kernel matches the entry's
+--               fused keywords (there the fused path runs: the entry is
+--               `already fused` on its own framework and silent elsewhere)
+--   id          fusion entry
+--   variant     0 = the entry's whole chain. When `variants` is true, also
+--               v = 1..steps for entries of 3 to 15 steps: the chain with
+--               step v left out (the "all but one step" near misses of the
+--               similarity note); steps are renumbered, order kept
+--   status      opportunity | elsewhere | already fused (see _fusion_gates)
+--   occurrence  the kernel_id of the occurrence's first kernel (unique per
+--               entry and variant, since a kernel is in one occurrence)
+--   step        the kernel's place in its occurrence, from 1: its chain
+--               step (renumbered in a variant) for ordered entries, its
+--               stream order for unordered ones; 0 for fused kernels
+--   kernel_id, trace_id, rank, stage, name_id, site_id, op_name, dur_ns
+--               the kernel, with its report scope
+--   run_id      the kernel's run
+CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants, runs := NULL) AS TABLE
+WITH RECURSIVE
+_entries AS (
+    SELECT id, ordinal, steps, ordered, max_between, max_gap_ns FROM fusion_catalog
+),
+_gates AS MATERIALIZED (
+    SELECT * FROM _fusion_gates(run, runs := runs)
+),
+_kall AS MATERIALIZED (
+    SELECT * FROM _fusion_kernels(run, mapping, rnk, runs := runs)
+),
+_texts AS MATERIALIZED (
+    -- the run's distinct kernel texts (name, site, op), numbered, with the
+    -- compact forms keywords are matched on
+    SELECT c.name_id, c.site_id, c.op_name, row_number() OVER () AS text_id,
+           _fusion_compact(n.short_name) AS name_c,
+           _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
+           _fusion_compact(c.op_name) AS op_c
+    FROM (SELECT DISTINCT name_id, site_id, op_name FROM _kall) c
+    JOIN kernel_names n USING (name_id)
+    LEFT JOIN sites s ON s.site_id = c.site_id
+),
+_streams AS (
+    SELECT trace_id, rank, dev, strm, row_number() OVER () AS sid
+    FROM (SELECT DISTINCT trace_id, rank, dev, strm FROM _kall)
+),
+_stages AS (
+    SELECT stage, row_number() OVER () AS sc
+    FROM (SELECT DISTINCT stage FROM _kall)
+),
+_k AS MATERIALIZED (
+    -- every GPU event with its place in its stream: spos = stream * 2^32 +
+    -- position (kernels.stream_pos, numbered at ingest: from 1, in start
+    -- order), so "d places later on the same stream" is spos + d, and no
+    -- such spos exists past the stream's end. text_id and sc give back the
+    -- name, site, op and stage.
+    SELECT k.kernel_id, k.trace_id, k.rank, k.dev, t.text_id, c.sc, k.ts_ns, k.dur_ns,
+           (s.sid << 32) | k.stream_pos AS spos, k.run_id
+    FROM _kall k
+    JOIN _texts t
+      ON t.name_id = k.name_id
+     AND t.site_id IS NOT DISTINCT FROM k.site_id
+     AND t.op_name IS NOT DISTINCT FROM k.op_name
+    JOIN _streams s USING (trace_id, rank, dev, strm)
+    JOIN _stages c USING (stage)
+),
+_in_stage AS (
+    -- stage codes reports ask for
+    SELECT sc FROM _stages WHERE stg IS NULL OR stg = '' OR stage = stg
+),
+_hits AS MATERIALIZED (
+    -- fused and step keyword hits per text, for entries whose models and
+    -- min_tp gates pass (the same for every trace of a run; the framework
+    -- only changes the status)
+    SELECT DISTINCT t.text_id, kw.kind, e.ordinal, kw.step_no
+    FROM _texts t
+    JOIN catalog_keywords kw
+      ON kw.kind IN ('fused', 'step')
+     AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
+    JOIN _entries e USING (id)
+    WHERE kw.id IN (SELECT id FROM _gates WHERE applies)
+),
+_variants AS (
+    SELECT ordinal, 0 AS variant, steps AS nsteps, ordered, max_between, max_gap_ns
+    FROM _entries
+    WHERE steps > 0
+    UNION ALL
+    SELECT ordinal, unnest(range(1, steps + 1)), steps - 1, ordered, max_between, max_gap_ns
+    FROM _entries
+    -- ekey keeps the variant in 4 bits
+    WHERE variants AND steps BETWEEN 3 AND 15
+),
+_text_roles AS MATERIALIZED (
+    -- which step of which (entry, variant) a text can fill, ekey = ordinal
+    -- * 16 + variant; a text matching one of the entry's fused keywords
+    -- fills none (a fused kernel is not a split step)
+    SELECT h.text_id, (v.ordinal * 16 + v.variant)::BIGINT AS ekey,
+           h.step_no - CASE WHEN v.variant > 0 AND h.step_no > v.variant THEN 1 ELSE 0 END AS step,
+           v.nsteps, v.ordered, v.max_between, v.max_gap_ns
+    FROM _hits h
+    JOIN _variants v ON v.ordinal = h.ordinal AND h.step_no <> v.variant
+    WHERE h.kind = 'step'
+      AND NOT EXISTS (SELECT 1 FROM _hits f
+                      WHERE f.kind = 'fused' AND f.ordinal = h.ordinal AND f.text_id = h.text_id)
+),
+_text_pairs AS MATERIALIZED (
+    -- which text can follow which in an entry's chain: the second fills the
+    -- next step (ordered entries) or another step (unordered; the recursion
+    -- keeps a path's steps distinct)
+    SELECT a.ekey, a.text_id AS from_text, a.step AS from_step, b.text_id AS to_text, b.step AS to_step,
+           a.nsteps, a.ordered, a.max_between, a.max_gap_ns
+    FROM _text_roles a
+    JOIN _text_roles b
+      ON b.ekey = a.ekey
+     AND CASE WHEN a.ordered THEN b.step = a.step + 1 ELSE b.step <> a.step END
+    WHERE a.nsteps > 1
+),
+_reach AS (
+    -- how far after a kernel of this text a following step may sit
+    SELECT from_text AS text_id, max(max_between) + 1 AS reach
+    FROM _text_pairs
+    GROUP BY from_text
+),
+_neighbours AS (
+    -- each kernel of the stage whose text can start a link, with the
+    -- kernels d = 1 .. reach places later on its stream in the same stage
+    -- whose text can end one
+    SELECT a.spos, a.text_id, a.ts_ns + a.dur_ns AS end_ns, a.d, b.text_id AS next_text, b.ts_ns AS next_ts
+    FROM (SELECT k.spos, k.text_id, k.ts_ns, k.dur_ns, k.sc, unnest(range(1, r.reach + 1)) AS d
+          FROM _k k
+          JOIN _reach r USING (text_id)
+          WHERE k.sc IN (SELECT sc FROM _in_stage)) a
+    JOIN (SELECT spos, text_id, ts_ns, sc FROM _k
+          WHERE text_id IN (SELECT to_text FROM _text_pairs)) b
+      ON b.spos = a.spos + a.d
+    WHERE b.sc = a.sc
+),
+_edges AS MATERIALIZED (
+    -- links of an occurrence: the kernel d places later fills a following
+    -- step, with at most max_between kernels between (d <= max_between + 1)
+    -- and starting at most max_gap_ns after the first one ends
+    SELECT p.ekey, n.spos AS from_spos, p.from_step, n.spos + n.d AS to_spos, p.to_step, p.nsteps, p.ordered
+    FROM _neighbours n
+    JOIN _text_pairs p ON p.from_text = n.text_id AND p.to_text = n.next_text
+    WHERE n.d <= p.max_between + 1
+      AND n.next_ts - n.end_ns <= p.max_gap_ns
+),
+_paths AS (
+    -- partial occurrences: n kernels (as spos) in stream order filling n
+    -- distinct steps, walked along _edges; as many iterations as the
+    -- longest chain has steps. Starts: kernels with a link from the first
+    -- step (any step when unordered), and every kernel of a one-step chain.
+    SELECT ekey, nsteps, last_spos, last_step, 1 AS n, (1::BIGINT << last_step) AS used, [last_spos] AS kernels
+    FROM (SELECT DISTINCT ekey, nsteps, from_spos AS last_spos, from_step AS last_step
+          FROM _edges
+          WHERE NOT ordered OR from_step = 1
+          UNION ALL
+          SELECT r.ekey, 1, k.spos, r.step
+          FROM _k k
+          JOIN _text_roles r USING (text_id)
+          WHERE r.nsteps = 1 AND k.sc IN (SELECT sc FROM _in_stage))
+    UNION ALL
+    SELECT p.ekey, p.nsteps, e.to_spos, e.to_step, p.n + 1,
+           p.used | (1::BIGINT << e.to_step), list_append(p.kernels, e.to_spos)
+    FROM _paths p
+    JOIN _edges e ON e.ekey = p.ekey AND e.from_spos = p.last_spos AND e.from_step = p.last_step
+    WHERE p.n < p.nsteps
+      AND (e.ordered OR (p.used & (1::BIGINT << e.to_step)) = 0)
+),
+_candidates AS MATERIALIZED (
+    -- complete occurrences; an unordered chain can fill its steps from the
+    -- same kernels in several ways, which is one candidate. cand is an
+    -- arbitrary unique id: identity only, never order.
+    SELECT row_number() OVER () AS cand, ekey, kernels,
+           kernels[1] AS first_spos, kernels[-1] AS last_spos
+    FROM (SELECT DISTINCT ekey, kernels FROM _paths WHERE n = nsteps)
+),
+_contested AS MATERIALIZED (
+    -- candidates sharing a kernel with another candidate of their entry;
+    -- the others are taken as they are
+    SELECT DISTINCT c.cand
+    FROM (SELECT cand, ekey, unnest(kernels) AS spos FROM _candidates) c
+    SEMI JOIN (SELECT ekey, spos
+               FROM (SELECT ekey, unnest(kernels) AS spos FROM _candidates)
+               GROUP BY ekey, spos
+               HAVING count(*) > 1) x USING (ekey, spos)
+),
+_islands AS MATERIALIZED (
+    -- contested candidates in islands: an island starts where no earlier
+    -- candidate's span reaches (spans never cross streams); island = ekey *
+    -- 2^40 + its number. Candidates can only share a kernel in an island.
+    SELECT cand, ekey, kernels, first_spos, last_spos,
+           (ekey << 40)
+           | sum(CASE WHEN prev_last IS NULL OR first_spos > prev_last THEN 1 ELSE 0 END)
+                 OVER (PARTITION BY ekey ORDER BY first_spos, last_spos ROWS UNBOUNDED PRECEDING) AS island
+    FROM (SELECT *,
+                 max(last_spos) OVER (PARTITION BY ekey ORDER BY first_spos, last_spos
+                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_last
+          FROM _candidates
+          SEMI JOIN _contested USING (cand))
+),
+_ranked AS MATERIALIZED (
+    -- rn = the greedy order, islands one after the other (a global sort is
+    -- much cheaper than a window per island): tightest first (fewest
+    -- positions spanned), then leftmost, then by the second and third
+    -- kernel (a fixed hash of the kernels' stream positions for the rare
+    -- tie left among chains of five or more steps)
+    SELECT i.*,
+           row_number() OVER (ORDER BY i.island, i.last_spos - i.first_spos, i.first_spos,
+                                       i.kernels[2], i.kernels[3],
+                                       hash(list_transform(i.kernels, lambda x: x & 4294967295))) AS rn
+    FROM _islands i
+),
+_greedy AS (
+    -- the greedy pass, one candidate of every island per iteration (as
+    -- many iterations as the largest island has candidates, usually two):
+    -- the first is taken; a later one is taken when none of its kernels is
+    -- in the island's claimed list, which then gains them
+    SELECT r.island, r.rn, r.cand, true AS taken, r.kernels AS claimed
+    FROM _ranked r
+    SEMI JOIN (SELECT island, min(rn) AS rn FROM _ranked GROUP BY island) h USING (island, rn)
+    UNION ALL
+    SELECT r.island, r.rn, r.cand,
+           NOT list_has_any(g.claimed, r.kernels),
+           CASE WHEN list_has_any(g.claimed, r.kernels) THEN g.claimed
+                ELSE list_concat(g.claimed, r.kernels) END
+    FROM _greedy g
+    JOIN _ranked r ON r.rn = g.rn + 1 AND r.island = g.island
+),
+_taken AS (
+    SELECT cand FROM _candidates ANTI JOIN _contested USING (cand)
+    UNION ALL
+    SELECT cand FROM _greedy WHERE taken
+),
+_chain_kernels AS (
+    -- step: the kernel's place in the occurrence, which is its chain step
+    -- for ordered entries (stream order for unordered ones)
+    SELECT e.id, c.ekey % 16 AS variant, c.kernels[1] AS occurrence_spos,
+           unnest(c.kernels) AS spos, generate_subscripts(c.kernels, 1) AS step
+    FROM _candidates c
+    SEMI JOIN _taken t USING (cand)
+    JOIN _entries e ON e.ordinal = c.ekey // 16
+),
+_chain AS MATERIALIZED (
+    -- the accepted occurrences' kernels (materialized so the planner, which
+    -- cannot estimate the recursive CTEs, does not join the gates first)
+    SELECT c.id, c.variant, c.step, o.kernel_id AS occurrence,
+           k.kernel_id, k.trace_id, k.rank, k.sc, k.dev, k.text_id, k.dur_ns, k.run_id
+    FROM _chain_kernels c
+    JOIN _k k ON k.spos = c.spos
+    JOIN _k o ON o.spos = c.occurrence_spos
+),
+_fused AS MATERIALIZED (
+    -- kernels of the stage running an entry's fused path
+    SELECT k.kernel_id, k.trace_id, k.rank, k.sc, k.dev, k.text_id, k.dur_ns, e.id, k.run_id
+    FROM _k k
+    JOIN _hits h ON h.kind = 'fused' AND h.text_id = k.text_id
+    JOIN _entries e USING (ordinal)
+    WHERE k.sc IN (SELECT sc FROM _in_stage)
+),
+_fused_groups AS (
+    -- (trace, stage, device) groups where the entry's fused path runs
+    SELECT DISTINCT trace_id, sc, dev, id FROM _fused
+),
+_out AS (
+    SELECT 'chain' AS kind, c.id, c.variant,
+           CASE WHEN g.own THEN 'opportunity' ELSE 'elsewhere' END AS status,
+           c.occurrence, c.step, c.kernel_id, c.trace_id, c.rank, c.sc, c.text_id, c.dur_ns, c.run_id
+    FROM _chain c
+    JOIN _gates g ON g.trace_id = c.trace_id AND g.id = c.id AND g.applies
+    -- where the fused path runs, the entry is `already fused` (own
+    -- framework) or says nothing (another framework already runs an
+    -- equivalent kernel); split chains left in that group are another
+    -- shape's path or keyword noise
+    WHERE NOT EXISTS (SELECT 1 FROM _fused_groups fg
+                      WHERE fg.trace_id = c.trace_id AND fg.sc = c.sc
+                        AND fg.dev = c.dev AND fg.id = c.id)
+    UNION ALL
+    SELECT 'fused', f.id, 0, 'already fused', f.kernel_id, 0,
+           f.kernel_id, f.trace_id, f.rank, f.sc, f.text_id, f.dur_ns, f.run_id
+    FROM _fused f
+    JOIN _gates g ON g.trace_id = f.trace_id AND g.id = f.id
+    WHERE g.own AND g.applies
+)
+SELECT o.kind, o.id, o.variant, o.status, o.occurrence, o.step,
+       o.kernel_id, o.trace_id, o.rank, st.stage, t.name_id, t.site_id, t.op_name, o.dur_ns, o.run_id
+FROM _out o
+JOIN _stages st USING (sc)
+JOIN _texts t USING (text_id);
+
+-- _fusion_fingerprint(run, ofp := NULL): changes whenever an input of the
+-- run's saved fuse-pattern rows (fusion_match_store) changes: what changes
+-- its overlap (its kernels, their names' categories; ofp as in
+-- kernel_overlap_cached), the installed catalog, the run's model and TP
+-- size, or its traces' frameworks and TP ranks (the entries' gates).
+CREATE MACRO _fusion_fingerprint(run, ofp := NULL) AS (
+    SELECT hash(_overlap_fp(run, ofp),
+                (SELECT list(DISTINCT catalog_hash ORDER BY catalog_hash) FROM fusion_catalog),
+                (SELECT list(hash(model, tp_size)) FROM runs WHERE run_id = run),
+                (SELECT list(hash(trace_id, framework, tp_rank) ORDER BY trace_id) FROM traces WHERE run_id = run))
+);

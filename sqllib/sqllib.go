@@ -1,0 +1,106 @@
+// Package sqllib is tracehouse's SQL library: the macros and views that
+// queries, reports and users read a warehouse through, one .sql file per
+// module (overlap, scope, fusion, steps, ...), modelled on Perfetto's SQL
+// standard library: public names carry their module's prefix where users
+// did not already know them by another, helpers start with `_`, and every
+// public macro and view is documented in a comment above it (and by a
+// COMMENT ON statement, which `tracehouse schema` shows).
+//
+// The library has no versions: schema.Open applies it to a warehouse,
+// replacing every object an earlier library made, whenever its Hash
+// differs from the one stored in the warehouse. Migrations hold only
+// tables, indexes and data changes.
+package sqllib
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// Modules are the library's modules in the order they are created: DuckDB
+// binds the macros and tables a macro or view names when it is created,
+// so a module comes after the modules it calls.
+var Modules = []string{
+	"classify", // kernel_family, kernel_rule, family_category
+	"events",   // kernel_events, py_frames
+	"runs",     // _run_id
+	"catalog",  // catalog_keywords
+	"overlap",  // kernel_overlap_for, overlap_kernels, device busy time, fingerprints
+	"scope",    // name_scope, kernel_scope, scope_names, scope_kernels
+	"fusion",   // _fusion_*: catalog matching
+	"steps",    // step_*_for, step_*_cached
+}
+
+// Module is one file of the library.
+type Module struct {
+	Name string // the file's name without .sql
+	SQL  string
+}
+
+// Load returns the modules in creation order, and an error when a file
+// is missing from Modules or a module has no file.
+func Load() ([]Module, error) {
+	return load(files)
+}
+
+func load(fsys fs.FS) ([]Module, error) {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, err
+	}
+	listed := map[string]bool{}
+	for _, m := range Modules {
+		listed[m+".sql"] = true
+	}
+	for _, n := range names {
+		if !listed[n] {
+			return nil, fmt.Errorf("sqllib: %s is not in sqllib.Modules (which says when it is created)", n)
+		}
+	}
+	out := make([]Module, len(Modules))
+	for i, m := range Modules {
+		b, err := fs.ReadFile(fsys, m+".sql")
+		if err != nil {
+			return nil, fmt.Errorf("sqllib: module %s: %w", m, err)
+		}
+		out[i] = Module{Name: m, SQL: string(b)}
+	}
+	return out, nil
+}
+
+// Hash is the library's identity: the sha256 of its modules' names and
+// text, in creation order, as lower-case hex.
+func Hash(ms []Module) string {
+	h := sha256.New()
+	for _, m := range ms {
+		fmt.Fprintf(h, "%s\n%d\n%s", m.Name, len(m.SQL), m.SQL)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Object is a macro or view the library defines.
+type Object struct {
+	Kind string // "macro" (scalar or table) or "view"
+	Name string
+}
+
+// definition matches the statements that create a macro or view.
+var definition = regexp.MustCompile(`(?im)^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?(MACRO|VIEW)\s+([a-z_][a-z0-9_]*)`)
+
+// Definitions lists the macros and views that SQL text creates, in order
+// (statements starting a line with CREATE [OR REPLACE] [TEMP] MACRO|VIEW).
+func Definitions(sql string) []Object {
+	var out []Object
+	for _, m := range definition.FindAllStringSubmatch(sql, -1) {
+		out = append(out, Object{Kind: strings.ToLower(m[1]), Name: m[2]})
+	}
+	return out
+}

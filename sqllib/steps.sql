@@ -1,0 +1,124 @@
+-- steps: per-step aggregates, the unit `compare` and `history` measure
+-- (compare.md section 1), and their saved copies.
+--
+-- A step is one forward iteration of the server: ingest finds a trace's
+-- step windows (steps, ingest/sql/insert_steps.sql; migration 0008 says
+-- which evidence comes first) and assigns each GPU event to one
+-- (kernels.step, ingest/link.go or ingest/sql/link_steps.sql). The
+-- aggregates below read a run's per-kernel overlap (kernel_overlap_cached,
+-- overlap module). ingest.SaveSteps saves them after ingest
+-- (step_kernel_store, step_total_store, step_store_runs), and the *_cached
+-- macros read the copy while the run's fingerprint matches, as with the
+-- overlap. Given `runs :=` (a list of run ids), the *_for macros cover
+-- every run listed, from their saved overlap, which the caller checks is
+-- current (ingest/sql/overlap_store_current.sql).
+
+-- step_kernels_for(run, skip := false, runs := NULL): one row per (trace,
+-- rank, stage, step, name) of run `run`'s GPU events that belong to a step
+-- (or of the runs listed in `runs`; nothing when skip). Columns:
+--   run_id, trace_id, rank, stage, step, name_id
+--   launches              GPU events
+--   dur_ns                summed dur_ns
+--   hidden_ns             summed kernel_overlap hidden_ns (under another stream)
+--   hidden_by_compute_ns  summed hidden_by_compute_ns
+CREATE MACRO step_kernels_for(run, skip := false, runs := NULL) AS TABLE
+SELECT o.run_id, o.trace_id, o.rank, o.stage, k.step, o.name_id,
+       count(*) AS launches,
+       sum(o.dur_ns)::BIGINT AS dur_ns,
+       sum(o.hidden_ns)::BIGINT AS hidden_ns,
+       sum(o.hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns
+FROM (SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
+          UNION ALL
+          SELECT * FROM kernel_overlap_store WHERE list_contains(runs, run_id)) o
+JOIN kernels k USING (kernel_id)
+WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+      AND k.step IS NOT NULL AND NOT skip
+GROUP BY o.run_id, o.trace_id, o.rank, o.stage, k.step, o.name_id;
+
+-- step_totals_for(run, skip := false, runs := NULL): one row per (trace,
+-- rank, stage, step) of run `run` (or of the runs listed in `runs`;
+-- nothing when skip). Columns:
+--   run_id, trace_id, rank, stage, step
+--   kernels          GPU events
+--   kernel_ns        summed dur_ns (overlapping events counted each)
+--   busy_ns          GPU busy time: the union of the step's event intervals
+--                    per device, summed over devices
+--   first_ns         first start; last_end_ns: last end
+--   window_ns        last_end_ns - first_ns: the step time (its GPU window)
+--   exposed_comm_ns  communication time not hidden under compute: summed
+--                    dur_ns - hidden_by_compute_ns of the step's
+--                    communication-category events
+-- So window_ns = busy_ns + idle and kernel_ns - busy_ns is the overlap.
+CREATE MACRO step_totals_for(run, skip := false, runs := NULL) AS TABLE
+WITH _k AS (
+    SELECT o.run_id, o.trace_id, o.rank, o.stage, k.step, o.device, o.kernel_id,
+           o.ts_ns, o.ts_ns + o.dur_ns AS end_ns, o.dur_ns,
+           CASE WHEN n.category = 'communication'
+                THEN o.dur_ns - o.hidden_by_compute_ns ELSE 0 END AS exposed_ns
+    FROM (SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
+          UNION ALL
+          SELECT * FROM kernel_overlap_store WHERE list_contains(runs, run_id)) o
+    JOIN kernels k USING (kernel_id)
+    JOIN kernel_names n ON n.name_id = o.name_id
+    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+      AND k.step IS NOT NULL AND NOT skip
+),
+_u AS (
+    SELECT *,
+           max(end_ns) OVER (PARTITION BY trace_id, rank, stage, step, device
+                             ORDER BY ts_ns, kernel_id
+                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prior_end_ns
+    FROM _k
+)
+SELECT run_id, trace_id, rank, stage, step,
+       count(*) AS kernels,
+       sum(dur_ns)::BIGINT AS kernel_ns,
+       -- each event adds the part of it after every earlier event's end
+       sum(greatest(0, end_ns - greatest(ts_ns, coalesce(prior_end_ns, ts_ns))))::BIGINT AS busy_ns,
+       min(ts_ns) AS first_ns,
+       max(end_ns) AS last_end_ns,
+       (max(end_ns) - min(ts_ns))::BIGINT AS window_ns,
+       sum(exposed_ns)::BIGINT AS exposed_comm_ns
+FROM _u
+GROUP BY run_id, trace_id, rank, stage, step;
+
+-- _steps_fingerprint(run): changes whenever the inputs of the run's step
+-- aggregates change: what changes its overlap, or any event's step. In a
+-- lake, the constant 0 (see _overlap_fingerprint).
+CREATE MACRO _steps_fingerprint(run) AS
+    CASE WHEN getvariable('tracehouse_lake') IS NOT NULL THEN 0::UBIGINT ELSE (
+    SELECT hash(_overlap_fingerprint(run), count(*), bit_xor(hash(kernel_id, step)))
+    FROM kernels
+    WHERE run_id = run AND getvariable('tracehouse_lake') IS NULL
+    ) END;
+
+-- step_kernels_cached(run): step_kernels_for(run), read from
+-- step_kernel_store when the run's saved copy is current. Same columns.
+CREATE MACRO step_kernels_cached(run) AS TABLE
+WITH _fresh AS (
+    SELECT count(*) > 0 AS fresh
+    FROM step_store_runs
+    WHERE run_id = run AND fingerprint = _steps_fingerprint(run)
+)
+SELECT s.* FROM step_kernel_store s
+WHERE s.run_id = run AND (SELECT fresh FROM _fresh)
+UNION ALL
+SELECT * FROM step_kernels_for(run, skip := (SELECT fresh FROM _fresh));
+
+-- step_totals_cached(run): step_totals_for(run), read from step_total_store
+-- when the run's saved copy is current. Same columns.
+CREATE MACRO step_totals_cached(run) AS TABLE
+WITH _fresh AS (
+    SELECT count(*) > 0 AS fresh
+    FROM step_store_runs
+    WHERE run_id = run AND fingerprint = _steps_fingerprint(run)
+)
+SELECT s.* FROM step_total_store s
+WHERE s.run_id = run AND (SELECT fresh FROM _fresh)
+UNION ALL
+SELECT * FROM step_totals_for(run, skip := (SELECT fresh FROM _fresh));
+
+COMMENT ON MACRO TABLE step_kernels_for IS 'Internal (run_id only, always recomputes): per (trace, rank, stage, step, kernel name) launches, time and hidden time; use step_kernels_cached.';
+COMMENT ON MACRO TABLE step_totals_for IS 'Internal (run_id only, always recomputes): per (trace, rank, stage, step) kernel time, busy time, window and exposed communication; use step_totals_cached.';
+COMMENT ON MACRO TABLE step_kernels_cached IS 'Per (trace, rank, stage, step, kernel name) of one run (run id): launches, time, hidden time; read from the saved copy when current.';
+COMMENT ON MACRO TABLE step_totals_cached IS 'Per (trace, rank, stage, step) of one run (run id): kernel time, GPU busy time, step window, exposed communication; read from the saved copy when current.';
