@@ -2,7 +2,10 @@
 -- views and macros with the descriptions migrations give them (COMMENT ON),
 -- and the columns of one of them.
 --
--- Objects whose name starts with `_` are internal and left out.
+-- Objects whose name starts with `_` are internal and left out, and so are
+-- temporary ones (a read-only command on a warehouse whose SQL library is
+-- older than the binary makes the library's macros and views temporary
+-- copies on its connections; the stored ones are listed).
 --
 -- Parameters:
 --   $object  NULL: one row per table, view and macro; a name: one row per
@@ -30,19 +33,21 @@ WITH objects AS (
            coalesce(comment, ''),
            CASE function_type WHEN 'table_macro' THEN 2 ELSE 3 END
     FROM duckdb_functions()
-    WHERE schema_name = 'main' AND NOT internal
+    WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal
       AND function_type IN ('macro', 'table_macro')
 ),
 members AS (
     SELECT 'column' AS kind, column_name AS name, data_type AS type,
            coalesce(comment, '') AS description, column_index AS ord
     FROM duckdb_columns()
-    WHERE schema_name = 'main' AND NOT internal AND table_name = $object
+    WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal
+      AND table_name = $object
     UNION ALL
     SELECT 'parameter', p.name, NULL, '', p.i
     FROM duckdb_functions() f,
          unnest(f.parameters) WITH ORDINALITY AS p(name, i)
-    WHERE f.schema_name = 'main' AND NOT f.internal AND f.function_name = $object
+    WHERE f.database_name = current_database() AND f.schema_name = 'main' AND NOT f.internal
+      AND f.function_name = $object
       AND f.function_type IN ('macro', 'table_macro')
 )
 SELECT kind, name, type, description

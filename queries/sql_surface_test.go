@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/schema"
 )
 
 // TestOverlapKernelsTakesIDOrLabel: the public overlap_kernels macro gives,
@@ -112,5 +115,66 @@ func TestSchemaObjectsDescribeEverything(t *testing.T) {
 	}
 	if cols[0].Name != "kernel_id" || cols[0].Description == "" {
 		t.Errorf("kernels.kernel_id: want its comment, got %+v", cols[0])
+	}
+}
+
+// TestSchemaObjectsOnceWithAStaleLibrary: a read-only open of a warehouse
+// whose SQL library is older than the binary's gives its connections the
+// library as temporary copies; the listing still shows each object, and
+// each parameter of a macro, once.
+func TestSchemaObjectsOnceWithAStaleLibrary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.duckdb")
+	w, err := schema.Open(ctx, path, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.DB.Exec(`CREATE OR REPLACE MACRO _sqllib_hash() AS 'stale'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := schema.Open(ctx, path, schema.Options{ReadOnly: true, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var temp int
+	if err := r.DB.QueryRow(`SELECT count(*) FROM duckdb_functions() WHERE database_name = 'temp' AND function_name = 'overlap_kernels'`).Scan(&temp); err != nil || temp != 1 {
+		t.Fatalf("fixture: %d temporary overlap_kernels (%v)", temp, err)
+	}
+	objs, err := SchemaObjects(ctx, r.DB, sql.NullString{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, o := range objs {
+		if seen[o.Kind+" "+o.Name] {
+			t.Errorf("%s %s listed twice", o.Kind, o.Name)
+		}
+		seen[o.Kind+" "+o.Name] = true
+	}
+	if !seen["table macro overlap_kernels"] || !seen["view kernel_events"] {
+		t.Errorf("listing lacks the library: %v", seen)
+	}
+	params, err := SchemaObjects(ctx, r.DB, sql.NullString{String: "overlap_kernels", Valid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(params) != 3 {
+		t.Errorf("overlap_kernels: %d parameters listed, want 3: %+v", len(params), params)
+	}
+	cols, err := SchemaObjects(ctx, r.DB, sql.NullString{String: "kernel_events", Valid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]int{}
+	for _, c := range cols {
+		names[c.Name]++
+		if names[c.Name] > 1 {
+			t.Errorf("kernel_events.%s listed twice", c.Name)
+		}
 	}
 }
