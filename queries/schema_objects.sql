@@ -1,6 +1,6 @@
 -- schema_objects: what `tracehouse schema` lists: the warehouse's tables,
--- views and macros with the descriptions migrations give them (COMMENT ON),
--- and the columns of one of them.
+-- views and macros with the descriptions migrations and the SQL library
+-- give them (COMMENT ON), and the columns of one of them.
 --
 -- Objects whose name starts with `_` are internal and left out, and so are
 -- temporary ones (a read-only command on a warehouse whose SQL library is
