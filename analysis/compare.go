@@ -30,6 +30,15 @@ const (
 	VerdictRegression  = "regression"
 	VerdictImprovement = "improvement"
 	VerdictNoChange    = "no significant change"
+	// VerdictCannotDecide: a stage has steps on one side only, or too few
+	// steps to test (without AllowUntested), and no tested row regressed.
+	VerdictCannotDecide = "cannot decide"
+)
+
+// Sides of a comparison, as CompareStage.Absent names them.
+const (
+	SideBase      = "base"
+	SideCandidate = "candidate"
 )
 
 // Kernel buckets.
@@ -51,6 +60,9 @@ type CompareOptions struct {
 	RankAll         bool
 	Rank            int64 // the rank compared when not RankAll
 	KeepEdges       bool
+	// AllowUntested lets the practical gate alone decide a stage with too
+	// few steps to test; without it such a stage cannot be decided.
+	AllowUntested bool
 }
 
 // CompareReport is a whole comparison. JSON names are a contract (a test
@@ -74,6 +86,9 @@ type CompareGates struct {
 	KernelThresholdPct float64 `json:"kernel_threshold_pct"`
 	MinDeltaUS         float64 `json:"min_delta_us"`
 	KernelMinSharePct  float64 `json:"kernel_min_share_pct"`
+	// AllowUntested: the thresholds alone decide a stage with too few
+	// steps to test.
+	AllowUntested bool `json:"allow_untested"`
 }
 
 // CompareRun describes one side.
@@ -200,9 +215,12 @@ type CompareRankRow struct {
 
 // CompareStage is one stage's comparison.
 type CompareStage struct {
-	Stage         string           `json:"stage"`
-	BaseSteps     int              `json:"base_steps"`
-	CandSteps     int              `json:"candidate_steps"`
+	Stage     string `json:"stage"`
+	BaseSteps int    `json:"base_steps"`
+	CandSteps int    `json:"candidate_steps"`
+	// Absent names the side without steps in the stage (SideBase or
+	// SideCandidate): a comparability failure, nothing is compared.
+	Absent        string           `json:"absent,omitempty"`
 	TooFew        bool             `json:"too_few_steps"`
 	PerWindow     bool             `json:"per_window"`
 	Summary       []CompareMetric  `json:"summary"`
@@ -221,12 +239,37 @@ type CompareVerdict struct {
 	Verdict string   `json:"verdict"`
 	Rows    []string `json:"rows"`
 	// Untested says a deciding stage had too few steps to test: the
-	// practical gate alone decided.
+	// practical gate alone decided (AllowUntested).
 	Untested bool `json:"untested"`
+	// CannotDecide says, one line per stage, why a stage could not be
+	// decided: steps on one side only, or too few steps to test.
+	CannotDecide []string `json:"cannot_decide"`
 }
 
-// Regression says whether CI should fail.
-func (r *CompareReport) Regression() bool { return r.Verdict.Verdict == VerdictRegression }
+// Decision is what a CI gate does with a verdict.
+type Decision int
+
+// Decisions; cmd maps them to exit statuses 0, 1 and 3.
+const (
+	Pass Decision = iota
+	CannotDecide
+	Regression
+)
+
+// Decide is the gate's decision: with failOnRegression a regression
+// verdict fails (Regression) and a verdict that cannot be decided is
+// CannotDecide; strict makes the latter CannotDecide too. Otherwise Pass.
+// why is the one line to print for CannotDecide.
+func (r *CompareReport) Decide(failOnRegression, strict bool) (d Decision, why string) {
+	v := r.Verdict
+	switch {
+	case failOnRegression && v.Verdict == VerdictRegression:
+		return Regression, ""
+	case (failOnRegression || strict) && len(v.CannotDecide) > 0:
+		return CannotDecide, "cannot decide: " + strings.Join(v.CannotDecide, "; ")
+	}
+	return Pass, ""
+}
 
 func nsStat(xs []float64) CompareStat {
 	s := stats.Summarize(xs, 0.95)
@@ -271,7 +314,7 @@ type stepKey struct {
 func NewCompare(base, cand *queries.CompareSide, o CompareOptions) *CompareReport {
 	r := &CompareReport{Base: compareRun(base), Candidate: compareRun(cand), Mismatches: []string{}, Notes: []string{},
 		Gates: CompareGates{Alpha: o.Alpha, ThresholdPct: o.ThresholdPct, KernelThresholdPct: o.KernelThreshold,
-			MinDeltaUS: o.MinDeltaNS / 1000, KernelMinSharePct: o.MinSharePct}}
+			MinDeltaUS: o.MinDeltaNS / 1000, KernelMinSharePct: o.MinSharePct, AllowUntested: o.AllowUntested}}
 	if !o.RankAll {
 		r.Rank = i64p(o.Rank)
 	}
@@ -303,7 +346,7 @@ func NewCompare(base, cand *queries.CompareSide, o CompareOptions) *CompareRepor
 		r.Normalisation += "; a trace without step evidence is one sample (per window)"
 	}
 	r.Mismatches = mismatches(r.Base, r.Candidate)
-	r.Verdict = verdict(r.Stages)
+	r.Verdict = verdict(r.Stages, r.Base.Label, r.Candidate.Label, o.AllowUntested)
 	return r
 }
 
@@ -461,7 +504,7 @@ func metric(name, unit string, a, b []float64, o CompareOptions, gated bool) Com
 	m := CompareMetric{Metric: name, Unit: unit, Base: nsStat(a), Candidate: nsStat(b), Test: test(a, b, o.Alpha)}
 	m.DeltaNS = m.Candidate.MedianNS - m.Base.MedianNS
 	m.DeltaPct = deltaPct(m.Base.MedianNS, m.Candidate.MedianNS)
-	if gated && m.DeltaPct != nil && (m.Test.Significant || m.Test.Method == string(stats.TooFew)) {
+	if gated && m.DeltaPct != nil && (m.Test.Significant || (o.AllowUntested && m.Test.Method == string(stats.TooFew))) {
 		switch {
 		case *m.DeltaPct > o.ThresholdPct:
 			m.Verdict = VerdictRegression
@@ -477,6 +520,18 @@ func compareStage(stage string, base, cand *queries.CompareSide, o CompareOption
 		Decomposition: []CompareDecomp{}}
 	bSteps, cSteps := stepsOf(base, stage, nil), stepsOf(cand, stage, nil)
 	cs.BaseSteps, cs.CandSteps = len(bSteps), len(cSteps)
+	switch {
+	case len(bSteps) == 0:
+		cs.Absent = SideBase
+	case len(cSteps) == 0:
+		cs.Absent = SideCandidate
+	}
+	if cs.Absent != "" {
+		// Nothing to compare: no deltas, no gate (a stage that did not
+		// land is not -100% faster).
+		cs.Summary = []CompareMetric{}
+		return cs
+	}
 	cs.TooFew = cs.BaseSteps < stats.MinSamples || cs.CandSteps < stats.MinSamples
 	for _, s := range append(slices.Clone(bSteps), cSteps...) {
 		if s.Source == "window" {
@@ -788,7 +843,7 @@ func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []
 			t.Significant = q <= o.Alpha
 		}
 		k := &rows[i]
-		if !(t.Significant || t.Method == string(stats.TooFew)) {
+		if !(t.Significant || (o.AllowUntested && t.Method == string(stats.TooFew))) {
 			continue
 		}
 		if math.Max(k.BaseSharePct, k.CandSharePct) < o.MinSharePct || math.Abs(k.DeltaNS) <= o.MinDeltaNS {
@@ -921,12 +976,26 @@ func fusionChanges(stage string, base, cand *queries.CompareSide) []CompareFusio
 }
 
 // verdict applies section 4: any regression row makes a regression; else
-// any improvement row an improvement; else no significant change.
-func verdict(stages []CompareStage) CompareVerdict {
+// a stage that cannot be decided (steps on one side only, too few steps
+// to test) makes the verdict "cannot decide"; else any improvement row an
+// improvement; else no significant change.
+func verdict(stages []CompareStage, baseLabel, candLabel string, allowUntested bool) CompareVerdict {
 	var reg, imp []string
+	undecided := []string{}
 	untestedReg, untestedImp := false, false
 	for _, st := range stages {
 		name := vocab.StageName(st.Stage)
+		switch {
+		case st.Absent == SideCandidate:
+			undecided = append(undecided, fmt.Sprintf("%s has no steps in the candidate, %s (%d in the base, %s)",
+				name, candLabel, st.BaseSteps, baseLabel))
+		case st.Absent == SideBase:
+			undecided = append(undecided, fmt.Sprintf("%s has no steps in the base, %s (%d in the candidate, %s)",
+				name, baseLabel, st.CandSteps, candLabel))
+		case st.TooFew && !allowUntested:
+			undecided = append(undecided, fmt.Sprintf("%s %d vs %d steps; at least %d a side", name, st.BaseSteps, st.CandSteps,
+				stats.MinSamples))
+		}
 		for _, m := range st.Summary {
 			row := fmt.Sprintf("%s %s %s", name, m.Metric, signedPct(m.DeltaPct))
 			switch m.Verdict {
@@ -955,11 +1024,13 @@ func verdict(stages []CompareStage) CompareVerdict {
 	}
 	switch {
 	case len(reg) > 0:
-		return CompareVerdict{Verdict: VerdictRegression, Rows: reg, Untested: untestedReg}
+		return CompareVerdict{Verdict: VerdictRegression, Rows: reg, Untested: untestedReg, CannotDecide: undecided}
+	case len(undecided) > 0:
+		return CompareVerdict{Verdict: VerdictCannotDecide, Rows: []string{}, CannotDecide: undecided}
 	case len(imp) > 0:
-		return CompareVerdict{Verdict: VerdictImprovement, Rows: imp, Untested: untestedImp}
+		return CompareVerdict{Verdict: VerdictImprovement, Rows: imp, Untested: untestedImp, CannotDecide: undecided}
 	}
-	return CompareVerdict{Verdict: VerdictNoChange, Rows: []string{}}
+	return CompareVerdict{Verdict: VerdictNoChange, Rows: []string{}, CannotDecide: undecided}
 }
 
 func signedPct(p *float64) string {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tracehouse/tracehouse/queries"
@@ -22,6 +23,12 @@ const (
 	SeriesKernel = "kernel"
 	SeriesFamily = "family"
 	SeriesMetric = "metric"
+)
+
+// Why a run is absent from a series.
+const (
+	AbsentNoSteps  = "no steps"
+	AbsentNoKernel = "no matching kernel"
 )
 
 // Change directions.
@@ -88,20 +95,25 @@ type HistoryStage struct {
 	ChangePoints []string `json:"change_points"`
 	// FirstSlower is the first run marked slower: when it got slow.
 	FirstSlower *string `json:"first_slower"`
-	// Missing are selected runs with no steps in this stage on the rank.
+	// Missing are selected runs with no steps in this stage on the rank
+	// (each is also a point of Runs, absent).
 	Missing []string `json:"missing"`
 }
 
 // HistoryPoint is one run of a series.
 type HistoryPoint struct {
-	Order           int      `json:"order"` // 1, 2, ... in series order
-	Label           string   `json:"label"`
-	IngestedAt      string   `json:"ingested_at"`
-	By              string   `json:"by_value"`
-	Tags            []string `json:"tags"`
-	Steps           int      `json:"steps"`
-	MedianUS        float64  `json:"median_us"`
-	MedianNS        float64  `json:"median_ns"`
+	Order      int      `json:"order"` // 1, 2, ... in series order
+	Label      string   `json:"label"`
+	IngestedAt string   `json:"ingested_at"`
+	By         string   `json:"by_value"`
+	Tags       []string `json:"tags"`
+	Steps      int      `json:"steps"`
+	// Absent says why the run has no value in the series (AbsentNoSteps,
+	// AbsentNoKernel): a gap, never 0 and never a change point; "" when
+	// it has one.
+	Absent          string   `json:"absent"`
+	MedianUS        *float64 `json:"median_us"` // null when absent
+	MedianNS        *float64 `json:"median_ns"`
 	LoNS            *float64 `json:"ci_lo_ns"`
 	HiNS            *float64 `json:"ci_hi_ns"`
 	LaunchesPerStep float64  `json:"launches_per_step"`
@@ -163,43 +175,58 @@ func NewHistory(runs []HistoryRunInfo, rows []queries.HistoryStepsRow, o History
 	slices.SortFunc(order, func(a, b string) int { return cmp.Or(cmp.Compare(StageOrder(a), StageOrder(b)), cmp.Compare(a, b)) })
 	for _, st := range order {
 		hs := HistoryStage{Stage: st, Runs: []HistoryPoint{}, ChangePoints: []string{}, Missing: []string{}}
+		// The change points are those of the series without its gaps:
+		// present[i] is the point of the i-th value.
 		var medians []float64
+		var present []int
 		for _, run := range runs {
 			ss := samples[key{run.RunID, st}]
-			if len(ss) == 0 {
-				hs.Missing = append(hs.Missing, run.Label)
-				continue
-			}
-			xs := make([]float64, len(ss))
-			for i, s := range ss {
-				xs[i] = float64(s.ValueNS)
-			}
-			sum := stats.Summarize(xs, 0.95)
 			p := HistoryPoint{Order: len(hs.Runs) + 1, Label: run.Label, IngestedAt: run.IngestedAt.Format("2006-01-02 15:04:05"),
-				By: run.By, Tags: run.Tags, Steps: sum.N, MedianNS: sum.Median, MedianUS: sum.Median / 1e3,
-				LaunchesPerStep: ss[0].LaunchesPerStep}
+				By: run.By, Tags: run.Tags, Steps: len(ss)}
 			if p.Tags == nil {
 				p.Tags = []string{}
 			}
-			if sum.HasCI {
-				lo, hi := sum.Lo, sum.Hi
-				p.LoNS, p.HiNS = &lo, &hi
+			var launches int64
+			for _, s := range ss {
+				launches += s.Launches
 			}
-			if ss[0].SharePct.Valid {
-				v := ss[0].SharePct.Float64
-				p.SharePct = &v
+			switch {
+			case len(ss) == 0:
+				hs.Missing = append(hs.Missing, run.Label)
+				p.Absent = AbsentNoSteps
+			case o.Series != SeriesMetric && launches == 0:
+				// Not one matching kernel in the run's steps: a kernel
+				// renamed or gone is not a kernel that got faster.
+				p.Absent = AbsentNoKernel
+			default:
+				xs := make([]float64, len(ss))
+				for i, s := range ss {
+					xs[i] = float64(s.ValueNS)
+				}
+				sum := stats.Summarize(xs, 0.95)
+				med, us := sum.Median, sum.Median/1e3
+				p.MedianNS, p.MedianUS, p.LaunchesPerStep = &med, &us, ss[0].LaunchesPerStep
+				if sum.HasCI {
+					lo, hi := sum.Lo, sum.Hi
+					p.LoNS, p.HiNS = &lo, &hi
+				}
+				if ss[0].SharePct.Valid {
+					v := ss[0].SharePct.Float64
+					p.SharePct = &v
+				}
+				medians = append(medians, med)
+				present = append(present, len(hs.Runs))
 			}
 			hs.Runs = append(hs.Runs, p)
-			medians = append(medians, sum.Median)
 		}
 		for i, c := range stats.ChangePoints(medians, o.Rule) {
 			if !c.Tested {
 				continue
 			}
-			p := &hs.Runs[i]
+			p := &hs.Runs[present[i]]
 			ref, noise, thr := c.Reference, c.Noise, c.Threshold
 			p.ReferenceNS, p.NoiseNS, p.ThresholdNS = &ref, &noise, &thr
-			p.DeltaPct = deltaPct(ref, p.MedianNS)
+			p.DeltaPct = deltaPct(ref, *p.MedianNS)
 			if c.Mark {
 				p.Change = ChangeFaster
 				if c.Departure > 0 {
@@ -214,16 +241,20 @@ func NewHistory(runs []HistoryRunInfo, rows []queries.HistoryStepsRow, o History
 		}
 		r.Stages = append(r.Stages, hs)
 	}
-	if o.Series != SeriesMetric && len(rows) > 0 {
-		matched := false
-		for _, row := range rows {
-			matched = matched || row.Launches > 0
-		}
-		if !matched {
-			r.Notes = append(r.Notes, "no kernel of the selected runs matches: every value is 0")
+	return r
+}
+
+// HasValues says whether any run has a value in the series (else the
+// selection is empty: no step, or no matching kernel, anywhere).
+func (r *HistoryReport) HasValues() bool {
+	for _, st := range r.Stages {
+		for _, p := range st.Runs {
+			if p.Absent == "" {
+				return true
+			}
 		}
 	}
-	return r
+	return false
 }
 
 func metricTitle(m string) string {
@@ -248,4 +279,31 @@ func (r *HistoryReport) Regressed() []string {
 		}
 	}
 	return out
+}
+
+// Decide is the history gate: Regression when the newest run regressed in
+// a stage (Regressed), else CannotDecide when the newest run is absent from
+// a stage's series (a kernel renamed, a stage that did not land), else
+// Pass; without failOnRegression always Pass. line says what was found
+// (regression or gap), whatever the decision; "" when nothing.
+func (r *HistoryReport) Decide(failOnRegression bool) (d Decision, line string) {
+	if reg := r.Regressed(); len(reg) > 0 {
+		line = fmt.Sprintf("regression: the newest run, %s, is slower in %s", r.Newest, strings.Join(reg, ", "))
+		d = Regression
+	} else {
+		var gaps []string
+		for _, st := range r.Stages {
+			if n := len(st.Runs); n > 0 && st.Runs[n-1].Label == r.Newest && st.Runs[n-1].Absent != "" {
+				gaps = append(gaps, fmt.Sprintf("%s (%s)", vocab.StageName(st.Stage), st.Runs[n-1].Absent))
+			}
+		}
+		if len(gaps) > 0 {
+			line = fmt.Sprintf("cannot decide: the newest run, %s, is absent from the series in %s", r.Newest, strings.Join(gaps, ", "))
+			d = CannotDecide
+		}
+	}
+	if !failOnRegression {
+		d = Pass
+	}
+	return d, line
 }

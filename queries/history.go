@@ -98,3 +98,13 @@ func HistorySteps(ctx context.Context, q Querier, p HistoryStepsParams) ([]Histo
 	})
 	return out, nil
 }
+
+// HistoryFamilies lists the families a history --family may name
+// (history_families.sql).
+func HistoryFamilies(ctx context.Context, q Querier) ([]string, error) {
+	return collect(ctx, q, "history_families", nil, func(rows *sql.Rows) (string, error) {
+		var f string
+		err := rows.Scan(&f)
+		return f, err
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracehouse/tracehouse/analysis"
+	"github.com/tracehouse/tracehouse/stats"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -94,7 +95,9 @@ func CompareDoc(r *analysis.CompareReport, f Format) Doc {
 	d := Doc{JSON: r}
 	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: compareTitle(r)}, compareHeadLines(r))
 	for _, st := range r.Stages {
-		d.Blocks = append(d.Blocks, compareStageBlocks(st, name)...)
+		if st.Absent == "" {
+			d.Blocks = append(d.Blocks, compareStageBlocks(st, name, r.Gates.AllowUntested)...)
+		}
 	}
 	d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: "Verdict"}, Lines{CompareVerdictLine(r)})
 	return d
@@ -122,22 +125,35 @@ func compareHeadLines(r *analysis.CompareReport) Lines {
 			head = append(head, "warning: "+m)
 		}
 	}
+	for _, st := range r.Stages {
+		switch st.Absent {
+		case analysis.SideCandidate:
+			head = append(head, fmt.Sprintf("not comparable: %s has no steps in the candidate (%d in the base): not compared",
+				vocab.StageName(st.Stage), st.BaseSteps))
+		case analysis.SideBase:
+			head = append(head, fmt.Sprintf("not comparable: %s has no steps in the base (%d in the candidate): not compared",
+				vocab.StageName(st.Stage), st.CandSteps))
+		}
+	}
 	return append(head, r.Notes...)
 }
 
 // stageTitle is a stage section's heading.
-func stageTitle(st analysis.CompareStage) string {
+func stageTitle(st analysis.CompareStage, allowUntested bool) string {
 	title := fmt.Sprintf("%s: %d vs %d steps", vocab.StageName(st.Stage), st.BaseSteps, st.CandSteps)
-	if st.TooFew {
-		title += " (too few steps to test: the practical gate alone decides)"
+	switch {
+	case st.TooFew && allowUntested:
+		title += " (too few steps to test: --allow-untested, the thresholds alone decide)"
+	case st.TooFew:
+		title += fmt.Sprintf(" (too few steps to test, at least %d a side: cannot decide)", stats.MinSamples)
 	}
 	return title
 }
 
 // stageBlocks are one stage's section: its heading (level 2) and tables.
-func compareStageBlocks(st analysis.CompareStage, name func(string) string) []any {
+func compareStageBlocks(st analysis.CompareStage, name func(string) string, allowUntested bool) []any {
 	var blocks []any
-	blocks = append(blocks, &Heading{Level: 2, Text: stageTitle(st)})
+	blocks = append(blocks, &Heading{Level: 2, Text: stageTitle(st, allowUntested)})
 	sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric"}, {Name: "Base/step", Right: true},
 		{Name: "Candidate/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}, {Name: "Gate"}}}
 	for _, m := range st.Summary {
@@ -222,6 +238,12 @@ func CompareVerdictLine(r *analysis.CompareReport) string {
 	s := "verdict: " + v.Verdict
 	if len(v.Rows) > 0 {
 		s += ": " + strings.Join(v.Rows, "; ")
+	}
+	if len(v.CannotDecide) > 0 {
+		if v.Verdict != analysis.VerdictCannotDecide {
+			s += "; cannot decide"
+		}
+		s += ": " + strings.Join(v.CannotDecide, "; ")
 	}
 	if v.Untested {
 		s += " [too few steps to test: practical gate only]"

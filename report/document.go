@@ -57,6 +57,8 @@ type LinePoint struct {
 	Value float64
 	// Lo and Hi bound the value's interval; nil when there is none.
 	Lo, Hi *float64
+	// Absent marks a run without the series: a gap in the line, no value.
+	Absent bool
 	// Change marks a change point, the direction the series departs in
 	// (analysis.ChangeSlower, analysis.ChangeFaster); "" elsewhere.
 	Change string

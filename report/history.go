@@ -24,7 +24,7 @@ func historyChangeLine(st *analysis.HistoryStage) string {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s: %s µs against %s µs, %s; threshold %s µs)", p.Label, p.Change,
-			fmtUSf(p.MedianNS), fmtUSf(*p.ReferenceNS), fmtDeltaPct(p.DeltaPct), fmtUSf(*p.ThresholdNS)))
+			fmtUSf(*p.MedianNS), fmtUSf(*p.ReferenceNS), fmtDeltaPct(p.DeltaPct), fmtUSf(*p.ThresholdNS)))
 	}
 	s := "change points: " + strings.Join(parts, "; ")
 	if st.FirstSlower != nil {
@@ -73,6 +73,15 @@ func historyEmptyLines(r *analysis.HistoryReport) Lines {
 
 // title heads one stage's series.
 func historyStageTitle(st *analysis.HistoryStage) string {
+	absent := 0
+	for _, p := range st.Runs {
+		if p.Absent != "" {
+			absent++
+		}
+	}
+	if absent > 0 {
+		return fmt.Sprintf("%s: %d run(s), %d absent", vocab.StageName(st.Stage), len(st.Runs), absent)
+	}
 	return fmt.Sprintf("%s: %d run(s)", vocab.StageName(st.Stage), len(st.Runs))
 }
 
@@ -111,7 +120,12 @@ func historyStageBlocks(r *analysis.HistoryReport, st *analysis.HistoryStage) []
 		case analysis.ChangeFaster:
 			change = "▼ faster"
 		}
-		row = append(row, p.IngestedAt, strconv.Itoa(p.Steps), fmtUSf(p.MedianNS), ci,
+		if p.Absent != "" {
+			row = append(row, p.IngestedAt, strconv.Itoa(p.Steps), "absent", "-", "-", "-", "-", p.Absent)
+			t.Rows = append(t.Rows, row)
+			continue
+		}
+		row = append(row, p.IngestedAt, strconv.Itoa(p.Steps), fmtUSf(*p.MedianNS), ci,
 			strconv.FormatFloat(p.LaunchesPerStep, 'f', 2, 64), share, vs, change)
 		t.Rows = append(t.Rows, row)
 	}
@@ -136,7 +150,11 @@ func HistoryChart(r *analysis.HistoryReport, st *analysis.HistoryStage) LineChar
 		return &v
 	}
 	for _, p := range st.Runs {
-		c.Points = append(c.Points, LinePoint{Run: p.Label, Value: p.MedianNS / 1e3, Lo: us(p.LoNS), Hi: us(p.HiNS), Change: p.Change})
+		if p.Absent != "" {
+			c.Points = append(c.Points, LinePoint{Run: p.Label, Absent: true})
+			continue
+		}
+		c.Points = append(c.Points, LinePoint{Run: p.Label, Value: *p.MedianNS / 1e3, Lo: us(p.LoNS), Hi: us(p.HiNS), Change: p.Change})
 	}
 	return c
 }
@@ -166,13 +184,13 @@ func HistoryCSVTable(r *analysis.HistoryReport) *Table {
 		}
 		return ff(*v)
 	}
-	t := &Table{Name: "history", Columns: cols("stage", "order", "run", "ingested_at", "by_value", "tags", "steps",
+	t := &Table{Name: "history", Columns: cols("stage", "order", "run", "ingested_at", "by_value", "tags", "steps", "absent",
 		"median_ns", "ci_lo_ns", "ci_hi_ns", "launches_per_step", "share_pct", "reference_ns", "noise_ns",
 		"threshold_ns", "delta_pct", "change")}
 	for _, st := range r.Stages {
 		for _, p := range st.Runs {
 			t.Rows = append(t.Rows, []string{st.Stage, strconv.Itoa(p.Order), p.Label, p.IngestedAt, p.By,
-				strings.Join(p.Tags, " "), strconv.Itoa(p.Steps), ff(p.MedianNS), fp(p.LoNS), fp(p.HiNS),
+				strings.Join(p.Tags, " "), strconv.Itoa(p.Steps), p.Absent, fp(p.MedianNS), fp(p.LoNS), fp(p.HiNS),
 				ff(p.LaunchesPerStep), fp(p.SharePct), fp(p.ReferenceNS), fp(p.NoiseNS), fp(p.ThresholdNS),
 				fp(p.DeltaPct), p.Change})
 		}

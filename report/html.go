@@ -319,7 +319,10 @@ func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 		Header: compareHeadLines(c), Verdict: CompareVerdictLine(c), VerdictClass: strings.ReplaceAll(c.Verdict.Verdict, " ", "-")}
 	id := func(s string) string { return s }
 	for _, st := range c.Stages {
-		ps := pageCompareStage{ID: "compare-" + st.Stage, Title: stageTitle(st)}
+		if st.Absent != "" { // said in the header: nothing compared
+			continue
+		}
+		ps := pageCompareStage{ID: "compare-" + st.Stage, Title: stageTitle(st, c.Gates.AllowUntested)}
 		var fam []deltaItem
 		for _, p := range st.Decomposition {
 			fam = append(fam, deltaItem{Name: p.Component, Value: float64(p.DeltaNS), ValueText: signedUS(float64(p.DeltaNS)) + " µs",
@@ -346,7 +349,7 @@ func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 		if len(ks) > 0 {
 			ps.Kernels = divergingBars("delta kernels", "Kernel time per step, candidate minus base, "+vocab.StageName(st.Stage), ks)
 		}
-		ps.Blocks = pageBlocks(compareStageBlocks(st, id)[1:]) // its heading is the section's
+		ps.Blocks = pageBlocks(compareStageBlocks(st, id, c.Gates.AllowUntested)[1:]) // its heading is the section's
 		pc.Stages = append(pc.Stages, ps)
 	}
 	return pc

@@ -417,10 +417,16 @@ func lineScene(c LineChart) *scene {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range c.Points {
+		if p.Absent {
+			continue
+		}
 		lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
 		if p.Lo != nil && p.Hi != nil {
 			lo, hi = math.Min(lo, *p.Lo), math.Max(hi, *p.Hi)
 		}
+	}
+	if math.IsInf(lo, 1) { // every run absent
+		lo, hi = 0, 1
 	}
 	positive := lo >= 0
 	if lo > 0 && lo < hi/2 {
@@ -450,11 +456,35 @@ func lineScene(c LineChart) *scene {
 		s.Lines = append(s.Lines, svgLine{X1: left, Y1: px(y), X2: px(left + plotW), Y2: px(y), Class: "grid"})
 		s.Texts = append(s.Texts, svgText{X: left - 6, Y: px(y + 4), Anchor: "end", Class: "tick", Text: strconv.FormatFloat(v, 'f', 1, 64)})
 	}
+	// The line breaks at an absent run: one polyline per run of values.
 	pts := ""
+	flush := func() {
+		if pts != "" {
+			s.Polys = append(s.Polys, svgPoly{Points: pts, Class: "series"})
+		}
+		pts = ""
+	}
 	every := max(1, (n+11)/12)
 	for i, p := range c.Points {
 		x, y := xOf(i), yOf(p.Value)
-		if i > 0 {
+		label := func() {
+			if i%every == 0 || p.Change != "" {
+				short := shortenTo(p.Run, 16)
+				t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: short}
+				if short != p.Run {
+					t.Title = p.Run
+				}
+				s.Texts = append(s.Texts, t)
+			}
+		}
+		if p.Absent {
+			flush()
+			s.Texts = append(s.Texts, svgText{X: px(x), Y: top + plotH - 6, Anchor: "middle", Class: "tick absent", Text: "absent",
+				Title: p.Run + ": absent (no value in this series)"})
+			label()
+			continue
+		}
+		if pts != "" {
 			pts += " "
 		}
 		pts += px(x).String() + "," + px(y).String()
@@ -476,16 +506,9 @@ func lineScene(c LineChart) *scene {
 			}
 			s.Texts = append(s.Texts, svgText{X: px(x), Y: px(y - 12), Anchor: "middle", Class: "mark " + p.Change, Text: arrow})
 		}
-		if i%every == 0 || p.Change != "" {
-			short := shortenTo(p.Run, 16)
-			t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: short}
-			if short != p.Run {
-				t.Title = p.Run
-			}
-			s.Texts = append(s.Texts, t)
-		}
+		label()
 	}
-	s.Polys = append(s.Polys, svgPoly{Points: pts, Class: "series"})
+	flush()
 	s.Texts = append(s.Texts, svgText{X: 4, Y: 12, Class: "tick", Text: c.Unit})
 	s.H = top + plotH + bottom - 20
 	return s

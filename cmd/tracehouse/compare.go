@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ type CompareOptions struct {
 	MinDeltaUS      float64
 	Alpha           float64
 	FailOnRegress   bool
+	AllowUntested   bool
 	Strict          bool
 	KeepEdges       bool
 	StepsBy         string
@@ -60,7 +62,10 @@ SGLang step[...], vLLM execute_... or ProfilerStep#N annotations, a
 repeating GPU annotation, or --steps-by KERNEL_PATTERN; the first and last
 step of a trace with more than four are left out (--keep-edges keeps them).
 With fewer than 4 steps on a side nothing can be significant at 0.05: the
-report says "too few steps to test" and the practical gate alone decides.
+report says "too few steps to test" and the stage cannot be decided, unless
+--allow-untested lets the thresholds alone decide it (marked). A stage with
+steps on one side only is not compared (a stage that did not land is not
+an improvement): it cannot be decided either.
 
 A row is a regression only when it is significant AND practically large:
 the step time or busy time per step grows by more than --threshold, or a
@@ -70,9 +75,11 @@ than --min-delta-us per step. The mirror is an improvement.
 BASE and CANDIDATE are run labels, @latest (most recently ingested),
 @latest~N (N runs before it), tag:KEY=VALUE (the latest run with that tag),
 or PATHs (ingested first). Exit status with --fail-on-regression: 3 on a
-regression verdict, else 0; 1 on errors; 2 on usage errors and, with
---strict, when the runs are not comparable (GPU, framework, model, parallel
-sizes, CUDA graphs, batch size or tokens per step differ).`,
+regression verdict (a tested stage regressed), 1 when a stage cannot be
+decided (and nothing regressed), else 0; 1 on errors; 2 on usage errors and,
+with --strict, when the runs are not comparable (GPU, framework, model,
+parallel sizes, CUDA graphs, batch size or tokens per step differ); --strict
+alone also exits 1 when a stage cannot be decided.`,
 		Example: `  tracehouse compare nightly-0412 nightly-0413
   tracehouse compare tag:baseline=true @latest --fail-on-regression
   tracehouse compare base/ cand/ --db :memory: --stage decode
@@ -103,7 +110,8 @@ sizes, CUDA graphs, batch size or tokens per step differ).`,
 	fl.Float64Var(&opts.KernelThreshold, "kernel-threshold", def.KernelThreshold, "kernel time growth per step that matters, in `PERCENT` (kernels with >= 1% share)")
 	fl.Float64Var(&opts.MinDeltaUS, "min-delta-us", def.MinDeltaUS, "and a kernel must grow by more than this many `µs` per step")
 	fl.Float64Var(&opts.Alpha, "alpha", def.Alpha, "significance level (false discovery rate across a stage's kernel rows)")
-	fl.BoolVar(&opts.FailOnRegress, "fail-on-regression", false, "exit 3 when the verdict is a regression")
+	fl.BoolVar(&opts.FailOnRegress, "fail-on-regression", false, "exit 3 when the verdict is a regression, 1 when a stage cannot be decided")
+	fl.BoolVar(&opts.AllowUntested, "allow-untested", false, "let the thresholds alone decide a stage with too few steps to test (fewer than 4 a side)")
 	fl.BoolVar(&opts.Strict, "strict", false, "refuse (exit 2) runs that are not comparable instead of warning")
 	fl.BoolVar(&opts.KeepEdges, "keep-edges", false, "keep the first and last step of each trace")
 	fl.StringVar(&opts.StepsBy, "steps-by", "", "find steps by a kernel that runs once per step: RE2 `PATTERN` on kernel short names")
@@ -186,8 +194,11 @@ func compareRun(opts *CompareOptions) error {
 	if ingestErr != nil {
 		return ingestErr
 	}
-	if opts.FailOnRegress && rep.Regression() {
+	switch d, why := rep.Decide(opts.FailOnRegress, opts.Strict); d {
+	case analysis.Regression:
 		return &silentError{exitRegression}
+	case analysis.CannotDecide:
+		return errors.New(why)
 	}
 	return nil
 }
@@ -261,7 +272,8 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 	}
 
 	ropt := analysis.CompareOptions{Alpha: opts.Alpha, ThresholdPct: opts.Threshold, KernelThreshold: opts.KernelThreshold,
-		MinDeltaNS: opts.MinDeltaUS * 1000, MinSharePct: 1, Stage: opts.Stage, RankAll: opts.RankAll, KeepEdges: opts.KeepEdges}
+		MinDeltaNS: opts.MinDeltaUS * 1000, MinSharePct: 1, Stage: opts.Stage, RankAll: opts.RankAll, KeepEdges: opts.KeepEdges,
+		AllowUntested: opts.AllowUntested}
 	var notes []string
 	side := func(r target.Run) (*queries.CompareSide, error) {
 		p := queries.CompareParams{Run: r.ID, KeepEdges: opts.KeepEdges}
@@ -287,11 +299,27 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 		return nil, nil, err
 	}
 	rep = analysis.NewCompare(bs, cs, ropt)
+	if len(rep.Stages) == 0 {
+		return nil, nil, fmt.Errorf("neither %s nor %s has %s", base.Label, cand.Label, stepsWhere(opts.Stage, opts.RankAll, ropt.Rank))
+	}
 	rep.Notes = append(rep.Notes, notes...)
 	if opts.Strict && len(rep.Mismatches) > 0 {
 		return nil, nil, usagef("--strict: the runs are not comparable: %s", strings.Join(rep.Mismatches, "; "))
 	}
 	return rep, ingestErr, nil
+}
+
+// stepsWhere names the steps a selection asks for: "decode steps on rank
+// 0", "steps on any rank".
+func stepsWhere(stage string, rankAll bool, rank int64) string {
+	s := "steps"
+	if stage != "" {
+		s = vocab.StageName(stage) + " steps"
+	}
+	if rankAll {
+		return s + " on any rank"
+	}
+	return fmt.Sprintf("%s on rank %d", s, rank)
 }
 
 func tablesOf(ts []*report.Table) []any {

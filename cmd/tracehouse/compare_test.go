@@ -49,7 +49,15 @@ var compareRuns = []struct {
 	{"slow3", synth.Options{Seed: 8, Steps: 5, Edits: []synth.Edit{{Match: attentionMatch, Factor: 1.2}}}},
 	// another TP size
 	{"tp2", synth.Options{Seed: 9, Steps: 16, Ranks: 2}},
+	// prefill and decode, and the same deployment whose decode traces did
+	// not land (prefill only)
+	{"both", synth.Options{Seed: 10, Steps: 8, Stage: bothStages}},
+	{"nodecode", synth.Options{Seed: 11, Steps: 8, Stage: synth.StagePrefill}},
 }
+
+// bothStages in compareRuns asks for SGLang's default layout, an EXTEND
+// and a DECODE trace per rank (the other runs are decode only).
+const bothStages = "prefill+decode"
 
 // TestCompareEndToEnd writes the runs, ingests them once and checks that
 // each comparison finds exactly the difference built into it.
@@ -58,7 +66,13 @@ func TestCompareEndToEnd(t *testing.T) {
 	root := t.TempDir()
 	for _, r := range compareRuns {
 		o := r.opt
-		o.Dir, o.Run, o.Framework, o.Stage = root, r.label, synth.SGLang, synth.StageDecode
+		o.Dir, o.Run, o.Framework = root, r.label, synth.SGLang
+		switch o.Stage {
+		case "":
+			o.Stage = synth.StageDecode
+		case bothStages:
+			o.Stage = ""
+		}
 		o.Noise, o.BatchSize = 0.02, 32
 		if _, err := synth.Generate(o); err != nil {
 			t.Fatal(err)
@@ -79,6 +93,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		{"Buckets", testCompareBuckets},
 		{"FusionSwitchedOff", testCompareFusionSwitchedOff},
 		{"TooFewSteps", testCompareTooFewSteps},
+		{"AbsentStage", testCompareAbsentStage},
+		{"EmptySelection", testCompareEmptySelection},
 		{"Mismatch", testCompareMismatch},
 		{"Decomposition", testCompareDecomposition},
 		{"Formats", testCompareFormats},
@@ -255,6 +271,9 @@ func testCompareFusionSwitchedOff(t *testing.T, db string) {
 	}
 }
 
+// testCompareTooFewSteps (issue 33 item 8): with 3 steps a side nothing
+// can be tested, so the gate cannot decide (exit 1), whatever the size
+// thresholds say; --allow-untested lets them decide (exit 3), marked.
 func testCompareTooFewSteps(t *testing.T, db string) {
 	code, r := compareJSON(t, db, "base3", "slow3", "--fail-on-regression")
 	st := decodeStage(t, r)
@@ -265,13 +284,93 @@ func testCompareTooFewSteps(t *testing.T, db string) {
 		if k.Test.Method != "too few" || k.Test.P != nil {
 			t.Errorf("%s tested with 3 steps: %+v", k.Kernel, k.Test)
 		}
+		if k.Verdict != "" {
+			t.Errorf("%s: gate %q on untested rows", k.Kernel, k.Verdict)
+		}
 	}
-	if code != exitRegression || r.Verdict.Verdict != analysis.VerdictRegression || !r.Verdict.Untested {
-		t.Errorf("exit %d, verdict %+v: want a regression from the practical gate, marked untested", code, r.Verdict)
+	if code != exitError || r.Verdict.Verdict != analysis.VerdictCannotDecide ||
+		!slices.Equal(r.Verdict.CannotDecide, []string{"decode 3 vs 3 steps; at least 4 a side"}) {
+		t.Errorf("exit %d, verdict %+v: want cannot decide, exit 1", code, r.Verdict)
 	}
-	_, out, _ := runCompare(db, "base3", "slow3")
-	if !strings.Contains(out, "too few steps to test") {
-		t.Errorf("text does not say too few steps to test:\n%s", out)
+	code, out, errOut := runCompare(db, "base3", "slow3", "--fail-on-regression")
+	if code != exitError || errOut != "tracehouse: cannot decide: decode 3 vs 3 steps; at least 4 a side\n" ||
+		!strings.Contains(out, "too few steps to test") || !strings.Contains(out, "verdict: cannot decide") {
+		t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	if code, _, _ := compareOnce(db, "base3", "slow3"); code != 0 {
+		t.Errorf("without --fail-on-regression: exit %d", code)
+	}
+	code, r = compareJSON(t, db, "base3", "slow3", "--fail-on-regression", "--allow-untested")
+	if code != exitRegression || r.Verdict.Verdict != analysis.VerdictRegression || !r.Verdict.Untested ||
+		len(r.Verdict.CannotDecide) != 0 || !r.Gates.AllowUntested {
+		t.Errorf("--allow-untested: exit %d, verdict %+v: want a regression from the thresholds, marked untested", code, r.Verdict)
+	}
+}
+
+// testCompareAbsentStage (issue 33 item 1): a stage with steps on one
+// side only is not compared (no -100% step time, no improvement) and
+// cannot be decided: exit 1 under --fail-on-regression or --strict, one
+// line naming the stage and the side.
+func testCompareAbsentStage(t *testing.T, db string) {
+	for _, c := range []struct {
+		base, cand, side, line string
+	}{
+		{"both", "nodecode", analysis.SideCandidate, "cannot decide: decode has no steps in the candidate, nodecode (6 in the base, both)"},
+		{"nodecode", "both", analysis.SideBase, "cannot decide: decode has no steps in the base, nodecode (6 in the candidate, both)"},
+	} {
+		code, r := compareJSON(t, db, c.base, c.cand, "--fail-on-regression")
+		if code != exitError || r.Verdict.Verdict != analysis.VerdictCannotDecide {
+			t.Errorf("%s -> %s: exit %d, verdict %+v", c.base, c.cand, code, r.Verdict)
+		}
+		var absent, compared []string
+		for _, st := range r.Stages {
+			if st.Absent != "" {
+				absent = append(absent, st.Stage+":"+st.Absent)
+				if len(st.Summary) != 0 || len(st.Kernels) != 0 || len(st.Decomposition) != 0 {
+					t.Errorf("%s -> %s: absent stage %s has rows: %+v", c.base, c.cand, st.Stage, st)
+				}
+			} else {
+				compared = append(compared, st.Stage)
+			}
+		}
+		if !slices.Equal(absent, []string{"decode:" + c.side}) || !slices.Equal(compared, []string{"prefill"}) {
+			t.Errorf("%s -> %s: absent %q, compared %q", c.base, c.cand, absent, compared)
+		}
+		for _, args := range [][]string{{"--fail-on-regression"}, {"--strict"}} {
+			code, out, errOut := runCompare(db, append([]string{c.base, c.cand}, args...)...)
+			if code != exitError || errOut != "tracehouse: "+c.line+"\n" {
+				t.Errorf("%s -> %s %s: exit %d, stderr %q, want %q", c.base, c.cand, args, code, errOut, c.line)
+			}
+			if !strings.Contains(out, "not comparable: decode has no steps in the "+c.side) || strings.Contains(out, "-100.0%") ||
+				strings.Contains(out, "improvement") {
+				t.Errorf("%s -> %s: text:\n%s", c.base, c.cand, out)
+			}
+		}
+		if code, _, _ := compareOnce(db, c.base, c.cand); code != 0 {
+			t.Errorf("%s -> %s without a gate: exit %d", c.base, c.cand, code)
+		}
+	}
+}
+
+// testCompareEmptySelection (issue 33 item 4): a stage or rank neither run
+// has is an error, not an empty pass.
+func testCompareEmptySelection(t *testing.T, db string) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"base", "slow20", "--stage", "prefill", "--fail-on-regression"},
+			"tracehouse: neither base nor slow20 has extend/prefill steps on rank 0\n"},
+		{[]string{"base", "slow20", "--stage", "prefill", "--rank", "all"},
+			"tracehouse: neither base nor slow20 has extend/prefill steps on any rank\n"},
+		{[]string{"base", "slow20", "--rank", "7", "--fail-on-regression"},
+			"tracehouse: run base has no GPU events on rank 7 (ranks: 0); see --rank\n"},
+		{[]string{"tag:branch=mian", "slow20", "--fail-on-regression"}, "no run"},
+	} {
+		code, out, errOut := runCompare(db, c.args...)
+		if code != exitError || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%q: exit %d, stderr %q (want %q), stdout:\n%s", c.args, code, errOut, c.want, out)
+		}
 	}
 }
 

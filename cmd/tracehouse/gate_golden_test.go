@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/analysis"
 )
 
 // The goldens of compare and history: every format of a few command lines
@@ -71,6 +74,44 @@ func TestHistoryGoldenDemo(t *testing.T) {
 	db := demoCopy(t)
 	goldenFormats(t, db, "history-demo-step-time", "history", "--metric", "step_time")
 	goldenFormats(t, db, "history-demo-kernel", "history", "--kernel", "BatchDecodeWithPagedKVCache", "--stage", "decode")
+	t.Run("AbsentKernel", func(t *testing.T) { testHistoryAbsentKernel(t, db) })
+}
+
+// testHistoryAbsentKernel (issue 33 item 2): the demo's runs without the
+// FlashInfer decode kernel are gaps ("absent"), never 0.0 µs and never a
+// change point ("faster -100%"); with the newest run absent the gate
+// cannot decide.
+func testHistoryAbsentKernel(t *testing.T, db string) {
+	args := []string{"--kernel", "BatchDecodeWithPagedKVCache", "--stage", "decode", "--fail-on-regression"}
+	_, r := historyJSON(t, db, args...)
+	if len(r.Stages) != 1 {
+		t.Fatalf("stages %+v", r.Stages)
+	}
+	st := r.Stages[0]
+	want := map[string]string{"sglang-formal": "", "sglang-llama": "", "sglang-mapping": "",
+		"tokenspeed-deepseek": analysis.AbsentNoKernel, "trtllm-llama": analysis.AbsentNoSteps, "vllm-qwen-moe": analysis.AbsentNoKernel}
+	if len(st.Runs) != len(want) {
+		t.Errorf("%d runs, want %d", len(st.Runs), len(want))
+	}
+	for _, p := range st.Runs {
+		w, ok := want[p.Label]
+		switch {
+		case !ok || p.Absent != w:
+			t.Errorf("%s: absent %q, want %q", p.Label, p.Absent, w)
+		case w != "" && (p.MedianNS != nil || p.MedianUS != nil || p.Change != "" || p.DeltaPct != nil):
+			t.Errorf("%s: absent but median %v, change %q, delta %v", p.Label, p.MedianNS, p.Change, p.DeltaPct)
+		case w == "" && (p.MedianNS == nil || *p.MedianNS <= 0):
+			t.Errorf("%s: median %v", p.Label, p.MedianNS)
+		}
+	}
+	if len(st.ChangePoints) != 0 {
+		t.Errorf("change points %q, want none (three runs have a value)", st.ChangePoints)
+	}
+	wantErr := "tracehouse: cannot decide: the newest run, vllm-qwen-moe, is absent from the series in decode (no matching kernel)\n"
+	code, out, errOut := runHistory(db, args...)
+	if code != exitError || errOut != wantErr || strings.Contains(out, "faster") || strings.Contains(out, "-100") {
+		t.Errorf("exit %d, stderr %q (want %q):\n%s", code, errOut, wantErr, out)
+	}
 }
 
 // testCompareGoldens: the synthetic pairs of TestCompareEndToEnd, one

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/stats"
+	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -62,9 +64,17 @@ Change points, marked per stage: ` + wrapText("Change points, marked per stage: 
 --window and --min-change set the window and the floor. "When did this get
 slow" is the first run marked slower.
 
+A run without the series (no steps in the stage on the rank, or not one
+matching kernel: a kernel renamed by a library upgrade) is "absent": a gap
+in the table and the chart, never 0 and never a change point. A selection
+that holds nothing (no run carries the --tag, none has the --by tag, the
+--rank or the --stage, an unknown --family, a --kernel pattern that
+matches nothing) is an error.
+
 With --fail-on-regression the exit status is 3 when the newest selected run
-is a change point to slower in a stage (a CI gate), else 0; 1 on errors, 2
-on usage errors.`,
+is a change point to slower in a stage (a CI gate), 1 when it is absent
+from a stage's series (cannot decide), else 0; 1 on errors, 2 on usage
+errors.`,
 		Example: `  tracehouse history --kernel 'BatchDecodeWithPagedKVCache' --stage decode
   tracehouse history --metric step_time --tag branch=main --by commit_date
   tracehouse history --family attention --format csv > attention.csv
@@ -175,11 +185,16 @@ func historyRun(opts *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
-	if reg := rep.Regressed(); len(reg) > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "regression: the newest run, %s, is a change point to slower in %s\n", rep.Newest, strings.Join(reg, ", "))
-		if opts.FailOnRegress {
-			return &silentError{exitRegression}
-		}
+	d, line := rep.Decide(opts.FailOnRegress)
+	switch d {
+	case analysis.Regression:
+		fmt.Fprintln(opts.IO.ErrOut, line)
+		return &silentError{exitRegression}
+	case analysis.CannotDecide:
+		return errors.New(line)
+	}
+	if line != "" {
+		fmt.Fprintln(opts.IO.ErrOut, line)
 	}
 	return nil
 }
@@ -194,6 +209,12 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*analysis.Histor
 	rows, err := queries.RunsTagged(ctx, w.DB, opts.Tags)
 	if err != nil {
 		return nil, err
+	}
+	if len(rows) == 0 {
+		if len(opts.Tags) > 0 {
+			return nil, fmt.Errorf("no run of %s carries %s", w.Path, strings.Join(opts.Tags, " and "))
+		}
+		return nil, &target.EmptyError{Warehouse: w.Path}
 	}
 	slices.Reverse(rows) // oldest first
 	var runs []analysis.HistoryRunInfo
@@ -211,10 +232,25 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*analysis.Histor
 		runs = append(runs, info)
 	}
 	if opts.By != "" {
+		if len(runs) == 0 {
+			return nil, fmt.Errorf("no selected run carries tag %s (--by)", opts.By)
+		}
 		slices.SortStableFunc(runs, func(a, b analysis.HistoryRunInfo) int { return naturalCompare(a.By, b.By) })
 	}
 	if opts.Last > 0 && len(runs) > opts.Last {
 		runs = runs[len(runs)-opts.Last:]
+	}
+	if err := checkHistoryRank(rows, runs, opts.Rank); err != nil {
+		return nil, err
+	}
+	if opts.Family != "" {
+		families, err := queries.HistoryFamilies(ctx, w.DB)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(families, opts.Family) {
+			return nil, fmt.Errorf("unknown family %s; families: %s", opts.Family, strings.Join(families, ", "))
+		}
 	}
 	// Steps found another way than asked are found again, as compare does.
 	ids := make([]int64, len(runs))
@@ -269,13 +305,50 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*analysis.Histor
 		return nil, err
 	}
 	rep := analysis.NewHistory(runs, steps, ro)
+	if !rep.HasValues() {
+		where := stepsWhere(opts.Stage, false, opts.Rank)
+		switch {
+		case len(steps) == 0:
+			return nil, fmt.Errorf("no selected run has %s", where)
+		case opts.Family != "":
+			return nil, fmt.Errorf("no kernel of family %s in the selected runs' %s", opts.Family, where)
+		default:
+			return nil, fmt.Errorf("no kernel matches %q in the selected runs' %s", opts.Kernel, where)
+		}
+	}
 	if len(untagged) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d run(s) without tag %s left out: %s", len(untagged), opts.By, strings.Join(untagged, ", ")))
 	}
-	if len(runs) == 0 {
-		rep.Notes = append(rep.Notes, "no run selected")
-	}
 	return rep, nil
+}
+
+// checkHistoryRank refuses a rank no selected run has (rows: the runs
+// with their ranks; runs: those selected).
+func checkHistoryRank(rows []queries.RunsRow, runs []analysis.HistoryRunInfo, rank int64) error {
+	selected := map[int64]bool{}
+	for _, r := range runs {
+		selected[r.RunID] = true
+	}
+	var ranks []int64
+	for _, r := range rows {
+		if !selected[r.RunID] {
+			continue
+		}
+		for _, rk := range r.Ranks {
+			if !slices.Contains(ranks, rk) {
+				ranks = append(ranks, rk)
+			}
+		}
+	}
+	if len(ranks) == 0 || slices.Contains(ranks, rank) {
+		return nil
+	}
+	slices.Sort(ranks)
+	s := make([]string, len(ranks))
+	for i, r := range ranks {
+		s[i] = strconv.FormatInt(r, 10)
+	}
+	return fmt.Errorf("no rank %d in the selected runs (ranks: %s); see --rank", rank, strings.Join(s, ", "))
 }
 
 // parseHistoryArgs parses one `report --history` value: the flags of

@@ -123,6 +123,7 @@ func TestHistoryEndToEnd(t *testing.T) {
 		{"ByTag", testHistoryByTag},
 		{"Formats", testHistoryFormats},
 		{"Usage", testHistoryUsage},
+		{"EmptySelection", testHistoryEmptySelection},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -156,7 +157,7 @@ func decodeSeries(t *testing.T, r analysis.HistoryReport) analysis.HistoryStage 
 		t.Fatalf("%d runs in the series, want 10", len(st.Runs))
 	}
 	for _, p := range st.Runs {
-		if p.Steps != 6 || p.LoNS == nil || *p.LoNS > p.MedianNS || *p.HiNS < p.MedianNS {
+		if p.Steps != 6 || p.MedianNS == nil || p.LoNS == nil || *p.LoNS > *p.MedianNS || *p.HiNS < *p.MedianNS {
 			t.Errorf("%s: %d steps, interval %v..%v around %v", p.Label, p.Steps, p.LoNS, p.HiNS, p.MedianNS)
 		}
 	}
@@ -312,7 +313,7 @@ func testHistoryFormats(t *testing.T, db string) {
 		t.Errorf("stage keys %q, want %q", got, want)
 	}
 	p := st["runs"].([]any)[0].(map[string]any)
-	if got, want := keys(p), []string{"by_value", "change", "ci_hi_ns", "ci_lo_ns", "delta_pct", "ingested_at", "label",
+	if got, want := keys(p), []string{"absent", "by_value", "change", "ci_hi_ns", "ci_lo_ns", "delta_pct", "ingested_at", "label",
 		"launches_per_step", "median_ns", "median_us", "noise_ns", "order", "reference_ns", "share_pct", "steps", "tags",
 		"threshold_ns"}; !slices.Equal(got, want) {
 		t.Errorf("run keys %q, want %q", got, want)
@@ -335,10 +336,35 @@ func testHistoryUsage(t *testing.T, db string) {
 			t.Errorf("%q: exit %d, want 2: %s", args, code, errOut)
 		}
 	}
-	// A pattern that matches nothing is a note, not an error.
-	_, r := historyJSON(t, db, "--kernel", "no_such_kernel", "--tag", "a=1")
-	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "no kernel") {
-		t.Errorf("no match: notes %q", r.Notes)
+}
+
+// testHistoryEmptySelection (issue 33 item 4): a selection that holds
+// nothing is an error (exit 1, one line), gate or not; so in report.
+func testHistoryEmptySelection(t *testing.T, db string) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metric", "step_time", "--tag", "branch=mian", "--fail-on-regression"}, "carries branch=mian\n"},
+		{[]string{"--metric", "step_time", "--rank", "7", "--fail-on-regression"},
+			"tracehouse: no rank 7 in the selected runs (ranks: 0); see --rank\n"},
+		{[]string{"--metric", "step_time", "--by", "nosuchtag", "--fail-on-regression"},
+			"tracehouse: no selected run carries tag nosuchtag (--by)\n"},
+		{[]string{"--family", "nosuch", "--fail-on-regression"}, "tracehouse: unknown family nosuch; families: activation, attention, "},
+		{[]string{"--kernel", "no_such_kernel", "--tag", "a=1"},
+			"tracehouse: no kernel matches \"no_such_kernel\" in the selected runs' steps on rank 0\n"},
+		{[]string{"--family", "moe", "--tag", "a=1"}, "tracehouse: no kernel of family moe in the selected runs' steps on rank 0\n"},
+		{[]string{"--metric", "busy", "--stage", "prefill"}, "tracehouse: no selected run has extend/prefill steps on rank 0\n"},
+	} {
+		code, out, errOut := runHistory(db, c.args...)
+		if code != exitError || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%q: exit %d, stderr %q (want %q), stdout:\n%s", c.args, code, errOut, c.want, out)
+		}
+	}
+	code, _, errOut := runCmd(t, "--db", db, "report", "--markdown", filepath.Join(t.TempDir(), "r.md"), "--tag", "a=1",
+		"--history", "--metric step_time --tag branch=mian")
+	if code != exitError || !strings.Contains(errOut, "carries branch=mian") {
+		t.Errorf("report --history on an empty selection: exit %d: %s", code, errOut)
 	}
 }
 
