@@ -130,7 +130,7 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 		}
 	}()
 	specs := []schema.Spec{
-		{Table: schema.KernelNames, Columns: []string{"name_id", "name", "demangled", "short_name", "base_name"}},
+		{Table: schema.KernelNames, Columns: []string{"name_id", "name", "demangled", "short_name", "base_name", "display_name"}},
 		{Table: schema.Sites, Columns: []string{"site_id", "name", "file", "line", "func", "display", "rel_path", "framework", "is_wrapper"}},
 	}
 	err = schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
@@ -140,7 +140,7 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 			if f.Mangled {
 				dem = f.Demangled
 			}
-			if err := apps[0].Append(in.kernels[n], n, dem, f.Short, f.Base); err != nil {
+			if err := apps[0].Append(in.kernels[n], n, dem, f.Short, f.Base, f.Display); err != nil {
 				return err
 			}
 		}
@@ -161,6 +161,10 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 	if len(in.newKernels) > 0 {
 		if _, err := schema.Classify(ctx, conn, false); err != nil {
 			return fmt.Errorf("classify new kernel names: %w", err)
+		}
+		// names stored before display names were (migration 0019)
+		if _, err := schema.FillDisplayNames(ctx, conn, false); err != nil {
+			return fmt.Errorf("store names: %w", err)
 		}
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {

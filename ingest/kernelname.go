@@ -1,7 +1,7 @@
 package ingest
 
 // Kernel-name normalisation: the forms of a GPU event name the warehouse
-// stores in kernel_names (demangled, short_name, base_name). Each runs once
+// stores in kernel_names (demangled, short_name, base_name, display_name). Each runs once
 // per distinct name, but names of templated kernels reach tens of kilobytes
 // and a hostile trace can hold far longer ones, so every function here is a
 // single linear pass (or a bounded library call) and never panics.
@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
+
+	"github.com/tracehouse/tracehouse/kernelname"
 )
 
 // maxMangledLen bounds the names handed to the demangler. Real mangled
@@ -39,6 +41,8 @@ type KernelNameForms struct {
 	Short string
 	// Base is Short without template argument lists (BaseName).
 	Base string
+	// Display is the name reports show (kernelname.Display of Short).
+	Display string
 }
 
 // NormalizeKernelName computes every stored form of a raw kernel name: the
@@ -52,6 +56,7 @@ func NormalizeKernelName(raw string) KernelNameForms {
 	}
 	f.Short = ShortName(text)
 	f.Base = BaseName(f.Short)
+	f.Display = kernelname.Display(f.Short)
 	return f
 }
 

@@ -145,12 +145,13 @@ func TestNormalizeKernelName(t *testing.T) {
 		Mangled:   true,
 		Short:     "void aiter::add_rmsnorm_quant_kernel<std::bfloat16_t, 256, 8, true>",
 		Base:      "void aiter::add_rmsnorm_quant_kernel",
+		Display:   "add_rmsnorm_quant_kernel<…>",
 	}
 	if f != want {
 		t.Errorf("mangled: got %+v\nwant %+v", f, want)
 	}
 	f = NormalizeKernelName("Memcpy  DtoD (Device -> Device)")
-	want = KernelNameForms{Short: "Memcpy DtoD (Device -> Device)", Base: "Memcpy DtoD (Device -> Device)"}
+	want = KernelNameForms{Short: "Memcpy DtoD (Device -> Device)", Base: "Memcpy DtoD (Device -> Device)", Display: "Memcpy DtoD (Device -> Device)"}
 	if f != want {
 		t.Errorf("plain: got %+v, want %+v", f, want)
 	}

@@ -1,8 +1,11 @@
 package queries
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/kernelname"
 )
 
 // demoFamilies pins the family of every kernel name of the demo traces
@@ -116,5 +119,46 @@ func TestDemoKernelFamilies(t *testing.T) {
 	}
 	if n < 60 {
 		t.Errorf("only %d demo kernel names", n)
+	}
+}
+
+// TestDemoDisplayNames: ingest stores every name's display name, the one
+// kernelname.Display gives its short name, and within each stage of each
+// demo run the kernel labels are distinct.
+func TestDemoDisplayNames(t *testing.T) {
+	t.Parallel()
+	db := demoDB(t)
+	rows, err := db.Query(`SELECT n.short_name, n.display_name, r.label, k.stage
+		FROM kernel_names n
+		JOIN (SELECT DISTINCT run_id, stage, name_id FROM kernels) k USING (name_id)
+		JOIN runs r USING (run_id)
+		ORDER BY r.label, k.stage, n.short_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	tables := map[string][]string{}
+	for rows.Next() {
+		var short, run, stage string
+		var display sql.NullString
+		if err := rows.Scan(&short, &display, &run, &stage); err != nil {
+			t.Fatal(err)
+		}
+		if want := kernelname.Display(short); !display.Valid || display.String != want {
+			t.Errorf("%s: display_name %v, want %q", short, display, want)
+		}
+		tables[run+" "+stage] = append(tables[run+" "+stage], short)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for table, names := range tables {
+		seen := map[string]string{}
+		for i, l := range kernelname.Labels(names) {
+			if o, ok := seen[l]; ok {
+				t.Errorf("%s: label %q for %s and %s", table, l, o, names[i])
+			}
+			seen[l] = names[i]
+		}
 	}
 }

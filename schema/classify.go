@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	_ "embed" // classify.sql
 	"fmt"
+	"strings"
 
 	"github.com/tracehouse/tracehouse/inline"
+	"github.com/tracehouse/tracehouse/kernelname"
 )
 
 // classifySQL sets family and category on kernel_names; see its header.
@@ -66,4 +68,71 @@ func ClassifierVersion(ctx context.Context, db Execer) (ClassifierInfo, error) {
 		return ClassifierInfo{}, fmt.Errorf("read classifier version: %w", err)
 	}
 	return ci, nil
+}
+
+// Querier is what FillDisplayNames needs from a database handle (*sql.DB,
+// *sql.Conn and *sql.Tx satisfy it).
+type Querier interface {
+	Execer
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// FillDisplayNames sets kernel_names.display_name (kernelname.Display of
+// the short name) on the rows that have none, or on every row when all is
+// true (`tracehouse reclassify`), and returns how many rows changed. Ingest
+// stores the display name with each new name; this fills the rows of a
+// warehouse made before migration 0019.
+func FillDisplayNames(ctx context.Context, db Querier, all bool) (int64, error) {
+	q := `SELECT name_id, short_name, display_name FROM kernel_names WHERE display_name IS NULL`
+	if all {
+		q = `SELECT name_id, short_name, display_name FROM kernel_names`
+	}
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return 0, fmt.Errorf("read kernel names without a display name: %w", err)
+	}
+	type change struct {
+		id      int64
+		display string
+	}
+	var todo []change
+	for rows.Next() {
+		var id int64
+		var short string
+		var have sql.NullString
+		if err := rows.Scan(&id, &short, &have); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("read kernel names without a display name: %w", err)
+		}
+		if d := kernelname.Display(short); !have.Valid || have.String != d {
+			todo = append(todo, change{id, d})
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read kernel names without a display name: %w", err)
+	}
+	changed := int64(len(todo))
+	const batch = 500
+	for len(todo) > 0 {
+		n := min(batch, len(todo))
+		var b strings.Builder
+		args := make([]any, 0, 2*n)
+		b.WriteString(`UPDATE kernel_names AS k SET display_name = v.display FROM (VALUES `)
+		for i, c := range todo[:n] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?::INTEGER, ?::VARCHAR)")
+			args = append(args, c.id, c.display)
+		}
+		b.WriteString(`) AS v(name_id, display) WHERE k.name_id = v.name_id`)
+		if _, err := db.ExecContext(ctx, b.String(), args...); err != nil {
+			return 0, fmt.Errorf("store display names: %w", err)
+		}
+		todo = todo[n:]
+	}
+	return changed, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"regexp/syntax"
@@ -720,5 +721,61 @@ func TestMigrationReclassifies(t *testing.T) {
 	got := classification(t, db)
 	if got[fbgemm] != [2]string{"elementwise", "elementwise"} || got["fused_moe_kernel"] != [2]string{"moe", "compute"} {
 		t.Fatalf("after 0018: %v", got)
+	}
+}
+
+// TestFillDisplayNames: rows stored without a display name (a warehouse
+// older than migration 0019) get theirs; a second pass changes nothing;
+// all=true rewrites a wrong one.
+func TestFillDisplayNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openWarehouse(t)
+	insertNames(t, db, []string{
+		"void vllm::rms_norm_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*, c10::BFloat16 const*, float, int, int)",
+		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+		"_ZN5aiter3mlaILi128EEEvPf",
+	})
+	if n, err := schema.FillDisplayNames(ctx, db, false); err != nil || n != 3 {
+		t.Fatalf("first fill: %d, %v", n, err)
+	}
+	read := func() map[string]string {
+		out := map[string]string{}
+		rows, err := db.Query(`SELECT name, display_name FROM kernel_names`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n, d string
+			if err := rows.Scan(&n, &d); err != nil {
+				t.Fatal(err)
+			}
+			out[n] = d
+		}
+		return out
+	}
+	want := map[string]string{
+		"void vllm::rms_norm_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*, c10::BFloat16 const*, float, int, int)": "rms_norm_kernel<…>",
+		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)":                                             "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+		"_ZN5aiter3mlaILi128EEEvPf": "mla<…>",
+	}
+	if got := read(); !maps.Equal(got, want) {
+		t.Fatalf("display names %v, want %v", got, want)
+	}
+	if n, err := schema.FillDisplayNames(ctx, db, false); err != nil || n != 0 {
+		t.Fatalf("second fill: %d, %v", n, err)
+	}
+	if _, err := db.Exec(`UPDATE kernel_names SET display_name = 'stale' WHERE name = '_ZN5aiter3mlaILi128EEEvPf'`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := schema.FillDisplayNames(ctx, db, false); err != nil || n != 0 {
+		t.Fatalf("only-missing fill touched a set name: %d, %v", n, err)
+	}
+	if n, err := schema.FillDisplayNames(ctx, db, true); err != nil || n != 1 {
+		t.Fatalf("fill all: %d, %v; want 1", n, err)
+	}
+	if got := read(); !maps.Equal(got, want) {
+		t.Fatalf("after fill all: %v", got)
 	}
 }

@@ -21,7 +21,9 @@ func newCmdReclassify(f *Factory, runF func(*ReclassifyOptions) error) *cobra.Co
 		Long: `Set family and category of every kernel name from the warehouse's classifier
 rules (table classifier_rules). Opening a warehouse with a newer tracehouse
 already reclassifies when its rules changed; run this after editing the rules
-table yourself. No trace is re-read.`,
+table yourself. It also sets every name's display_name (the name reports show),
+which a warehouse made before display names has none of until its next ingest.
+No trace is re-read.`,
 		Example: `  tracehouse reclassify
   tracehouse sql "SELECT family, count(*) FROM kernel_names GROUP BY 1"`,
 		Args:        maxArgs(0),
@@ -46,10 +48,14 @@ func reclassifyRun(opts *ReclassifyOptions) error {
 	if err != nil {
 		return err
 	}
+	d, err := schema.FillDisplayNames(opts.Ctx, w.DB, true)
+	if err != nil {
+		return err
+	}
 	v, err := schema.ClassifierVersion(opts.Ctx, w.DB)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(opts.IO.Out, "classifier version %d (%d rules): %d kernel name(s) changed family or category\n", v.Version, v.Rules, n)
+	_, err = fmt.Fprintf(opts.IO.Out, "classifier version %d (%d rules): %d kernel name(s) changed family or category, %d display name(s) set\n", v.Version, v.Rules, n, d)
 	return err
 }
