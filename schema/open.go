@@ -1,5 +1,6 @@
 // Package schema opens the warehouse, applies the embedded migrations and
-// names the tables and views the rest of tracehouse uses.
+// the SQL library (package sqllib: every macro and view) and names the
+// tables and views the rest of tracehouse uses.
 package schema
 
 import (
