@@ -159,7 +159,7 @@ func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
 
 func compareRun(opts *CompareOptions) error {
 	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
-	write := opts.StepsBy != "" || target.IsPath(opts.Base) || target.IsPath(opts.Candidate)
+	write := target.IsPath(opts.Base) || target.IsPath(opts.Candidate)
 	notice := func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg) }
 	open := opts.Warehouse
 	if !write && !target.IsSelector(opts.Base) && !target.IsSelector(opts.Candidate) {
@@ -170,14 +170,10 @@ func compareRun(opts *CompareOptions) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if w != nil { // nil when reopening it for writing failed
-			w.Close()
-		}
-	}()
+	defer w.Close()
 	cat := catalogOf()
 
-	rep, ingestErr, err := compareBuild(opts, &w, cat)
+	rep, ingestErr, err := compareBuild(opts, w, cat)
 	if err != nil {
 		return err
 	}
@@ -204,12 +200,12 @@ func compareRun(opts *CompareOptions) error {
 }
 
 // compareBuild resolves BASE and CANDIDATE (ingesting paths), finds their
-// steps again when they were found another way than asked (reopening *w
-// for writing) and builds the comparison (report reuses it). ingestErr is
+// steps again for this command when they were found another way than
+// asked (ingest.ReadSteps: the warehouse is not written) and builds the
+// comparison (report reuses it). ingestErr is
 // set when a file failed to ingest (reported already).
-func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Catalog) (rep *analysis.CompareReport, ingestErr, err error) {
+func compareBuild(opts *CompareOptions, w *schema.Warehouse, cat *catalog.Catalog) (rep *analysis.CompareReport, ingestErr, err error) {
 	ctx := opts.Ctx
-	w := *wp
 	one := func(arg string) (target.Run, error) {
 		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
 		r, err := target.Select(pctx, w, arg, iopt, cat)
@@ -245,31 +241,13 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 	if base.ID == cand.ID {
 		return nil, nil, usagef("BASE %s and CANDIDATE %s are the same run (%s): nothing to compare", opts.Base, opts.Candidate, base.Label)
 	}
-	// Steps found another way than asked (an earlier --steps-by, or a
-	// warehouse from before steps) are found again, which needs writing.
-	for _, r := range []target.Run{base, cand} {
-		ok, err := ingest.StepsCurrent(ctx, w.DB, r.ID, opts.StepsBy)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ok {
-			continue
-		}
-		if w.Lake != "" {
-			return nil, nil, fmt.Errorf("run %s: its steps were found another way than asked (--steps-by), and a lake's traces never change: compare it in a warehouse", r.Label)
-		}
-		if w.ReadOnly {
-			w.Close()
-			if w, err = opts.Warehouse(ctx, true); err != nil {
-				*wp = nil
-				return nil, nil, err
-			}
-			*wp = w
-		}
-		if err := ingest.RecomputeSteps(ctx, w.DB, r.ID, opts.StepsBy); err != nil {
-			return nil, nil, err
-		}
+	// Steps found another way than asked (--steps-by, or a warehouse from
+	// before steps) are found again for this command alone.
+	q, err := ingest.ReadSteps(ctx, w.DB, []int64{base.ID, cand.ID}, opts.StepsBy)
+	if err != nil {
+		return nil, nil, err
 	}
+	defer q.Close()
 
 	ropt := analysis.CompareOptions{Alpha: opts.Alpha, ThresholdPct: opts.Threshold, KernelThreshold: opts.KernelThreshold,
 		MinDeltaNS: opts.MinDeltaUS * 1000, MinSharePct: 1, Stage: opts.Stage, RankAll: opts.RankAll, KeepEdges: opts.KeepEdges,
@@ -278,7 +256,7 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 	side := func(r target.Run) (*queries.CompareSide, error) {
 		p := queries.CompareParams{Run: r.ID, KeepEdges: opts.KeepEdges}
 		if !opts.RankAll {
-			rank, fellBack, err := target.Rank(ctx, w.DB, r, opts.Rank, opts.RankSet)
+			rank, fellBack, err := target.Rank(ctx, q, r, opts.Rank, opts.RankSet)
 			if err != nil {
 				return nil, fmt.Errorf("%w; see --rank", err)
 			}
@@ -288,7 +266,7 @@ func compareBuild(opts *CompareOptions, wp **schema.Warehouse, cat *catalog.Cata
 			p.Rank = sql.NullInt64{Int64: rank, Valid: true}
 			ropt.Rank = rank
 		}
-		return queries.CompareFetch(ctx, w.DB, p, p.Rank)
+		return queries.CompareFetch(ctx, q, p, p.Rank)
 	}
 	bs, err := side(base)
 	if err != nil {

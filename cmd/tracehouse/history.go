@@ -168,12 +168,8 @@ func historyRun(opts *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if w != nil { // nil when reopening for writing failed
-			w.Close()
-		}
-	}()
-	rep, err := historyBuild(opts, &w)
+	defer w.Close()
+	rep, err := historyBuild(opts, w)
 	if err != nil {
 		return err
 	}
@@ -199,13 +195,12 @@ func historyRun(opts *HistoryOptions) error {
 	return nil
 }
 
-// historyBuild selects and orders the runs, finds again the steps of runs
-// whose steps were found another way than asked (reopening *wp for
-// writing then), and builds the history: what `history` prints and
+// historyBuild selects and orders the runs, finds again, for this command
+// alone, the steps of runs whose steps were found another way than asked
+// (ingest.ReadSteps), and builds the history: what `history` prints and
 // `report --history` draws.
-func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*analysis.HistoryReport, error) {
+func historyBuild(opts *HistoryOptions, w *schema.Warehouse) (*analysis.HistoryReport, error) {
 	ctx := opts.Ctx
-	w := *wp
 	rows, err := queries.RunsTagged(ctx, w.DB, opts.Tags)
 	if err != nil {
 		return nil, err
@@ -252,29 +247,18 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*analysis.Histor
 			return nil, fmt.Errorf("unknown family %s; families: %s", opts.Family, strings.Join(families, ", "))
 		}
 	}
-	// Steps found another way than asked are found again, as compare does.
+	// Steps found another way than asked are found again for this command
+	// alone, as compare does.
 	ids := make([]int64, len(runs))
 	for i, r := range runs {
 		ids[i] = r.RunID
 	}
-	stale, err := ingest.StepsStale(ctx, w.DB, ids, opts.StepsBy)
+	q, err := ingest.ReadSteps(ctx, w.DB, ids, opts.StepsBy)
 	if err != nil {
 		return nil, err
 	}
-	for _, run := range stale {
-		if w.ReadOnly {
-			w.Close()
-			if w, err = opts.Warehouse(ctx, true); err != nil {
-				*wp = nil
-				return nil, err
-			}
-			*wp = w
-		}
-		if err := ingest.RecomputeSteps(ctx, w.DB, run, opts.StepsBy); err != nil {
-			return nil, err
-		}
-	}
-	fresh, err := queries.StepsFresh(ctx, w.DB, ids)
+	defer q.Close()
+	fresh, err := queries.StepsFresh(ctx, q, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +284,7 @@ func historyBuild(opts *HistoryOptions, wp **schema.Warehouse) (*analysis.Histor
 		p.Pattern = sql.NullString{String: opts.Kernel, Valid: true}
 		ro.Series, ro.Match = analysis.SeriesKernel, opts.Kernel
 	}
-	steps, err := queries.HistorySteps(ctx, w.DB, p)
+	steps, err := queries.HistorySteps(ctx, q, p)
 	if err != nil {
 		return nil, err
 	}

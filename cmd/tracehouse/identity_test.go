@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -380,5 +383,98 @@ func TestEmptyRunIsNotARun(t *testing.T) {
 	code, out, errOut := runCmd(t, "--db", db, "--format", "csv", "sql", "SELECT count(*) AS n FROM runs WHERE label = 'r1'")
 	if code != 0 || strings.TrimSpace(out) != "n\n0" {
 		t.Errorf("after a writable open: exit %d: %q %s", code, out, errOut)
+	}
+}
+
+// holdReader keeps db open read-only in another process until t ends.
+func holdReader(t *testing.T, db string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=hold", "TRACEHOUSE_HOLD_READ=1", "TRACEHOUSE_DB="+db)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "ready\n" {
+		t.Fatalf("reader: %q", line)
+	}
+}
+
+// fileSum is a digest of a file's bytes.
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// TestReadersNeverWrite: compare and history with --steps-by find the
+// steps they are asked for without writing the warehouse (its file is
+// byte for byte the same after, and they run while another process reads
+// it); a plain compare after still reads the stored steps (issue 33 item
+// 6); and over a lake, history --steps-by works too (issue 33 item 7).
+func TestReadersNeverWrite(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for i, label := range []string{"a", "b"} {
+		if _, err := synth.Generate(synth.Options{Dir: root, Run: label, Framework: synth.SGLang, Stage: synth.StageDecode,
+			Seed: int64(i + 1), Steps: 12, Noise: 0.02, BatchSize: 32}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", root); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, errOut)
+	}
+	before := fileSum(t, db)
+	holdReader(t, db)
+	const by = "SoftMax"
+	source := func(args ...string) ([]string, []string) {
+		t.Helper()
+		code, out, errOut := runCmd(t, append([]string{"--db", db, "--format", "json", "compare", "a", "b"}, args...)...)
+		if code != 0 {
+			t.Fatalf("compare a b %v: exit %d: %s", args, code, errOut)
+		}
+		var r struct {
+			Base, Candidate struct {
+				StepSource []string `json:"step_source"`
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Base.StepSource, r.Candidate.StepSource
+	}
+	if b, c := source("--steps-by", by); strings.Join(b, ",") != "kernel" || strings.Join(c, ",") != "kernel" {
+		t.Errorf("compare --steps-by %s: step sources %v, %v; want kernel", by, b, c)
+	}
+	if code, _, errOut := runCmd(t, "--db", db, "history", "--metric", "step_time", "--steps-by", by); code != 0 {
+		t.Errorf("history --steps-by: exit %d: %s", code, errOut)
+	}
+	if b, c := source(); strings.Join(b, ",") != "step_annotation" || strings.Join(c, ",") != "step_annotation" {
+		t.Errorf("plain compare after --steps-by: step sources %v, %v; want the stored step_annotation", b, c)
+	}
+	if fileSum(t, db) != before {
+		t.Errorf("the readers changed the warehouse file")
+	}
+	if _, err := os.Stat(db + ".wal"); err == nil {
+		t.Errorf("the readers left a write-ahead log")
+	}
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	if code, _, errOut := runCmd(t, "--db", db, "export", "--lake", lakeDir); code != 0 {
+		t.Skipf("export --lake while a reader holds the warehouse: exit %d: %s", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"history", "--metric", "step_time", "--steps-by", by},
+		{"compare", "a", "b", "--steps-by", by},
+	} {
+		if code, _, errOut := runCmd(t, append([]string{"--lake", lakeDir}, args...)...); code != 0 {
+			t.Errorf("--lake %v: exit %d: %s", args, code, errOut)
+		}
 	}
 }

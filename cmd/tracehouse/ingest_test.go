@@ -34,8 +34,9 @@ func playRole() {
 		io := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 		os.Exit(run(os.Args[1:], io, os.Getenv))
 	case "hold":
-		// Hold the warehouse open for writing until stdin closes.
-		w, err := schema.Open(context.Background(), os.Getenv("TRACEHOUSE_DB"), schema.Options{})
+		// Hold the warehouse open for writing (read-only with
+		// TRACEHOUSE_HOLD_READ=1) until stdin closes.
+		w, err := schema.Open(context.Background(), os.Getenv("TRACEHOUSE_DB"), schema.Options{ReadOnly: os.Getenv("TRACEHOUSE_HOLD_READ") == "1"})
 		if err != nil {
 			os.Stdout.WriteString("error " + err.Error() + "\n")
 			os.Exit(1)

@@ -189,11 +189,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() {
-		if w != nil { // nil when compare's reopening for writing failed
-			w.Close()
-		}
-	}()
+	defer w.Close()
 	cat := catalogOf()
 
 	runs, ingestErr, err := reportRuns(opts, w, cat)
@@ -217,7 +213,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 		copts := &CompareOptions{common: opts.common, Base: opts.Compare[0], Candidate: opts.Compare[1],
 			Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll, RankSet: opts.RankSet,
 			Threshold: gates.Threshold, KernelThreshold: gates.KernelThreshold, MinDeltaUS: gates.MinDeltaUS, Alpha: gates.Alpha}
-		cmp, cErr, err := compareBuild(copts, &w, cat)
+		cmp, cErr, err := compareBuild(copts, w, cat)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--compare: %w", err)
 		}
@@ -230,7 +226,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 		fmt.Fprintf(opts.IO.ErrOut, "report: history %s\n", opts.History[i])
 		h := *ho
 		h.common = opts.common
-		rep, err := historyBuild(&h, &w)
+		rep, err := historyBuild(&h, w)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--history %s: %w", opts.History[i], err)
 		}
