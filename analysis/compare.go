@@ -138,8 +138,10 @@ type CompareTest struct {
 
 // CompareMetric is one step-summary row.
 type CompareMetric struct {
-	Metric    string      `json:"metric"`
-	Unit      string      `json:"unit"` // ns or count
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"` // ns or count
+	// Statistic is what Base, Candidate and the delta are of: StatMedian.
+	Statistic string      `json:"statistic"`
 	Base      CompareStat `json:"base"`
 	Candidate CompareStat `json:"candidate"`
 	DeltaNS   float64     `json:"delta_ns"`
@@ -220,18 +222,22 @@ type CompareStage struct {
 	CandSteps int    `json:"candidate_steps"`
 	// Absent names the side without steps in the stage (SideBase or
 	// SideCandidate): a comparability failure, nothing is compared.
-	Absent        string           `json:"absent,omitempty"`
-	TooFew        bool             `json:"too_few_steps"`
-	PerWindow     bool             `json:"per_window"`
-	Summary       []CompareMetric  `json:"summary"`
-	Decomposition []CompareDecomp  `json:"decomposition"`
-	StepDeltaNS   int64            `json:"step_delta_ns"`
-	Kernels       []CompareKernel  `json:"kernels"`
-	Overlap       []CompareOverlap `json:"overlap_changes"`
-	Fusions       []CompareFusion  `json:"fusion_changes"`
-	Ranks         []CompareRankRow `json:"ranks,omitempty"`
-	BaseStraggler *int64           `json:"base_straggler_rank,omitempty"`
-	CandStraggler *int64           `json:"candidate_straggler_rank,omitempty"`
+	Absent        string          `json:"absent,omitempty"`
+	TooFew        bool            `json:"too_few_steps"`
+	PerWindow     bool            `json:"per_window"`
+	Summary       []CompareMetric `json:"summary"`
+	Decomposition []CompareDecomp `json:"decomposition"`
+	// StepDeltaNS is the step-time delta the decomposition adds up to, of
+	// the statistic DeltaStatistic names (StatMean); the step summary's
+	// deltas are of the median per step (CompareMetric.Statistic).
+	StepDeltaNS    int64            `json:"step_delta_ns"`
+	DeltaStatistic string           `json:"step_delta_statistic"`
+	Kernels        []CompareKernel  `json:"kernels"`
+	Overlap        []CompareOverlap `json:"overlap_changes"`
+	Fusions        []CompareFusion  `json:"fusion_changes"`
+	Ranks          []CompareRankRow `json:"ranks,omitempty"`
+	BaseStraggler  *int64           `json:"base_straggler_rank,omitempty"`
+	CandStraggler  *int64           `json:"candidate_straggler_rank,omitempty"`
 }
 
 // CompareVerdict is the outcome and the rows that decided it.
@@ -501,7 +507,7 @@ func stepsOf(s *queries.CompareSide, stage string, rank *int64) []queries.Compar
 }
 
 func metric(name, unit string, a, b []float64, o CompareOptions, gated bool) CompareMetric {
-	m := CompareMetric{Metric: name, Unit: unit, Base: nsStat(a), Candidate: nsStat(b), Test: test(a, b, o.Alpha)}
+	m := CompareMetric{Metric: name, Unit: unit, Statistic: StatMedian, Base: nsStat(a), Candidate: nsStat(b), Test: test(a, b, o.Alpha)}
 	m.DeltaNS = m.Candidate.MedianNS - m.Base.MedianNS
 	m.DeltaPct = deltaPct(m.Base.MedianNS, m.Candidate.MedianNS)
 	if gated && m.DeltaPct != nil && (m.Test.Significant || (o.AllowUntested && m.Test.Method == string(stats.TooFew))) {
@@ -518,7 +524,8 @@ func metric(name, unit string, a, b []float64, o CompareOptions, gated bool) Com
 func compareStage(stage string, base, cand *queries.CompareSide, o CompareOptions) CompareStage {
 	cs := CompareStage{Stage: stage, Kernels: []CompareKernel{}, Overlap: []CompareOverlap{}, Fusions: []CompareFusion{},
 		Decomposition: []CompareDecomp{}}
-	bSteps, cSteps := stepsOf(base, stage, nil), stepsOf(cand, stage, nil)
+	bAll, cAll := stepsOf(base, stage, nil), stepsOf(cand, stage, nil)
+	bSteps, cSteps := stepSamples(bAll), stepSamples(cAll)
 	cs.BaseSteps, cs.CandSteps = len(bSteps), len(cSteps)
 	switch {
 	case len(bSteps) == 0:
@@ -551,7 +558,7 @@ func compareStage(stage string, base, cand *queries.CompareSide, o CompareOption
 	}
 	if o.RankAll {
 		ranks := map[int64]bool{}
-		for _, s := range append(slices.Clone(bSteps), cSteps...) {
+		for _, s := range append(slices.Clone(bAll), cAll...) {
 			ranks[s.Rank] = true
 		}
 		var rs []int64
@@ -580,62 +587,138 @@ func compareStage(stage string, base, cand *queries.CompareSide, o CompareOption
 		}
 		cs.BaseStraggler, cs.CandStraggler = bWorst, cWorst
 	}
-	cs.Decomposition, cs.StepDeltaNS = decomposition(stage, base, cand)
-	cs.Kernels = kernelRows(stage, base, cand, bSteps, cSteps, o)
+	cs.Decomposition, cs.StepDeltaNS = decomposition(decompParts(stage, base, bSteps), decompParts(stage, cand, cSteps))
+	cs.DeltaStatistic = StatMean
+	cs.Kernels = kernelRows(stage, base, cand, bSteps, cSteps, len(bAll), len(cAll), o)
 	cs.Overlap = overlapChanges(cs.Kernels)
 	cs.Fusions = fusionChanges(stage, base, cand)
 	return cs
 }
 
-// decomposition apportions the per-step mean step-time delta over the
-// parts (families, overlap, idle) in whole nanoseconds: each part's delta
-// of per-step means, rounded by the largest-remainder rule so that the
-// parts add up exactly to the rounded step-time delta.
-func decomposition(stage string, base, cand *queries.CompareSide) ([]CompareDecomp, int64) {
-	type sums struct {
-		b, c float64
+// stepSamples are a stage's samples, one per step, from its rows (one
+// per rank and step, sorted by rank, trace and step as compare_steps.sql
+// returns them). With one rank they are its rows. With several, the i-th
+// step of each rank is one step (TP ranks record the same forward steps:
+// their values are not independent samples), and its sample is the row of
+// the rank that sets it, the one with the largest GPU window (ties: the
+// lowest rank). Every figure of that step (step time, busy, kernel time,
+// idle, exposed communication, launches, each kernel's time and the
+// decomposition's parts) is then that rank's.
+func stepSamples(rows []queries.CompareStepsRow) []queries.CompareStepsRow {
+	var ranks []int64
+	byRank := map[int64][]queries.CompareStepsRow{}
+	for _, r := range rows {
+		if _, ok := byRank[r.Rank]; !ok {
+			ranks = append(ranks, r.Rank)
+		}
+		byRank[r.Rank] = append(byRank[r.Rank], r)
 	}
-	parts := map[string]*sums{}
-	var stepB, stepC float64
-	add := func(rows []queries.CompareDecompositionRow, isBase bool) {
-		for _, r := range rows {
-			if r.Stage != stage || r.Steps == 0 {
-				continue
-			}
-			mean := float64(r.TotalNS) / float64(r.Steps)
-			key := r.Part
-			if r.Part == queries.PartFamily {
-				key = "family:" + r.Family
-			}
-			if r.Part == queries.PartStepTime {
-				if isBase {
-					stepB = mean
-				} else {
-					stepC = mean
-				}
-				continue
-			}
-			if parts[key] == nil {
-				parts[key] = &sums{}
-			}
-			if isBase {
-				parts[key].b = mean
-			} else {
-				parts[key].c = mean
+	if len(ranks) <= 1 {
+		return rows
+	}
+	slices.Sort(ranks)
+	var out []queries.CompareStepsRow
+	for i := 0; ; i++ {
+		var best *queries.CompareStepsRow
+		for _, rk := range ranks {
+			if rs := byRank[rk]; i < len(rs) && (best == nil || rs[i].WindowNS > best.WindowNS) {
+				best = &rs[i]
 			}
 		}
+		if best == nil {
+			return out
+		}
+		out = append(out, *best)
 	}
-	add(base.Decomposition, true)
-	add(cand.Decomposition, false)
-	keys := make([]string, 0, len(parts))
-	for k := range parts {
+}
+
+// Statistics a delta is of, as the report names them.
+const (
+	StatMedian = "median per step"
+	StatMean   = "mean per step"
+)
+
+// decompSide is one side's step time in parts, summed over its samples:
+// family kernel time per family, overlap (busy minus the summed kernel
+// time: minus the time kernels run at once) and idle (window minus busy),
+// which add up to the summed step time exactly.
+type decompSide struct {
+	steps  int
+	stepNS int64
+	parts  map[string]int64 // family:<f>, overlap, idle
+}
+
+// Parts of the decomposition (CompareDecomp.Part; a family is "family:F").
+const (
+	PartOverlap = "overlap"
+	PartIdle    = "idle"
+)
+
+// decompParts sums one side's parts over its samples (the steps of
+// stepSamples): each kernel's time in a sample's step (rank, trace, step)
+// counts towards its family (compare_kernels.sql's family of the name).
+func decompParts(stage string, s *queries.CompareSide, samples []queries.CompareStepsRow) decompSide {
+	family := map[string]string{}
+	for _, k := range s.Kernels {
+		if k.Stage == stage {
+			family[k.Kernel] = k.Family
+		}
+	}
+	perStep := map[stepKey]map[string]int64{}
+	for _, k := range s.KernelSteps {
+		if k.Stage != stage {
+			continue
+		}
+		key := stepKey{k.Rank, k.TraceID, k.Step}
+		if perStep[key] == nil {
+			perStep[key] = map[string]int64{}
+		}
+		f := family[k.Kernel]
+		if f == "" {
+			f = "unclassified"
+		}
+		perStep[key]["family:"+f] += k.NS
+	}
+	d := decompSide{steps: len(samples), parts: map[string]int64{}}
+	for _, st := range samples {
+		var kernel int64
+		for part, ns := range perStep[stepKey{st.Rank, st.TraceID, st.Step}] {
+			d.parts[part] += ns
+			kernel += ns
+		}
+		d.parts[PartOverlap] += st.BusyNS - kernel
+		d.parts[PartIdle] += st.WindowNS - st.BusyNS
+		d.stepNS += st.WindowNS
+	}
+	return d
+}
+
+// decomposition apportions the mean step-time delta (of the mean step
+// time per side, not the summary's median) over the parts (families,
+// overlap, idle) in whole nanoseconds: each part's delta of per-step
+// means, rounded by the largest-remainder rule so that the parts add up
+// exactly to the rounded mean step-time delta.
+func decomposition(b, c decompSide) ([]CompareDecomp, int64) {
+	mean := func(d decompSide, ns int64) float64 {
+		if d.steps == 0 {
+			return 0
+		}
+		return float64(ns) / float64(d.steps)
+	}
+	keys := []string{}
+	for k := range b.parts {
 		keys = append(keys, k)
 	}
+	for k := range c.parts {
+		if _, ok := b.parts[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
 	slices.Sort(keys)
-	total := int64(math.Round(stepC - stepB))
+	total := int64(math.Round(mean(c, c.stepNS) - mean(b, b.stepNS)))
 	deltas := make([]float64, len(keys))
 	for i, k := range keys {
-		deltas[i] = parts[k].c - parts[k].b
+		deltas[i] = mean(c, c.parts[k]) - mean(b, b.parts[k])
 	}
 	ints := apportion(deltas, total)
 	out := make([]CompareDecomp, 0, len(keys))
@@ -643,12 +726,12 @@ func decomposition(stage string, base, cand *queries.CompareSide) ([]CompareDeco
 		comp := k
 		if f, ok := strings.CutPrefix(k, "family:"); ok {
 			comp = f + " kernels"
-		} else if k == queries.PartOverlap {
+		} else if k == PartOverlap {
 			comp = "overlap (minus time kernels run concurrently)"
-		} else if k == queries.PartIdle {
+		} else if k == PartIdle {
 			comp = "idle inside the step"
 		}
-		out = append(out, CompareDecomp{Part: k, BaseNS: int64(math.Round(parts[k].b)), CandNS: int64(math.Round(parts[k].c)),
+		out = append(out, CompareDecomp{Part: k, BaseNS: int64(math.Round(mean(b, b.parts[k]))), CandNS: int64(math.Round(mean(c, c.parts[k]))),
 			DeltaNS: ints[i], Component: comp})
 	}
 	slices.SortStableFunc(out, func(a, b CompareDecomp) int {
@@ -692,9 +775,12 @@ func apportion(xs []float64, total int64) []int64 {
 }
 
 // kernelRows builds the kernel table: per-step samples (0 in a step where
-// the kernel did not run), buckets, tests with Benjamini-Hochberg across
-// the stage's rows, and the kernel gate.
-func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []queries.CompareStepsRow, o CompareOptions) []CompareKernel {
+// the kernel did not run; the kernel's time on the rank that sets the
+// step, stepSamples), buckets, tests with Benjamini-Hochberg across the
+// stage's rows, and the kernel gate. bRankSteps and cRankSteps count the
+// steps of every rank: launches per step are per rank and step.
+func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []queries.CompareStepsRow, bRankSteps, cRankSteps int,
+	o CompareOptions) []CompareKernel {
 	type side struct {
 		info    queries.CompareKernelsRow
 		perStep map[stepKey]float64
@@ -757,11 +843,11 @@ func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []
 		if k.Site == "" {
 			k.Site = k.baseSite
 		}
-		if len(bSteps) > 0 {
-			k.BaseLaunchStep = float64(k.BaseLaunches) / float64(len(bSteps))
+		if bRankSteps > 0 {
+			k.BaseLaunchStep = float64(k.BaseLaunches) / float64(bRankSteps)
 		}
-		if len(cSteps) > 0 {
-			k.CandLaunchStep = float64(k.CandLaunches) / float64(len(cSteps))
+		if cRankSteps > 0 {
+			k.CandLaunchStep = float64(k.CandLaunches) / float64(cRankSteps)
 		}
 		k.DeltaNS = k.Candidate.MedianNS - k.Base.MedianNS
 		k.DeltaPct = deltaPct(k.Base.MedianNS, k.Candidate.MedianNS)
@@ -794,13 +880,13 @@ func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []
 		if !b.info.Site.Valid {
 			continue
 		}
-		bl := float64(b.info.Launches) / float64(max(1, len(bSteps)))
+		bl := float64(b.info.Launches) / float64(max(1, bRankSteps))
 		for _, n := range added {
 			c := cm[n]
 			if used[n] || !c.info.Site.Valid || c.info.Site.String != b.info.Site.String || c.info.Family != b.info.Family {
 				continue
 			}
-			cl := float64(c.info.Launches) / float64(max(1, len(cSteps)))
+			cl := float64(c.info.Launches) / float64(max(1, cRankSteps))
 			if math.Abs(cl-bl) > 0.1*math.Max(bl, cl) {
 				continue
 			}

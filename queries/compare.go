@@ -122,44 +122,14 @@ func CompareKernels(ctx context.Context, q Querier, p CompareParams) ([]CompareK
 	})
 }
 
-// Parts of compare_decomposition.sql.
-const (
-	PartStepTime = "step_time"
-	PartFamily   = "family"
-	PartOverlap  = "overlap"
-	PartIdle     = "idle"
-)
-
-// CompareDecompositionRow is one part of one stage's step time, summed
-// over its steps (compare_decomposition.sql).
-type CompareDecompositionRow struct {
-	Stage   string
-	Part    string
-	Family  string // for PartFamily
-	TotalNS int64
-	Steps   int64
-}
-
-// CompareDecomposition returns one side's step-time parts.
-func CompareDecomposition(ctx context.Context, q Querier, p CompareParams) ([]CompareDecompositionRow, error) {
-	return collect(ctx, q, "compare_decomposition", p.args(), func(rows *sql.Rows) (CompareDecompositionRow, error) {
-		var r CompareDecompositionRow
-		var fam sql.NullString
-		err := rows.Scan(&r.Stage, &r.Part, &fam, &r.TotalNS, &r.Steps)
-		r.Family = fam.String
-		return r, err
-	})
-}
-
 // CompareSide is everything a comparison reads about one side.
 type CompareSide struct {
-	Params        CompareParams
-	Run           CompareRunRow
-	Steps         []CompareStepsRow // every rank when Params.Rank is invalid
-	KernelSteps   []CompareKernelStepsRow
-	Kernels       []CompareKernelsRow
-	Decomposition []CompareDecompositionRow
-	Fusions       []FusionMatchesRow
+	Params      CompareParams
+	Run         CompareRunRow
+	Steps       []CompareStepsRow // every rank when Params.Rank is invalid
+	KernelSteps []CompareKernelStepsRow
+	Kernels     []CompareKernelsRow
+	Fusions     []FusionMatchesRow
 }
 
 // CompareFetch reads one side of a comparison. Steps come for every rank
@@ -189,9 +159,6 @@ func CompareFetch(ctx context.Context, q Querier, p CompareParams, detail sql.Nu
 		return nil, err
 	}
 	if s.Kernels, err = CompareKernels(ctx, q, d); err != nil {
-		return nil, err
-	}
-	if s.Decomposition, err = CompareDecomposition(ctx, q, d); err != nil {
 		return nil, err
 	}
 	if s.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Rank: detail}); err != nil {

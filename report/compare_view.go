@@ -115,7 +115,8 @@ func compareHeadLines(r *analysis.CompareReport) Lines {
 	if r.Rank != nil {
 		head = append(head, fmt.Sprintf("rank:      %d", *r.Rank))
 	} else {
-		head = append(head, "rank:      every rank (each compared; detail tables pool the ranks' steps)")
+		head = append(head, "rank:      every rank: the i-th step of each rank is one step (one sample), its every figure (step time, busy, "+
+			"kernels, decomposition) that of the rank that sets it (largest GPU window); each rank's own step time below")
 	}
 	head = append(head, "normalisation: "+r.Normalisation)
 	if len(r.Mismatches) == 0 {
@@ -165,7 +166,7 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 		sum.Rows = append(sum.Rows, []string{m.Metric + unit, fmtStat(m.Base, m.Unit), fmtStat(m.Candidate, m.Unit), delta,
 			fmtDeltaPct(m.DeltaPct), fmtTest(m.Test), m.Verdict})
 	}
-	blocks = append(blocks, &Heading{Level: 3, Text: "Step summary (median per step, ±: 95% interval)"}, sum)
+	blocks = append(blocks, &Heading{Level: 3, Text: "Step summary (median per step: both sides and the delta; ±: 95% interval)"}, sum)
 	if len(st.Ranks) > 0 {
 		rt := &Table{Name: "ranks", Columns: []Column{{Name: "Rank", Right: true}, {Name: "Base step µs", Right: true},
 			{Name: "Candidate step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}}}
@@ -173,7 +174,7 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 			rt.Rows = append(rt.Rows, []string{strconv.FormatInt(rr.Rank, 10), fmtStat(rr.Metric.Base, "ns"),
 				fmtStat(rr.Metric.Candidate, "ns"), fmtDeltaPct(rr.Metric.DeltaPct), fmtTest(rr.Metric.Test)})
 		}
-		blocks = append(blocks, &Heading{Level: 3, Text: "Ranks (step time)"}, rt)
+		blocks = append(blocks, &Heading{Level: 3, Text: "Ranks (each rank's own steps: step time, median per step)"}, rt)
 		var l Lines
 		if st.BaseStraggler != nil && st.CandStraggler != nil {
 			l = append(l, fmt.Sprintf("straggler (slowest median step, sets the step time): rank %d in base, rank %d in candidate",
@@ -186,8 +187,8 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 	for _, p := range st.Decomposition {
 		dt.Rows = append(dt.Rows, []string{p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), fmtUS3(p.DeltaNS)})
 	}
-	dt.Rows = append(dt.Rows, []string{"= step time", "", "", fmtUS3(st.StepDeltaNS)})
-	blocks = append(blocks, &Heading{Level: 3, Text: "Where the step-time delta went (per-step means; the rows add up exactly to the step-time delta)"}, dt)
+	dt.Rows = append(dt.Rows, []string{"= step time, " + st.DeltaStatistic, "", "", fmtUS3(st.StepDeltaNS)})
+	blocks = append(blocks, &Heading{Level: 3, Text: decompTitle(st)}, dt)
 
 	kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket"}, {Name: "Kernel"}, {Name: "Family"},
 		{Name: "Base µs/step", Right: true}, {Name: "Cand µs/step", Right: true}, {Name: "Delta µs", Right: true},
@@ -230,6 +231,19 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 		blocks = append(blocks, &Heading{Level: 3, Text: "Fusion changes (catalog entries whose status differs)"}, ft)
 	}
 	return blocks
+}
+
+// decompTitle heads the decomposition: which delta it adds up to, and the
+// summary's other one.
+func decompTitle(st analysis.CompareStage) string {
+	t := fmt.Sprintf("Where the step-time delta went (%s: the rows add up exactly to the mean step-time delta, %+.3f µs", st.DeltaStatistic,
+		float64(st.StepDeltaNS)/1e3)
+	for _, m := range st.Summary {
+		if m.Metric == "step time" {
+			t += fmt.Sprintf("; the summary's delta is of the %s, %+.1f µs", m.Statistic, m.DeltaNS/1e3)
+		}
+	}
+	return t + ")"
 }
 
 // CompareVerdictLine is the one line a CI log shows.
@@ -284,10 +298,10 @@ func CompareCSVTables(r *analysis.CompareReport) []*Table {
 		return ff(*v)
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	sum := &Table{Name: "compare.summary", Columns: cols("stage", "metric", "unit", "base_steps", "candidate_steps",
+	sum := &Table{Name: "compare.summary", Columns: cols("stage", "metric", "unit", "statistic", "base_steps", "candidate_steps",
 		"base_median", "base_ci_lo", "base_ci_hi", "candidate_median", "candidate_ci_lo", "candidate_ci_hi",
 		"delta", "delta_pct", "method", "p", "significant", "verdict")}
-	dec := &Table{Name: "compare.decomposition", Columns: cols("stage", "part", "base_ns", "candidate_ns", "delta_ns")}
+	dec := &Table{Name: "compare.decomposition", Columns: cols("stage", "part", "statistic", "base_ns", "candidate_ns", "delta_ns")}
 	ker := &Table{Name: "compare.kernels", Columns: cols("stage", "bucket", "kernel", "base_kernel", "family", "site",
 		"base_median_ns", "candidate_median_ns", "delta_ns", "delta_pct", "method", "p", "q", "significant",
 		"base_launches", "candidate_launches", "base_launches_per_step", "candidate_launches_per_step",
@@ -296,14 +310,16 @@ func CompareCSVTables(r *analysis.CompareReport) []*Table {
 	fu := &Table{Name: "compare.fusions", Columns: cols("stage", "id", "pattern", "base_status", "candidate_status", "change", "switch")}
 	for _, st := range r.Stages {
 		for _, m := range st.Summary {
-			sum.Rows = append(sum.Rows, []string{st.Stage, m.Metric, m.Unit, strconv.Itoa(st.BaseSteps), strconv.Itoa(st.CandSteps),
+			sum.Rows = append(sum.Rows, []string{st.Stage, m.Metric, m.Unit, m.Statistic, strconv.Itoa(st.BaseSteps), strconv.Itoa(st.CandSteps),
 				ff(m.Base.MedianNS), fp(m.Base.LoNS), fp(m.Base.HiNS), ff(m.Candidate.MedianNS), fp(m.Candidate.LoNS), fp(m.Candidate.HiNS),
 				ff(m.DeltaNS), fp(m.DeltaPct), m.Test.Method, fp(m.Test.P), strconv.FormatBool(m.Test.Significant), m.Verdict})
 		}
 		for _, p := range st.Decomposition {
-			dec.Rows = append(dec.Rows, []string{st.Stage, p.Part, i64(p.BaseNS), i64(p.CandNS), i64(p.DeltaNS)})
+			dec.Rows = append(dec.Rows, []string{st.Stage, p.Part, st.DeltaStatistic, i64(p.BaseNS), i64(p.CandNS), i64(p.DeltaNS)})
 		}
-		dec.Rows = append(dec.Rows, []string{st.Stage, "step_time", "", "", i64(st.StepDeltaNS)})
+		if st.Absent == "" {
+			dec.Rows = append(dec.Rows, []string{st.Stage, "step_time", st.DeltaStatistic, "", "", i64(st.StepDeltaNS)})
+		}
 		for _, k := range st.Kernels {
 			ker.Rows = append(ker.Rows, []string{st.Stage, k.Bucket, k.Kernel, k.BaseKernel, k.Family, k.Site,
 				ff(k.Base.MedianNS), ff(k.Candidate.MedianNS), ff(k.DeltaNS), fp(k.DeltaPct), k.Test.Method, fp(k.Test.P), fp(k.Test.Q),

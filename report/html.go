@@ -329,7 +329,7 @@ func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 				Title: fmt.Sprintf("%s: %s -> %s µs per step (%s µs)", p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), signedUS(float64(p.DeltaNS)))})
 		}
 		if len(fam) > 0 {
-			ps.Families = divergingBars("delta families", "Where the step-time delta went, "+vocab.StageName(st.Stage), fam)
+			ps.Families = divergingBars("delta families", "Where the step-time delta went ("+st.DeltaStatistic+"), "+vocab.StageName(st.Stage), fam)
 		}
 		var ks []deltaItem
 		for _, k := range st.Kernels {

@@ -163,7 +163,6 @@ func timeSide(ctx context.Context, db *sql.Conn, label, profile string) error {
 		{"compare_steps", func() (int, error) { r, err := queries.CompareSteps(ctx, db, p); return len(r), err }},
 		{"compare_kernel_steps", func() (int, error) { r, err := queries.CompareKernelSteps(ctx, db, p); return len(r), err }},
 		{"compare_kernels", func() (int, error) { r, err := queries.CompareKernels(ctx, db, p); return len(r), err }},
-		{"compare_decomposition", func() (int, error) { r, err := queries.CompareDecomposition(ctx, db, p); return len(r), err }},
 		{"fusion_matches (saved)", func() (int, error) {
 			r, saved, err := queries.FusionMatchesCached(ctx, db, queries.FusionMatchesParams{Run: id, Rank: rank})
 			if err == nil && !saved {

@@ -97,6 +97,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		{"EmptySelection", testCompareEmptySelection},
 		{"Mismatch", testCompareMismatch},
 		{"Decomposition", testCompareDecomposition},
+		{"NamedDelta", testCompareNamedDelta},
 		{"Formats", testCompareFormats},
 		{"Selectors", testCompareSelectors},
 		{"Goldens", testCompareGoldens},
@@ -461,5 +462,34 @@ func testCompareSelectors(t *testing.T, db string) {
 	}
 	if code, _, _ := runCompare(db, "base"); code != exitUsage {
 		t.Errorf("one argument: exit %d", code)
+	}
+}
+
+// testCompareNamedDelta (issue 33 item 5): every format names the
+// statistic of each delta: the summary's is of the median per step, the
+// decomposition's of the mean per step.
+func testCompareNamedDelta(t *testing.T, db string) {
+	for _, f := range []string{"table", "markdown"} {
+		_, out, _ := compareOnce(db, "base", "slow20", "--format", f)
+		if !strings.Contains(out, "Step summary (median per step") || !strings.Contains(out, "= step time, mean per step") ||
+			!strings.Contains(out, "the rows add up exactly to the mean step-time delta") ||
+			!strings.Contains(out, "the summary's delta is of the median per step") {
+			t.Errorf("%s does not name both statistics:\n%s", f, out)
+		}
+	}
+	_, r := compareJSON(t, db, "base", "slow20")
+	st := decodeStage(t, r)
+	if st.DeltaStatistic != analysis.StatMean || st.Summary[0].Statistic != analysis.StatMedian {
+		t.Errorf("JSON statistics %q, %q", st.DeltaStatistic, st.Summary[0].Statistic)
+	}
+	dir := t.TempDir()
+	if code, _, errOut := runCompare(db, "base", "slow20", "--format", "csv", "--out", dir); code != 0 {
+		t.Fatalf("csv: exit %d: %s", code, errOut)
+	}
+	for file, want := range map[string]string{"compare.summary.csv": ",median per step,", "compare.decomposition.csv": "decode,step_time,mean per step,"} {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %q: %v\n%s", file, want, err, b)
+		}
 	}
 }

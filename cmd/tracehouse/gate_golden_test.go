@@ -65,6 +65,13 @@ func TestCompareGoldenDemo(t *testing.T) {
 	} {
 		goldenFormats(t, db, c.name, "compare", c.args...)
 	}
+	// Issue 33 item 3: the demo's two ranks record the same 3 decode steps;
+	// --rank all compares 3 vs 3 steps (too few to test), not 6 vs 6.
+	_, r := compareJSON(t, db, "sglang-llama", "sglang-formal", "--rank", "all", "--stage", "decode")
+	if len(r.Stages) != 1 || r.Stages[0].BaseSteps != 3 || r.Stages[0].CandSteps != 3 || !r.Stages[0].TooFew ||
+		len(r.Stages[0].Ranks) != 2 || r.Verdict.Verdict != analysis.VerdictCannotDecide {
+		t.Errorf("--rank all: %+v, verdict %+v", r.Stages, r.Verdict)
+	}
 }
 
 // TestHistoryGoldenDemo: history on the demo's runs, a step metric over
