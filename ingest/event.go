@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/tracehouse/tracehouse/ingest/decode"
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/parseerr"
 	"github.com/valyala/fastjson"
 )
@@ -119,6 +121,13 @@ type summary struct {
 	warnings map[string]int64
 	minTS    int64
 	maxEnd   int64
+	// the latest start, and where minTS, maxTS and maxEnd were seen: to
+	// position an error once the trace's baseTimeNanoseconds (often
+	// written last) is known
+	maxTS                 int64
+	minAt, maxTSAt, maxAt eventPos
+	// summed durations per kind of row (limits.AddTotal)
+	totals [len(totalKinds)]int64
 	// frames per serving framework (index into vocab.Frameworks): framework evidence
 	fwFrames [4]int64
 	// vLLM-style step annotations seen: framework evidence
@@ -127,7 +136,49 @@ type summary struct {
 	trtNames int64
 }
 
-func newSummary() summary { return summary{minTS: math.MaxInt64, maxEnd: math.MinInt64} }
+// Kinds of rows whose durations are summed (summary.totals), as messages
+// name them.
+const (
+	totalGPU = iota
+	totalLaunch
+	totalOp
+	totalFrame
+	totalAnnotation
+)
+
+var totalKinds = [...]string{"GPU events", "runtime calls", "CPU ops", "Python frames", "annotations"}
+
+// checkTotals refuses a trace with more of one kind of event than the
+// warehouse can add up.
+func (s *summary) checkTotals(path string) error {
+	for k, v := range s.totals {
+		if v > limits.MaxTotal {
+			return parseerr.AtOffset(path, -1, -1, "", parseerr.Errorf(ErrRange,
+				"the durations of its %s add up to more than the warehouse keeps (%s)", totalKinds[k], limits.TotalRange))
+		}
+	}
+	return nil
+}
+
+// eventPos is an event's index in traceEvents and its byte offset.
+type eventPos struct{ event, off int64 }
+
+func newSummary() summary {
+	return summary{minTS: math.MaxInt64, maxTS: math.MinInt64, maxEnd: math.MinInt64}
+}
+
+// span takes in an event's start and end seen at pos.
+func (s *summary) span(ts, end int64, pos eventPos) {
+	if ts < s.minTS {
+		s.minTS, s.minAt = ts, pos
+	}
+	if ts > s.maxTS {
+		s.maxTS, s.maxTSAt = ts, pos
+	}
+	if end > s.maxEnd {
+		s.maxEnd, s.maxAt = end, pos
+	}
+}
 
 func (s *summary) merge(o *summary) {
 	s.counts.add(o.counts)
@@ -137,8 +188,19 @@ func (s *summary) merge(o *summary) {
 		}
 		s.warnings[k] += v
 	}
-	s.minTS = min(s.minTS, o.minTS)
-	s.maxEnd = max(s.maxEnd, o.maxEnd)
+	// Strictly earlier or later: of equal times, the first event seen.
+	if o.minTS < s.minTS {
+		s.minTS, s.minAt = o.minTS, o.minAt
+	}
+	if o.maxTS > s.maxTS {
+		s.maxTS, s.maxTSAt = o.maxTS, o.maxTSAt
+	}
+	if o.maxEnd > s.maxEnd {
+		s.maxEnd, s.maxAt = o.maxEnd, o.maxAt
+	}
+	for k, v := range o.totals {
+		s.totals[k] = limits.AddTotal(s.totals[k], v)
+	}
 	for i, n := range o.fwFrames {
 		s.fwFrames[i] += n
 	}
@@ -157,8 +219,9 @@ type decoder struct {
 	num     []byte
 
 	// per event
-	cur  int64 // event index
-	off  int64 // event start offset
+	cur  int64    // event index
+	off  int64    // event start offset
+	out  *decoded // the batch being decoded (its warnings)
 	ferr error
 }
 
@@ -170,12 +233,13 @@ func (d *decoder) fail(field string, cause error, format string, args ...any) er
 	return parseerr.AtOffset(d.file, d.cur, d.off, field, parseerr.Errorf(cause, format, args...))
 }
 
-// intern returns b as a string, reusing one copy per distinct value.
+// intern returns b as a string, reusing one copy per distinct value;
+// invalid UTF-8 is repaired.
 func (d *decoder) intern(b []byte) string {
 	if s, ok := d.strs[string(b)]; ok {
 		return s
 	}
-	s := string(b)
+	s := string(d.validUTF8(b))
 	if len(d.strs) < 1<<16 {
 		d.strs[s] = s
 	}
@@ -231,6 +295,7 @@ func (d *decoder) decode(b *decode.Batch, reuse *decoded) (*decoded, error) {
 	*out = decoded{seq: b.Seq, raw: b.Data, summary: newSummary(),
 		kernels: out.kernels[:0], launches: out.launches[:0], ops: out.ops[:0],
 		frames: out.frames[:0], annotations: out.annotations[:0]}
+	d.out = out
 	for i, sp := range b.Spans {
 		d.cur = b.First + int64(i)
 		d.off = b.Base + int64(sp.Start)
@@ -249,7 +314,7 @@ func (d *decoder) warn(out *decoded, msg string) {
 }
 
 func (d *decoder) event(raw []byte, out *decoded) error {
-	v, err := d.p.ParseBytes(raw)
+	v, err := decode.ParseJSON(&d.p, raw)
 	if err != nil {
 		return d.fail("", ErrSyntax, "%s", shorten(err.Error()))
 	}
@@ -330,6 +395,16 @@ func (d *decoder) event(raw []byte, out *decoded) error {
 	return nil
 }
 
+// shownNumber is a number's text for a message: decode.ParseJSON reads
+// Infinity as fastjson's Inf, which the trace did not say.
+func shownNumber(b []byte) string {
+	s := string(b)
+	if u := strings.TrimLeft(s, "+-"); strings.EqualFold(u, "inf") {
+		return s[:len(s)-len(u)] + "Infinity"
+	}
+	return shorten(s)
+}
+
 func shorten(s string) string {
 	if len(s) > 160 {
 		return s[:157] + "..."
@@ -346,7 +421,20 @@ func (d *decoder) str(v *fastjson.Value, field string) ([]byte, error) {
 	if len(b) > maxNameBytes {
 		return nil, d.fail(field, ErrTooLarge, "string of %d bytes (limit %d)", len(b), maxNameBytes)
 	}
-	return b, nil
+	return d.validUTF8(b), nil
+}
+
+// invalidUTF8 is the warning counted for each string repaired.
+const invalidUTF8 = "string with invalid UTF-8 stored with U+FFFD in its place"
+
+// validUTF8 repairs a string the warehouse could not hold (its VARCHAR is
+// UTF-8), counting a warning rather than failing the trace over one byte.
+func (d *decoder) validUTF8(b []byte) []byte {
+	b, repaired := limits.ValidUTF8(b)
+	if repaired && d.out != nil {
+		d.warn(d.out, invalidUTF8)
+	}
+	return b
 }
 
 // micros reads a microsecond number as nanoseconds.
@@ -358,7 +446,7 @@ func (d *decoder) micros(v *fastjson.Value, field string) (int64, error) {
 	ns, ok := decode.MicrosToNanos(d.num)
 	if !ok {
 		if !decode.ValidNumber(d.num) {
-			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shorten(string(d.num)))
+			return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shownNumber(d.num))
 		}
 		return 0, d.fail(field, ErrRange, "%s microseconds overflows int64 nanoseconds", shorten(string(d.num)))
 	}
@@ -380,7 +468,7 @@ func (d *decoder) integer(v *fastjson.Value, field string) (int64, error) {
 	d.num = v.MarshalTo(d.num[:0])
 	n, isInt, ok := decode.ParseInt(d.num)
 	if !decode.ValidNumber(d.num) {
-		return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shorten(string(d.num)))
+		return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shownNumber(d.num))
 	}
 	if !isInt {
 		return 0, d.fail(field, ErrType, "want an integer, got %s", shorten(string(d.num)))
@@ -453,8 +541,18 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 	if f.name == nil {
 		return d.fail("name", ErrMissing, "%s event has no name", cat)
 	}
-	out.minTS = min(out.minTS, ts)
-	out.maxEnd = max(out.maxEnd, ts+dur)
+	// Relative to baseTimeNanoseconds, which load checks once known.
+	if !limits.Time(ts) {
+		return d.fail("ts", ErrRange, "%d ns is outside the times the warehouse keeps (%s)", ts, limits.TimeRange)
+	}
+	if !limits.Duration(dur) {
+		return d.fail("dur", ErrRange, "%d ns is longer than the warehouse keeps (%s)", dur, limits.DurationRange)
+	}
+	end, ok := limits.AddTime(ts, dur)
+	if !ok {
+		return d.fail("dur", ErrRange, "the event ends at %s ns, outside the times the warehouse keeps (%s)", limits.Sum(ts, dur), limits.TimeRange)
+	}
+	out.span(ts, end, eventPos{d.cur, d.off})
 	pid, err := d.thread(f.pid, "pid")
 	if err != nil {
 		return err
@@ -486,8 +584,13 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		if r.device, err = d.integer(a.device, "args.device"); err != nil {
 			return err
 		}
+		field := "args.device"
 		if r.device == null {
-			r.device = pid
+			r.device, field = pid, "pid"
+		}
+		// The device is an INTEGER column, and a merged trace's rank.
+		if r.device != null && !limits.Index(r.device) {
+			return d.fail(field, ErrRange, "device %d is outside %s", r.device, limits.IndexRange)
 		}
 		if r.stream, err = d.integer(a.stream, "args.stream"); err != nil {
 			return err
@@ -506,6 +609,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		}
 		r.grid = d.dims(a.grid)
 		r.block = d.dims(a.block)
+		out.totals[totalGPU] = limits.AddTotal(out.totals[totalGPU], dur)
 		out.kernels = append(out.kernels, r)
 	case decode.CatLaunch:
 		r := launchRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
@@ -520,6 +624,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		if r.graph {
 			out.counts.graphLaunches++
 		}
+		out.totals[totalLaunch] = limits.AddTotal(out.totals[totalLaunch], dur)
 		out.launches = append(out.launches, r)
 	case decode.CatCPUOp:
 		r := opRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
@@ -536,6 +641,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 			r.types = d.intern(a.inputTypes.MarshalTo(d.num[:0]))
 		}
 		out.counts.cpuOps++
+		out.totals[totalOp] = limits.AddTotal(out.totals[totalOp], dur)
 		out.ops = append(out.ops, r)
 	case decode.CatPython:
 		r := frameRow{ordinal: d.cur, site: d.siteRef(name), ts: ts, dur: dur, pid: pid, tid: tid}
@@ -549,6 +655,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 			out.fwFrames[r.site.fw]++
 		}
 		out.counts.pyFrames++
+		out.totals[totalFrame] = limits.AddTotal(out.totals[totalFrame], dur)
 		out.frames = append(out.frames, r)
 	case decode.CatUserAnnotation, decode.CatGPUAnnotation:
 		r := annotationRow{name: d.intern(name), cat: d.intern(cat), ts: ts, dur: dur, pid: pid, tid: tid}
@@ -567,6 +674,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 			out.vllmSteps++
 		}
 		out.counts.annotations++
+		out.totals[totalAnnotation] = limits.AddTotal(out.totals[totalAnnotation], dur)
 		out.annotations = append(out.annotations, r)
 	}
 	return nil

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/tracehouse/tracehouse/ingest/decode"
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/migrations"
+	"github.com/tracehouse/tracehouse/parseerr"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -200,6 +202,9 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	defer t.points.close()
 	began := time.Now()
 	ident := decode.IdentifyName(filepath.Base(c.path))
+	if err := nameError(c.path, ident); err != nil {
+		return nil, err
+	}
 	stage, stageSource := traceStage(l.opt.Stage, c.path, ident)
 	stageKnown := stage != vocab.StageUnknown
 	fileRank := ident.Rank
@@ -230,10 +235,20 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err != nil {
 		return nil, err
 	}
+	info, err := traceInfo(c.path, t.meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkBase(c.path, info.baseNS); err != nil {
+		return nil, err
+	}
+	if err := t.checkTotals(c.path); err != nil {
+		return nil, err
+	}
 	// Frames are stored here, with their depth, rather than while
 	// decoding: updating millions of uncommitted rows afterwards cost
 	// DuckDB more memory than holding them costs here.
-	if err := l.storeSwept(ctx, t, traceInfo(t.meta).baseNS); err != nil {
+	if err := l.storeSwept(ctx, t, info.baseNS); err != nil {
 		return nil, err
 	}
 	// The sweep's arrays are done with; let them go before the SQL runs.
@@ -248,7 +263,6 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		debug.FreeOSMemory()
 	}
 
-	info := traceInfo(t.meta)
 	rank, rankAssumed := fileRank, false
 	if rank < 0 {
 		rank = info.rank
@@ -307,6 +321,9 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	fw, fwEvidence := l.framework(c, run, ident, t)
 	role, roleSource := traceRole(l.opt.Role, run.serverArgs)
+	for _, k := range info.repaired {
+		t.warn("top-level key " + k + " stored with NaN, Infinity or invalid UTF-8 repaired (or as NULL)")
+	}
 	var notes []string
 	var nwarn int64
 	for msg, n := range t.warnings {
@@ -333,7 +350,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		sql.Named("framework", fw), sql.Named("framework_evidence", fwEvidence),
 		sql.Named("device_name", nullString(info.deviceName)),
 		sql.Named("device_properties", nullString(string(info.devices))),
-		sql.Named("distributed_info", nullString(string(t.meta["distributedInfo"]))),
+		sql.Named("distributed_info", nullString(string(info.distributed))),
 		sql.Named("schema_version", nullString(info.schemaVersion)), sql.Named("trace_name", nullString(info.traceName)),
 		sql.Named("base_time_ns", baseArg), sql.Named("start_ns", startNS), sql.Named("end_ns", endNS),
 		sql.Named("events", t.counts.events), sql.Named("kernel_events", t.counts.kernels),
@@ -355,6 +372,40 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		return nil, err
 	}
 	return t, nil
+}
+
+// nameError refuses a file whose name gives a rank the warehouse cannot
+// hold (rather than guess another).
+func nameError(path string, ident decode.NameIdentity) error {
+	if ident.TooLarge == "" {
+		return nil
+	}
+	return parseerr.AtLine(path, 0, "", "file name", parseerr.Errorf(ErrRange,
+		"rank token %q is outside %s", ident.TooLarge, limits.IndexRange))
+}
+
+// checkBase refuses a trace whose times, once its baseTimeNanoseconds is
+// added, are outside the times the warehouse keeps; the error points at the
+// event that starts first or last, or ends last.
+func (t *traceState) checkBase(path string, base int64) error {
+	if base == 0 || t.minTS > t.maxEnd {
+		return nil
+	}
+	check := func(v int64, at eventPos, field, what string) error {
+		if _, ok := limits.AddTime(v, base); ok {
+			return nil
+		}
+		return parseerr.AtOffset(path, at.event, at.off, field, parseerr.Errorf(ErrRange,
+			"the event %s at %d ns after baseTimeNanoseconds %d: %s ns is outside the times the warehouse keeps (%s)",
+			what, v, base, limits.Sum(v, base), limits.TimeRange))
+	}
+	if err := check(t.minTS, t.minAt, "ts", "starts"); err != nil {
+		return err
+	}
+	if err := check(t.maxTS, t.maxTSAt, "ts", "starts"); err != nil {
+		return err
+	}
+	return check(t.maxEnd, t.maxAt, "dur", "ends")
 }
 
 func nextTraceID(ctx context.Context, conn *sql.Conn) (int64, error) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tracehouse/tracehouse/ingest/decode"
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/nsys"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/vocab"
@@ -209,6 +210,9 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	}
 	defer x.Close()
 	ident := decode.IdentifyName(filepath.Base(c.path))
+	if err := nameError(c.path, ident); err != nil {
+		return nil, err
+	}
 	plan, err := l.planNsys(ctx, x, ident)
 	if err != nil {
 		return nil, l.nsysError(c, src, err)
@@ -241,6 +245,13 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 			return nil, err
 		}
 		return nil, l.nsysError(c, src, err)
+	}
+	if err := t.checkTotals(c.path); err != nil {
+		return nil, err
+	}
+	if n := x.Repaired(); n > 0 {
+		t.warn(invalidUTF8)
+		t.warnings[invalidUTF8] += n - 1
 	}
 
 	exec := func(name string, args ...any) error {
@@ -396,10 +407,12 @@ type nvtxLaunch struct {
 func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.Appender, t *traceState,
 	p nsysPlan, runID int64, stage string, base int64) error {
 	var ordinal int64
-	span := func(start, end int64) {
+	// The reader checked every time, absolute ones too (limits.Time).
+	span := func(kind int, start, end int64) {
 		t.counts.events++
 		t.minTS = min(t.minTS, start+base)
 		t.maxEnd = max(t.maxEnd, end+base)
+		t.totals[kind] = limits.AddTotal(t.totals[kind], end-start)
 	}
 	// Correlation ids are counted per process: in an export of several
 	// processes, (pid << 32) + id keeps them apart.
@@ -417,7 +430,7 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 			t.warn("NVTX range never closed, left out")
 			return nil
 		}
-		span(r.Start, r.End)
+		span(totalAnnotation, r.Start, r.End)
 		t.counts.annotations++
 		st, vllm := decode.AnnotationStage([]byte(r.Name))
 		if vllm {
@@ -440,7 +453,7 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 	var launches []nvtxLaunch
 	byCorr := map[int64]int32{}
 	err = x.Runtime(ctx, func(c *nsys.Call) error {
-		span(c.Start, c.End)
+		span(totalLaunch, c.Start, c.End)
 		t.counts.launches++
 		if strings.Contains(c.Name, "GraphLaunch") {
 			t.counts.graphLaunches++
@@ -473,7 +486,7 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 	kernelIDs := map[string]int32{}
 	var dims []byte
 	err = x.GPU(ctx, func(a *nsys.Activity) error {
-		span(a.Start, a.End)
+		span(totalGPU, a.Start, a.End)
 		if p.multiProc && a.PID == nsys.None && a.Correlation != nsys.None {
 			t.warn("several processes and no globalPid: GPU events linked to launches by correlation id alone")
 		}
@@ -529,6 +542,7 @@ func (l *loader) appendNsys(ctx context.Context, x *nsys.Export, apps []*schema.
 		r := &ranges[i]
 		slices.SortFunc(r.windows, func(a, b gpuWindow) int { return cmp.Compare(a.device, b.device) })
 		for _, w := range r.windows {
+			t.totals[totalAnnotation] = limits.AddTotal(t.totals[totalAnnotation], w.end-w.start)
 			if err := apps[appAnnotations].Append(int32(t.id), r.name, "gpu_user_annotation", w.start, w.end-w.start,
 				w.device, nil, nullStr(r.stage)); err != nil {
 				return &dbError{err}

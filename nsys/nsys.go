@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/parseerr"
 	_ "modernc.org/sqlite" // pure-Go SQLite: no cgo for the reader
 )
@@ -87,6 +88,24 @@ type Export struct {
 	columns map[string][]string // table -> its columns, for tables that exist
 	strs    map[int64]string
 	str     *sql.Stmt
+	// base is the session start ReadInfo read: every start and end must
+	// stay a time the warehouse keeps once it is added.
+	base int64
+	// repaired counts strings whose invalid UTF-8 was replaced.
+	repaired int64
+}
+
+// Repaired is how many strings read so far had invalid UTF-8, each
+// replaced by U+FFFD (the warehouse holds UTF-8 only).
+func (e *Export) Repaired() int64 { return e.repaired }
+
+// validString repairs s for the warehouse, counting it.
+func (e *Export) validString(s string) string {
+	s, fixed := limits.ValidString(s)
+	if fixed {
+		e.repaired++
+	}
+	return s
 }
 
 // Open opens the export at path read-only and checks that it is one: a
@@ -265,6 +284,7 @@ func (e *Export) String(ctx context.Context, id int64) (string, error) {
 	case err != nil:
 		return "", e.damaged(TableStrings, err)
 	}
+	s = e.validString(s)
 	e.strs[id] = s
 	return s, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/parseerr"
 )
 
@@ -116,7 +117,12 @@ func (e *Export) ReadInfo(ctx context.Context) (Info, error) {
 		if err != nil && err != sql.ErrNoRows {
 			return in, e.damaged(TableSessionTime, err)
 		}
+		if v.Valid && !limits.Time(v.Int64) {
+			return in, fail(e.path, TableSessionTime, "utcEpochNs", parseerr.Errorf(ErrValue,
+				"%d ns is outside the times the warehouse keeps (%s)", v.Int64, limits.TimeRange))
+		}
 		in.SessionStartNS, in.HasSessionStart = v.Int64, v.Valid
+		e.base = v.Int64
 	}
 	if e.HasColumn(TableMeta, "name") && e.HasColumn(TableMeta, "value") {
 		var v sql.NullString
@@ -174,7 +180,7 @@ func (e *Export) devices(ctx context.Context, table, idCol string) ([]Device, er
 				}
 			case "name":
 				if s, ok := v.(string); ok {
-					d.Name = s
+					d.Name = e.validString(s)
 				}
 			}
 		}
@@ -291,7 +297,40 @@ func (s *scanner) span(start, end sql.NullInt64) (int64, int64, error) {
 	if end.Int64 < start.Int64 {
 		return 0, 0, s.badValue("end", "%d is before start %d", end.Int64, start.Int64)
 	}
+	if err := s.time("start", start.Int64); err != nil {
+		return 0, 0, err
+	}
+	if err := s.time("end", end.Int64); err != nil {
+		return 0, 0, err
+	}
+	if d := end.Int64 - start.Int64; !limits.Duration(d) {
+		return 0, 0, s.badValue("end", "a span of %d ns is longer than the warehouse keeps (%s)", d, limits.DurationRange)
+	}
 	return start.Int64, end.Int64, nil
+}
+
+// time checks that a time, made absolute with the session start, is one
+// the warehouse keeps (sums and differences of two never overflow).
+func (s *scanner) time(field string, ns int64) error {
+	if !limits.Time(ns) {
+		return s.badValue(field, "%d ns is outside the times the warehouse keeps (%s)", ns, limits.TimeRange)
+	}
+	if _, ok := limits.AddTime(ns, s.e.base); !ok {
+		return s.badValue(field, "%d ns after the session start %d ns: %s ns is outside the times the warehouse keeps (%s)",
+			ns, s.e.base, limits.Sum(ns, s.e.base), limits.TimeRange)
+	}
+	return nil
+}
+
+// device checks a deviceId: a GPU index, and the rank of a one-GPU export.
+func (s *scanner) device(dev sql.NullInt64) error {
+	if !dev.Valid {
+		return s.badValue("deviceId", "NULL")
+	}
+	if !limits.Index(dev.Int64) {
+		return s.badValue("deviceId", "%d is outside %s", dev.Int64, limits.IndexRange)
+	}
+	return nil
 }
 
 // name resolves a name column's value: a StringIds id, or text.
@@ -307,9 +346,9 @@ func (s *scanner) name(ctx context.Context, field string, v any) (string, error)
 		}
 		return str, nil
 	case string:
-		return x, nil
+		return s.e.validString(x), nil
 	case []byte:
-		return string(x), nil
+		return s.e.validString(string(x)), nil
 	case nil:
 		return "", s.badValue(field, "NULL")
 	}
@@ -390,8 +429,8 @@ func (e *Export) kernels(ctx context.Context, f func(*Activity) error) error {
 		if a.Start, a.End, err = s.span(start, end); err != nil {
 			return err
 		}
-		if !dev.Valid {
-			return s.badValue("deviceId", "NULL")
+		if err := s.device(dev); err != nil {
+			return err
 		}
 		if a.Name, err = s.name(ctx, nameCol, name); err != nil {
 			return err
@@ -447,8 +486,8 @@ func (e *Export) memops(ctx context.Context, kind Kind, f func(*Activity) error)
 		if a.Start, a.End, err = s.span(start, end); err != nil {
 			return err
 		}
-		if !dev.Valid {
-			return s.badValue("deviceId", "NULL")
+		if err := s.device(dev); err != nil {
+			return err
 		}
 		key := [3]int64{orNone(k1), orNone(k2), orNone(k3)}
 		n, ok := names[key]
@@ -586,9 +625,16 @@ func (e *Export) Ranges(ctx context.Context, f func(*Range) error) error {
 		if r.End != None && r.End < r.Start {
 			return s.badValue("end", "%d is before start %d", r.End, r.Start)
 		}
+		if r.End != None {
+			if _, _, err := s.span(start, end); err != nil {
+				return err
+			}
+		} else if err := s.time("start", r.Start); err != nil {
+			return err
+		}
 		switch {
 		case text.Valid:
-			r.Name = text.String
+			r.Name = s.e.validString(text.String)
 		case textID.Valid:
 			if r.Name, err = s.name(ctx, "textId", textID.Int64); err != nil {
 				return err

@@ -143,7 +143,7 @@ func eachEvent(b *decode.Batch, fn func(raw []byte, ord, off int64) error) error
 // into a value that is an object, or says in the file's terms what is
 // wrong with it.
 func eventObject(p *fastjson.Parser, path string, raw []byte, ord, off int64) (*fastjson.Value, *fastjson.Object, error) {
-	v, err := p.ParseBytes(raw)
+	v, err := decode.ParseJSON(p, raw)
 	if err != nil {
 		return nil, nil, eventError(path, ord, off, "", decode.ErrSyntax, shorten(err.Error()))
 	}

@@ -715,7 +715,7 @@ type rewriter struct {
 }
 
 func (rw *rewriter) rewrite(raw []byte, flags uint8, mv fixRec) ([]byte, error) {
-	v, err := rw.p.ParseBytes(raw)
+	v, err := decode.ParseJSON(&rw.p, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -735,7 +735,7 @@ func (rw *rewriter) rewrite(raw []byte, flags uint8, mv fixRec) ([]byte, error) 
 			b = append(b, ',')
 		}
 		first = false
-		b = appendString(b, k)
+		b = decode.AppendJSONString(b, k)
 		b = append(b, ':')
 		switch {
 		case moved && string(k) == "tid":
@@ -746,7 +746,7 @@ func (rw *rewriter) rewrite(raw []byte, flags uint8, mv fixRec) ([]byte, error) 
 			s, _ := v.StringBytes()
 			b = append(b, s...)
 		default:
-			b = appendValue(b, v)
+			b = decode.AppendJSON(b, v)
 		}
 	})
 	if moved && !sawTid {
@@ -775,7 +775,7 @@ func repairMeta(in string, meta map[string][]byte, res *FixResult) ([][2][]byte,
 	for _, k := range keys {
 		raw := meta[k]
 		ctl := rawControl(raw)
-		v, err := p.ParseBytes(raw)
+		v, err := decode.ParseJSON(&p, raw)
 		if err != nil {
 			return nil, &parseerr.Error{File: in, Event: -1, Offset: -1, Field: k, Err: &causeError{decode.ErrSyntax, shorten(err.Error())}}
 		}
@@ -788,9 +788,9 @@ func repairMeta(in string, meta map[string][]byte, res *FixResult) ([][2][]byte,
 			res.BadNumbers++
 		}
 		if ctl || bad {
-			raw = appendValue(nil, v)
+			raw = decode.AppendJSON(nil, v)
 		}
-		out = append(out, [2][]byte{appendString(nil, []byte(k)), raw})
+		out = append(out, [2][]byte{decode.AppendJSONString(nil, []byte(k)), raw})
 	}
 	return out, nil
 }
@@ -863,7 +863,7 @@ func writeEvent(o *output, b []byte, comma bool) bool {
 // appendMeta appends a metadata (M) event; pid and tid are raw JSON.
 func appendMeta(b []byte, name, pid, tid, key, value string, quote bool) []byte {
 	b = append(b, `{"name":`...)
-	b = appendString(b, []byte(name))
+	b = decode.AppendJSONString(b, []byte(name))
 	b = append(b, `,"ph":"M"`...)
 	if pid != "" {
 		b = append(b, `,"pid":`...)
@@ -872,10 +872,10 @@ func appendMeta(b []byte, name, pid, tid, key, value string, quote bool) []byte 
 	b = append(b, `,"tid":`...)
 	b = append(b, tid...)
 	b = append(b, `,"args":{`...)
-	b = appendString(b, []byte(key))
+	b = decode.AppendJSONString(b, []byte(key))
 	b = append(b, ':')
 	if quote {
-		b = appendString(b, []byte(value))
+		b = decode.AppendJSONString(b, []byte(value))
 	} else {
 		b = append(b, value...)
 	}

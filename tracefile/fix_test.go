@@ -67,12 +67,13 @@ func readTrace(t testing.TB, path string, lenient bool) (top map[string]json.Raw
 		}
 	}
 	if lenient {
-		// Inputs may hold what Perfetto refuses; read them through fastjson.
-		v, err := fastjson.ParseBytes(data)
+		// Inputs may hold what Perfetto refuses; read them as the tool does.
+		var p fastjson.Parser
+		v, err := decode.ParseJSON(&p, data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		data = appendValue(nil, v)
+		data = decode.AppendJSON(nil, v)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -355,6 +356,38 @@ func TestFixExactOutput(t *testing.T) {
 	}
 	if res.StringTimes != 2 || res.ControlChars != 1 || res.BadNumbers != 1 || res.Moved != 1 || res.Unrepairable != 0 {
 		t.Errorf("result %+v", res)
+	}
+	checkFix(t, in, out)
+}
+
+// Issue 36 K: Infinity and -Infinity (JavaScript's, which fastjson reads
+// only as far as "Inf") become null like NaN, in events and top-level keys
+// alike; it failed with `unparsed tail: "inity..."` before. Infinity
+// inside a string stays as written.
+func TestFixInfinityBecomesNull(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := writeFile(t, dir, "t.json", []byte("{\"traceEvents\": [\n"+
+		`  {"ph": "X", "cat": "kernel", "name": "A", "pid": 0, "tid": 7, "ts": 1, "dur": 10, "args": {"occ": Infinity, "s": "Infinity"}}`+",\n"+
+		`  {"ph": "C", "name": "c", "pid": 0, "ts": 2, "args": {"v": [-Infinity, 1, NaN]}}`+
+		"\n], \"x\": {\"max\": -Infinity}}"))
+	out := filepath.Join(dir, "t.perfetto.json")
+	res, err := PerfettoFix(context.Background(), in, out, FixOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(out)
+	want := "{\n" +
+		"  \"x\": {\"max\":null},\n" +
+		"  \"traceEvents\": [\n" +
+		`{"ph":"X","cat":"kernel","name":"A","pid":0,"tid":7,"ts":1,"dur":10,"args":{"occ":null,"s":"Infinity"}}` + ",\n" +
+		`{"ph":"C","name":"c","pid":0,"ts":2,"args":{"v":[null,1,null]}}` +
+		"\n  ]\n}\n"
+	if string(got) != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+	if res.BadNumbers != 3 {
+		t.Errorf("result %+v, want 3 bad numbers (two events, one key)", res)
 	}
 	checkFix(t, in, out)
 }

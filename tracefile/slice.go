@@ -472,7 +472,7 @@ func sortedMeta(meta map[string][]byte) ([][2][]byte, error) {
 	slices.Sort(keys)
 	out := make([][2][]byte, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, [2][]byte{appendString(nil, []byte(k)), meta[k]})
+		out = append(out, [2][]byte{decode.AppendJSONString(nil, []byte(k)), meta[k]})
 	}
 	return out, nil
 }
@@ -659,7 +659,8 @@ func distributedRank(raw []byte) int {
 	if raw == nil {
 		return -1
 	}
-	v, err := fastjson.ParseBytes(raw)
+	var p fastjson.Parser
+	v, err := decode.ParseJSON(&p, raw)
 	if err != nil {
 		return -1
 	}

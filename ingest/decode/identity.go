@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -16,6 +17,10 @@ type NameIdentity struct {
 	Merged               bool   // merged-*: several ranks in one file
 	VLLMName             bool   // dp<d>_pp<p>_tp<t>_..._rank<r>: vLLM's naming
 	TPName               bool   // -TP-<n>: SGLang / TokenSpeed naming
+	// TooLarge is the first rank token whose number is beyond
+	// limits.MaxIndex ("TP-4294967297"), "" when none is: ingest refuses
+	// such a file rather than guess its rank.
+	TooLarge string
 }
 
 // Whole tokens separated by '-', '_', '.', or the ends, case-insensitive.
@@ -31,32 +36,38 @@ var (
 	tpDash    = regexp.MustCompile(`(?i)(?:^|[-_.])tp-\d+(?:$|[-_.])`)
 )
 
-func tokenInt(re *regexp.Regexp, s string) int {
-	m := re.FindStringSubmatch(s)
+// tokenInt is the number of re's token in s, -1 when there is none or it
+// is beyond limits.MaxIndex (then named in *tooLarge, if that is still "").
+func tokenInt(re *regexp.Regexp, s string, tooLarge *string) int {
+	m := re.FindStringSubmatchIndex(s)
 	if m == nil {
 		return -1
 	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil {
+	n, err := strconv.ParseInt(s[m[2]:m[3]], 10, 64)
+	if err != nil || !limits.Index(n) {
+		if *tooLarge == "" {
+			*tooLarge = strings.Trim(s[m[0]:m[1]], "-_.")
+		}
 		return -1
 	}
-	return n
+	return int(n)
 }
 
 // IdentifyName reads rank, parallel ranks and stage from a file's base name.
 // A global rank<n> wins over tp<n>: in vLLM's dp1_pp0_tp0_..._rank2 the TP
 // index repeats across DP groups while rank does not.
 func IdentifyName(base string) NameIdentity {
-	id := NameIdentity{
-		TP: tokenInt(tokTP, base), DP: tokenInt(tokDP, base),
-		PP: tokenInt(tokPP, base), EP: tokenInt(tokEP, base),
-	}
-	id.Rank = tokenInt(tokRank, base)
+	var id NameIdentity
+	id.TP = tokenInt(tokTP, base, &id.TooLarge)
+	id.DP = tokenInt(tokDP, base, &id.TooLarge)
+	id.PP = tokenInt(tokPP, base, &id.TooLarge)
+	id.EP = tokenInt(tokEP, base, &id.TooLarge)
+	id.Rank = tokenInt(tokRank, base, &id.TooLarge)
 	if id.Rank < 0 {
 		id.Rank = id.TP
 	}
 	if id.Rank < 0 {
-		id.Rank = tokenInt(tokWorker, base)
+		id.Rank = tokenInt(tokWorker, base, &id.TooLarge)
 	}
 	if m := tokStage.FindAllStringSubmatch(base, -1); m != nil {
 		// The token closest to the end names the stage.
