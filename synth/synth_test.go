@@ -472,6 +472,31 @@ func TestEpochMicrosKeepNanoseconds(t *testing.T) {
 	}
 }
 
+// TestLateSeedsKeepGPUWindows: the seed moves the start by up to ~114
+// years (to 2139); GPU annotation windows then stayed at the 2^62 ns
+// sentinel (2116) they began from, so each ran ~24 years from before the
+// trace (ingest refuses such a trace).
+func TestLateSeedsKeepGPUWindows(t *testing.T) {
+	t.Parallel()
+	m, err := Generate(Options{Framework: SGLang, Ranks: 1, Steps: 2, Layers: 1, Dir: t.TempDir(), Seed: 1000002})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readTrace(t, m.Files[0].Path)
+	n := 0
+	for _, e := range d.events {
+		if str(e, "cat") == "gpu_user_annotation" {
+			n++
+			if ts, dur := nsOf(t, e["ts"]), nsOf(t, e["dur"]); ts < 0 || dur > 1e9 {
+				t.Errorf("GPU window ts %d ns, dur %d ns (relative to the base)", ts, dur)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no GPU annotation")
+	}
+}
+
 func TestLayoutNames(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -464,7 +465,7 @@ func (g *gen) step(i int) {
 	}
 	g.scaleD = 850 + g.seqs*5
 	g.prefill = stage != StageDecode
-	g.winLo, g.winHi = 1<<62, 0
+	g.winLo, g.winHi = math.MaxInt64, 0 // (1<<62 was below times after 2116)
 
 	th := &g.th[0]
 	g.cur = th
