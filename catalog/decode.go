@@ -186,74 +186,28 @@ func (d *decoder) fusion(n *yaml.Node, i int) (Fusion, bool) {
 		MinTP:      DefaultMinTP,
 		pos:        pos,
 	}
-	field := func(name string) (*yaml.Node, at) {
-		return m[name], at{entry: where.entry, field: name}
-	}
-	if v, w := field("id"); v != nil {
-		f.ID, _ = d.str(v, w)
-	}
-	if v, w := field("name"); v != nil {
-		f.Name, _ = d.str(v, w)
-	}
-	if v, w := field("framework"); v != nil {
-		f.Framework, _ = d.str(v, w)
-	}
-	if v, w := field("origin"); v != nil {
-		f.Origin, _ = d.str(v, w)
-	}
-	if v, w := field("fused"); v != nil {
-		f.Fused = d.strList(v, w, pos)
-	}
-	if v, w := field("chain"); v != nil {
+	e := entry{d: d, m: m, entry: where.entry, pos: pos}
+	e.str("id", &f.ID)
+	e.str("name", &f.Name)
+	e.str("framework", &f.Framework)
+	e.str("origin", &f.Origin)
+	e.strList("fused", &f.Fused)
+	if v, w := e.field("chain"); v != nil {
 		f.Chain = d.chain(v, w, pos)
 	}
-	if v, w := field("ordered"); v != nil {
-		if b, ok := d.boolean(v, w); ok {
-			f.Ordered = b
-		}
-	}
-	if v, w := field("max_gap_us"); v != nil {
-		if x, ok := d.number(v, w); ok {
-			f.MaxGapUS = x
-		}
-	}
-	if v, w := field("max_between"); v != nil {
-		if x, ok := d.integer(v, w); ok {
-			f.MaxBetween = x
-		}
-	}
-	if v, w := field("models_any"); v != nil {
-		f.ModelsAny = d.strList(v, w, pos)
-	}
-	if v, w := field("models_none"); v != nil {
-		f.ModelsNone = d.strList(v, w, pos)
-	}
-	if v, w := field("min_tp"); v != nil {
-		if x, ok := d.integer(v, w); ok {
-			f.MinTP = x
-		}
-	}
-	if v, w := field("min_share"); v != nil {
-		f.MinShare, _ = d.number(v, w)
-	}
-	if v, w := field("likely_share"); v != nil {
-		f.LikelyShare, _ = d.number(v, w)
-	}
-	if v, w := field("priority"); v != nil {
-		f.Priority, _ = d.integer(v, w)
-	}
-	if v, w := field("subsumes"); v != nil {
-		f.Subsumes = d.strList(v, w, pos)
-	}
-	if v, w := field("sources"); v != nil {
-		f.Sources = d.strList(v, w, pos)
-	}
-	if v, w := field("switch"); v != nil {
-		f.Switch, _ = d.str(v, w)
-	}
-	if v, w := field("rationale"); v != nil {
-		f.Rationale, _ = d.str(v, w)
-	}
+	e.boolean("ordered", &f.Ordered)
+	e.number("max_gap_us", &f.MaxGapUS)
+	e.integer("max_between", &f.MaxBetween)
+	e.strList("models_any", &f.ModelsAny)
+	e.strList("models_none", &f.ModelsNone)
+	e.integer("min_tp", &f.MinTP)
+	e.number("min_share", &f.MinShare)
+	e.number("likely_share", &f.LikelyShare)
+	e.integer("priority", &f.Priority)
+	e.strList("subsumes", &f.Subsumes)
+	e.strList("sources", &f.Sources)
+	e.str("switch", &f.Switch)
+	e.str("rationale", &f.Rationale)
 	return f, len(d.errs) == before
 }
 
@@ -267,34 +221,69 @@ func (d *decoder) overlap(n *yaml.Node, i int) (Overlap, bool) {
 	before := len(d.errs)
 	m, pos := d.mapping(n, where, overlapFields, overlapRequired)
 	o := Overlap{pos: pos}
-	field := func(name string) (*yaml.Node, at) {
-		return m[name], at{entry: where.entry, field: name}
-	}
-	if v, w := field("id"); v != nil {
-		o.ID, _ = d.str(v, w)
-	}
-	if v, w := field("name"); v != nil {
-		o.Name, _ = d.str(v, w)
-	}
-	if v, w := field("framework"); v != nil {
-		o.Framework, _ = d.str(v, w)
-	}
-	if v, w := field("origin"); v != nil {
-		o.Origin, _ = d.str(v, w)
-	}
-	if v, w := field("keywords"); v != nil {
-		o.Keywords = d.strList(v, w, pos)
-	}
-	if v, w := field("sources"); v != nil {
-		o.Sources = d.strList(v, w, pos)
-	}
-	if v, w := field("switch"); v != nil {
-		o.Switch, _ = d.str(v, w)
-	}
-	if v, w := field("rationale"); v != nil {
-		o.Rationale, _ = d.str(v, w)
-	}
+	e := entry{d: d, m: m, entry: where.entry, pos: pos}
+	e.str("id", &o.ID)
+	e.str("name", &o.Name)
+	e.str("framework", &o.Framework)
+	e.str("origin", &o.Origin)
+	e.strList("keywords", &o.Keywords)
+	e.strList("sources", &o.Sources)
+	e.str("switch", &o.Switch)
+	e.str("rationale", &o.Rationale)
 	return o, len(d.errs) == before
+}
+
+// entry sets an entry's Go fields from its mapping, one line per key, so
+// fusions and overlaps decode their shared keys the same way. A key that
+// is absent leaves the field's default; one of the wrong type is reported
+// by the decoder and leaves it too.
+type entry struct {
+	d     *decoder
+	m     map[string]*yaml.Node
+	entry string
+	pos   position
+}
+
+func (e entry) field(name string) (*yaml.Node, at) {
+	return e.m[name], at{entry: e.entry, field: name}
+}
+
+func (e entry) str(name string, dst *string) {
+	if v, w := e.field(name); v != nil {
+		if s, ok := e.d.str(v, w); ok {
+			*dst = s
+		}
+	}
+}
+
+func (e entry) strList(name string, dst *[]string) {
+	if v, w := e.field(name); v != nil {
+		*dst = e.d.strList(v, w, e.pos)
+	}
+}
+
+func (e entry) number(name string, dst *float64) {
+	if v, w := e.field(name); v != nil {
+		if x, ok := e.d.number(v, w); ok {
+			*dst = x
+		}
+	}
+}
+
+func (e entry) integer(name string, dst *int) {
+	if v, w := e.field(name); v != nil {
+		if x, ok := e.d.integer(v, w); ok {
+			*dst = x
+		}
+	}
+}
+
+func (e entry) boolean(name string, dst *bool) {
+	if v, w := e.field(name); v != nil {
+		if b, ok := e.d.boolean(v, w); ok {
+			*dst = b
+		}
+	}
 }
 
 // mapping returns a mapping's values by key, reporting unknown keys, keys
