@@ -10,62 +10,58 @@
 -- DuckDB applies an update a vector of 2,048 rows at a time, and in the
 -- windows' time order each chunk touched rows all over the table (the
 -- statement took 4x as long on a trace's 85 k uncommitted kernels).
+-- GPU and CPU windows are matched by one sweep, partitioned by kind.
 -- Parameters: $trace.
 UPDATE kernels SET step = m.step
 FROM (
     WITH _s AS (
         SELECT * FROM steps WHERE trace_id = $trace
     ),
-    _g AS (
-        SELECT step, gpu_ts_ns AS ts_ns, gpu_end_ns AS end_ns,
-               row_number() OVER (ORDER BY gpu_ts_ns, step) AS w
-        FROM _s
-        WHERE gpu_ts_ns IS NOT NULL
-    ),
-    _gpu AS (
-        SELECT p.kernel_id, g.step
+    -- Each kind's windows, numbered in start order.
+    _w AS (
+        SELECT kind, step, ts_ns, end_ns,
+               row_number() OVER (PARTITION BY kind ORDER BY ts_ns, step) AS w
         FROM (
-            SELECT kernel_id, ts_ns,
-                   max(w) OVER (ORDER BY ts_ns, kind ROWS UNBOUNDED PRECEDING) AS w
+            SELECT 'gpu' AS kind, step, gpu_ts_ns AS ts_ns, gpu_end_ns AS end_ns
+            FROM _s WHERE gpu_ts_ns IS NOT NULL
+            UNION ALL
+            SELECT 'cpu', step, cpu_ts_ns, cpu_end_ns
+            FROM _s WHERE cpu_ts_ns IS NOT NULL
+        )
+    ),
+    -- The time a kernel is placed by in each kind: its own start in GPU
+    -- windows, its launch's start in CPU windows.
+    _t AS (
+        SELECT 'gpu' AS kind, kernel_id, ts_ns FROM kernels WHERE trace_id = $trace
+        UNION ALL
+        SELECT 'cpu', k.kernel_id, l.ts_ns
+        FROM kernels k
+        JOIN launches l ON l.launch_id = k.launch_id
+        WHERE k.trace_id = $trace AND l.trace_id = $trace
+          AND EXISTS (SELECT 1 FROM _w WHERE kind = 'cpu')
+    ),
+    -- A window sorts before a kernel at its start time, so a kernel
+    -- starting exactly where a window starts is inside it.
+    _in AS (
+        SELECT p.kind, p.kernel_id, w.step
+        FROM (
+            SELECT kind, kernel_id, ts_ns,
+                   max(w) OVER (PARTITION BY kind ORDER BY ts_ns, is_kernel ROWS UNBOUNDED PRECEDING) AS w
             FROM (
-                SELECT ts_ns, 0 AS kind, w, NULL::BIGINT AS kernel_id FROM _g
+                SELECT kind, ts_ns, 0 AS is_kernel, w, NULL::BIGINT AS kernel_id FROM _w
                 UNION ALL
-                SELECT ts_ns, 1, NULL, kernel_id FROM kernels WHERE trace_id = $trace
+                SELECT kind, ts_ns, 1, NULL, kernel_id FROM _t
             )
         ) p
-        JOIN _g g USING (w)
-        WHERE p.kernel_id IS NOT NULL AND p.ts_ns < g.end_ns
-    ),
-    _c AS (
-        SELECT step, cpu_ts_ns AS ts_ns, cpu_end_ns AS end_ns,
-               row_number() OVER (ORDER BY cpu_ts_ns, step) AS w
-        FROM _s
-        WHERE cpu_ts_ns IS NOT NULL
-    ),
-    _cpu AS (
-        SELECT p.kernel_id, c.step
-        FROM (
-            SELECT kernel_id, ts_ns,
-                   max(w) OVER (ORDER BY ts_ns, kind ROWS UNBOUNDED PRECEDING) AS w
-            FROM (
-                SELECT ts_ns, 0 AS kind, w, NULL::BIGINT AS kernel_id FROM _c
-                UNION ALL
-                SELECT l.ts_ns, 1, NULL, k.kernel_id
-                FROM kernels k
-                JOIN launches l ON l.launch_id = k.launch_id
-                WHERE k.trace_id = $trace AND l.trace_id = $trace
-                  AND (SELECT count(*) FROM _c) > 0
-            )
-        ) p
-        JOIN _c c USING (w)
-        WHERE p.kernel_id IS NOT NULL AND p.ts_ns < c.end_ns
+        JOIN _w w USING (kind, w)
+        WHERE p.kernel_id IS NOT NULL AND p.ts_ns < w.end_ns
     )
     SELECT k.kernel_id,
            CASE WHEN EXISTS (SELECT 1 FROM _s WHERE source = 'window') THEN 0
                 ELSE coalesce(g.step, c.step) END AS step
     FROM kernels k
-    LEFT JOIN _gpu g USING (kernel_id)
-    LEFT JOIN _cpu c USING (kernel_id)
+    LEFT JOIN _in g ON g.kernel_id = k.kernel_id AND g.kind = 'gpu'
+    LEFT JOIN _in c ON c.kernel_id = k.kernel_id AND c.kind = 'cpu'
     WHERE k.trace_id = $trace
     ORDER BY k.kernel_id
 ) m
