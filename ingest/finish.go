@@ -100,11 +100,13 @@ func overlapStore() runStore {
 		commit: "overlap_store_commit"}
 }
 
-// stepStore saves step aggregates; in a batch they read the runs' saved
+// stepStore saves step aggregates, and the idle rows per step
+// (sqllib/idle.sql) that the same record guards; in a batch they read the runs' saved
 // overlap, so only runs whose copy is current go together.
 func stepStore() runStore {
 	return runStore{what: "steps",
 		stmts: []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
-			"step_store_kernels", "step_store_totals"},
+			"idle_store_clear_steps", "idle_store_clear_gaps",
+			"step_store_kernels", "step_store_totals", "idle_store_steps", "idle_store_gaps"},
 		commit: "step_store_commit", batchable: "overlap_store_current"}
 }

@@ -90,6 +90,8 @@ var Tables = []Table{
 	{Name: "kernel_overlap_store", layout: byTraceStageRank, store: storeOverlap},
 	{Name: "step_kernel_store", layout: byTraceStageRank, store: storeSteps},
 	{Name: "step_total_store", layout: byTraceStageRank, store: storeSteps},
+	{Name: "idle_step_store", layout: byTraceStageRank, store: storeSteps},
+	{Name: "idle_gap_store", layout: byTraceStageRank, store: storeSteps},
 	{Name: "traces", layout: commit},
 }
 
@@ -137,6 +139,8 @@ var idColumns = map[string]idRule{
 	"prev_kernel_id":    eventID,
 	"next_kernel_id":    eventID,
 	"name_id":           nameID,
+	"next_name_id":      nameID,
+	"prev_name_id":      nameID,
 	"site_id":           siteID,
 	"start_rank":        startRank,
 	"starts_before_end": startRank,

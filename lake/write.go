@@ -541,6 +541,13 @@ func (w *writer) selectSQL(t Table) (string, []string, error) {
 	if hasColumn(cols, "name_id") {
 		from += " LEFT JOIN _lake_name ln ON ln.old = s.name_id"
 	}
+	// other name columns (idle_gap_store's next_name_id, prev_name_id)
+	// each map through a join of their own
+	for _, c := range cols {
+		if idColumns[c.name] == nameID && c.name != "name_id" {
+			from += fmt.Sprintf(" LEFT JOIN _lake_name %s ON %s.old = s.%s", ident("ln_"+c.name), ident("ln_"+c.name), ident(c.name))
+		}
+	}
 	if hasColumn(cols, "site_id") {
 		from += " LEFT JOIN _lake_site ls ON ls.old = s.site_id"
 	}
@@ -566,6 +573,9 @@ func (w *writer) selectSQL(t Table) (string, []string, error) {
 			e = fmt.Sprintf("(lt.new::BIGINT << 32) | (%s & 4294967295)", col)
 		case nameID:
 			e = "ln.new"
+			if c.name != "name_id" {
+				e = ident("ln_"+c.name) + ".new"
+			}
 		case siteID:
 			e = "ls.new"
 		case startRank:

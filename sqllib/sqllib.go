@@ -37,6 +37,7 @@ var Modules = []string{
 	"scope",    // name_scope, kernel_scope, scope_names, scope_kernels
 	"fusion",   // _fusion_*: catalog matching
 	"steps",    // step_*_for, step_*_cached
+	"idle",     // idle_gaps, idle_steps: where the GPU waits
 }
 
 // Module is one file of the library.

@@ -273,6 +273,12 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the overlap rows in %.1f s\n", time.Since(t4).Seconds())
+		// and the step aggregates with the idle rows per step, as Finish does
+		t5 := time.Now()
+		if err := ingest.SaveSteps(ctx, w.DB, run); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "saved the step aggregates and idle rows in %.1f s\n", time.Since(t5).Seconds())
 	}
 	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return err

@@ -1,0 +1,94 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+)
+
+// DefaultIdleGaps is how many of the longest gaps a triage stage lists.
+const DefaultIdleGaps = 3
+
+// IdleParams selects the rows of idle_by_stage.sql and idle_worst_gaps.sql.
+type IdleParams struct {
+	Run   int64
+	Rank  sql.NullInt64  // invalid = every rank
+	Stage sql.NullString // NULL = every stage
+	// LaunchGapNS is the launch-latency threshold; invalid = the saved
+	// rows' 30 us (sqllib/idle.sql).
+	LaunchGapNS sql.NullInt64
+	// Gaps is how many of the longest gaps per stage IdleWorstGaps returns.
+	Gaps int
+	// Fresh says the run's saved idle rows are current (IdleFresh).
+	Fresh bool
+}
+
+// IdleByStageRow is one part of one stage's (and scope's, and stream's)
+// step time (idle_by_stage.sql). Times are nanoseconds.
+type IdleByStageRow struct {
+	Stage    string
+	Scope    string        // device | stream
+	Stream   sql.NullInt64 // scope stream only
+	Steps    int64
+	WindowNS int64
+	// WindowPerStepNS is WindowNS / Steps.
+	WindowPerStepNS float64
+	Gaps            int64
+	Part            string // busy | host_bound | launch_latency | sync | graph_internal | other
+	NS              int64
+	PerStepNS       float64
+	SharePct        sql.NullFloat64
+	// LaunchGapNS is the launch-latency threshold the causes used.
+	LaunchGapNS int64
+}
+
+// IdleWorstGapsRow is one of a stage's longest gaps (idle_worst_gaps.sql).
+type IdleWorstGapsRow struct {
+	Stage      string
+	Rank       int64
+	Step       int64
+	GapNS      int64
+	GapStartNS int64
+	Cause      string
+	Before     string
+	After      string
+	Site       sql.NullString
+	KernelID   int64
+}
+
+// IdleFresh says whether run's saved idle rows are current (idle_fresh.sql);
+// overlapFP is the run's OverlapFingerprint (invalid: computed here).
+func IdleFresh(ctx context.Context, q Querier, run int64, overlapFP sql.NullString) (bool, error) {
+	rows, err := collect(ctx, q, "idle_fresh", []any{sql.Named("run", run), sql.Named("overlap_fp", overlapFP)},
+		func(rows *sql.Rows) (bool, error) {
+			var b bool
+			return b, rows.Scan(&b)
+		})
+	if err != nil || len(rows) == 0 {
+		return false, err
+	}
+	return rows[0], nil
+}
+
+// IdleByStage returns each stage's busy and idle time by cause.
+func IdleByStage(ctx context.Context, q Querier, p IdleParams) ([]IdleByStageRow, error) {
+	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
+		sql.Named("launch_gap_ns", p.LaunchGapNS), sql.Named("fresh", p.Fresh)}
+	return collect(ctx, q, "idle_by_stage", args, func(rows *sql.Rows) (IdleByStageRow, error) {
+		var r IdleByStageRow
+		err := rows.Scan(&r.Stage, &r.Scope, &r.Stream, &r.Steps, &r.WindowNS, &r.WindowPerStepNS, &r.Gaps, &r.Part, &r.NS,
+			&r.PerStepNS, &r.SharePct, &r.LaunchGapNS)
+		return r, err
+	})
+}
+
+// IdleWorstGaps returns the p.Gaps longest gaps of each stage.
+func IdleWorstGaps(ctx context.Context, q Querier, p IdleParams) ([]IdleWorstGapsRow, error) {
+	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
+		sql.Named("n", p.Gaps), sql.Named("launch_gap_ns", p.LaunchGapNS), sql.Named("fresh", p.Fresh)}
+	return collect(ctx, q, "idle_worst_gaps", args, func(rows *sql.Rows) (IdleWorstGapsRow, error) {
+		var r IdleWorstGapsRow
+		err := rows.Scan(&r.Stage, &r.Rank, &r.Step, &r.GapNS, &r.GapStartNS, &r.Cause, &r.Before, &r.After,
+			&r.Site, &r.KernelID)
+		return r, err
+	})
+}
