@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -16,6 +18,41 @@ import (
 // where the first writer must win (a claim, a run's row), since link fails
 // with EEXIST instead of replacing.
 
+// Files and directories are made with every permission the umask leaves
+// (0666, 0777), as other tools make them: a lake shared by a group is
+// written with umask 002 and every member then reads and writes it.
+// os.CreateTemp and os.MkdirTemp would make them 0600 and 0700 whatever
+// the umask.
+const (
+	filePerm = 0o666
+	dirPerm  = 0o777
+)
+
+// createTemp creates a new file in dir, named prefix and a random suffix.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, filePerm)
+		if errors.Is(err, fs.ErrExist) && i < 100 {
+			continue
+		}
+		return f, err
+	}
+}
+
+// mkdirTemp creates a new directory in dir, named prefix and a random
+// suffix.
+func mkdirTemp(dir, prefix string) (string, error) {
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		err := os.Mkdir(name, dirPerm)
+		if errors.Is(err, fs.ErrExist) && i < 100 {
+			continue
+		}
+		return name, err
+	}
+}
+
 // staleAfter is the age at which a writer's temporary directory is taken
 // for a killed writer's and removed (a live writer touches its directory
 // with every batch, far more often).
@@ -25,7 +62,7 @@ const staleAfter = 48 * time.Hour
 // removing killed writers' leftovers older than staleAfter.
 func tmpDir(dir string) (string, error) {
 	base := filepath.Join(dir, metaDir, "tmp")
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	if err := os.MkdirAll(base, dirPerm); err != nil {
 		return "", err
 	}
 	if ents, err := os.ReadDir(base); err == nil {
@@ -35,14 +72,14 @@ func tmpDir(dir string) (string, error) {
 			}
 		}
 	}
-	return os.MkdirTemp(base, fmt.Sprintf("w%d-", os.Getpid()))
+	return mkdirTemp(base, fmt.Sprintf("w%d-", os.Getpid()))
 }
 
 // writeTemp writes data to a new file in tmp. It is not synced: a killed
 // process loses nothing written; a crash of the machine may leave an empty
 // claim, which readSettled reports.
 func writeTemp(tmp string, data []byte) (string, error) {
-	f, err := os.CreateTemp(tmp, "f-")
+	f, err := createTemp(tmp, "f-")
 	if err != nil {
 		return "", err
 	}
@@ -61,7 +98,7 @@ func writeTemp(tmp string, data []byte) (string, error) {
 // createOnce makes path hold data unless path exists: created says which.
 // The file appears whole (link of a synced temporary file).
 func createOnce(tmp, path string, data []byte) (created bool, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return false, err
 	}
 	name, err := writeTemp(tmp, data)
@@ -87,7 +124,7 @@ func linkOnce(from, path string) (created bool, err error) {
 
 // moveInto renames from to path, replacing an older copy.
 func moveInto(from, path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), dirPerm); err != nil {
 		return err
 	}
 	return os.Rename(from, path)

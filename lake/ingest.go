@@ -39,7 +39,9 @@ func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options,
 	}
 	defer w.Close()
 	opt.Known = func(hash string) (bool, error) {
-		return exists(tracePath(dir, hash))
+		// a damaged trace is read and written again
+		whole, _, err := committedWhole(dir, hash)
+		return whole, err
 	}
 	res, err := ingest.Ingest(ctx, w, paths, opt)
 	if err != nil {

@@ -13,7 +13,7 @@
 //	DIR/launches/run=<label>/<hash>.parquet                  also cpu_ops, py_frame_events, annotations, steps
 //	DIR/kernel_names/<hash>.parquet, DIR/sites/<hash>.parquet  the names one trace uses
 //	DIR/<table>/_schema.parquet                              no rows: the table's columns
-//	DIR/_tracehouse/schema_version, views.sql, catalog/*.parquet, ids/, tmp/
+//	DIR/_tracehouse/schema_version, views.sql, catalog/*.parquet, sums/, ids/, tmp/
 //
 // Every file holds whole warehouse rows, with the warehouse's column names
 // and types (partition columns included, so a reader needs no path

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,7 +74,28 @@ func Open(ctx context.Context, dir string, engine schema.Options) (*schema.Wareh
 // of a report scans each file its views name). The runs, traces, names
 // and sites tables stay whole, so labels resolve as in Open; a label with
 // no directory shows no events, as its run has none.
+//
+// Every file it reads is checked against the size and checksum recorded
+// when it was written (verify.go); a damage is an error (*DamagedError).
+// OpenRead can leave the runs with damaged files out instead.
 func OpenRuns(ctx context.Context, dir string, engine schema.Options, runs []string) (*schema.Warehouse, error) {
+	return OpenRead(ctx, dir, engine, ReadOptions{Runs: runs})
+}
+
+// ReadOptions say how OpenRead opens a lake.
+type ReadOptions struct {
+	// Runs, when not nil, are the labels of the runs read (see OpenRuns).
+	Runs []string
+	// Warn, when set, hears of each damaged file (one line naming it and
+	// its run), and the runs holding one are left out of the opened lake
+	// (their traces, events and run rows), so the rest reads whole.
+	// Unset, a damaged file fails the opening.
+	Warn func(string)
+}
+
+// OpenRead is OpenRuns with options.
+func OpenRead(ctx context.Context, dir string, engine schema.Options, opt ReadOptions) (*schema.Warehouse, error) {
+	runs := opt.Runs
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -100,7 +122,18 @@ func OpenRuns(ctx context.Context, dir string, engine schema.Options, runs []str
 	if err != nil {
 		return nil, err
 	}
-	if err := attach(ctx, w, abs, runs); err != nil {
+	damage, err := attach(ctx, w, abs, runs)
+	if err == nil && len(damage) > 0 {
+		if opt.Warn == nil {
+			err = &DamagedError{Dir: dir, Damage: damage}
+		} else {
+			for _, d := range damage {
+				opt.Warn(fmt.Sprintf("lake %s: %s: run %s is left out; write its traces again ('tracehouse ingest --lake' of its files, or 'tracehouse export --lake' from a warehouse holding it) to repair it",
+					dir, d, d.Run))
+			}
+		}
+	}
+	if err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -116,10 +149,12 @@ func OpenRuns(ctx context.Context, dir string, engine schema.Options, runs []str
 // memory once, which fixes the set of traces the opened lake shows (later
 // commits by other writers stay out of it); the event tables are views
 // over their files, showing the rows of those traces only.
-func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string) error {
+//
+// It returns the damaged files it found: their runs are left out.
+func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string) ([]Damage, error) {
 	conn, err := w.DB.Conn(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer conn.Close()
 	exec := func(q string) error {
@@ -129,7 +164,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 		return nil
 	}
 	if err := exec(`SET parquet_metadata_cache = true`); err != nil {
-		return err
+		return nil, err
 	}
 	// The warehouse's columns and descriptions, and the files' layouts,
 	// are read once for every table: a query per table was a third of an
@@ -137,16 +172,26 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 	order := viewOrder()
 	cols, comments, err := warehouseTables(ctx, conn)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	froms, err := listedFiles(ctx, conn, dir, order, runs)
+	rc, err := loadChecks(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	froms, err := listedFiles(ctx, conn, dir, order, runs, rc)
+	if err != nil {
+		return nil, err
+	}
+	damage := rc.damaged()
+	var leftOut []int64
+	for id := range rc.damage {
+		leftOut = append(leftOut, id)
+	}
+	slices.Sort(leftOut)
 	var ddl []string
 	for _, t := range order {
 		if len(cols[t.Name]) == 0 {
-			return fmt.Errorf("lake: the warehouse has no table %s", t.Name)
+			return nil, fmt.Errorf("lake: the warehouse has no table %s", t.Name)
 		}
 		kind := "VIEW"
 		if t.layout == commit || t.layout == byRun || t.layout == dimension {
@@ -155,13 +200,19 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 		from := froms[t.Name]
 		have, err := fileColumns(ctx, conn, from)
 		if err != nil {
-			return fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
+			return nil, fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
 		}
 		if err := exec("DROP TABLE " + ident(t.Name)); err != nil {
-			return err
+			return nil, err
 		}
-		if err := exec(fmt.Sprintf("CREATE %s %s AS\n%s", kind, ident(t.Name), selectSQL(from, t, cols[t.Name], have))); err != nil {
-			return err
+		q := selectSQL(from, t, cols[t.Name], have)
+		if t.layout == commit && len(leftOut) > 0 {
+			// the runs with a damaged file: none of their traces shows,
+			// so neither do their rows of any other table
+			q += "\nWHERE run_id NOT IN (" + intList(leftOut) + ")"
+		}
+		if err := exec(fmt.Sprintf("CREATE %s %s AS\n%s", kind, ident(t.Name), q)); err != nil {
+			return nil, err
 		}
 		for _, c := range comments[t.Name] {
 			ddl = append(ddl, c.statement(kind, t.Name))
@@ -180,7 +231,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 		describeTable, strings.Join(lits, ", ")))
 	// One call for the bookkeeping views: DuckDB runs the statements in
 	// turn (no value is bound, so the driver allows it).
-	return exec(strings.Join(derived, ";\n"))
+	return damage, exec(strings.Join(derived, ";\n"))
 }
 
 // describeTable holds the COMMENT statements Describe runs.
@@ -325,26 +376,41 @@ func fileColumns(ctx context.Context, q querier, from string) (map[string]bool, 
 // The files' layouts are read in one query for all tables. With runs, a
 // table kept per run lists its _schema.parquet (no rows, the columns) and
 // the directories of those runs only (see OpenRuns).
-func listedFiles(ctx context.Context, q querier, dir string, tables []Table, runs []string) (map[string]string, error) {
+// Files of traces not committed are left out, and so are files that do
+// not match their records (rc notes them).
+func listedFiles(ctx context.Context, q querier, dir string, tables []Table, runs []string, rc *readerChecks) (map[string]string, error) {
 	files := map[string][]string{}
-	var all []string
+	var all, roots []string
 	for _, t := range tables {
 		walk := func(root string) error {
 			return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 				if err != nil {
 					return err
 				}
-				if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+				if d.IsDir() || !strings.HasSuffix(d.Name(), ".parquet") {
+					return nil
+				}
+				ok, err := rc.take(path, t)
+				if ok {
 					files[t.Name] = append(files[t.Name], path)
 				}
-				return nil
+				return err
 			})
 		}
 		root := filepath.Join(dir, t.Name)
 		dirs, err := runDirs(root, t, runs)
+		if runs != nil && (t.layout == byTrace || t.layout == byTraceStageRank) {
+			// a run directory gone whole is missing files too
+			for _, label := range runs {
+				roots = append(roots, t.Name+"/run="+partValue(label))
+			}
+		}
 		for _, d := range dirs {
 			if err == nil {
 				err = walk(d)
+			}
+			if rel, rerr := filepath.Rel(dir, d); rerr == nil {
+				roots = append(roots, filepath.ToSlash(rel))
 			}
 		}
 		if err != nil {
@@ -357,12 +423,13 @@ func listedFiles(ctx context.Context, q querier, dir string, tables []Table, run
 			return nil, fmt.Errorf("lake %s: read %s: no Parquet files under %s", dir, t.Name, filepath.Join(dir, t.Name))
 		}
 	}
+	rc.missing(roots)
 	// One signature per file: its schema elements, sorted.
 	rows, err := q.QueryContext(ctx, `SELECT file_name,
 		string_agg(concat_ws(' ', name, type, repetition_type, num_children), ',' ORDER BY name, type)
 		FROM parquet_schema([`+strings.Join(all, ", ")+`]) GROUP BY file_name`)
 	if err != nil {
-		return nil, fmt.Errorf("lake %s: read the files' schemas: %w", dir, err)
+		return nil, unreadable(ctx, q, dir, all, err)
 	}
 	defer rows.Close()
 	layout := map[string]string{}
@@ -395,6 +462,32 @@ func listedFiles(ctx context.Context, q querier, dir string, tables []Table, run
 		froms[t.Name] = fmt.Sprintf(`read_parquet([%s], hive_partitioning = false%s)`, strings.Join(list, ", "), union)
 	}
 	return froms, nil
+}
+
+// unreadable names the file that failed a read of every file's schema (a
+// file without a record, or of a lake written before records existed:
+// the records find the others first), reading them one by one.
+func unreadable(ctx context.Context, q querier, dir string, files []string, err error) error {
+	for _, f := range files {
+		rows, ferr := q.QueryContext(ctx, "SELECT count(*) FROM parquet_schema("+f+")")
+		if ferr == nil {
+			ferr = rows.Close()
+		}
+		if ferr != nil {
+			name := strings.ReplaceAll(strings.Trim(f, "'"), "''", "'")
+			if rel, rerr := filepath.Rel(dir, name); rerr == nil {
+				name = filepath.ToSlash(rel)
+			}
+			return fmt.Errorf("lake %s: %s is not a readable Parquet file (%s): remove it, and write its trace again", dir, name, oneLineErr(ferr))
+		}
+	}
+	return fmt.Errorf("lake %s: read the files' schemas: %w", dir, err)
+}
+
+// oneLineErr is an error's first line.
+func oneLineErr(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return first
 }
 
 // runDirs are the directories (or the one file) under root, table t's

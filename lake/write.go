@@ -80,13 +80,16 @@ func Write(ctx context.Context, db *sql.DB, dir string, opt WriteOptions) (*Writ
 	res := &WriteResult{}
 	var todo []*source
 	for _, s := range srcs {
-		done, err := exists(w.tracePath(s.hash))
+		done, damage, err := committedWhole(dir, s.hash)
 		if err != nil {
 			return nil, err
 		}
 		if done {
 			res.Traces = append(res.Traces, TraceResult{Path: s.path, Hash: s.hash, Run: s.label, Status: StatusAlready})
 			continue
+		}
+		if err := w.clearDamagedRunRow(damage); err != nil {
+			return nil, err
 		}
 		todo = append(todo, s)
 	}
@@ -147,7 +150,7 @@ func (w *writer) prepare(ctx context.Context) error {
 		return err
 	}
 	w.version = bin
-	if err := os.MkdirAll(filepath.Join(w.dir, metaDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(w.dir, metaDir), dirPerm); err != nil {
 		return fmt.Errorf("lake %s: %w", w.dir, err)
 	}
 	have, err := readVersion(w.dir)
@@ -459,7 +462,7 @@ type partFile struct {
 // files per new trace id (runs' rows are found by runRow).
 func (w *writer) copyTables(ctx context.Context, dir string) (map[int64][]partFile, error) {
 	files := map[int64][]partFile{}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, err
 	}
 	for _, t := range Tables {
@@ -608,22 +611,31 @@ func (w *writer) selectSQL(t Table) (string, []string, error) {
 
 // commit moves one trace's files into place: its rows, its run's row
 // (unless the run has one), and last its trace row.
+// Each file's size and checksum are recorded (verify.go) before the
+// commit, so a committed trace always has its record.
 func (w *writer) commit(s *source, files []partFile) error {
 	label := "run=" + partValue(s.label)
 	var marker string
+	rec := &sums{runID: s.newRn, run: s.label}
 	for _, f := range files {
-		var final string
+		var rel string
 		switch t := tableByName(f.table); t.layout {
 		case commit:
 			marker = f.file
 			continue
 		case byTrace:
-			final = filepath.Join(w.dir, t.Name, label, fileName(s.hash))
+			rel = filepath.Join(t.Name, label, fileName(s.hash))
 		case byTraceStageRank:
-			final = filepath.Join(w.dir, t.Name, label, "stage="+partValue(f.stage), "rank="+partValue(f.rank), fileName(s.hash))
+			rel = filepath.Join(t.Name, label, "stage="+partValue(f.stage), "rank="+partValue(f.rank), fileName(s.hash))
 		case dimension:
-			final = filepath.Join(w.dir, t.Name, fileName(s.hash))
+			rel = filepath.Join(t.Name, fileName(s.hash))
 		}
+		sum, err := sumOf(f.file, rel)
+		if err != nil {
+			return err
+		}
+		rec.files = append(rec.files, sum)
+		final := filepath.Join(w.dir, rel)
 		if err := moveInto(f.file, final); err != nil {
 			return fmt.Errorf("lake: %w", err)
 		}
@@ -635,10 +647,50 @@ func (w *writer) commit(s *source, files []partFile) error {
 	if err := w.runRow(s); err != nil {
 		return err
 	}
+	sum, err := sumOf(marker, filepath.Join("traces", fileName(s.hash)))
+	if err != nil {
+		return err
+	}
+	rec.files = append(rec.files, sum)
+	if err := w.writeSums(traceSumsPath(w.dir, s.hash), rec); err != nil {
+		return err
+	}
 	if err := moveInto(marker, w.tracePath(s.hash)); err != nil {
 		return fmt.Errorf("lake: %w", err)
 	}
 	moved(w.tracePath(s.hash))
+	return nil
+}
+
+// writeSums puts a record in place, replacing an older one (of a killed
+// or damaged earlier write).
+func (w *writer) writeSums(path string, rec *sums) error {
+	tmp, err := writeTemp(w.tmp, rec.encode())
+	if err != nil {
+		return err
+	}
+	if err := moveInto(tmp, path); err != nil {
+		return fmt.Errorf("lake: %w", err)
+	}
+	moved(path)
+	return nil
+}
+
+// clearDamagedRunRow removes a run's row file that does not match its
+// record (and the record), so that writing the run's traces again makes
+// both anew: the first writer of a run row wins, and a damaged one would
+// otherwise stay.
+func (w *writer) clearDamagedRunRow(damage []Damage) error {
+	for _, d := range damage {
+		if !strings.HasPrefix(d.File, "runs/") {
+			continue
+		}
+		for _, p := range []string{runSumsPath(w.dir, d.RunID), filepath.Join(w.dir, filepath.FromSlash(d.File))} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("lake: %w", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -668,13 +720,21 @@ func (w *writer) runRow(s *source) error {
 	if len(matches) == 0 {
 		return fmt.Errorf("lake: no run row was written for %s", s.label)
 	}
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(final), dirPerm); err != nil {
 		return err
 	}
-	if _, err = linkOnce(matches[len(matches)-1], final); err == nil {
-		moved(final)
+	created, err := linkOnce(matches[len(matches)-1], final)
+	if err != nil || !created {
+		return err
 	}
-	return err
+	moved(final)
+	// Its record, by the writer that made it (a writer killed here
+	// leaves the row unrecorded: read unchecked).
+	sum, err := sumOf(final, filepath.Join("runs", itoa(s.newRn)+".parquet"))
+	if err != nil {
+		return err
+	}
+	return w.writeSums(runSumsPath(w.dir, s.newRn), &sums{runID: s.newRn, run: s.label, files: []fileSum{sum}})
 }
 
 func tableByName(name string) Table {

@@ -68,7 +68,10 @@ func (f *Factory) warehouseOf(runs []string, creates bool) target.Opener {
 			if err != nil {
 				return nil, err
 			}
-			return lake.OpenRuns(ctx, dir, engine, runs)
+			// A damaged file leaves its run out, with a warning naming it:
+			// the other runs still read.
+			warn := func(msg string) { fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", msg) }
+			return lake.OpenRead(ctx, dir, engine, lake.ReadOptions{Runs: runs, Warn: warn})
 		}
 	}
 	return f.fileWarehouse(creates)

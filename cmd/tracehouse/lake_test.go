@@ -51,6 +51,7 @@ func TestLakeEndToEnd(t *testing.T) {
 		{"SQLArrow", testLakeSQLArrow},
 		{"Schema", testLakeSchema},
 		{"Errors", testLakeErrors},
+		{"Damaged", testLakeDamaged},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db, exported, ingested) })
 	}
@@ -244,6 +245,40 @@ func testLakeErrors(t *testing.T, db, exported, ingested string) {
 	if code := run([]string{"--lake", exported, "sql", "--format", "arrow", "SELECT 1"}, io, testEnv); code != 2 ||
 		!strings.Contains(errOut.String(), "--format arrow writes binary") {
 		t.Errorf("arrow to a terminal: exit %d %q", code, errOut.String())
+	}
+}
+
+// testLakeDamaged: a read command over a lake with a damaged file warns,
+// naming the file, leaves that file's run out and shows the others (exit
+// 0); naming the damaged run finds no such run.
+func testLakeDamaged(t *testing.T, db, exported, ingested string) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	if err := os.CopyFS(dir, os.DirFS(ingested)); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "kernels", "run=trtllm-llama", "*", "*", "*.parquet"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no kernels file of trtllm-llama: %v", err)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(files[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(dir, files[0])
+	warning := fmt.Sprintf("warning: lake %s: %s is damaged (its checksum differs from the one recorded when it was written): run trtllm-llama is left out; ",
+		dir, filepath.ToSlash(rel))
+	code, out, stderr := runCmd(t, "--lake", dir, "runs")
+	if code != 0 || !strings.HasPrefix(stderr, warning) || strings.Count(stderr, "\n") != 1 ||
+		strings.Contains(out, "trtllm-llama") || !strings.Contains(out, "sglang-llama") {
+		t.Errorf("runs: exit %d\nstderr %q\nstdout %s", code, stderr, out)
+	}
+	code, _, stderr = runCmd(t, "--lake", dir, "triage", "trtllm-llama")
+	if code != 1 || !strings.HasPrefix(stderr, warning) {
+		t.Errorf("triage of the damaged run: exit %d %q", code, stderr)
 	}
 }
 
