@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tracehouse/tracehouse/tempfiles"
 )
 
 // Files appear in a lake only whole: they are written under
@@ -53,26 +55,21 @@ func mkdirTemp(dir, prefix string) (string, error) {
 	}
 }
 
-// staleAfter is the age at which a writer's temporary directory is taken
-// for a killed writer's and removed (a live writer touches its directory
-// with every batch, far more often).
-const staleAfter = 48 * time.Hour
+// tmpPattern names the writers' temporary directories: w<pid>.<host>-...
+// (the host, since writers on many machines share the lake).
+var tmpPattern = tempfiles.Pattern{Prefix: "w", Host: true}
 
 // tmpDir makes a fresh directory under DIR/_tracehouse/tmp for one writer,
-// removing killed writers' leftovers older than staleAfter.
+// removing what killed writers left: directories of processes of this host
+// that are gone, and any not changed for a day (tempfiles.StaleAfter; a
+// live writer changes its directory with every batch, far more often).
 func tmpDir(dir string) (string, error) {
 	base := filepath.Join(dir, metaDir, "tmp")
 	if err := os.MkdirAll(base, dirPerm); err != nil {
 		return "", err
 	}
-	if ents, err := os.ReadDir(base); err == nil {
-		for _, e := range ents {
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleAfter {
-				os.RemoveAll(filepath.Join(base, e.Name()))
-			}
-		}
-	}
-	return mkdirTemp(base, fmt.Sprintf("w%d-", os.Getpid()))
+	tempfiles.Sweep(base, tmpPattern)
+	return mkdirTemp(base, tmpPattern.Name())
 }
 
 // writeTemp writes data to a new file in tmp. It is not synced: a killed

@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
@@ -44,12 +45,32 @@ func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options,
 		return whole, err
 	}
 	res, err := ingest.Ingest(ctx, w, paths, opt)
-	if err != nil {
-		return res, nil, err
+	if err == nil {
+		err = ingest.Finish(ctx, w.DB, cat)
 	}
-	if err := ingest.Finish(ctx, w.DB, cat); err != nil {
-		return res, nil, err
+	if err != nil {
+		return res, nil, interrupted(ctx, err, res, nil)
 	}
 	wr, err := Write(ctx, w.DB, dir, WriteOptions{})
-	return res, wr, err
+	return res, wr, interrupted(ctx, err, res, wr)
+}
+
+// interrupted rewords the error of an interrupted lake ingest to count
+// what the lake holds (ingest's own message counts the files stored in the
+// throw-away warehouse, which the lake may not have).
+func interrupted(ctx context.Context, err error, res *ingest.Result, wr *WriteResult) error {
+	if err == nil || ctx.Err() == nil || res == nil {
+		return err
+	}
+	n := 0
+	for _, f := range res.Files {
+		if f.Status == ingest.StatusAlready {
+			n++
+		}
+	}
+	if wr != nil {
+		n += wr.Written()
+	}
+	return fmt.Errorf("interrupted: %d of %d file(s) in the lake, nothing partial; run the same command again to finish: %w",
+		n, len(res.Files), ctx.Err())
 }

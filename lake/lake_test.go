@@ -276,6 +276,15 @@ func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 	if n := checkCommitted(t, dir, perTrace); n != len(perTrace) {
 		t.Errorf("%d traces after the re-run, want %d", n, len(perTrace))
 	}
+	// The killed writers' temporary directories went with the re-run
+	// (their processes are gone), and it removed its own.
+	if ents, err := os.ReadDir(filepath.Join(dir, metaDir, "tmp")); err != nil || len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in _tracehouse/tmp: %v %v", names, err)
+	}
 }
 
 // checkCommitted opens the lake, checks every visible trace holds exactly

@@ -11,7 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
+
+	"github.com/tracehouse/tracehouse/tempfiles"
 )
 
 // TemplateFile is where the migrated empty warehouse lives in this package
@@ -41,8 +42,8 @@ func openTemplate(ctx context.Context, ms []Migration, threads int, init connIni
 	// A killed process cannot remove its copy: sweep what such processes
 	// left (best effort; a copy still in use is rarely this old, and
 	// removing an open file's name does not disturb its owner).
-	sweepTemplateCopies(os.TempDir(), time.Now().Add(-staleCopyAge))
-	path, err := writeTemplateCopy("", copyPattern)
+	sweepTemplateCopies(os.TempDir())
+	path, err := writeTemplateCopy("", copies.CreatePattern())
 	if err != nil {
 		return nil, err
 	}
@@ -63,24 +64,21 @@ func openTemplate(ctx context.Context, ms []Migration, threads int, init connIni
 	return w, nil
 }
 
-// copyPattern names the template copies (and their write-ahead logs) in
-// the temporary directory.
-const copyPattern = "tracehouse-*.duckdb"
+// copies and logs name the template copies and their write-ahead logs in
+// the temporary directory: tracehouse-<pid>-<random>.duckdb.
+// DuckDB's own spill directory of a copy is named after it too.
+var (
+	copies = tempfiles.Pattern{Prefix: "tracehouse-", Suffix: ".duckdb"}
+	logs   = tempfiles.Pattern{Prefix: "tracehouse-", Suffix: ".duckdb.wal"}
+	spills = tempfiles.Pattern{Prefix: "tracehouse-", Suffix: ".duckdb.tmp"}
+)
 
-// staleCopyAge is the age after which a template copy is taken for a killed
-// process's (the lake's writers use 48 h for theirs too).
-const staleCopyAge = 48 * time.Hour
-
-// sweepTemplateCopies removes template copies and logs in dir last
-// modified before cutoff, ignoring every error: it only tidies up.
-func sweepTemplateCopies(dir string, cutoff time.Time) {
-	for _, pattern := range []string{copyPattern, copyPattern + ".wal"} {
-		names, _ := filepath.Glob(filepath.Join(dir, pattern))
-		for _, name := range names {
-			if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() && st.ModTime().Before(cutoff) {
-				_ = os.Remove(name)
-			}
-		}
+// sweepTemplateCopies removes the copies, logs and spill directories in
+// dir of processes that are gone, or not changed for a day
+// (tempfiles.Sweep): it only tidies up.
+func sweepTemplateCopies(dir string) {
+	for _, p := range []tempfiles.Pattern{copies, logs, spills} {
+		tempfiles.Sweep(dir, p)
 	}
 }
 

@@ -2,42 +2,64 @@ package schema
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tracehouse/tracehouse/migrations"
 )
 
-// TestSweepTemplateCopies: copies and logs older than the cutoff go, newer
-// ones and other files stay.
+// TestSweepTemplateCopies: copies and logs of a process that is gone, or
+// older than a day, go; those of a live process (this one) and other files
+// stay, as do copies named before pids were in the name, until a day old.
 func TestSweepTemplateCopies(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	old := time.Now().Add(-3 * 24 * time.Hour)
+	old := time.Now().Add(-25 * time.Hour)
+	dead := deadPID(t)
+	me := os.Getpid()
 	files := map[string]bool{ // name: removed
-		"tracehouse-1.duckdb": true, "tracehouse-1.duckdb.wal": true,
-		"tracehouse-2.duckdb": false, "tracehouse-2.duckdb.wal": false,
-		"other.duckdb": false,
+		fmt.Sprintf("tracehouse-%d-1.duckdb", dead): true, fmt.Sprintf("tracehouse-%d-1.duckdb.wal", dead): true,
+		fmt.Sprintf("tracehouse-%d-2.duckdb", me): false, fmt.Sprintf("tracehouse-%d-2.duckdb.wal", me): false,
+		fmt.Sprintf("tracehouse-%d-3.duckdb", me): true, // a day old: a reused pid
+		"tracehouse-4.duckdb": true, "tracehouse-5.duckdb": false,
+		"other.duckdb": false, "tracehouse-nsys-cache": false,
 	}
-	for name, stale := range files {
+	for name := range files {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if stale || name == "other.duckdb" {
+		if strings.Contains(name, "-3.") || strings.Contains(name, "-4.") || name == "other.duckdb" || name == "tracehouse-nsys-cache" {
 			if err := os.Chtimes(p, old, old); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	sweepTemplateCopies(dir, time.Now().Add(-staleCopyAge))
+	sweepTemplateCopies(dir)
 	for name, removed := range files {
 		_, err := os.Stat(filepath.Join(dir, name))
 		if gone := os.IsNotExist(err); gone != removed {
 			t.Errorf("%s: removed %v, want %v", name, gone, removed)
 		}
 	}
+	if p := copies.CreatePattern(); p != fmt.Sprintf("tracehouse-%d-*.duckdb", me) {
+		t.Errorf("copies are named %q", p)
+	}
+}
+
+// deadPID is the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }
 
 // TestNewFileFromTemplate: a new warehouse file is a copy of the template

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/tempfiles"
+
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -41,7 +43,11 @@ func createOutput(path string, force bool) (*output, error) {
 			return nil, fmt.Errorf("%s: %w", path, ErrExists)
 		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	// named after this process, so that the next write of path removes
+	// what a killed one left
+	tmp := tempfiles.Pattern{Prefix: "." + filepath.Base(path) + ".tmp-"}
+	tempfiles.Sweep(filepath.Dir(path), tmp)
+	f, err := os.CreateTemp(filepath.Dir(path), tmp.CreatePattern())
 	if err != nil {
 		return nil, fileError(path, err)
 	}

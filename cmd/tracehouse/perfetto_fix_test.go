@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -107,5 +109,35 @@ func TestPerfettoFixUsage(t *testing.T) {
 	}
 	if got.In != in || got.Out != filepath.Join(dir, "t.perfetto.json.gz") || !got.Force {
 		t.Errorf("options %+v", got)
+	}
+}
+
+// TestPerfettoFixSweepsKilledTemp: the temporary file a killed
+// perfetto-fix left beside its output (named after its pid) is removed by
+// the next run writing that output; a live process's stays.
+func TestPerfettoFixSweepsKilledTemp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := copyFile(t, "../../testdata/demo/trtllm-llama/trace.json", dir)
+	out := filepath.Join(dir, "fixed.json")
+	dead := exec.Command(os.Args[0], "-test.run=^$")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(dir, fmt.Sprintf(".fixed.json.tmp-%d-123", dead.Process.Pid))
+	live := filepath.Join(dir, fmt.Sprintf(".fixed.json.tmp-%d-456", os.Getpid()))
+	for _, p := range []string{killed, live} {
+		if err := os.WriteFile(p, []byte(`{"traceEvents": [`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := runCmd(t, "perfetto-fix", "-o", out, in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Errorf("the killed run's temporary file is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's temporary file: %v", err)
 	}
 }
