@@ -26,8 +26,10 @@ func TestSweepTemplateCopies(t *testing.T) {
 		fmt.Sprintf("tracehouse-%d-1.duckdb", dead): true, fmt.Sprintf("tracehouse-%d-1.duckdb.wal", dead): true,
 		fmt.Sprintf("tracehouse-%d-2.duckdb", me): false, fmt.Sprintf("tracehouse-%d-2.duckdb.wal", me): false,
 		fmt.Sprintf("tracehouse-%d-3.duckdb", me): true, // a day old: a reused pid
-		"tracehouse-4.duckdb": true, "tracehouse-5.duckdb": false,
-		"other.duckdb": false, "tracehouse-nsys-cache": false,
+		"tracehouse-4.duckdb":                     true, // named before pids were
+		"tracehouse-5.duckdb":                     false,
+		"other.duckdb":                            false,
+		"tracehouse-nsys-cache":                   false,
 	}
 	for name := range files {
 		p := filepath.Join(dir, name)
