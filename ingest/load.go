@@ -148,7 +148,11 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 		res.Status, res.Err = StatusFailed, err
 		var skip *skipError
 		if errors.As(err, &skip) {
-			res.Status, res.Err, res.Reason = StatusSkipped, nil, skip.reason
+			res.Status, res.Err, res.Reason = StatusSkipped, nil, skip.Error()
+			if c.explicit {
+				// named on the command line: not ingesting it fails the command
+				res.Status, res.Err, res.Reason = StatusFailed, fmt.Errorf("%s: %s", c.path, skip.failure()), ""
+			}
 		}
 		var pe *ParseError
 		if errors.As(err, &pe) && errors.Is(err, decode.ErrNotTrace) {

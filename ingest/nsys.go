@@ -65,10 +65,14 @@ func exportedSibling(rep string) string {
 	return rep[:len(rep)-len(repExt)] + nsysExt
 }
 
-// skipError is a file left out on purpose: not a failure, a notice.
-type skipError struct{ reason string }
+// skipError is a file left out on purpose: found in a directory, a notice;
+// named on the command line, a failure (the user asked for it).
+type skipError struct{ what, why string }
 
-func (e *skipError) Error() string { return e.reason }
+func (e *skipError) Error() string { return e.what + " skipped: " + e.why }
+
+// failure is the error of a named file left out.
+func (e *skipError) failure() string { return e.what + " not ingested: " + e.why }
 
 // loadAny loads one candidate with the reader its content (or, for Nsight
 // reports, its name) calls for.
@@ -127,7 +131,7 @@ func (l *loader) exportReport(ctx context.Context, rep, hash string) (string, er
 	}
 	bin, err := exec.LookPath("nsys")
 	if err != nil {
-		return "", &skipError{"Nsight Systems report skipped: nsys is not on PATH; export it with `" + ExportCommand(rep) + "` and ingest the .sqlite"}
+		return "", &skipError{"Nsight Systems report", "nsys is not on PATH; export it with `" + ExportCommand(rep) + "` and ingest the .sqlite"}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("%s: export cache: %w", rep, unwrapPathError(err))

@@ -323,17 +323,27 @@ func TestNsysReport(t *testing.T) {
 	}
 	cache := filepath.Join(dir, "cache")
 
-	// No nsys: skipped, with the command to run.
+	// No nsys: found in a directory, skipped with the command to run;
+	// named, a failure saying the same.
 	t.Setenv("PATH", filepath.Join(dir, "empty"))
 	var notices []string
 	w := openMemory(t)
-	res, err := Ingest(ctx, w, []string{rep}, Options{NsysCache: cache, Notice: func(s string) { notices = append(notices, s) }})
+	res, err := Ingest(ctx, w, []string{filepath.Dir(rep)}, Options{NsysCache: cache, Notice: func(s string) { notices = append(notices, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantCmd := "nsys export --type sqlite --output " + filepath.Join(dir, "profiles", "decode", "worker-TP-1.sqlite") + " " + rep
-	if res.Files[0].Status != StatusSkipped || len(notices) != 1 || !strings.Contains(notices[0], wantCmd) {
-		t.Errorf("without nsys: %+v, notices %q", res.Files[0], notices)
+	if res.Files[0].Status != StatusSkipped || len(notices) != 1 || !strings.Contains(notices[0], "Nsight Systems report skipped: nsys is not on PATH; export it with `"+wantCmd) {
+		t.Errorf("without nsys, found: %+v, notices %q", res.Files[0], notices)
+	}
+	notices = nil
+	res, err = Ingest(ctx, w, []string{rep}, Options{NsysCache: cache, Notice: func(s string) { notices = append(notices, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Files[0]; f.Status != StatusFailed || len(notices) != 0 ||
+		f.Err.Error() != rep+": Nsight Systems report not ingested: nsys is not on PATH; export it with `"+wantCmd+"` and ingest the .sqlite" {
+		t.Errorf("without nsys, named: %+v, notices %q", f, notices)
 	}
 
 	// A stand-in nsys that "exports" the fixture and counts its runs.

@@ -52,7 +52,34 @@ func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options,
 		return res, nil, interrupted(ctx, err, res, nil)
 	}
 	wr, err := Write(ctx, w.DB, dir, WriteOptions{})
+	reconcile(res, wr)
 	return res, wr, interrupted(ctx, err, res, wr)
+}
+
+// reconcile makes the ingest result say what the lake got: a file whose
+// trace another process put in the lake meanwhile (under this run or
+// another) was not ingested by this one, but is already there.
+func reconcile(res *ingest.Result, wr *WriteResult) {
+	if res == nil || wr == nil {
+		return
+	}
+	byID := map[int64]TraceResult{}
+	for _, t := range wr.Traces {
+		byID[t.SourceID] = t
+	}
+	for i, f := range res.Files {
+		t, ok := byID[f.TraceID]
+		if f.Status != ingest.StatusIngested || !ok || t.Status == StatusWritten {
+			continue
+		}
+		f.Status = ingest.StatusAlready
+		f.Events, f.GPUEvents, f.JSONBytes, f.Elapsed = 0, 0, 0, 0
+		f.Reason = "written into the lake meanwhile by another process"
+		if t.Status == StatusOtherRun {
+			f.Reason += ", under run " + t.LakeRun
+		}
+		res.Files[i] = f
+	}
 }
 
 // interrupted rewords the error of an interrupted lake ingest to count

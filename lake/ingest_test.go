@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -48,5 +49,58 @@ func TestInterruptedLakeIngestCounts(t *testing.T) {
 		if filepath.Base(f) != schemaFile {
 			t.Errorf("committed: %s", f)
 		}
+	}
+}
+
+// TestConcurrentLakeIngestReconciled: files a process ingested while
+// another put the same traces into the lake under another run (the race
+// of two concurrent 'ingest --lake --run alpha' / '--run beta') count as
+// already there, not as ingested: the result matches what the lake got.
+func TestConcurrentLakeIngestReconciled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	paths := []string{demo + "/trtllm-llama"}
+	// beta wins the race
+	if _, wr, err := Ingest(ctx, dir, paths, ingest.Options{Jobs: 1, Run: "beta"}, catalog.Default(), schema.Options{Threads: 1}); err != nil || wr.Written() == 0 {
+		t.Fatalf("beta: %v", err)
+	}
+	// alpha read the files before beta committed them (here: beta's
+	// commits are taken back, its claims stay): alpha's ingest stores them,
+	// its write finds them claimed by beta
+	markers, _ := filepath.Glob(filepath.Join(dir, "traces", "*.parquet"))
+	for _, m := range markers {
+		if filepath.Base(m) != schemaFile {
+			if err := os.Remove(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	res, err := ingest.Ingest(ctx, w, paths, ingest.Options{Jobs: 1, Run: "alpha"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest.Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	wr, err := Write(ctx, w.DB, dir, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reconcile(res, wr)
+	n := 0
+	for _, f := range res.Files {
+		n++
+		if f.Status != ingest.StatusAlready || f.Events != 0 || !strings.HasSuffix(f.Reason, "under run beta") {
+			t.Errorf("%s: %s (%d events, %q)", f.Path, f.Status, f.Events, f.Reason)
+		}
+	}
+	if n == 0 || wr.Written() != 0 {
+		t.Errorf("%d files, %d written", n, wr.Written())
 	}
 }

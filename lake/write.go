@@ -39,6 +39,8 @@ type TraceResult struct {
 	LakeRun string // StatusOtherRun: the run that holds it in the lake
 	TraceID int64  // its trace_id in the lake (0 when not written)
 	RunID   int64  // its run_id in the lake (0 when not written)
+	// SourceID is its trace_id in the source warehouse.
+	SourceID int64
 }
 
 // WriteResult reports a Write.
@@ -85,7 +87,7 @@ func Write(ctx context.Context, db *sql.DB, dir string, opt WriteOptions) (*Writ
 			return nil, err
 		}
 		if done {
-			res.Traces = append(res.Traces, TraceResult{Path: s.path, Hash: s.hash, Run: s.label, Status: StatusAlready})
+			res.Traces = append(res.Traces, TraceResult{Path: s.path, Hash: s.hash, Run: s.label, Status: StatusAlready, SourceID: s.id})
 			continue
 		}
 		if err := w.clearDamagedRunRow(damage); err != nil {
@@ -296,7 +298,7 @@ func (w *writer) batch(ctx context.Context, srcs []*source, n int) ([]TraceResul
 			return out, err
 		}
 		if owner != s.label {
-			out = append(out, TraceResult{Path: s.path, Hash: s.hash, Run: s.label, Status: StatusOtherRun, LakeRun: owner})
+			out = append(out, TraceResult{Path: s.path, Hash: s.hash, Run: s.label, Status: StatusOtherRun, LakeRun: owner, SourceID: s.id})
 			continue
 		}
 		s.newID, s.newRn = id, rn
@@ -322,7 +324,7 @@ func (w *writer) batch(ctx context.Context, srcs []*source, n int) ([]TraceResul
 		if err := w.commit(s, files[s.newID]); err != nil {
 			return out, err
 		}
-		out = append(out, TraceResult{Path: s.path, Hash: s.hash, Run: s.label, Status: StatusWritten, TraceID: s.newID, RunID: s.newRn})
+		out = append(out, TraceResult{Path: s.path, Hash: s.hash, Run: s.label, Status: StatusWritten, TraceID: s.newID, RunID: s.newRn, SourceID: s.id})
 	}
 	return out, nil
 }

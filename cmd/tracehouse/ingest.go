@@ -189,10 +189,22 @@ func ingestLakeRun(opts *IngestOptions) error {
 	if err != nil {
 		return err
 	}
+	// Traces another process put in the lake meanwhile count as already
+	// there (lake.Ingest says so in res), as when this one finds them
+	// first; one note per run they went to.
+	other := map[[2]string]int{}
+	var keys [][2]string
 	for _, t := range wr.Traces {
 		if t.Status == lake.StatusOtherRun {
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s: the same content is in the lake under run %s; not added to run %s\n", t.Path, t.LakeRun, t.Run)
+			k := [2]string{t.LakeRun, t.Run}
+			if other[k] == 0 {
+				keys = append(keys, k)
+			}
+			other[k]++
 		}
+	}
+	for _, k := range keys {
+		fmt.Fprintf(opts.IO.ErrOut, "note: %d file(s) are in the lake under run %s (written meanwhile by another process): not added to run %s\n", other[k], k[0], k[1])
 	}
 	return summarize(opts.IO, res)
 }

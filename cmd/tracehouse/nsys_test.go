@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -47,5 +48,31 @@ func TestNsysIngestThenRuns(t *testing.T) {
 	code, stdout, stderr = runCmd(t, "--db", db, "triage", runs[0].Label)
 	if code != 0 || !strings.Contains(stdout, "decode") {
 		t.Errorf("triage exit %d: %s %s", code, stdout, stderr)
+	}
+}
+
+// TestNamedNsysReportWithoutNsysFails: an .nsys-rep named on the command
+// line that cannot be exported (no nsys on PATH) is an error, exit 1,
+// naming the file and the command to run; found in a directory, it is a
+// note and exit 0. (Not parallel: it empties PATH.)
+func TestNamedNsysReportWithoutNsysFails(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", filepath.Join(dir, "empty"))
+	rep := filepath.Join(dir, "rep", "profile.nsys-rep")
+	if err := os.MkdirAll(filepath.Dir(rep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rep, []byte("an nsys report"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "w.duckdb")
+	code, _, stderr := runCmd(t, "--db", db, "ingest", rep)
+	if code != 1 || !strings.Contains(stderr, "error: "+rep+": Nsight Systems report not ingested: nsys is not on PATH; export it with `nsys export") ||
+		!strings.Contains(stderr, "ingested 0 file(s) (0 events, 0 GPU events, 0.0 MB of JSON), 1 failed\n") {
+		t.Errorf("named: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runCmd(t, "--db", db, "ingest", filepath.Dir(rep))
+	if code != 0 || !strings.Contains(stderr, "note: "+rep+": Nsight Systems report skipped: nsys is not on PATH") {
+		t.Errorf("found: exit %d, stderr %q", code, stderr)
 	}
 }
