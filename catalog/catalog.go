@@ -146,15 +146,31 @@ func Load(path string) (*Catalog, error) {
 // error messages. Every problem found is reported, one line each, in file
 // order; a lone problem is returned as a *ParseError.
 func Parse(data []byte, filename string) (*Catalog, error) {
-	c, errs := decode(data, filename)
-	if len(errs) > 0 {
-		return nil, errs.err()
+	c, errs, also := decode(data, filename)
+	if c == nil {
+		return nil, errs.err() // not a catalog document at all
 	}
 	c.File = filename
-	if err := c.Validate(); err != nil {
-		return nil, err
+	verrs := c.validate()
+	if len(errs) == 0 {
+		return c, verrs.err()
 	}
-	return c, nil
+	// What decoding could not read is not reported again as missing or
+	// out of range.
+	bad := map[string]bool{}
+	for _, k := range also {
+		bad[k] = true
+	}
+	for _, e := range errs {
+		bad[errKey(e.Entry, e.Field)] = true
+	}
+	for _, e := range verrs {
+		if !bad[errKey(e.Entry, e.Field)] {
+			errs = append(errs, e)
+		}
+	}
+	slices.SortStableFunc(errs, func(a, b *ParseError) int { return a.Line - b.Line })
+	return nil, errs.err()
 }
 
 // Fusion returns the fusion entry with the given id.

@@ -44,6 +44,10 @@ var (
 type decoder struct {
 	file string
 	errs errorList
+	// also are fields a misspelling stood for (entry and field, as
+	// errKey): no value was read for them, which Validate must not report
+	// again.
+	also []string
 }
 
 // at says where a value sits: the entry label and the field path.
@@ -94,7 +98,7 @@ func (d *decoder) syntax(err error) {
 	d.fail(line, at{}, parseerr.Errorf(ErrSyntax, "%s", msg))
 }
 
-func decode(data []byte, file string) (*Catalog, errorList) {
+func decode(data []byte, file string) (*Catalog, errorList, []string) {
 	d := &decoder{file: file}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -104,16 +108,16 @@ func decode(data []byte, file string) (*Catalog, errorList) {
 		} else {
 			d.syntax(err)
 		}
-		return nil, d.errs
+		return nil, d.errs, nil
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		d.failf(extra.Line, at{}, ErrSyntax, "a second YAML document; a catalog is one document")
-		return nil, d.errs
+		return nil, d.errs, nil
 	case !errors.Is(err, io.EOF):
 		d.syntax(err)
-		return nil, d.errs
+		return nil, d.errs, nil
 	}
 
 	root := resolve(&doc)
@@ -122,7 +126,7 @@ func decode(data []byte, file string) (*Catalog, errorList) {
 	}
 	if root.Kind != yaml.MappingNode {
 		d.failf(root.Line, at{}, ErrType, "want a mapping with version, fusions and overlaps, got %s", describe(root))
-		return nil, d.errs
+		return nil, d.errs, nil
 	}
 	c := &Catalog{}
 	m, _ := d.mapping(root, at{}, topFields, topRequired)
@@ -134,6 +138,9 @@ func decode(data []byte, file string) (*Catalog, errorList) {
 			c.Version = v
 		}
 	}
+	// Every entry that is a mapping is kept, even with problems, so that
+	// Parse can validate the rest of it too and report every problem at
+	// once (not in waves, each hiding the next).
 	if n := m["fusions"]; n != nil {
 		for i, e := range d.list(n, at{field: "fusions"}) {
 			if f, ok := d.fusion(e, i); ok {
@@ -148,10 +155,20 @@ func decode(data []byte, file string) (*Catalog, errorList) {
 			}
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, d.errs
+	return c, d.errs, d.also
+}
+
+// errKey names an entry's field for matching problems of decode and
+// Validate: the entry's list and index ("fusions[3]", without the id the
+// two may show differently) and the field's name without its index.
+func errKey(entry, field string) string {
+	if i := strings.IndexByte(entry, ']'); i >= 0 {
+		entry = entry[:i+1]
 	}
-	return c, nil
+	if i := strings.IndexByte(field, '['); i >= 0 {
+		field = field[:i]
+	}
+	return entry + "|" + field
 }
 
 // label names entry i of a list, with its id when the id is a usable string,
@@ -177,7 +194,6 @@ func (d *decoder) fusion(n *yaml.Node, i int) (Fusion, bool) {
 		d.failf(n.Line, where, ErrType, "want a mapping, got %s", describe(n))
 		return Fusion{}, false
 	}
-	before := len(d.errs)
 	m, pos := d.mapping(n, where, fusionFields, fusionRequired)
 	f := Fusion{
 		Ordered:    true,
@@ -208,7 +224,7 @@ func (d *decoder) fusion(n *yaml.Node, i int) (Fusion, bool) {
 	e.strList("sources", &f.Sources)
 	e.str("switch", &f.Switch)
 	e.str("rationale", &f.Rationale)
-	return f, len(d.errs) == before
+	return f, true
 }
 
 func (d *decoder) overlap(n *yaml.Node, i int) (Overlap, bool) {
@@ -218,7 +234,6 @@ func (d *decoder) overlap(n *yaml.Node, i int) (Overlap, bool) {
 		d.failf(n.Line, where, ErrType, "want a mapping, got %s", describe(n))
 		return Overlap{}, false
 	}
-	before := len(d.errs)
 	m, pos := d.mapping(n, where, overlapFields, overlapRequired)
 	o := Overlap{pos: pos}
 	e := entry{d: d, m: m, entry: where.entry, pos: pos}
@@ -230,7 +245,7 @@ func (d *decoder) overlap(n *yaml.Node, i int) (Overlap, bool) {
 	e.strList("sources", &o.Sources)
 	e.str("switch", &o.Switch)
 	e.str("rationale", &o.Rationale)
-	return o, len(d.errs) == before
+	return o, true
 }
 
 // entry sets an entry's Go fields from its mapping, one line per key, so
@@ -307,6 +322,7 @@ func (d *decoder) mapping(n *yaml.Node, where at, allowed, required []string) (m
 			if s := closest(k.Value, allowed); s != "" {
 				msg += " (did you mean " + s + "?)"
 				suggested[s] = true
+				d.also = append(d.also, errKey(where.entry, s))
 			}
 			d.fail(k.Line, w, parseerr.Errorf(ErrUnknownField, "%s", msg))
 			continue

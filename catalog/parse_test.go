@@ -295,3 +295,35 @@ func TestValidateBuiltInCode(t *testing.T) {
 		t.Fatalf("got %v; want %s", err, want)
 	}
 }
+
+// TestParseReportsAllAtOnce: problems decoding finds (an unknown field, a
+// misspelt or missing required field) do not hide the ones only
+// validation finds (a share out of order, an unknown reference), so one
+// check lists them all; and what decoding could not read is not reported
+// a second time (a misspelt "id" is not also an empty id).
+func TestParseReportsAllAtOnce(t *testing.T) {
+	t.Parallel()
+	doc := edit(t, "    ordered: true", "    orderd: true")
+	doc = edit2(t, doc, "    min_share: 0.2", "    min_share: 9")
+	doc = edit2(t, doc, "    subsumes: [b-two]", "    subsumes: [no-such]")
+	doc = edit2(t, doc, "  - id: o-one", "  - idd: o-one")
+	doc = edit2(t, doc, "    fused: [y_fused]", "    # no fused")
+	_, err := Parse([]byte(doc), "t.yaml")
+	want := `t.yaml:11: fusions[0] (a-one): orderd: unknown field (did you mean ordered?)
+t.yaml:20: fusions[0] (a-one): subsumes[0]: unknown fusion id "no-such"
+t.yaml:24: fusions[1] (b-two): fused: required field is missing
+t.yaml:30: fusions[1] (b-two): min_share: min_share 9 is above likely_share 1.5
+t.yaml:35: overlaps[0]: idd: unknown field (did you mean id?)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got:\n%v\nwant:\n%s", err, want)
+	}
+}
+
+// edit2 is edit on doc instead of base.
+func edit2(t *testing.T, doc, old, repl string) string {
+	t.Helper()
+	if strings.Count(doc, old+"\n") != 1 {
+		t.Fatalf("line %q occurs %d times", old, strings.Count(doc, old+"\n"))
+	}
+	return strings.Replace(doc, old+"\n", repl+"\n", 1)
+}

@@ -22,6 +22,10 @@ var (
 // building or editing a catalog in code. Entries built in code have no
 // positions, so their messages name the entry and field but no line.
 func (c *Catalog) Validate() error {
+	return c.validate().err()
+}
+
+func (c *Catalog) validate() errorList {
 	v := &validator{file: c.File, ids: make(map[string]idSeen)}
 	if c.Version != Version {
 		v.add(0, at{field: "version"}, ErrValue, "unsupported catalog version %d (this tracehouse reads version %d)", c.Version, Version)
@@ -35,7 +39,7 @@ func (c *Catalog) Validate() error {
 	v.cycles(c)
 	// Stable, so entries without positions keep file order.
 	sort.SliceStable(v.errs, func(i, j int) bool { return v.errs[i].Line < v.errs[j].Line })
-	return v.errs.err()
+	return v.errs
 }
 
 type idSeen struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,14 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 // subcommands: anything left over is an unknown subcommand.
 func subcommandOnly(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return usagef("unknown command %q for %q", args[0], cmd.CommandPath())
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if cmd.SuggestionsMinimumDistance <= 0 {
+			cmd.SuggestionsMinimumDistance = 2 // cobra's own default
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + strings.Join(s, " or ") + "?"
+		}
+		return usagef("%s", msg)
 	}
 	return nil
 }

@@ -30,7 +30,12 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 	cmd.PersistentFlags().StringVar(&f.lake, "lake", "", "Parquet lake `DIR` to read instead of the warehouse (ingest and export write it)")
 	cmd.PersistentFlags().StringVar(&f.format, "format", "table", "output format: table, markdown, json or csv")
 	cmd.PersistentFlags().BoolVar(&f.wide, "wide", false, "table output: print every column in full instead of fitting the terminal ($COLUMNS, else 120)")
-	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return f.checkLake(c) }
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if err := checkFormat(c); err != nil {
+			return err
+		}
+		return f.checkLake(c)
+	}
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
 	cmd.AddCommand(
@@ -54,7 +59,37 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		newCmdVersion(f, nil),
 		newCmdExport(f, nil),
 	)
+	// cobra's completion command, made now so that an unknown shell is a
+	// usage error rather than its help and exit 0
+	// (its scripts go to the writer it sees now)
+	cmd.SetOut(f.IO.Out)
+	cmd.InitDefaultCompletionCmd()
+	for _, c := range cmd.Commands() {
+		if c.Name() == "completion" {
+			c.Args, c.RunE = subcommandOnly, showHelp
+		}
+	}
 	return cmd
+}
+
+// noFormat are the commands whose output is no table: --format would do
+// nothing there, so giving it is a usage error. (report says so itself,
+// naming its own flags.)
+var noFormat = map[string]bool{
+	"ingest": true, "export": true, "tag": true, "synth": true, "version": true,
+	"rm": true, "rename": true, "reclassify": true, "completion": true,
+}
+
+// checkFormat refuses --format on a command that would ignore it.
+func checkFormat(cmd *cobra.Command) error {
+	top := cmd
+	for top.HasParent() && top.Parent().HasParent() {
+		top = top.Parent()
+	}
+	if noFormat[top.Name()] && cmd.Flags().Changed("format") {
+		return usagef("--format does not apply to '%s': it prints no table", cmd.CommandPath())
+	}
+	return nil
 }
 
 // run executes a command line and returns the exit code.
