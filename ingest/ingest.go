@@ -91,6 +91,14 @@ type Progress interface {
 	Add(n int64)
 }
 
+// ParsedProgress is a Progress that also hears of the trace bytes parsed,
+// after decompression (what a rate of parsing counts; Add counts bytes
+// read from disk, compressed or not).
+type ParsedProgress interface {
+	Progress
+	Parsed(n int64)
+}
+
 // Status of one file.
 const (
 	StatusIngested = "ingested"

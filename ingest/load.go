@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -232,6 +233,9 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}
 		defer rc.Close()
 		compressed = gz
+		if pp, ok := l.opt.Progress.(ParsedProgress); ok {
+			rc = parsedReader{rc, pp}
+		}
 		return l.decode(ctx, c.path, rc, t, func(b *decoded) error {
 			return t.append(apps, b, run.id, fileRank, stage, ident.Merged)
 		})
@@ -541,4 +545,18 @@ func prepareConn(ctx context.Context, conn *sql.Conn) error {
 		}
 	}
 	return nil
+}
+
+// parsedReader tells a ParsedProgress of the bytes the decoder reads.
+type parsedReader struct {
+	io.ReadCloser
+	p ParsedProgress
+}
+
+func (r parsedReader) Read(b []byte) (int, error) {
+	n, err := r.ReadCloser.Read(b)
+	if n > 0 {
+		r.p.Parsed(int64(n))
+	}
+	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/tracehouse/tracehouse/ingest"
@@ -39,8 +40,12 @@ func withProgress(ctx context.Context, ios *IOStreams, opt ingest.Options) (_ co
 	return ingest.WithPhaser(ctx, b), opt, b.finish
 }
 
-// bar is the progress display: ingest.Progress and ingest.Phaser. Workers
-// call Add concurrently, hence the mutex.
+// bar is the progress display: ingest.ParsedProgress and ingest.Phaser.
+// Workers call Add and Parsed concurrently, hence the mutex.
+//
+// The bar fills with the bytes read from disk (the total is known from the
+// start), but the rate it shows is of the JSON parsed: for gzip traces,
+// several times what is read, and what the ingest's speed is about.
 type bar struct {
 	w io.Writer
 
@@ -48,9 +53,33 @@ type bar struct {
 	b           *progressbar.ProgressBar
 	phase       string
 	total, read int64
+	parsed      int64
+	started     time.Time
+	described   time.Time
 	// done: the command is past the ingest; a late phase draws nothing
 	// (no spinner would be left ticking).
 	done bool
+}
+
+// describeEvery throttles the description's figures.
+const describeEvery = 250 * time.Millisecond
+
+// readDescription is the bar's text: bytes read of the total, and the
+// rate of JSON parsed once a second has passed.
+func (b *bar) readDescription(now time.Time) string {
+	d := fmt.Sprintf("ingest: %s %s of %s", phaseRead, sizeText(b.read), sizeText(b.total))
+	if el := now.Sub(b.started); el >= time.Second && b.parsed > 0 {
+		d += fmt.Sprintf(", %s/s of JSON parsed", sizeText(int64(float64(b.parsed)/el.Seconds())))
+	}
+	return d
+}
+
+// sizeText is a byte count for people: "512 B", "70 kB", "12 MB".
+func sizeText(n int64) string {
+	if n < 0 {
+		n = 0
+	}
+	return humanize.Bytes(uint64(n))
 }
 
 // Start draws the bar of bytes at once, before any byte is read (hashing
@@ -68,14 +97,22 @@ func (b *bar) Start(total int64) {
 	}
 	b.clear()
 	b.phase = phaseRead
+	b.started, b.parsed = time.Now(), 0
+	b.described = b.started
 	b.b = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(b.w),
-		progressbar.OptionSetDescription("ingest: "+phaseRead),
-		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetDescription(b.readDescription(b.started)),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
 	_ = b.b.RenderBlank()
+}
+
+// Parsed counts JSON bytes parsed, for the rate shown.
+func (b *bar) Parsed(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.parsed += n
 }
 
 func (b *bar) Add(n int64) {
@@ -86,6 +123,10 @@ func (b *bar) Add(n int64) {
 	}
 	b.read += n
 	if b.b != nil {
+		if now := time.Now(); now.Sub(b.described) >= describeEvery {
+			b.described = now
+			b.b.Describe(b.readDescription(now))
+		}
 		_ = b.b.Add64(n)
 	}
 	if b.read >= b.total {

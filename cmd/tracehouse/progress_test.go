@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
 )
 
@@ -109,5 +111,56 @@ func TestProgressPhases(t *testing.T) {
 		if i := strings.LastIndex(out, "ingest: "); i > strings.Index(out, "ingested 1 file(s)") {
 			t.Errorf("progress drawn after the summary: %q", out)
 		}
+	}
+}
+
+// parsedCounter records what an ingest reports to a ParsedProgress.
+type parsedCounter struct {
+	mu                 sync.Mutex
+	total, read, parse int64
+}
+
+func (p *parsedCounter) Start(total int64) { p.total = total }
+func (p *parsedCounter) Add(n int64)       { p.mu.Lock(); p.read += n; p.mu.Unlock() }
+func (p *parsedCounter) Parsed(n int64)    { p.mu.Lock(); p.parse += n; p.mu.Unlock() }
+
+// TestProgressRateOfParsedJSON: the bar's rate is of the JSON parsed (for
+// gzip traces several times the bytes read), not of the bytes read: ingest
+// tells a ParsedProgress every decompressed byte (their sum is the traces'
+// JSON size), and the description shows that rate.
+func TestProgressRateOfParsedJSON(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if _, err := synth.Generate(synth.Options{Dir: root, Run: "p1", Framework: synth.SGLang, Stage: synth.StageDecode,
+		Steps: 6, Seed: 5, Gzip: true}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := schema.Open(context.Background(), schema.Memory, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	p := &parsedCounter{}
+	res, err := ingest.Ingest(context.Background(), w, []string{root}, ingest.Options{Jobs: 1, Progress: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jsonBytes int64
+	for _, f := range res.Files {
+		jsonBytes += f.JSONBytes
+	}
+	if jsonBytes == 0 || p.parse != jsonBytes || p.read != p.total || p.parse < 3*p.read {
+		t.Errorf("parsed %d (JSON of the traces %d), read %d of %d", p.parse, jsonBytes, p.read, p.total)
+	}
+
+	b := &bar{total: 69_000_000, read: 12_000_000, parsed: 100_000_000, started: time.Unix(1000, 0)}
+	if got, want := b.readDescription(time.Unix(1001, 0)), "ingest: reading 12 MB of 69 MB, 100 MB/s of JSON parsed"; got != want {
+		t.Errorf("description %q, want %q", got, want)
+	}
+	if got, want := b.readDescription(time.Unix(1000, 500e6)), "ingest: reading 12 MB of 69 MB"; got != want {
+		t.Errorf("before a second: %q, want %q", got, want)
+	}
+	if got := sizeText(70_000); got != "70 kB" {
+		t.Errorf("sizeText(70000) = %q", got)
 	}
 }
