@@ -401,7 +401,8 @@ func TestCaptureDetectUnknown(t *testing.T) {
 	defer srv.Close()
 	_, err := capture.Capture(context.Background(), fast(srv.URL, t.TempDir()))
 	var u *capture.UnknownFrameworkError
-	if !errors.As(err, &u) || !strings.Contains(err.Error(), "could not tell which framework serves "+srv.URL) {
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "could not tell which framework serves "+srv.URL) ||
+		!strings.HasSuffix(err.Error(), "): name it with --framework (sglang, vllm, trtllm, tokenspeed)") {
 		t.Fatalf("%v", err)
 	}
 	oneLine(t, err)

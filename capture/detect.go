@@ -39,7 +39,8 @@ type UnknownFrameworkError struct {
 }
 
 func (e *UnknownFrameworkError) Error() string {
-	return fmt.Sprintf("could not tell which framework serves %s (%s)", e.URL, strings.Join(e.Tried, "; "))
+	return fmt.Sprintf("could not tell which framework serves %s (%s): name it with --framework (%s)",
+		e.URL, strings.Join(e.Tried, "; "), strings.Join(vocab.Frameworks, ", "))
 }
 
 // Detect asks the server at opt.URL what it runs (capture.md section 2):

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // Phases of a capture, in order.
@@ -79,4 +81,10 @@ func (p Progress) String() string {
 	return b.String()
 }
 
-func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+// mb is a byte count for people ("70 kB", "12 MB", not "0.0 MB").
+func mb(n int64) string {
+	if n < 0 {
+		n = 0
+	}
+	return humanize.Bytes(uint64(n))
+}

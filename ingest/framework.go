@@ -16,6 +16,9 @@ import (
 // strength gives unknown, never a guess.
 func (l *loader) framework(c candidate, run *runInfo, ident decode.NameIdentity, t *traceState) (string, string) {
 	if l.opt.Framework != "" {
+		if l.opt.FrameworkEvidence != "" {
+			return l.opt.Framework, l.opt.FrameworkEvidence
+		}
 		return l.opt.Framework, "--framework flag"
 	}
 	if sa := run.serverArgs; sa != nil && sa.framework != "" {

@@ -64,6 +64,15 @@ type Options struct {
 	Run       string            // one label for every file's run, "" = from directories
 	Append    bool              // add to the existing run labelled Run (else *RunExistsError)
 	Framework string            // framework of every file, "" = detect
+	// FrameworkEvidence says how Framework was told ("" = the --framework
+	// flag); capture passes what it detected from the server.
+	FrameworkEvidence string
+	// Model is the runs' model when their server arguments do not say
+	// (capture: the model the server reported).
+	Model string
+	// SourceDir, with Run, is the run's source directory (default: the
+	// directory given, or a file's parent; capture: the capture's).
+	SourceDir string
 	Stage     string            // stage of every file, "" = detect
 	Role      string            // two-trace role of every file, "" = detect
 	Tags      map[string]string // key=value tags added to the runs

@@ -20,6 +20,7 @@ type runInfo struct {
 	dir        string
 	serverArgs *serverArgs
 	argsPath   string
+	model      string // Options.Model: the model when the server args do not say
 	// taken is the label the run's directory gave when an earlier run
 	// holds it: the run got the next free one (label), and the ingest says
 	// so once a trace of it is stored.
@@ -44,10 +45,13 @@ func resolveRuns(ctx context.Context, db *sql.DB, cands []candidate, opt Options
 		if _, ok := runs[k]; ok {
 			continue
 		}
-		ri := &runInfo{dir: c.runDir}
+		ri := &runInfo{dir: c.runDir, model: opt.Model}
 		if opt.Run != "" {
 			ri.label = opt.Run
 			ri.dir = c.root
+			if opt.SourceDir != "" {
+				ri.dir = opt.SourceDir
+			}
 		}
 		if p := findServerArgs(c.path, c.root, c.runDir); p != "" {
 			sa, err := readServerArgs(p)
@@ -336,6 +340,9 @@ func summariseRuns(ctx context.Context, tx *sql.Tx, runs map[string]*runInfo, st
 			if sa.cudaGraph != nil {
 				graph = *sa.cudaGraph
 			}
+		}
+		if model == nil && ri.model != "" {
+			model = ri.model
 		}
 		rows = append(rows, []any{ri.id, fw, ev, model, args, tp, dp, ep, pp, graph, stored[ri.label], i})
 		kept = append(kept, ri.id)

@@ -313,7 +313,16 @@ func captureRun(opts *CaptureOptions) error {
 		for k, v := range opts.Tags {
 			tags[k] = v
 		}
-		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{Run: r.Run, Framework: r.Framework, Role: r.Role, Tags: tags})
+		// The run's record says what the capture learned: how the framework
+		// was told, the model the server reported (vLLM and TensorRT-LLM
+		// expose no server arguments that would name it), and the capture
+		// directory as its source.
+		evidence := "capture: " + r.Server.Evidence
+		if r.Server.Evidence == "given" {
+			evidence = "--framework flag"
+		}
+		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{Run: r.Run, Framework: r.Framework, Role: r.Role, Tags: tags,
+			FrameworkEvidence: evidence, Model: r.Model, SourceDir: r.Dir})
 		res, err := ingest.Ingest(pctx, w, r.Files(), iopt)
 		done()
 		if err != nil {
@@ -430,17 +439,25 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 // captureProgress prints the capture's progress on stderr: a line
 // rewritten in place on a terminal, else one line per phase.
 type captureProgress struct {
-	io    *IOStreams
-	last  string
-	drawn time.Time
-	open  bool // a line without its newline is on screen
+	io        *IOStreams
+	last      string
+	completed bool // off a terminal: the last phase's completion was printed
+	drawn     time.Time
+	open      bool // a line without its newline is on screen
 }
 
 func (p *captureProgress) update(pr capture.Progress) {
 	key := pr.Role + "/" + pr.Stage + "/" + pr.Phase
 	if !p.io.ErrTTY {
-		if key != p.last {
+		// One line as each phase starts, and one as its requests are all
+		// sent (a log then shows "10/10 requests sent", not only "0/10").
+		complete := pr.RequestsWant > 0 && pr.Requests == pr.RequestsWant
+		if key != p.last || complete && !p.completed {
+			if key != p.last {
+				p.completed = false
+			}
 			p.last = key
+			p.completed = p.completed || complete
 			fmt.Fprintln(p.io.ErrOut, pr.String())
 		}
 		return

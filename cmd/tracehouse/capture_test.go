@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -131,7 +132,8 @@ func TestCaptureSGLangIngestsAndTriages(t *testing.T) {
 	if !strings.Contains(stderr, summary) || !strings.Contains(stderr, "ingested 4 file(s)") {
 		t.Errorf("stderr:\n%s\nwant %q", stderr, summary)
 	}
-	for _, s := range []string{"prefill: warm-up, 0/1 requests sent\n", "decode: waiting for traces: "} {
+	for _, s := range []string{"prefill: warm-up, 0/1 requests sent\n", "prefill: warm-up, 1/1 requests sent\n",
+		"prefill: profiling 2 steps, 2/2 requests sent\n", "decode: waiting for traces: "} {
 		if !strings.Contains(stderr, s) {
 			t.Errorf("progress lines lack %q:\n%s", s, stderr)
 		}
@@ -158,6 +160,26 @@ func TestCaptureVLLMThenNone(t *testing.T) {
 	if len(got) != 2 || !strings.HasPrefix(got[0], "Qwen3-8B-") || !strings.HasSuffix(got[0], " vllm decode formal 0") ||
 		!strings.HasSuffix(got[1], " vllm decode formal 1") {
 		t.Errorf("traces %q", got)
+	}
+	// The run's record: the framework as detected (not "--framework
+	// flag"), the model the server reported (vLLM exposes no server
+	// arguments), the capture directory as its source.
+	label, _, _ := strings.Cut(got[0], " ")
+	w, err := schema.Open(context.Background(), db, schema.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var evidence, model, source string
+	if err := w.DB.QueryRow(`SELECT framework_evidence, coalesce(model, ''), source_dir FROM runs WHERE label = ?`, label).Scan(&evidence, &model, &source); err != nil {
+		t.Fatal(err)
+	}
+	if evidence != `capture: /v1/models owned_by "vllm"` || model != "Qwen/Qwen3-8B" || source != filepath.Join(out, label) {
+		t.Errorf("run record: evidence %q, model %q, source %q (want %q)", evidence, model, source, filepath.Join(out, label))
+	}
+	// Sizes read as sizes: kB for the small synthetic traces.
+	if !regexp.MustCompile(`decode: traces complete: 2/2 files, \d+ kB, \d+s\n`).MatchString(stderr) {
+		t.Errorf("no size in kB in:\n%s", stderr)
 	}
 }
 
