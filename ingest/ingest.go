@@ -61,9 +61,9 @@ const MemoryLimit = 160 << 20
 
 // Options say how to ingest; Validate checks them.
 type Options struct {
-	Run       string            // one label for every file's run, "" = from directories
-	Append    bool              // add to the existing run labelled Run (else *RunExistsError)
-	Framework string            // framework of every file, "" = detect
+	Run       string // one label for every file's run, "" = from directories
+	Append    bool   // add to the existing run labelled Run (else *RunExistsError)
+	Framework string // framework of every file, "" = detect
 	// FrameworkEvidence says how Framework was told ("" = the --framework
 	// flag); capture passes what it detected from the server.
 	FrameworkEvidence string
