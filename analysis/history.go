@@ -93,8 +93,15 @@ type HistoryStage struct {
 	Runs  []HistoryPoint `json:"runs"`
 	// ChangePoints are the marked runs' labels, in series order.
 	ChangePoints []string `json:"change_points"`
-	// FirstSlower is the first run marked slower: when it got slow.
+	// FirstSlower is the first run of the first lasting shift to slower:
+	// when it got slow (a one-run spike is not one; see Spikes).
 	FirstSlower *string `json:"first_slower"`
+	// Spikes are change points the next run did not continue (it is back
+	// at the level before): reported apart, never "when it got slow".
+	Spikes []string `json:"spikes"`
+	// Gate holds the newest run against the level before the last lasting
+	// shift to slower; nil when there is none (or the newest is absent).
+	Gate *HistoryGate `json:"gate"`
 	// Missing are selected runs with no steps in this stage on the rank
 	// (each is also a point of Runs, absent).
 	Missing []string `json:"missing"`
@@ -126,6 +133,20 @@ type HistoryPoint struct {
 	DeltaPct    *float64 `json:"delta_pct"` // against ReferenceNS
 	// Change is "slower" or "faster" at a change point, else "".
 	Change string `json:"change"`
+	// Spike marks a change point the next run did not continue.
+	Spike bool `json:"spike"`
+}
+
+// HistoryGate is the level test of --fail-on-regression: the newest run
+// fails while its median stays beyond the level before the last lasting
+// shift to slower (the rolling median there) plus that change point's
+// threshold, not only at the change point itself.
+type HistoryGate struct {
+	Shift       string  `json:"shift"` // the change point's run
+	LevelNS     float64 `json:"level_ns"`
+	ThresholdNS float64 `json:"threshold_ns"`
+	NewestNS    float64 `json:"newest_ns"`
+	Regressed   bool    `json:"regressed"`
 }
 
 // RuleText states the change-point rule r (for --help and the report).
@@ -174,7 +195,7 @@ func NewHistory(runs []HistoryRunInfo, rows []queries.HistoryStepsRow, o History
 	}
 	slices.SortFunc(order, func(a, b string) int { return cmp.Or(cmp.Compare(StageOrder(a), StageOrder(b)), cmp.Compare(a, b)) })
 	for _, st := range order {
-		hs := HistoryStage{Stage: st, Runs: []HistoryPoint{}, ChangePoints: []string{}, Missing: []string{}}
+		hs := HistoryStage{Stage: st, Runs: []HistoryPoint{}, ChangePoints: []string{}, Missing: []string{}, Spikes: []string{}}
 		// The change points are those of the series without its gaps:
 		// present[i] is the point of the i-th value.
 		var medians []float64
@@ -219,7 +240,9 @@ func NewHistory(runs []HistoryRunInfo, rows []queries.HistoryStepsRow, o History
 			}
 			hs.Runs = append(hs.Runs, p)
 		}
-		for i, c := range stats.ChangePoints(medians, o.Rule) {
+		changes := stats.ChangePoints(medians, o.Rule)
+		shift := -1 // the last slower change point that is not a spike
+		for i, c := range changes {
 			if !c.Tested {
 				continue
 			}
@@ -227,17 +250,36 @@ func NewHistory(runs []HistoryRunInfo, rows []queries.HistoryStepsRow, o History
 			ref, noise, thr := c.Reference, c.Noise, c.Threshold
 			p.ReferenceNS, p.NoiseNS, p.ThresholdNS = &ref, &noise, &thr
 			p.DeltaPct = deltaPct(ref, *p.MedianNS)
-			if c.Mark {
-				p.Change = ChangeFaster
-				if c.Departure > 0 {
-					p.Change = ChangeSlower
-				}
-				hs.ChangePoints = append(hs.ChangePoints, p.Label)
-				if p.Change == ChangeSlower && hs.FirstSlower == nil {
+			if !c.Mark {
+				continue
+			}
+			p.Change = ChangeFaster
+			if c.Departure > 0 {
+				p.Change = ChangeSlower
+			}
+			hs.ChangePoints = append(hs.ChangePoints, p.Label)
+			// A spike: the next run does not depart the same way (it is
+			// back at the level before). The newest run's change cannot
+			// be told yet: it counts as a shift.
+			if i+1 < len(changes) && changes[i+1].Departure != c.Departure {
+				p.Spike = true
+				hs.Spikes = append(hs.Spikes, p.Label)
+				continue
+			}
+			if p.Change == ChangeSlower {
+				shift = i
+				if hs.FirstSlower == nil {
 					l := p.Label
 					hs.FirstSlower = &l
 				}
 			}
+		}
+		if last := len(hs.Runs) - 1; shift >= 0 && last >= 0 && hs.Runs[last].Absent == "" {
+			c := changes[shift]
+			g := &HistoryGate{Shift: hs.Runs[present[shift]].Label, LevelNS: c.Reference, ThresholdNS: c.Threshold,
+				NewestNS: *hs.Runs[last].MedianNS}
+			g.Regressed = g.NewestNS > g.LevelNS+g.ThresholdNS
+			hs.Gate = g
 		}
 		r.Stages = append(r.Stages, hs)
 	}
@@ -269,13 +311,16 @@ func metricTitle(m string) string {
 	return m
 }
 
-// Regressed lists the stages where the newest selected run is a change
-// point to slower: what --fail-on-regression fails on.
+// Regressed lists the stages where the newest selected run stays beyond
+// the level before the last lasting shift to slower (HistoryGate): what
+// --fail-on-regression fails on.
 func (r *HistoryReport) Regressed() []string {
 	var out []string
 	for _, st := range r.Stages {
-		if n := len(st.Runs); n > 0 && st.Runs[n-1].Label == r.Newest && st.Runs[n-1].Change == ChangeSlower {
-			out = append(out, vocab.StageName(st.Stage))
+		if st.Gate != nil && st.Gate.Regressed {
+			g := st.Gate
+			out = append(out, fmt.Sprintf("%s (%.1f µs against the level before %s, %.1f µs + threshold %.1f µs)",
+				vocab.StageName(st.Stage), g.NewestNS/1e3, g.Shift, g.LevelNS/1e3, g.ThresholdNS/1e3))
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func series(values []int64, launches []int64) ([]HistoryRunInfo, []queries.Histo
 	var rows []queries.HistoryStepsRow
 	for i, v := range values {
 		id := int64(i + 1)
-		runs = append(runs, HistoryRunInfo{RunID: id, Label: "r" + string(rune('0'+id)), IngestedAt: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC)})
+		runs = append(runs, HistoryRunInfo{RunID: id, Label: fmt.Sprintf("r%d", id), IngestedAt: time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC)})
 		if v < 0 {
 			continue
 		}
@@ -67,7 +68,7 @@ func TestHistoryAbsent(t *testing.T) {
 	if p := st.Runs[5]; p.ReferenceNS == nil || *p.ReferenceNS != 100e3 {
 		t.Errorf("r6 reference %v, want 100000 ns", p.ReferenceNS)
 	}
-	if d, line := h.Decide(true); d != Regression || line != "regression: the newest run, r8, is slower in decode" {
+	if d, line := h.Decide(true); d != Regression || line != "regression: the newest run, r8, is slower in decode (130.0 µs against the level before r8, 100.0 µs + threshold 5.0 µs)" {
 		t.Errorf("decide %v %q", d, line)
 	}
 	// The newest run absent: the gate cannot decide.
@@ -84,5 +85,50 @@ func TestHistoryAbsent(t *testing.T) {
 	h = NewHistory(runs, rows, HistoryOptions{Series: SeriesMetric, Match: queries.MetricExposedComm, Rule: stats.DefaultChangeRule})
 	if p := h.Stages[0].Runs[4]; p.Absent != "" || p.MedianNS == nil || *p.MedianNS != 0 {
 		t.Errorf("metric of 0: %+v", p)
+	}
+}
+
+// TestHistoryLevels (issue 33 item 9): the gate holds the newest run
+// against the level before the last lasting shift to slower, so every run
+// of a lasting +20% shift fails, not only its first; "first slower run" is
+// the start of a lasting shift; a one-run spike is reported apart and does
+// not fail a later run.
+func TestHistoryLevels(t *testing.T) {
+	t.Parallel()
+	flat := []int64{100, 101, 99, 100, 100, 101}
+	four := func(n int) []int64 { return slices.Repeat([]int64{4}, n) }
+	for _, c := range []struct {
+		name        string
+		values      []int64
+		firstSlower string
+		spikes      []string
+		regressed   bool
+	}{
+		// +20% from r7 on: r10 is no change point but still 20% slower.
+		{"lasting", append(slices.Clone(flat), 120, 121, 119, 120), "r7", []string{}, true},
+		// r7 alone is 30% slower, r8 on are back.
+		{"spike", append(slices.Clone(flat), 130, 100, 101, 100), "", []string{"r7"}, false},
+		// +20% at r7, back at r10: faster change point, within the level.
+		{"recovered", append(slices.Clone(flat), 120, 121, 119, 100, 101), "r7", []string{}, false},
+		// the newest run is the change point: a spike or a shift, it fails.
+		{"newest", append(slices.Clone(flat), 125), "r7", []string{}, true},
+		// a spike, then a lasting shift: when it got slow is the shift.
+		{"spike then shift", append(slices.Clone(flat), 130, 100, 100, 118, 119, 118), "r10", []string{"r7"}, true},
+	} {
+		runs, rows := series(c.values, four(len(c.values)))
+		h := NewHistory(runs, rows, HistoryOptions{Series: SeriesKernel, Match: "k", Rule: stats.DefaultChangeRule})
+		st := h.Stages[0]
+		first := ""
+		if st.FirstSlower != nil {
+			first = *st.FirstSlower
+		}
+		if first != c.firstSlower || !slices.Equal(st.Spikes, c.spikes) {
+			t.Errorf("%s: first slower %q, spikes %q; want %q, %q (change points %q)", c.name, first, st.Spikes, c.firstSlower,
+				c.spikes, st.ChangePoints)
+		}
+		d, line := h.Decide(true)
+		if (d == Regression) != c.regressed {
+			t.Errorf("%s: decision %v (%q), want regressed %v; gate %+v", c.name, d, line, c.regressed, st.Gate)
+		}
 	}
 }

@@ -23,12 +23,27 @@ func historyChangeLine(st *analysis.HistoryStage) string {
 		if p.Change == "" {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s: %s µs against %s µs, %s; threshold %s µs)", p.Label, p.Change,
+		change := p.Change
+		if p.Spike {
+			change += ", a one-run spike"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s: %s µs against %s µs, %s; threshold %s µs)", p.Label, change,
 			fmtUSf(*p.MedianNS), fmtUSf(*p.ReferenceNS), fmtDeltaPct(p.DeltaPct), fmtUSf(*p.ThresholdNS)))
 	}
 	s := "change points: " + strings.Join(parts, "; ")
 	if st.FirstSlower != nil {
-		s += "\nfirst slower run: " + *st.FirstSlower
+		s += "\nfirst slower run (start of a lasting shift): " + *st.FirstSlower
+	}
+	if len(st.Spikes) > 0 {
+		s += "\none-run spikes (the next run is back; not a shift): " + strings.Join(st.Spikes, ", ")
+	}
+	if g := st.Gate; g != nil {
+		state := "within it: passes"
+		if g.Regressed {
+			state = "beyond it: a regression"
+		}
+		s += fmt.Sprintf("\ngate: the newest run, %s µs, against the level before %s, %s µs + threshold %s µs: %s",
+			fmtUSf(g.NewestNS), g.Shift, fmtUSf(g.LevelNS), fmtUSf(g.ThresholdNS), state)
 	}
 	return s
 }
@@ -120,6 +135,9 @@ func historyStageBlocks(r *analysis.HistoryReport, st *analysis.HistoryStage) []
 		case analysis.ChangeFaster:
 			change = "▼ faster"
 		}
+		if p.Spike {
+			change += " (spike)"
+		}
 		if p.Absent != "" {
 			row = append(row, p.IngestedAt, strconv.Itoa(p.Steps), "absent", "-", "-", "-", "-", p.Absent)
 			t.Rows = append(t.Rows, row)
@@ -186,13 +204,13 @@ func HistoryCSVTable(r *analysis.HistoryReport) *Table {
 	}
 	t := &Table{Name: "history", Columns: cols("stage", "order", "run", "ingested_at", "by_value", "tags", "steps", "absent",
 		"median_ns", "ci_lo_ns", "ci_hi_ns", "launches_per_step", "share_pct", "reference_ns", "noise_ns",
-		"threshold_ns", "delta_pct", "change")}
+		"threshold_ns", "delta_pct", "change", "spike")}
 	for _, st := range r.Stages {
 		for _, p := range st.Runs {
 			t.Rows = append(t.Rows, []string{st.Stage, strconv.Itoa(p.Order), p.Label, p.IngestedAt, p.By,
 				strings.Join(p.Tags, " "), strconv.Itoa(p.Steps), p.Absent, fp(p.MedianNS), fp(p.LoNS), fp(p.HiNS),
 				ff(p.LaunchesPerStep), fp(p.SharePct), fp(p.ReferenceNS), fp(p.NoiseNS), fp(p.ThresholdNS),
-				fp(p.DeltaPct), p.Change})
+				fp(p.DeltaPct), p.Change, strconv.FormatBool(p.Spike)})
 		}
 	}
 	return t

@@ -488,7 +488,7 @@ func testReportHistory(t *testing.T, db string) {
 			if err != nil || err2 != nil {
 				t.Errorf("history row %v: µs/step or steps not a number", row)
 			}
-			change := map[string]string{"": "", "▲ slower": analysis.ChangeSlower, "▼ faster": analysis.ChangeFaster}[row["Change"]]
+			change := map[string]string{"": "", "▲ slower": analysis.ChangeSlower, "▼ faster": analysis.ChangeFaster}[strings.TrimSuffix(row["Change"], " (spike)")]
 			// (a label's markdown escapes are backslashes; no label here holds one)
 			pts = append(pts, chartPoint{label: strings.ReplaceAll(row["Run"], `\`, ""), value: us, change: change, steps: steps})
 		}
