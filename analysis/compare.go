@@ -9,6 +9,7 @@ package analysis
 import (
 	"cmp"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -30,6 +31,9 @@ const (
 	VerdictRegression  = "regression"
 	VerdictImprovement = "improvement"
 	VerdictNoChange    = "no significant change"
+	// VerdictNoRegression: rows changed significantly, but none beyond
+	// the thresholds (CompareVerdict.Below names them).
+	VerdictNoRegression = "no regression"
 	// VerdictCannotDecide: a stage has steps on one side only, or too few
 	// steps to test (without AllowUntested), and no tested row regressed.
 	VerdictCannotDecide = "cannot decide"
@@ -162,25 +166,31 @@ type CompareDecomp struct {
 
 // CompareKernel is one kernel-table row.
 type CompareKernel struct {
-	Bucket          string      `json:"bucket"`
-	Kernel          string      `json:"kernel"`
-	BaseKernel      string      `json:"base_kernel,omitempty"` // renamed rows
-	Family          string      `json:"family"`
-	Site            string      `json:"site,omitempty"`
-	Base            CompareStat `json:"base"`
-	Candidate       CompareStat `json:"candidate"`
-	BaseLaunches    int64       `json:"base_launches"`
-	CandLaunches    int64       `json:"candidate_launches"`
-	BaseLaunchStep  float64     `json:"base_launches_per_step"`
-	CandLaunchStep  float64     `json:"candidate_launches_per_step"`
-	BaseMeanNS      float64     `json:"base_mean_launch_ns"`
-	CandMeanNS      float64     `json:"candidate_mean_launch_ns"`
-	BaseSharePct    float64     `json:"base_share_pct"`
-	CandSharePct    float64     `json:"candidate_share_pct"`
-	DeltaNS         float64     `json:"delta_ns"`
-	DeltaPct        *float64    `json:"delta_pct"`
-	Test            CompareTest `json:"test"`
-	Verdict         string      `json:"verdict"`
+	Bucket         string      `json:"bucket"`
+	Kernel         string      `json:"kernel"`
+	BaseKernel     string      `json:"base_kernel,omitempty"` // renamed rows
+	Family         string      `json:"family"`
+	Site           string      `json:"site,omitempty"`
+	Base           CompareStat `json:"base"`
+	Candidate      CompareStat `json:"candidate"`
+	BaseLaunches   int64       `json:"base_launches"`
+	CandLaunches   int64       `json:"candidate_launches"`
+	BaseLaunchStep float64     `json:"base_launches_per_step"`
+	CandLaunchStep float64     `json:"candidate_launches_per_step"`
+	BaseMeanNS     float64     `json:"base_mean_launch_ns"`
+	CandMeanNS     float64     `json:"candidate_mean_launch_ns"`
+	BaseSharePct   float64     `json:"base_share_pct"`
+	CandSharePct   float64     `json:"candidate_share_pct"`
+	DeltaNS        float64     `json:"delta_ns"`
+	DeltaPct       *float64    `json:"delta_pct"`
+	Test           CompareTest `json:"test"`
+	Verdict        string      `json:"verdict"`
+	// IncludesWaits marks a communication kernel: its time includes
+	// waiting for other ranks. CommGate says whether a change beyond the
+	// thresholds gated: only when exposed communication or step time
+	// moved the same way too ("" when the row is within the thresholds).
+	IncludesWaits   bool   `json:"includes_waits"`
+	CommGate        string `json:"comm_gate,omitempty"`
 	baseHidden      float64
 	candHidden      float64
 	baseHasOverlap  bool
@@ -250,6 +260,10 @@ type CompareVerdict struct {
 	// CannotDecide says, one line per stage, why a stage could not be
 	// decided: steps on one side only, or too few steps to test.
 	CannotDecide []string `json:"cannot_decide"`
+	// Below names the rows that changed significantly but stayed within
+	// the thresholds (or, communication kernels, were not gated): what
+	// "no regression" means was seen.
+	Below []string `json:"below_thresholds"`
 }
 
 // Decision is what a CI gate does with a verdict.
@@ -488,12 +502,12 @@ var summaryMetrics = []struct {
 	name, unit string
 	get        func(queries.CompareStepsRow) float64
 }{
-	{"step time", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.WindowNS) }},
-	{"kernel time", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.KernelNS) }},
-	{"GPU busy", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.BusyNS) }},
-	{"idle", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.IdleNS) }},
-	{"exposed communication", "ns", func(s queries.CompareStepsRow) float64 { return float64(s.ExposedCommNS) }},
-	{"launches", "count", func(s queries.CompareStepsRow) float64 { return float64(s.Kernels) }},
+	{"step time", UnitNS, func(s queries.CompareStepsRow) float64 { return float64(s.WindowNS) }},
+	{"kernel time", UnitNS, func(s queries.CompareStepsRow) float64 { return float64(s.KernelNS) }},
+	{"GPU busy", UnitNS, func(s queries.CompareStepsRow) float64 { return float64(s.BusyNS) }},
+	{"idle", UnitNS, func(s queries.CompareStepsRow) float64 { return float64(s.IdleNS) }},
+	{"exposed communication", UnitNS, func(s queries.CompareStepsRow) float64 { return float64(s.ExposedCommNS) }},
+	{"launches", UnitCount, func(s queries.CompareStepsRow) float64 { return float64(s.Kernels) }},
 }
 
 func stepsOf(s *queries.CompareSide, stage string, rank *int64) []queries.CompareStepsRow {
@@ -576,7 +590,7 @@ func compareStage(stage string, base, cand *queries.CompareSide, o CompareOption
 			for _, s := range stepsOf(cand, stage, &rk) {
 				b = append(b, float64(s.WindowNS))
 			}
-			m := metric("step time", "ns", a, b, o, false)
+			m := metric("step time", UnitNS, a, b, o, false)
 			cs.Ranks = append(cs.Ranks, CompareRankRow{Rank: rk, Metric: m})
 			if len(a) > 0 && (bWorst == nil || m.Base.MedianNS > bMax) {
 				bWorst, bMax = i64p(rk), m.Base.MedianNS
@@ -589,7 +603,7 @@ func compareStage(stage string, base, cand *queries.CompareSide, o CompareOption
 	}
 	cs.Decomposition, cs.StepDeltaNS = decomposition(decompParts(stage, base, bSteps), decompParts(stage, cand, cSteps))
 	cs.DeltaStatistic = StatMean
-	cs.Kernels = kernelRows(stage, base, cand, bSteps, cSteps, len(bAll), len(cAll), o)
+	cs.Kernels = kernelRows(stage, base, cand, bSteps, cSteps, len(bAll), len(cAll), cs.Summary, o)
 	cs.Overlap = overlapChanges(cs.Kernels)
 	cs.Fusions = fusionChanges(stage, base, cand)
 	return cs
@@ -780,7 +794,7 @@ func apportion(xs []float64, total int64) []int64 {
 // stage's rows, and the kernel gate. bRankSteps and cRankSteps count the
 // steps of every rank: launches per step are per rank and step.
 func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []queries.CompareStepsRow, bRankSteps, cRankSteps int,
-	o CompareOptions) []CompareKernel {
+	summary []CompareMetric, o CompareOptions) []CompareKernel {
 	type side struct {
 		info    queries.CompareKernelsRow
 		perStep map[stepKey]float64
@@ -851,6 +865,9 @@ func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []
 		}
 		k.DeltaNS = k.Candidate.MedianNS - k.Base.MedianNS
 		k.DeltaPct = deltaPct(k.Base.MedianNS, k.Candidate.MedianNS)
+		if b == nil || c == nil {
+			k.DeltaPct = nil // new or gone: not a -100% row
+		}
 		return k
 	}
 	var rows []CompareKernel
@@ -950,10 +967,54 @@ func kernelRows(stage string, base, cand *queries.CompareSide, bSteps, cSteps []
 			k.Verdict = VerdictImprovement
 		}
 	}
+	for i := range rows {
+		commGate(&rows[i], summary, o)
+	}
 	slices.SortStableFunc(rows, func(a, b CompareKernel) int {
 		return cmp.Or(cmp.Compare(math.Abs(b.DeltaNS), math.Abs(a.DeltaNS)), cmp.Compare(a.Kernel, b.Kernel))
 	})
 	return rows
+}
+
+// FamilyCommunication is the family of communication kernels (NCCL and
+// friends), whose time includes waiting for the other ranks.
+const FamilyCommunication = "communication"
+
+// commGate applies the communication rule to a kernel row: its time
+// includes waiting for other ranks (a fast rank waits for a slow one), so
+// a change beyond the thresholds gates only when the stage's exposed
+// communication or its step time moved the same way too (significantly,
+// or untested under AllowUntested); else the row is held and says why.
+func commGate(k *CompareKernel, summary []CompareMetric, o CompareOptions) {
+	if k.Family != FamilyCommunication {
+		return
+	}
+	k.IncludesWaits = true
+	if k.Verdict == "" {
+		return
+	}
+	dir, word := 1.0, "rose"
+	if k.Verdict == VerdictImprovement {
+		dir, word = -1, "fell"
+	}
+	moved := func(metric string) bool {
+		for _, m := range summary {
+			if m.Metric == metric && (m.Test.Significant || (o.AllowUntested && m.Test.Method == string(stats.TooFew))) &&
+				m.DeltaNS*dir > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case moved("exposed communication"):
+		k.CommGate = "gated: exposed communication " + word + " too"
+	case moved("step time"):
+		k.CommGate = "gated: step time " + word + " too"
+	default:
+		k.CommGate = fmt.Sprintf("not gated: its time includes waiting for other ranks, and neither exposed communication nor step time %s", word)
+		k.Verdict = ""
+	}
 }
 
 func share(ns, total int64) float64 {
@@ -1067,7 +1128,7 @@ func fusionChanges(stage string, base, cand *queries.CompareSide) []CompareFusio
 // improvement; else no significant change.
 func verdict(stages []CompareStage, baseLabel, candLabel string, allowUntested bool) CompareVerdict {
 	var reg, imp []string
-	undecided := []string{}
+	undecided, below := []string{}, []string{}
 	untestedReg, untestedImp := false, false
 	for _, st := range stages {
 		name := vocab.StageName(st.Stage)
@@ -1091,12 +1152,22 @@ func verdict(stages []CompareStage, baseLabel, candLabel string, allowUntested b
 			case VerdictImprovement:
 				imp = append(imp, row)
 				untestedImp = untestedImp || st.TooFew
+			default:
+				if m.Test.Significant && (m.Metric == "step time" || m.Metric == "GPU busy") {
+					below = append(below, row)
+				}
 			}
 		}
 		for _, k := range st.Kernels {
 			row := fmt.Sprintf("%s kernel %s %s", name, k.Kernel, signedPct(k.DeltaPct))
-			if k.Bucket == BucketNew {
+			switch k.Bucket {
+			case BucketNew:
 				row = fmt.Sprintf("%s new kernel %s", name, k.Kernel)
+			case BucketGone:
+				row = fmt.Sprintf("%s gone kernel %s", name, k.Kernel)
+			}
+			if k.CommGate != "" {
+				row += " (communication, " + k.CommGate + ")"
 			}
 			switch k.Verdict {
 			case VerdictRegression:
@@ -1105,18 +1176,25 @@ func verdict(stages []CompareStage, baseLabel, candLabel string, allowUntested b
 			case VerdictImprovement:
 				imp = append(imp, row)
 				untestedImp = untestedImp || st.TooFew
+			default:
+				if k.Test.Significant || k.CommGate != "" {
+					below = append(below, row)
+				}
 			}
 		}
 	}
+	v := CompareVerdict{Verdict: VerdictNoChange, Rows: []string{}, CannotDecide: undecided, Below: below}
 	switch {
 	case len(reg) > 0:
-		return CompareVerdict{Verdict: VerdictRegression, Rows: reg, Untested: untestedReg, CannotDecide: undecided}
+		v.Verdict, v.Rows, v.Untested = VerdictRegression, reg, untestedReg
 	case len(undecided) > 0:
-		return CompareVerdict{Verdict: VerdictCannotDecide, Rows: []string{}, CannotDecide: undecided}
+		v.Verdict = VerdictCannotDecide
 	case len(imp) > 0:
-		return CompareVerdict{Verdict: VerdictImprovement, Rows: imp, Untested: untestedImp, CannotDecide: undecided}
+		v.Verdict, v.Rows, v.Untested = VerdictImprovement, imp, untestedImp
+	case len(below) > 0:
+		v.Verdict = VerdictNoRegression
 	}
-	return CompareVerdict{Verdict: VerdictNoChange, Rows: []string{}, CannotDecide: undecided}
+	return v
 }
 
 func signedPct(p *float64) string {
@@ -1124,4 +1202,70 @@ func signedPct(p *float64) string {
 		return "(new)"
 	}
 	return fmt.Sprintf("%+.1f%%", *p)
+}
+
+// Units of a summary row.
+const (
+	UnitNS    = "ns"
+	UnitCount = "count"
+)
+
+// countStat is one side of a count row in JSON: a count has no µs and no
+// ns, so its figures are median, ci_lo and ci_hi.
+type countStat struct {
+	N      int      `json:"n"`
+	Median float64  `json:"median"`
+	Lo     *float64 `json:"ci_lo"`
+	Hi     *float64 `json:"ci_hi"`
+}
+
+// countMetric is a count row (launches per step) in JSON: the delta is
+// "delta", in the row's unit.
+type countMetric struct {
+	Metric    string      `json:"metric"`
+	Unit      string      `json:"unit"`
+	Statistic string      `json:"statistic"`
+	Base      countStat   `json:"base"`
+	Candidate countStat   `json:"candidate"`
+	Delta     float64     `json:"delta"`
+	DeltaPct  *float64    `json:"delta_pct"`
+	Test      CompareTest `json:"test"`
+	Verdict   string      `json:"verdict"`
+}
+
+// MarshalJSON writes a count row's figures in its unit (median, ci_lo,
+// ci_hi, delta: 1219 launches is "median": 1219, not "median_us": 1.219);
+// a time row as it is (median_us with exact *_ns).
+func (m CompareMetric) MarshalJSON() ([]byte, error) {
+	type plain CompareMetric
+	if m.Unit != UnitCount {
+		return json.Marshal(plain(m))
+	}
+	side := func(s CompareStat) countStat { return countStat{N: s.N, Median: s.MedianNS, Lo: s.LoNS, Hi: s.HiNS} }
+	return json.Marshal(countMetric{Metric: m.Metric, Unit: m.Unit, Statistic: m.Statistic, Base: side(m.Base),
+		Candidate: side(m.Candidate), Delta: m.DeltaNS, DeltaPct: m.DeltaPct, Test: m.Test, Verdict: m.Verdict})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (m *CompareMetric) UnmarshalJSON(b []byte) error {
+	type plain CompareMetric
+	var unit struct {
+		Unit string `json:"unit"`
+	}
+	if err := json.Unmarshal(b, &unit); err != nil {
+		return err
+	}
+	if unit.Unit != UnitCount {
+		return json.Unmarshal(b, (*plain)(m))
+	}
+	var c countMetric
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	side := func(s countStat) CompareStat {
+		return CompareStat{N: s.N, MedianNS: s.Median, MedianUS: s.Median / 1000, LoNS: s.Lo, HiNS: s.Hi}
+	}
+	*m = CompareMetric{Metric: c.Metric, Unit: c.Unit, Statistic: c.Statistic, Base: side(c.Base), Candidate: side(c.Candidate),
+		DeltaNS: c.Delta, DeltaPct: c.DeltaPct, Test: c.Test, Verdict: c.Verdict}
+	return nil
 }

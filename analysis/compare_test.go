@@ -1,8 +1,12 @@
 package analysis
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/queries"
@@ -235,6 +239,172 @@ func TestCompareNamedDelta(t *testing.T) {
 	for _, m := range st.Summary {
 		if m.Statistic != StatMedian {
 			t.Errorf("%s: statistic %q", m.Metric, m.Statistic)
+		}
+	}
+}
+
+// TestCompareBelowThresholds (issue 33 item 9): everything 2% slower over
+// 30 steps a side is significant but under the 5% and 10% thresholds: the
+// verdict is "no regression" and names each significant row, where it said
+// "no significant change".
+func TestCompareBelowThresholds(t *testing.T) {
+	t.Parallel()
+	idle := func(int, int) int64 { return 50_000 }
+	o := gates
+	o.RankAll = false
+	r := NewCompare(fakeSide("base", 1, 30, twoKernels(11, 1), idle), fakeSide("cand", 1, 30, twoKernels(21, 1.02), idle), o)
+	if r.Verdict.Verdict != VerdictNoRegression || len(r.Verdict.Rows) != 0 {
+		t.Fatalf("verdict %+v, want no regression", r.Verdict)
+	}
+	// The rows the verdict must name, found from the report's own tests:
+	// every significant gated summary row and every significant kernel.
+	var want []string
+	st := r.Stages[0]
+	for _, m := range st.Summary {
+		if m.Test.Significant && (m.Metric == "step time" || m.Metric == "GPU busy") {
+			want = append(want, fmt.Sprintf("decode %s %+.1f%%", m.Metric, *m.DeltaPct))
+		}
+	}
+	for _, k := range st.Kernels {
+		if k.Test.Significant {
+			want = append(want, fmt.Sprintf("decode kernel %s %+.1f%%", k.Kernel, *k.DeltaPct))
+		}
+	}
+	// 2% of 400 µs busy over +-2% noise per kernel and 30 steps: the busy
+	// time and both kernels are significant.
+	if len(want) < 3 || !slices.Equal(r.Verdict.Below, want) {
+		t.Errorf("below the thresholds %q, want %q", r.Verdict.Below, want)
+	}
+	// The same pair 20% slower is a regression; the significant rows it
+	// names are not listed again below the thresholds.
+	r = NewCompare(fakeSide("base", 1, 30, twoKernels(11, 1), idle), fakeSide("cand", 1, 30, twoKernels(21, 1.2), idle), o)
+	if r.Verdict.Verdict != VerdictRegression || len(r.Verdict.Below) != 0 {
+		t.Errorf("20%% slower: verdict %+v, want a regression with nothing below the thresholds", r.Verdict)
+	}
+}
+
+// TestCompareCountUnits (issue 33 item 9): in JSON a count row (launches
+// per step) holds its figures in its unit, "median": 2, not as
+// microseconds ("median_us": 0.002); time rows keep median_us and
+// median_ns. The JSON reads back to the same report.
+func TestCompareCountUnits(t *testing.T) {
+	t.Parallel()
+	idle := func(int, int) int64 { return 50_000 }
+	o := gates
+	o.RankAll = false
+	r := NewCompare(fakeSide("base", 1, 8, twoKernels(1, 1), idle), fakeSide("cand", 1, 8, twoKernels(2, 1), idle), o)
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Stages []struct {
+			Summary []map[string]any `json:"summary"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, m := range doc.Stages[0].Summary {
+		base := m["base"].(map[string]any)
+		switch m["unit"] {
+		case UnitCount:
+			seen++
+			// two kernels, one launch each per step
+			if base["median"] != 2.0 || m["delta"] != 0.0 || base["median_us"] != nil || m["delta_ns"] != nil {
+				t.Errorf("count row %v", m)
+			}
+		case UnitNS:
+			if base["median_us"] == nil || base["median_ns"] == nil || base["median"] != nil {
+				t.Errorf("time row %v", m)
+			}
+		default:
+			t.Errorf("row %v: unit %v", m["metric"], m["unit"])
+		}
+	}
+	if seen != 1 {
+		t.Errorf("%d count rows, want 1 (launches)", seen)
+	}
+	var back CompareReport
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.Stages[0].Summary, r.Stages[0].Summary; !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v\nwant %+v", got, want)
+	}
+}
+
+// TestCompareCommunicationWaits (issue 33 item 10): a communication
+// kernel's time includes waiting for other ranks, so its change beyond
+// the thresholds gates only when exposed communication or step time moved
+// the same way too, and the row says which (or why not).
+func TestCompareCommunicationWaits(t *testing.T) {
+	t.Parallel()
+	o := gates
+	o.RankAll = false
+	sides := func(gemm, comm float64) []fakeKernel {
+		return []fakeKernel{
+			{"gemm_a", "gemm", noisy(31, 300, gemm)},
+			{"nccl_allreduce", "communication", noisy(32, 100, comm)},
+		}
+	}
+	// hidden makes the communication all hidden under computation but
+	// exposedNS per step (the case of a rank that waits while the others
+	// compute): the exposed time no longer follows the kernel's.
+	hidden := func(s *queries.CompareSide, exposedNS int64) *queries.CompareSide {
+		for i := range s.Steps {
+			s.Steps[i].ExposedCommNS = exposedNS + int64(i%3)*100
+		}
+		return s
+	}
+	idle := func(int, int) int64 { return 50_000 }
+	slowIdle := func(int, int) int64 { return 200_000 }
+	commRow := func(r *CompareReport) CompareKernel {
+		for _, k := range r.Stages[0].Kernels {
+			if k.Kernel == "nccl_allreduce" {
+				return k
+			}
+		}
+		t.Fatalf("no communication row in %+v", r.Stages[0].Kernels)
+		return CompareKernel{}
+	}
+	for _, c := range []struct {
+		name          string
+		base, cand    *queries.CompareSide
+		verdict, gate string
+	}{
+		// The DLRM case: the candidate's communication kernels take 50%
+		// longer (waiting), its gemm is 30% faster, step time fell and
+		// exposed communication stayed: not a regression.
+		{"waits only", hidden(fakeSide("base", 1, 30, sides(1, 1), idle), 5_000),
+			hidden(fakeSide("cand", 1, 30, sides(0.7, 1.5), idle), 5_000),
+			VerdictImprovement, "not gated: its time includes waiting for other ranks, and neither exposed communication nor step time rose"},
+		// All communication exposed: exposed communication rose with it.
+		{"exposed", fakeSide("base", 1, 30, sides(1, 1), idle), fakeSide("cand", 1, 30, sides(1, 1.5), idle),
+			VerdictRegression, "gated: exposed communication rose too"},
+		// Hidden, but the step got slower (150 µs more idle): step time rose.
+		{"step time", hidden(fakeSide("base", 1, 30, sides(1, 1), idle), 5_000),
+			hidden(fakeSide("cand", 1, 30, sides(1, 1.5), slowIdle), 5_000),
+			VerdictRegression, "gated: step time rose too"},
+	} {
+		r := NewCompare(c.base, c.cand, o)
+		k := commRow(r)
+		wantVerdict := ""
+		if c.verdict == VerdictRegression {
+			wantVerdict = VerdictRegression
+		}
+		if !k.IncludesWaits || k.CommGate != c.gate || k.Verdict != wantVerdict || k.DeltaPct == nil || *k.DeltaPct < 45 {
+			t.Errorf("%s: communication row waits %v, gate %q, verdict %q, delta %v; want gate %q, verdict %q, about +50%%",
+				c.name, k.IncludesWaits, k.CommGate, k.Verdict, k.DeltaPct, c.gate, wantVerdict)
+		}
+		if r.Verdict.Verdict != c.verdict {
+			t.Errorf("%s: verdict %+v, want %s", c.name, r.Verdict, c.verdict)
+		}
+		for _, g := range r.Stages[0].Kernels {
+			if g.Kernel == "gemm_a" && g.IncludesWaits {
+				t.Errorf("%s: gemm marked as including waits", c.name)
+			}
 		}
 	}
 }

@@ -25,7 +25,7 @@ func fmtSignedUS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1,
 // median alone when there is no interval.
 func fmtStat(s analysis.CompareStat, unit string) string {
 	v := fmtUSf(s.MedianNS)
-	if unit == "count" {
+	if unit == analysis.UnitCount {
 		v = strconv.FormatFloat(s.MedianNS, 'f', -1, 64)
 	}
 	if s.LoNS != nil && s.MedianNS != 0 {
@@ -118,7 +118,7 @@ func compareHeadLines(r *analysis.CompareReport) Lines {
 		head = append(head, "rank:      every rank: the i-th step of each rank is one step (one sample), its every figure (step time, busy, "+
 			"kernels, decomposition) that of the rank that sets it (largest GPU window); each rank's own step time below")
 	}
-	head = append(head, "normalisation: "+r.Normalisation)
+	head = append(head, "normalisation: "+r.Normalisation, gatesLine(r.Gates))
 	if len(r.Mismatches) == 0 {
 		head = append(head, "comparability: same GPU, framework, model, parallel sizes, CUDA-graph setting, batch size and tokens per step")
 	} else {
@@ -160,7 +160,7 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 	for _, m := range st.Summary {
 		unit := " µs"
 		delta := fmtSignedUS(m.DeltaNS)
-		if m.Unit == "count" {
+		if m.Unit == analysis.UnitCount {
 			unit, delta = "", strconv.FormatFloat(m.DeltaNS, 'f', -1, 64)
 		}
 		sum.Rows = append(sum.Rows, []string{m.Metric + unit, fmtStat(m.Base, m.Unit), fmtStat(m.Candidate, m.Unit), delta,
@@ -195,6 +195,7 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 		{Name: "Delta %", Right: true}, {Name: "p (BH)"}, {Name: "Launches/step", Right: true}, {Name: "µs/launch", Right: true},
 		{Name: "Share %", Right: true}, {Name: "Gate"}}}
 	hidden := 0
+	waits := false
 	for i, k := range st.Kernels {
 		if i >= compareTextRows && k.Verdict == "" && k.Bucket == analysis.BucketSame {
 			hidden++
@@ -207,12 +208,29 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 		launches := fmtLaunches(k.BaseLaunchStep, k.CandLaunchStep)
 		mean := fmtPair(k.BaseMeanNS/1e3, k.CandMeanNS/1e3)
 		sh := fmtPair(k.BaseSharePct, k.CandSharePct)
+		gate := k.Verdict
+		if strings.HasPrefix(k.CommGate, "not gated") {
+			gate = "not gated (waits)"
+		}
+		delta := fmtDeltaPct(k.DeltaPct)
+		if k.Bucket == analysis.BucketNew || k.Bucket == analysis.BucketGone {
+			delta = k.Bucket
+		}
 		kt.Rows = append(kt.Rows, []string{k.Bucket, kn, k.Family, fmtUSf(k.Base.MedianNS), fmtUSf(k.Candidate.MedianNS),
-			fmtSignedUS(k.DeltaNS), fmtDeltaPct(k.DeltaPct), fmtTest(k.Test), launches, mean, sh, k.Verdict})
+			fmtSignedUS(k.DeltaNS), delta, fmtTest(k.Test), launches, mean, sh, gate})
+		waits = waits || k.IncludesWaits
 	}
 	blocks = append(blocks, &Heading{Level: 3, Text: "Kernels (time per step: median per side; launches, µs per launch and share: base -> candidate)"}, kt)
+	var notes Lines
 	if hidden > 0 {
-		blocks = append(blocks, Lines{fmt.Sprintf("%d more unchanged-bucket rows (smaller deltas): --format json or csv lists every kernel", hidden)})
+		notes = append(notes, fmt.Sprintf("%d more unchanged-bucket rows (smaller deltas): --format json or csv lists every kernel", hidden))
+	}
+	if waits {
+		notes = append(notes, "communication kernels: their time includes waiting for other ranks; a change beyond the thresholds "+
+			"gates only when exposed communication or step time moved the same way too")
+	}
+	if len(notes) > 0 {
+		blocks = append(blocks, notes)
 	}
 	if len(st.Overlap) > 0 {
 		ot := &Table{Name: "overlap", Columns: []Column{{Name: "Kernel"}, {Name: "Base hidden %", Right: true},
@@ -253,6 +271,18 @@ func CompareVerdictLine(r *analysis.CompareReport) string {
 	if len(v.Rows) > 0 {
 		s += ": " + strings.Join(v.Rows, "; ")
 	}
+	if n := len(v.Below); n > 0 {
+		// "no regression: 12 significant changes below the thresholds
+		// (...)": what was seen and not gated, never "no change".
+		sep, what := ": ", "significant changes"
+		if v.Verdict != analysis.VerdictNoRegression {
+			sep = "; also "
+		}
+		if n == 1 {
+			what = "significant change"
+		}
+		s += fmt.Sprintf("%s%d %s below the thresholds (%s): %s", sep, n, what, shortGates(r.Gates), listSome(v.Below, 5))
+	}
 	if len(v.CannotDecide) > 0 {
 		if v.Verdict != analysis.VerdictCannotDecide {
 			s += "; cannot decide"
@@ -260,7 +290,25 @@ func CompareVerdictLine(r *analysis.CompareReport) string {
 		s += ": " + strings.Join(v.CannotDecide, "; ")
 	}
 	if v.Untested {
-		s += " [too few steps to test: practical gate only]"
+		s += " [too few steps to test: --allow-untested, the thresholds alone decided]"
+	}
+	return s
+}
+
+// shortGates are the thresholds in a few words: "5% step/busy time; 10%
+// and 1 µs kernels".
+func shortGates(g analysis.CompareGates) string {
+	return fmt.Sprintf("%g%% step/busy time; %g%% and %g µs kernels", g.ThresholdPct, g.KernelThresholdPct, g.MinDeltaUS)
+}
+
+// gatesLine states the thresholds in force (every format prints them).
+func gatesLine(g analysis.CompareGates) string {
+	s := fmt.Sprintf("thresholds: a regression is significant (alpha %g; Benjamini-Hochberg across a stage's kernels) and "+
+		"large: step or busy time per step beyond %g%%, or a kernel with >= %g%% share beyond %g%% and %g µs per step; "+
+		"a communication kernel's time includes waits: it gates only when exposed communication or step time moved too",
+		g.Alpha, g.ThresholdPct, g.KernelMinSharePct, g.KernelThresholdPct, g.MinDeltaUS)
+	if g.AllowUntested {
+		s += "; --allow-untested: the thresholds alone decide a stage with too few steps"
 	}
 	return s
 }
@@ -305,9 +353,15 @@ func CompareCSVTables(r *analysis.CompareReport) []*Table {
 	ker := &Table{Name: "compare.kernels", Columns: cols("stage", "bucket", "kernel", "base_kernel", "family", "site",
 		"base_median_ns", "candidate_median_ns", "delta_ns", "delta_pct", "method", "p", "q", "significant",
 		"base_launches", "candidate_launches", "base_launches_per_step", "candidate_launches_per_step",
-		"base_mean_launch_ns", "candidate_mean_launch_ns", "base_share_pct", "candidate_share_pct", "verdict")}
+		"base_mean_launch_ns", "candidate_mean_launch_ns", "base_share_pct", "candidate_share_pct", "verdict", "includes_waits", "comm_gate")}
 	ov := &Table{Name: "compare.overlap", Columns: cols("stage", "kernel", "base_hidden_pct", "candidate_hidden_pct", "delta_points")}
 	fu := &Table{Name: "compare.fusions", Columns: cols("stage", "id", "pattern", "base_status", "candidate_status", "change", "switch")}
+	g := r.Gates
+	vt := &Table{Name: "compare.verdict", Columns: cols("verdict", "rows", "cannot_decide", "below_thresholds", "untested", "alpha",
+		"threshold_pct", "kernel_threshold_pct", "min_delta_us", "kernel_min_share_pct", "allow_untested")}
+	vt.Rows = append(vt.Rows, []string{r.Verdict.Verdict, strings.Join(r.Verdict.Rows, "; "), strings.Join(r.Verdict.CannotDecide, "; "),
+		strings.Join(r.Verdict.Below, "; "), strconv.FormatBool(r.Verdict.Untested), ff(g.Alpha), ff(g.ThresholdPct),
+		ff(g.KernelThresholdPct), ff(g.MinDeltaUS), ff(g.KernelMinSharePct), strconv.FormatBool(g.AllowUntested)})
 	for _, st := range r.Stages {
 		for _, m := range st.Summary {
 			sum.Rows = append(sum.Rows, []string{st.Stage, m.Metric, m.Unit, m.Statistic, strconv.Itoa(st.BaseSteps), strconv.Itoa(st.CandSteps),
@@ -324,7 +378,8 @@ func CompareCSVTables(r *analysis.CompareReport) []*Table {
 			ker.Rows = append(ker.Rows, []string{st.Stage, k.Bucket, k.Kernel, k.BaseKernel, k.Family, k.Site,
 				ff(k.Base.MedianNS), ff(k.Candidate.MedianNS), ff(k.DeltaNS), fp(k.DeltaPct), k.Test.Method, fp(k.Test.P), fp(k.Test.Q),
 				strconv.FormatBool(k.Test.Significant), i64(k.BaseLaunches), i64(k.CandLaunches), ff(k.BaseLaunchStep), ff(k.CandLaunchStep),
-				ff(k.BaseMeanNS), ff(k.CandMeanNS), ff(k.BaseSharePct), ff(k.CandSharePct), k.Verdict})
+				ff(k.BaseMeanNS), ff(k.CandMeanNS), ff(k.BaseSharePct), ff(k.CandSharePct), k.Verdict,
+				strconv.FormatBool(k.IncludesWaits), k.CommGate})
 		}
 		for _, o := range st.Overlap {
 			ov.Rows = append(ov.Rows, []string{st.Stage, o.Kernel, ff(o.BaseHiddenPct), ff(o.CandHiddenPct), ff(o.DeltaPoints)})
@@ -333,7 +388,7 @@ func CompareCSVTables(r *analysis.CompareReport) []*Table {
 			fu.Rows = append(fu.Rows, []string{st.Stage, f.ID, f.Pattern, strings.Join(f.BaseStatus, "; "), strings.Join(f.CandStatus, "; "), f.Change, f.Switch})
 		}
 	}
-	return []*Table{sum, dec, ker, ov, fu}
+	return []*Table{sum, dec, ker, ov, fu, vt}
 }
 
 func orUnknown(s string) string {

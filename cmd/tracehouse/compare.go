@@ -70,7 +70,12 @@ an improvement): it cannot be decided either.
 A row is a regression only when it is significant AND practically large:
 the step time or busy time per step grows by more than --threshold, or a
 kernel with >= 1% share grows by more than --kernel-threshold and by more
-than --min-delta-us per step. The mirror is an improvement.
+than --min-delta-us per step. The mirror is an improvement. Significant
+rows under the thresholds make the verdict "no regression" and are named
+in it; the thresholds in force are printed in every format. A
+communication kernel's time includes waiting for the other ranks: its
+change gates only when exposed communication or step time moved the same
+way too, and its row says which.
 
 BASE and CANDIDATE are run labels, @latest (most recently ingested),
 @latest~N (N runs before it), tag:KEY=VALUE (the latest run with that tag),
