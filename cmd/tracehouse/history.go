@@ -62,7 +62,9 @@ step time for metrics). Runs are every run, or those carrying every
 
 Change points, marked per stage: ` + wrapText("Change points, marked per stage: "+analysis.RuleText(stats.DefaultChangeRule)+".", 76)[len("Change points, marked per stage: "):] + `
 --window and --min-change set the window and the floor. "When did this get
-slow" is the first run marked slower.
+slow" is the first run of the first lasting shift to slower; a change point
+the next run does not continue (it is back) is a one-run spike, reported
+apart.
 
 A run without the series (no steps in the stage on the rank, or not one
 matching kernel: a kernel renamed by a library upgrade) is "absent": a gap
@@ -71,10 +73,13 @@ that holds nothing (no run carries the --tag, none has the --by tag, the
 --rank or the --stage, an unknown --family, a --kernel pattern that
 matches nothing) is an error.
 
-With --fail-on-regression the exit status is 3 when the newest selected run
-is a change point to slower in a stage (a CI gate), 1 when it is absent
-from a stage's series (cannot decide), else 0; 1 on errors, 2 on usage
-errors.`,
+With --fail-on-regression the exit status is 3 while the newest selected
+run stays beyond the level before the last lasting shift to slower in a
+stage (that level, the median of the runs before the shift, plus its
+threshold: every run of a lasting shift fails, not only its first; a spike
+alone fails only while it is the newest run), 1 when the newest run is
+absent from a stage's series (cannot decide), else 0; 1 on errors, 2 on
+usage errors.`,
 		Example: `  tracehouse history --kernel 'BatchDecodeWithPagedKVCache' --stage decode
   tracehouse history --metric step_time --tag branch=main --by commit_date
   tracehouse history --family attention --format csv > attention.csv
@@ -108,7 +113,7 @@ errors.`,
 	fl.Float64Var(&minChange, "min-change", minChange, "smallest departure from the rolling median that is a change, in `PERCENT`")
 	fl.BoolVar(&opts.KeepEdges, "keep-edges", false, "keep the first and last step of each trace")
 	fl.StringVar(&opts.StepsBy, "steps-by", "", "find steps by a kernel that runs once per step: RE2 `PATTERN` on kernel short names")
-	fl.BoolVar(&opts.FailOnRegress, "fail-on-regression", false, "exit 3 when the newest run is a change point to slower")
+	fl.BoolVar(&opts.FailOnRegress, "fail-on-regression", false, "exit 3 while the newest run stays beyond the level before a lasting shift to slower")
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("metric", cobra.FixedCompletions(queries.HistoryMetrics, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
