@@ -266,16 +266,32 @@ func (opt Options) Validate() error {
 		}
 		return &OptionError{Option: option, Value: v, Want: ok}
 	}
-	var appendErr error
+	var appendErr, labelErr error
 	if opt.Append && opt.Run == "" {
 		appendErr = errors.New("append: name the run to add to (Run)")
 	}
+	if opt.Run != "" {
+		labelErr = CheckLabel(opt.Run)
+	}
 	return errors.Join(
 		appendErr,
+		labelErr,
 		check("framework", opt.Framework, vocab.Frameworks...),
 		check("stage", opt.Stage, Stages...),
 		check("role", opt.Role, vocab.Roles...),
 	)
+}
+
+// CheckLabel refuses a run label that could not be named back: empty, or
+// reading as a selector (every label beginning with @ or tag:).
+func CheckLabel(label string) error {
+	switch {
+	case strings.TrimSpace(label) == "":
+		return errors.New("run label is empty")
+	case strings.HasPrefix(label, "@") || strings.HasPrefix(label, "tag:"):
+		return fmt.Errorf("run label %q: labels never begin with @ or tag: (those are selectors: @latest, @latest~N, tag:KEY=VALUE)", label)
+	}
+	return nil
 }
 
 // OptionError is an option whose value is none of those it takes. Option is

@@ -104,8 +104,8 @@ func ownedTables(ctx context.Context, tx *sql.Tx) (byRun, byTrace []string, err 
 
 // RenameRun gives run old the label new; new must not name another run.
 func RenameRun(ctx context.Context, db *sql.DB, old, new string) error {
-	if strings.TrimSpace(new) == "" {
-		return fmt.Errorf("rename run %q: the new label is empty", old)
+	if err := CheckLabel(new); err != nil {
+		return fmt.Errorf("rename run %q: %w", old, err)
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

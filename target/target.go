@@ -101,23 +101,22 @@ type Resolved struct {
 	Ingest *ingest.Result
 }
 
-// Resolve turns one argument into runs: a path is ingested (with opt, then
-// finished with cat: finishPaths) and gives the runs its traces belong to;
-// anything else is a run label.
+// Resolve turns one RUN argument into runs, the same way for every
+// command that takes one: a selector (@latest, @latest~N, tag:KEY=VALUE) or
+// a run label names one stored run (SelectRun); a path that exists (it wins
+// over a label of the same spelling) is ingested (with opt, then finished
+// with cat: finishPaths) and gives the runs its traces belong to.
 func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Options, cat *catalog.Catalog) (Resolved, error) {
-	if !IsPath(arg) {
-		r, err := queries.TriageRun(ctx, w.DB, sql.NullInt64{}, sql.NullString{String: arg, Valid: true})
-		if err != nil {
-			return Resolved{}, err
-		}
-		if r == nil {
+	if IsSelector(arg) || !IsPath(arg) {
+		r, err := SelectRun(ctx, w, arg)
+		var nr *NoRunError
+		if errors.As(err, &nr) {
 			return Resolved{}, &NotFoundError{Arg: arg, Warehouse: w.Path}
 		}
-		run, err := stored(ctx, w, Run{ID: r.RunID, Label: r.Label})
 		if err != nil {
 			return Resolved{}, err
 		}
-		return Resolved{Arg: arg, Runs: []Run{run}}, nil
+		return Resolved{Arg: arg, Runs: []Run{r}}, nil
 	}
 	if w.Lake != "" {
 		return Resolved{}, fmt.Errorf("%s is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake %s %s', then name its run", arg, w.Path, arg)
@@ -228,18 +227,28 @@ func (e *NoRankError) Error() string {
 	return fmt.Sprintf("run %s has no GPU events on rank %d (ranks: %s)", e.Run, e.Rank, strings.Join(s, ", "))
 }
 
-// Select resolves a run selector (compare.md section 5): @latest (the most
-// recently ingested run), @latest~N (N runs before it), tag:KEY=VALUE (the
-// latest run carrying that tag), else a PATH or a run label as Resolve.
-func Select(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Options, cat *catalog.Catalog) (Resolved, error) {
-	if !IsSelector(arg) {
-		return Resolve(ctx, w, arg, opt, cat)
+// Needs says how a command naming runs by args must open the warehouse
+// for Resolve: for writing when an argument is a path (it is ingested
+// first), and which run labels a lake must read: nil (every run) when an
+// argument is a selector or a path, since which run it names is known
+// only once the lake is open. Empty arguments are skipped.
+func Needs(args ...string) (write bool, labels []string) {
+	all := false
+	for _, a := range args {
+		switch {
+		case a == "":
+			continue
+		case IsSelector(a):
+			all = true
+		case IsPath(a):
+			write, all = true, true
+		}
+		labels = append(labels, a)
 	}
-	r, err := SelectRun(ctx, w, arg)
-	if err != nil {
-		return Resolved{}, err
+	if all {
+		return write, nil
 	}
-	return Resolved{Arg: arg, Runs: []Run{r}}, nil
+	return false, labels
 }
 
 // IsSelector says whether arg is @latest, @latest~N or tag:KEY=VALUE
@@ -248,9 +257,11 @@ func IsSelector(arg string) bool {
 	return arg == "@latest" || strings.HasPrefix(arg, "@latest~") || strings.HasPrefix(arg, "tag:")
 }
 
-// SelectRun resolves a selector or a run label to one stored run, never
-// ingesting: for commands that change a run (tag) or read stored runs
-// only.
+// SelectRun resolves a selector (@latest: the most recently ingested run;
+// @latest~N: N runs before it; tag:KEY=VALUE: the latest run carrying that
+// tag) or a run label to one stored run holding traces, never ingesting:
+// for commands that change stored runs (tag, rm, rename) or read them only
+// (runs RUN, export).
 func SelectRun(ctx context.Context, w *schema.Warehouse, arg string) (Run, error) {
 	var key, value sql.NullString
 	back := 0
@@ -312,6 +323,23 @@ type EmptyRunError struct{ Label string }
 
 func (e *EmptyRunError) Error() string {
 	return fmt.Sprintf("run %s holds no traces (an interrupted ingest left it; the next ingest removes it): nothing to read", e.Label)
+}
+
+// SelectRuns is SelectRun for each argument, in order, each run once.
+func SelectRuns(ctx context.Context, w *schema.Warehouse, args []string) ([]Run, error) {
+	var out []Run
+	seen := map[int64]bool{}
+	for _, a := range args {
+		r, err := SelectRun(ctx, w, a)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // NoRunError is a run label the warehouse does not hold.

@@ -113,3 +113,29 @@ func TestResolveInMemorySavesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestNeeds: a path is ingested (write) and, like a selector, leaves the
+// runs a lake must read unknown until it is open (nil: every run); labels
+// alone name exactly the runs to read.
+func TestNeeds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir() // a path that exists
+	for _, c := range []struct {
+		args   []string
+		write  bool
+		labels []string
+	}{
+		{nil, false, nil},
+		{[]string{"a", "", "b"}, false, []string{"a", "b"}},
+		{[]string{"a", "@latest"}, false, nil},
+		{[]string{"tag:k=v", "a"}, false, nil},
+		{[]string{"a", "@latest~2"}, false, nil},
+		{[]string{"a", dir}, true, nil},
+		{[]string{"@latest", dir}, true, nil},
+	} {
+		write, labels := Needs(c.args...)
+		if write != c.write || !slices.Equal(labels, c.labels) || (labels == nil) != (c.labels == nil) {
+			t.Errorf("Needs(%q) = %v, %q; want %v, %q", c.args, write, labels, c.write, c.labels)
+		}
+	}
+}

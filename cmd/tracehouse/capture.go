@@ -107,7 +107,7 @@ two-trace triage.
   tracehouse capture --mapping-url http://gpu1:30000 --formal-url http://gpu2:30000 --output-dir /shared/profiles
   tracehouse capture --url http://localhost:30000 --output-dir /shared/profiles --then none --tag commit=abc123`,
 		Args:        maxArgs(0),
-		Annotations: map[string]string{lakeAnnotation: "unsupported", createsAnnotation: "yes"},
+		Annotations: map[string]string{writesAnnotation: "yes", createsAnnotation: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			var err error
@@ -176,6 +176,11 @@ func (o *CaptureOptions) parse(then string) error {
 		o.Then = kind
 	default:
 		return usagef("--then %q: want triage, compare:SELECTOR or none", then)
+	}
+	if o.Run != "" {
+		if err := ingest.CheckLabel(o.Run); err != nil {
+			return usagef("--run: %v", err)
+		}
 	}
 	if o.Then == thenTriage && o.Format == report.CSV {
 		return usagef("--format csv writes one file per table: use --then none, then 'tracehouse triage RUN --format csv --out DIR'")

@@ -164,14 +164,9 @@ func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
 
 func compareRun(opts *CompareOptions) error {
 	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
-	write := target.IsPath(opts.Base) || target.IsPath(opts.Candidate)
+	write, labels := target.Needs(opts.Base, opts.Candidate)
 	notice := func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg) }
-	open := opts.Warehouse
-	if !write && !target.IsSelector(opts.Base) && !target.IsSelector(opts.Candidate) {
-		// two run labels: a lake needs only their files
-		open = opts.warehouseFor([]string{opts.Base, opts.Candidate})
-	}
-	w, err := target.Open(opts.Ctx, open, write, catalogOf, notice)
+	w, err := target.Open(opts.Ctx, opts.warehouseFor(labels), write, catalogOf, notice)
 	if err != nil {
 		return err
 	}
@@ -213,7 +208,7 @@ func compareBuild(opts *CompareOptions, w *schema.Warehouse, cat *catalog.Catalo
 	ctx := opts.Ctx
 	one := func(arg string) (target.Run, error) {
 		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
-		r, err := target.Select(pctx, w, arg, iopt, cat)
+		r, err := target.Resolve(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return target.Run{}, err

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracehouse/tracehouse/lake"
-	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/target"
 )
 
@@ -63,16 +61,13 @@ func exportRun(opts *ExportOptions) error {
 		return err
 	}
 	defer w.Close()
+	runs, err := target.SelectRuns(opts.Ctx, w, opts.Runs)
+	if err != nil {
+		return err
+	}
 	var ids []int64
-	for _, label := range opts.Runs {
-		r, err := queries.TriageRun(opts.Ctx, w.DB, sql.NullInt64{}, sql.NullString{String: label, Valid: true})
-		if err != nil {
-			return err
-		}
-		if r == nil {
-			return &target.NotFoundError{Arg: label, Warehouse: w.Path}
-		}
-		ids = append(ids, r.RunID)
+	for _, r := range runs {
+		ids = append(ids, r.ID)
 	}
 	res, err := lake.Write(opts.Ctx, w.DB, opts.Lake, lake.WriteOptions{Runs: ids})
 	if res != nil {

@@ -191,19 +191,24 @@ func (c common) warehouseFor(runs []string) target.Opener {
 	return c.WarehouseFor(runs)
 }
 
-// lakeAnnotation marks a command that cannot work on a lake (it changes
-// stored rows, and a lake's traces never change): --lake is a usage error.
-const lakeAnnotation = "tracehouse/lake"
+// writesAnnotation marks a command that changes stored rows
+// (target.Writes): target.CheckLake refuses it a lake.
+const writesAnnotation = "tracehouse/writes"
 
-var noLake = map[string]string{lakeAnnotation: "unsupported"}
+var writes = map[string]string{writesAnnotation: "yes"}
 
-// checkLake validates --lake against the command about to run.
+// checkLake validates --lake against the command about to run
+// (target.CheckLake decides).
 func (f *Factory) checkLake(cmd *cobra.Command) error {
 	if f.lake == "" {
 		return nil
 	}
-	if cmd.Annotations[lakeAnnotation] == "unsupported" {
-		return usagef("--lake: '%s' changes stored rows, and a lake's traces never change: use it on a warehouse file (--db)", cmd.CommandPath())
+	access := target.Reads
+	if cmd.Annotations[writesAnnotation] == "yes" {
+		access = target.Writes
+	}
+	if err := target.CheckLake(access, cmd.CommandPath()); err != nil {
+		return &usageError{err}
 	}
 	if f.db != "" && cmd.Name() != "export" {
 		return usagef("--db and --lake both name where runs are: give one (only export reads --db and writes --lake)")

@@ -14,6 +14,8 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tracehouse/tracehouse/nsys/nsystest"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -475,6 +477,199 @@ func TestReadersNeverWrite(t *testing.T) {
 	} {
 		if code, _, errOut := runCmd(t, append([]string{"--lake", lakeDir}, args...)...); code != 0 {
 			t.Errorf("--lake %v: exit %d: %s", args, code, errOut)
+		}
+	}
+}
+
+// runLabels lists the warehouse's runs, newest first (as @latest counts).
+func runLabels(t *testing.T, args ...string) []string {
+	t.Helper()
+	code, out, errOut := runCmd(t, append(args, "--format", "json", "runs")...)
+	if code != 0 {
+		t.Fatalf("runs: exit %d: %s", code, errOut)
+	}
+	var rows []runRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var l []string
+	for _, r := range rows {
+		l = append(l, r.Label)
+	}
+	return l
+}
+
+// TestSelectorsEverywhere: every command that takes a RUN resolves
+// @latest, @latest~N and tag:KEY=VALUE the way compare does (issue 33 item
+// 7, issue 35 item 4).
+func TestSelectorsEverywhere(t *testing.T) {
+	t.Parallel()
+	db := llamaCopy(t)
+	labels := runLabels(t, "--db", db)
+	if len(labels) != 2 {
+		t.Fatalf("runs %v", labels)
+	}
+	latest, before := labels[0], labels[1]
+	if code, _, errOut := runCmd(t, "--db", db, "tag", before, "side=base"); code != 0 {
+		t.Fatalf("tag: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCmd(t, "--db", db, "--format", "json", "triage", "@latest")
+	if code != 0 || !strings.Contains(out, `"run": "`+latest+`"`) {
+		t.Errorf("triage @latest: exit %d, want run %s: %s", code, latest, errOut)
+	}
+	code, out, errOut = runCmd(t, "--db", db, "--format", "json", "runs", "tag:side=base")
+	if code != 0 || !strings.Contains(out, `"label": "`+before+`"`) {
+		t.Errorf("runs tag:side=base: exit %d, want run %s: %s", code, before, errOut)
+	}
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	if code, _, errOut := runCmd(t, "--db", db, "export", "--lake", lakeDir, "@latest~1"); code != 0 {
+		t.Errorf("export @latest~1: exit %d: %s", code, errOut)
+	} else if got := runLabels(t, "--lake", lakeDir); strings.Join(got, ",") != before {
+		t.Errorf("export @latest~1 wrote runs %v, want %s", got, before)
+	}
+	if code, _, errOut := runCmd(t, "--db", db, "rename", "@latest", "renamed"); code != 0 {
+		t.Errorf("rename @latest renamed: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, "--db", db, "rm", "tag:side=base"); code != 0 {
+		t.Errorf("rm tag:side=base: exit %d: %s", code, errOut)
+	}
+	if got := runLabels(t, "--db", db); strings.Join(got, ",") != "renamed" {
+		t.Errorf("after rename @latest and rm tag:side=base: runs %v, want renamed", got)
+	}
+	// a selector naming no run removes nothing
+	if code, _, errOut := runCmd(t, "--db", db, "rm", "renamed", "@latest~3"); code != exitError || !strings.Contains(errOut, "nothing removed") {
+		t.Errorf("rm renamed @latest~3: exit %d: %s", code, errOut)
+	}
+	if got := runLabels(t, "--db", db); len(got) != 1 {
+		t.Errorf("rm with a bad selector removed runs: %v", got)
+	}
+}
+
+// TestLabelsNeverReadAsSelectors: where labels are made (ingest --run,
+// rename, capture --run), one that begins with @ or tag: is refused, exit
+// 2, and nothing is stored (issue 33 item 7).
+func TestLabelsNeverReadAsSelectors(t *testing.T) {
+	t.Parallel()
+	db := llamaCopy(t)
+	before := runLabels(t, "--db", db)
+	for _, args := range [][]string{
+		{"ingest", "--run", "@latest", filepath.Join(demoDir, "vllm-qwen-moe")},
+		{"ingest", "--run", "tag:x=y", filepath.Join(demoDir, "vllm-qwen-moe")},
+		{"rename", before[0], "@latest"},
+		{"rename", "@latest", "tag:x=y"},
+		{"rename", before[0], "@mine"},
+		{"capture", "--url", "http://127.0.0.1:9", "--output-dir", t.TempDir(), "--run", "@latest"},
+	} {
+		code, _, errOut := runCmd(t, append([]string{"--db", db}, args...)...)
+		if code != exitUsage || !strings.Contains(errOut, "never begin with @ or tag:") {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, errOut)
+		}
+	}
+	if got := runLabels(t, "--db", db); strings.Join(got, ",") != strings.Join(before, ",") {
+		t.Errorf("runs %v after refused labels, want %v", got, before)
+	}
+}
+
+// TestLakePolicy: every command that changes stored rows refuses --lake
+// with exit 2 (tag used to print success and store nothing); reading
+// commands give the same messages over a lake as over a warehouse (issue
+// 33 item 7, issue 35 item 4).
+func TestLakePolicy(t *testing.T) {
+	t.Parallel()
+	db := llamaCopy(t)
+	lakeDir := filepath.Join(t.TempDir(), "lake")
+	if code, _, errOut := runCmd(t, "--db", db, "export", "--lake", lakeDir); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	labels := runLabels(t, "--lake", lakeDir)
+	for _, args := range [][]string{
+		{"tag", labels[0], "k=v"},
+		{"tag", "@latest", "--rm", "gpu"},
+		{"rm", labels[0]},
+		{"rename", labels[0], "x"},
+		{"reclassify"},
+		{"capture", "--url", "http://127.0.0.1:9", "--output-dir", t.TempDir()},
+	} {
+		code, _, errOut := runCmd(t, append([]string{"--lake", lakeDir}, args...)...)
+		if code != exitUsage || !strings.Contains(errOut, "a lake's traces never change") {
+			t.Errorf("--lake %v: exit %d, want 2: %s", args, code, errOut)
+		}
+	}
+	if code, out, _ := runCmd(t, "--lake", lakeDir, "--format", "json", "runs"); code != 0 || strings.Contains(out, "k=v") {
+		t.Errorf("a refused tag reached the lake: %s", out)
+	}
+	// selectors read the same runs over a lake as over the warehouse
+	for _, args := range [][]string{
+		{"--format", "json", "triage", "@latest"},
+		{"--format", "json", "triage", "@latest~1", "--stage", "decode"},
+		{"--format", "json", "runs", "@latest"},
+		{"report", "--markdown", "-", "--stage", "decode", "@latest"},
+		{"--format", "json", "compare", "@latest~1", labels[0]},
+	} {
+		wc, wOut, wErr := runCmd(t, append([]string{"--db", db}, args...)...)
+		lc, lOut, lErr := runCmd(t, append([]string{"--lake", lakeDir}, args...)...)
+		if wc != 0 || lc != 0 || lOut != wOut {
+			t.Errorf("%v: warehouse exit %d %s; lake exit %d %s; same output: %v", args, wc, wErr, lc, lErr, lOut == wOut)
+		}
+	}
+	for _, args := range [][]string{
+		{"triage", "nosuch"},
+		{"triage", "@latest~5"},
+		{"runs", "nosuch"},
+		{"runs", "tag:no=such"},
+		{"compare", "nosuch", labels[0]},
+		{"history", "--metric", "step_time", "--tag", "no=such"},
+		{"history", "--metric", "step_time", "--steps-by", "SoftMax", "--tag", "no=such"},
+	} {
+		wc, _, wErr := runCmd(t, append([]string{"--db", db}, args...)...)
+		lc, _, lErr := runCmd(t, append([]string{"--lake", lakeDir}, args...)...)
+		if wc == 0 || lc != wc || strings.ReplaceAll(lErr, lakeDir, "W") != strings.ReplaceAll(wErr, db, "W") {
+			t.Errorf("%v: warehouse exit %d %q; lake exit %d %q", args, wc, wErr, lc, lErr)
+		}
+	}
+}
+
+// TestEveryCommandStatesLakeAccess holds the lake policy to every command:
+// each one that changes a warehouse's stored rows is marked writes (so
+// target.CheckLake refuses it --lake), every other is not, and a new
+// command fails here until it is listed (tag was once left unmarked and
+// "tagged" a lake's throw-away copy; issue 33 item 7).
+func TestEveryCommandStatesLakeAccess(t *testing.T) {
+	t.Parallel()
+	changesRows := map[string]bool{
+		"tag": true, "rm": true, "rename": true, "reclassify": true, "capture": true,
+		// ingest and export write a lake through package lake; the rest read
+		"ingest": false, "export": false, "runs": false, "sql": false, "schema": false,
+		"catalog": false, "catalog check": false, "catalog list": false, "catalog show": false,
+		"triage": false, "compare": false, "report": false, "history": false,
+		"synth": false, "perfetto-fix": false, "slice": false, "version": false,
+	}
+	io, _, _ := testIO("")
+	root := newCmdRoot(&Factory{IO: io, Getenv: testEnv})
+	seen := map[string]bool{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if !c.Runnable() || c == root || c.Name() == "help" || c.Name() == "completion" || c.Parent() != nil && c.Parent().Name() == "completion" {
+			return
+		}
+		name := strings.TrimPrefix(c.CommandPath(), root.Name()+" ")
+		seen[name] = true
+		want, ok := changesRows[name]
+		if !ok {
+			t.Errorf("command %q: list it here, saying whether it changes stored rows", name)
+			return
+		}
+		if got := c.Annotations[writesAnnotation] == "yes"; got != want {
+			t.Errorf("command %q: marked writes %v, want %v", name, got, want)
+		}
+	}
+	walk(root)
+	for name := range changesRows {
+		if !seen[name] {
+			t.Errorf("command %q listed but not found", name)
 		}
 	}
 }

@@ -228,7 +228,7 @@ func testLakeErrors(t *testing.T, db, exported, ingested string) {
 		{[]string{"--lake", exported, "reclassify"}, 2, "--lake: 'tracehouse reclassify' changes stored rows"},
 		{[]string{"--lake", exported, "--db", db, "runs"}, 2, "--db and --lake both name where runs are"},
 		{[]string{"--db", db, "export", "sglang-llama"}, 2, "export writes a lake: add --lake DIR"},
-		{[]string{"--db", db, "export", "--lake", empty, "no-such-run"}, 1, `"no-such-run" is neither a file, a directory nor a run`},
+		{[]string{"--db", db, "export", "--lake", empty, "no-such-run"}, 1, `no run labelled "no-such-run" in `},
 		{[]string{"--lake", exported, "ingest", "--replace", demoDir}, 2, "--replace: a lake's traces never change"},
 		{[]string{"--lake", exported, "triage", demoDir + "/trtllm-llama"}, 1, "is a path, and a lake is only read here: ingest it with 'tracehouse ingest --lake"},
 		{[]string{"--lake", empty, "runs"}, 1, "is not a tracehouse lake (no _tracehouse/schema_version)"},

@@ -29,7 +29,7 @@ const (
 // read, then those Finish reports through the returned context (the
 // catalog, overlap, step aggregates, fuse-pattern rows), so that a long
 // ingest never looks stuck. Pass the context to the ingest and to
-// target.Finish / target.Select; done clears the display.
+// target.Finish / target.Resolve; done clears the display.
 func withProgress(ctx context.Context, ios *IOStreams, opt ingest.Options) (_ context.Context, _ ingest.Options, done func()) {
 	opt.Notice = func(msg string) { fmt.Fprintf(ios.ErrOut, "note: %s\n", oneLine(msg)) }
 	if !ios.ErrTTY {

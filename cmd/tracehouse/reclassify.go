@@ -27,7 +27,7 @@ No trace is re-read.`,
 		Example: `  tracehouse reclassify
   tracehouse sql "SELECT family, count(*) FROM kernel_names GROUP BY 1"`,
 		Args:        maxArgs(0),
-		Annotations: noLake,
+		Annotations: writes,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			if runF != nil {

@@ -179,10 +179,8 @@ func reportRun(opts *ReportOptions) error {
 func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err error) {
 	ctx := opts.Ctx
 	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
-	write := false
-	for _, t := range append(slices.Clone(opts.Targets), opts.Compare...) {
-		write = write || target.IsPath(t)
-	}
+	// every run, whatever the arguments: --tag and --history select among them
+	write, _ := target.Needs(append(slices.Clone(opts.Targets), opts.Compare...)...)
 	w, err := target.Open(ctx, opts.Warehouse, write, catalogOf, func(msg string) {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
 	})
@@ -265,7 +263,7 @@ func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) 
 	seen := map[int64]bool{}
 	for _, arg := range opts.Targets {
 		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
-		res, err := target.Select(pctx, w, arg, iopt, cat)
+		res, err := target.Resolve(pctx, w, arg, iopt, cat)
 		done()
 		if err != nil {
 			return nil, nil, err

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/target"
 )
 
 // RmOptions are the parsed flags of `tracehouse rm`.
@@ -23,11 +23,13 @@ func newCmdRm(f *Factory, runF func(*RmOptions) error) *cobra.Command {
 		Long: `Delete the named runs from the warehouse: their traces, kernels, launches, CPU
 ops, Python frames, annotations and saved overlap, in one transaction (all the
 named runs go, or none do, e.g. when one label names no run). The trace files
-on disk are untouched; ingesting them again stores them again.`,
+on disk are untouched; ingesting them again stores them again. RUN is a run
+label, @latest, @latest~N or tag:KEY=VALUE.`,
 		Example: `  tracehouse rm sglang-llama
+  tracehouse rm @latest
   tracehouse rm nightly-2026-11-01 nightly-2026-11-02`,
 		Args:              minArgs(1),
-		Annotations:       noLake,
+		Annotations:       writes,
 		ValidArgsFunction: completeRuns(f, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
@@ -46,11 +48,15 @@ func rmRun(opts *RmOptions) error {
 		return err
 	}
 	defer w.Close()
-	removed, err := ingest.RemoveRuns(opts.Ctx, w.DB, opts.Runs)
-	var nf *ingest.RunNotFoundError
-	if errors.As(err, &nf) {
-		return fmt.Errorf("%w in %s: nothing removed ('tracehouse runs' lists them)", err, w.Path)
+	runs, err := target.SelectRuns(opts.Ctx, w, opts.Runs)
+	if err != nil {
+		return fmt.Errorf("%w: nothing removed", err)
 	}
+	labels := make([]string, len(runs))
+	for i, r := range runs {
+		labels[i] = r.Label
+	}
+	removed, err := ingest.RemoveRuns(opts.Ctx, w.DB, labels)
 	if err != nil {
 		return err
 	}
@@ -69,17 +75,20 @@ type RenameOptions struct {
 func newCmdRename(f *Factory, runF func(*RenameOptions) error) *cobra.Command {
 	opts := &RenameOptions{}
 	return &cobra.Command{
-		Use:               "rename OLD NEW",
-		Short:             "Give a run a new label",
-		Example:           `  tracehouse rename run-3 baseline-h100`,
+		Use:   "rename OLD NEW",
+		Short: "Give a run a new label",
+		Long: `Give a run a new label. OLD is a run label, @latest, @latest~N or
+tag:KEY=VALUE; NEW never begins with @ or tag: (those are selectors).`,
+		Example: `  tracehouse rename run-3 baseline-h100
+  tracehouse rename @latest nightly-0413`,
 		Args:              exactArgs(2, "the old and the new label"),
-		Annotations:       noLake,
+		Annotations:       writes,
 		ValidArgsFunction: completeRuns(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)
 			opts.Old, opts.New = args[0], args[1]
-			if opts.New == "" {
-				return usagef("the new label is empty")
+			if err := ingest.CheckLabel(opts.New); err != nil {
+				return &usageError{err}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -95,9 +104,13 @@ func renameRun(opts *RenameOptions) error {
 		return err
 	}
 	defer w.Close()
-	if err := ingest.RenameRun(opts.Ctx, w.DB, opts.Old, opts.New); err != nil {
+	run, err := target.SelectRun(opts.Ctx, w, opts.Old)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "renamed run %s to %s\n", opts.Old, opts.New)
+	if err := ingest.RenameRun(opts.Ctx, w.DB, run.Label, opts.New); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "renamed run %s to %s\n", run.Label, opts.New)
 	return nil
 }

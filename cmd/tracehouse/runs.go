@@ -30,7 +30,8 @@ func newCmdRuns(f *Factory, runF func(*RunsOptions) error) *cobra.Command {
 		Long: `List runs that hold traces, newest first, with their traces, ranks, stages,
 GPU event counts, source formats (kineto: torch.profiler traces; nsys:
 Nsight Systems exports) and tags; --tag KEY=VALUE (repeatable) keeps the runs
-carrying every tag given. Given a RUN label: that run's framework (and why),
+carrying every tag given. Given a RUN (a label, @latest, @latest~N or
+tag:KEY=VALUE): that run's framework (and why),
 model, parallelism, CUDA-graph setting, tags, server args, and every trace
 file with its rank, stage, role and GPU events.
 

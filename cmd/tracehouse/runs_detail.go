@@ -9,6 +9,7 @@ import (
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -49,12 +50,16 @@ func nullInt(v sql.NullInt64) *int64 {
 
 func runDetail(opts *RunsOptions, w *schema.Warehouse) error {
 	db := w.DB
-	r, err := queries.RunDetail(opts.Ctx, db, opts.Run)
+	run, err := target.SelectRun(opts.Ctx, w, opts.Run)
+	if err != nil {
+		return err
+	}
+	r, err := queries.RunDetail(opts.Ctx, db, run.Label)
 	if err != nil {
 		return err
 	}
 	if r == nil {
-		return fmt.Errorf("no run labelled %q in %s: 'tracehouse runs' lists them", opts.Run, w.Path)
+		return &target.NoRunError{Label: run.Label, Warehouse: w.Path}
 	}
 	traces, err := queries.TriageTraces(opts.Ctx, db, r.RunID)
 	if err != nil {

@@ -44,6 +44,7 @@ RUN is a run label, @latest, @latest~N or tag:KEY=VALUE (never a path).`,
   tracehouse tag @latest --rm branch
   tracehouse tag tag:baseline=true --rm baseline`,
 		Args:              minArgs(1),
+		Annotations:       writes,
 		ValidArgsFunction: completeRuns(f, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)

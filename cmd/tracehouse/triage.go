@@ -156,18 +156,9 @@ func triageRun(opts *TriageOptions) error {
 	if err != nil {
 		return err
 	}
-	write := opts.Catalog != ""
-	var labels []string // the runs read, when every target names one
-	for _, t := range append(slices.Clone(opts.Targets), opts.Mapping, opts.Formal) {
-		write = write || t != "" && target.IsPath(t)
-		if t != "" {
-			labels = append(labels, t)
-		}
-	}
-	open := opts.Warehouse
-	if !write && len(labels) > 0 {
-		open = opts.warehouseFor(labels)
-	}
+	write, labels := target.Needs(append(slices.Clone(opts.Targets), opts.Mapping, opts.Formal)...)
+	write = write || opts.Catalog != ""
+	open := opts.warehouseFor(labels)
 	w, err := target.Open(ctx, open, write, catalogOf, func(msg string) {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
 	})
