@@ -376,3 +376,37 @@ func TestIdleByStage(t *testing.T) {
 		t.Errorf("a kernel moved out of its step, overlap fingerprint given: must read as stale (%v %v)", fresh, err)
 	}
 }
+
+// TestTriageIdle: a triage report carries the idle rows of its run, rank
+// and stage, read from the saved copy, and each stage's three longest gaps.
+func TestTriageIdle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := schematest.Open(t, finishedDemoTemplate(t)).DB
+	var run int64
+	if err := db.QueryRow(`SELECT run_id FROM runs WHERE label = 'sglang-formal'`).Scan(&run); err != nil {
+		t.Fatal(err)
+	}
+	rank1 := sql.NullInt64{Int64: 1, Valid: true}
+	d, err := Triage(ctx, db, TriageParams{Run: run, Rank: rank1, MinShare: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := IdleParams{Run: run, Rank: rank1, Gaps: DefaultIdleGaps}
+	want, err := IdleByStage(ctx, db, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps, err := IdleWorstGaps(ctx, db, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !slices.Equal(d.Idle, want) || !slices.Equal(d.IdleGaps, gaps) || len(gaps) != 2*DefaultIdleGaps {
+		t.Errorf("triage idle rows: %d, want %d; gaps %d, want %d", len(d.Idle), len(want), len(d.IdleGaps), len(gaps))
+	}
+	for _, g := range d.IdleGaps {
+		if g.Rank != 1 {
+			t.Errorf("gap of rank %d in a rank-1 report", g.Rank)
+		}
+	}
+}

@@ -12,7 +12,8 @@
 --                  launch's; NULL when none): for a host-bound gap, where
 --                  the late launch came from
 --   kernel_id      the event after the gap
--- At most $n rows per stage, longest first (ties by kernel_id). Sorted by
+-- At most $n rows per stage, longest first (ties by rank, then start: not
+-- by kernel_id, which depends on the order files were ingested). Sorted by
 -- stage (prefill, decode, mixed, unknown, others by name), then gap.
 --
 -- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every
@@ -25,7 +26,7 @@ JOIN kernel_names pn ON pn.name_id = g.prev_name_id
 JOIN kernel_names nn ON nn.name_id = g.next_name_id
 LEFT JOIN sites s ON s.site_id = g.site_id
 WHERE ($rank IS NULL OR g.rank = $rank) AND ($stage IS NULL OR g.stage = $stage)
-QUALIFY row_number() OVER (PARTITION BY g.stage ORDER BY g.gap_ns DESC, g.kernel_id) <= $n
+QUALIFY row_number() OVER (PARTITION BY g.stage ORDER BY g.gap_ns DESC, g.rank, g.gap_start_ns, g.kernel_id) <= $n
 ORDER BY CASE g.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
-         g.stage, g.gap_ns DESC, g.kernel_id
+         g.stage, g.gap_ns DESC, g.rank, g.gap_start_ns, g.kernel_id

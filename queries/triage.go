@@ -173,6 +173,11 @@ type TriageData struct {
 	// Timelines are the windows TriageParams.Timelines asked for, in
 	// overlap-row order.
 	Timelines []TriageTimeline
+	// Idle is where the GPU waits per stage (idle_by_stage.sql: busy time
+	// and idle time by cause, device and per stream); IdleGaps are each
+	// stage's longest gaps (idle_worst_gaps.sql). Both of the timing run.
+	Idle     []IdleByStageRow
+	IdleGaps []IdleWorstGapsRow
 }
 
 // TriageTimeline is the window around the longest instance of one overlap
@@ -263,6 +268,26 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		// computed: the same rows either way.
 		d.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 			Stage: p.Stage, MinShare: p.MinShare, OverlapFP: fp})
+		return err
+	}, func(ctx context.Context) (err error) {
+		select {
+		case <-fpDone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if fpErr != nil {
+			return nil
+		}
+		// Saved at ingest with the step aggregates when current, else computed.
+		fresh, err := IdleFresh(ctx, q, p.Run, fp)
+		if err != nil {
+			return err
+		}
+		ip := IdleParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Gaps: DefaultIdleGaps, Fresh: fresh}
+		if d.Idle, err = IdleByStage(ctx, q, ip); err != nil {
+			return err
+		}
+		d.IdleGaps, err = IdleWorstGaps(ctx, q, ip)
 		return err
 	}, func(ctx context.Context) (err error) {
 		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)

@@ -103,7 +103,9 @@ type TriageStage struct {
 	Overlap       []TriageOverlap `json:"overlap"`
 	Fusions       []TriageFusion  `json:"fusions"`
 	// Similarity is null unless no catalog chain matched but one nearly did.
-	Similarity  *TriageSimilarity `json:"similarity"`
+	Similarity *TriageSimilarity `json:"similarity"`
+	// Idle is where the GPU waits (null: the stage has no steps).
+	Idle        *TriageIdle `json:"idle"`
 	displayName string
 	hasTotals   bool
 }
@@ -425,6 +427,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 			MissingKeywords: nonNil(n.MissingKeywords), Occurrences: n.Occurrences, RelatedNS: n.RelatedNS,
 			SharePct: n.SharePct, Evidence: nonNil(n.Evidence), Note: similarityNote(n)}
 	}
+	r.addIdle(d, section)
 	// A stage with no kernels is omitted (triage.md section 1); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
 	kept := r.Stages[:0]

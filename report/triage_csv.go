@@ -87,6 +87,7 @@ func (r *TriageReport) CSVTables() []*Table {
 				i64(f.Occurrences), strings.Join(f.EvidenceKernels, "; "), strings.Join(f.Locations, "; "), f.FusedPath, f.Rationale})
 		}
 		out = append(out, fam, kt, ov, fu)
+		out = append(out, idleCSV(sp, &st)...)
 	}
 	return out
 }

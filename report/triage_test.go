@@ -273,6 +273,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].fusions[].share_pct", "stages[].fusions[].sources", "stages[].fusions[].status",
 		"stages[].fusions[].steps", "stages[].fusions[].switch",
 		"stages[].hidden_time_ns",
+		"stages[].idle", // its fields: TestTriageIdleSection
 		"stages[].kernels", "stages[].kernels[].avg_us", "stages[].kernels[].category", "stages[].kernels[].family",
 		"stages[].kernels[].gpu_time_ns", "stages[].kernels[].gpu_time_us", "stages[].kernels[].kernel",
 		"stages[].kernels[].launches", "stages[].kernels[].location_status", "stages[].kernels[].match",

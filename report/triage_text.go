@@ -91,6 +91,10 @@ func (r *TriageReport) Doc(f Format) Doc {
 		if notes := kernelNotes(st); len(notes) > 0 {
 			blocks = append(blocks, notes)
 		}
+		if idle := r.idleBlocks(st, name); idle != nil {
+			sub("Where the GPU waits", idle[0])
+			blocks = append(blocks, idle[1:]...)
+		}
 		sub("Overlap opportunities", overlapTable(st, name))
 		if tl := r.timelines[st.Stage]; len(tl) > 0 {
 			// keep the drawing's columns: a fenced block in markdown

@@ -247,6 +247,9 @@ func testTriageCSVOut(t *testing.T, db string) {
 			for _, tb := range []string{"families", "kernels", "overlap", "fusions"} {
 				want = append(want, r.Run+"."+st.Stage+"."+tb+".csv")
 			}
+			if st.Idle != nil {
+				want = append(want, r.Run+"."+st.Stage+".idle.csv", r.Run+"."+st.Stage+".idle_gaps.csv")
+			}
 		}
 	}
 	entries, err := os.ReadDir(dir)
