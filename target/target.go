@@ -342,6 +342,44 @@ func SelectRuns(ctx context.Context, w *schema.Warehouse, args []string) ([]Run,
 	return out, nil
 }
 
+// SelectTagged is every run carrying all of tags (key=value), newest
+// first; none given: every run. No such run is an error: "no run of W
+// carries k=v", or *EmptyError for an empty warehouse.
+func SelectTagged(ctx context.Context, w *schema.Warehouse, tags []string) ([]Run, error) {
+	var key, value sql.NullString
+	if len(tags) > 0 {
+		k, v, _ := strings.Cut(tags[0], "=")
+		key, value = sql.NullString{String: k, Valid: true}, sql.NullString{String: v, Valid: true}
+	}
+	rows, err := queries.RunSelect(ctx, w.DB, key, value)
+	if err != nil {
+		return nil, err
+	}
+	var runs []Run
+	for _, r := range rows {
+		if hasTags(r.Tags, tags) {
+			runs = append(runs, Run{ID: r.RunID, Label: r.Label})
+		}
+	}
+	if len(runs) == 0 {
+		if len(tags) > 0 {
+			return nil, fmt.Errorf("no run of %s carries %s", w.Path, strings.Join(tags, " and "))
+		}
+		return nil, &EmptyError{Warehouse: w.Path}
+	}
+	return runs, nil
+}
+
+// hasTags says whether a run's tags (key=value) include every wanted one.
+func hasTags(have, want []string) bool {
+	for _, t := range want {
+		if !slices.Contains(have, t) {
+			return false
+		}
+	}
+	return true
+}
+
 // NoRunError is a run label the warehouse does not hold.
 type NoRunError struct {
 	Label     string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/assemble"
 	"github.com/tracehouse/tracehouse/capture"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
@@ -30,31 +29,17 @@ const (
 type CaptureOptions struct {
 	common
 	Format report.Format
-	// URL is the server of a one-run capture; MappingURL and FormalURL the
-	// two servers of a two-trace capture.
-	URL        string
-	MappingURL string
-	FormalURL  string
-	// OutputDir is where the traces go; the two-trace servers may each
-	// have their own (default OutputDir).
-	OutputDir        string
+	// Capture is the library's options for the one server of a one-run
+	// capture, filled by the flags; a two-trace capture takes its two
+	// servers from MappingURL and FormalURL (captureOptions).
+	Capture capture.Options
+	// MappingURL and FormalURL are the two servers of a two-trace capture,
+	// each writing to its own directory when given (default
+	// Capture.OutputDir).
+	MappingURL       string
+	FormalURL        string
 	MappingOutputDir string
 	FormalOutputDir  string
-	Framework        string
-	Run              string
-	Workload         string
-	WarmupSteps      int
-	NumSteps         int
-	PrefillInputLen  int
-	PrefillOutputLen int
-	DecodeInputLen   int
-	DecodeOutputLen  int
-	Prompt           string
-	MaxNewTokens     int
-	ProfileByStage   bool
-	Ranks            int
-	FlushTimeout     time.Duration
-	RequestTimeout   time.Duration
 	Tags             map[string]string
 	// Then is triage, compare or none; Baseline is compare's selector.
 	Then     string
@@ -65,8 +50,8 @@ type CaptureOptions struct {
 }
 
 func newCmdCapture(f *Factory, runF func(*CaptureOptions) error) *cobra.Command {
-	def := capture.Defaults()
-	opts := &CaptureOptions{}
+	opts := &CaptureOptions{Capture: capture.Defaults()}
+	c := &opts.Capture // the flags fill it; its defaults are theirs
 	var tags []string
 	var then string
 	cmd := &cobra.Command{
@@ -127,23 +112,23 @@ two-trace triage.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.URL, "url", "", "the server's base `URL`, e.g. http://localhost:30000")
-	fl.StringVar(&opts.OutputDir, "output-dir", "", "`DIR` for the traces, seen by both the server and tracehouse")
-	fl.StringVar(&opts.Framework, "framework", "", "sglang, vllm, trtllm or tokenspeed (default: detect from the URL)")
-	fl.StringVar(&opts.Run, "run", "", "label the run `LABEL` (default: the model name and the time)")
-	fl.StringVar(&opts.Workload, "workload", def.Workload, "both, prefill, decode or legacy")
-	fl.IntVar(&opts.WarmupSteps, "warmup-steps", def.WarmupSteps, "requests of each stage's shape before the profiler is armed")
-	fl.IntVar(&opts.NumSteps, "num-steps", def.NumSteps, "forward steps to capture per stage")
-	fl.IntVar(&opts.PrefillInputLen, "prefill-input-len", def.PrefillInputLen, "prefill prompt length in words")
-	fl.IntVar(&opts.PrefillOutputLen, "prefill-output-len", def.PrefillOutputLen, "prefill output length in tokens")
-	fl.IntVar(&opts.DecodeInputLen, "decode-input-len", def.DecodeInputLen, "decode prompt length in words")
-	fl.IntVar(&opts.DecodeOutputLen, "decode-output-len", def.DecodeOutputLen, "decode output length in tokens")
-	fl.StringVar(&opts.Prompt, "prompt", "", "with --workload legacy: the prompt to send")
-	fl.IntVar(&opts.MaxNewTokens, "max-new-tokens", def.MaxNewTokens, "with --workload legacy: tokens to generate")
-	fl.BoolVar(&opts.ProfileByStage, "profile-by-stage", false, "SGLang, TokenSpeed: one profiling window the server splits into EXTEND and DECODE files itself")
-	fl.IntVar(&opts.Ranks, "ranks", 0, "trace files (ranks) to wait for per stage (default: TP x PP when the server says)")
-	fl.DurationVar(&opts.FlushTimeout, "flush-timeout", def.FlushTimeout, "how long to wait for a stage's trace files")
-	fl.DurationVar(&opts.RequestTimeout, "request-timeout", def.RequestTimeout, "how long one request (a probe, the profiler's start or stop) may take")
+	fl.StringVar(&c.URL, "url", "", "the server's base `URL`, e.g. http://localhost:30000")
+	fl.StringVar(&c.OutputDir, "output-dir", "", "`DIR` for the traces, seen by both the server and tracehouse")
+	fl.StringVar(&c.Framework, "framework", "", "sglang, vllm, trtllm or tokenspeed (default: detect from the URL)")
+	fl.StringVar(&c.Run, "run", "", "label the run `LABEL` (default: the model name and the time)")
+	fl.StringVar(&c.Workload, "workload", c.Workload, "both, prefill, decode or legacy")
+	fl.IntVar(&c.WarmupSteps, "warmup-steps", c.WarmupSteps, "requests of each stage's shape before the profiler is armed")
+	fl.IntVar(&c.NumSteps, "num-steps", c.NumSteps, "forward steps to capture per stage")
+	fl.IntVar(&c.PrefillInputLen, "prefill-input-len", c.PrefillInputLen, "prefill prompt length in words")
+	fl.IntVar(&c.PrefillOutputLen, "prefill-output-len", c.PrefillOutputLen, "prefill output length in tokens")
+	fl.IntVar(&c.DecodeInputLen, "decode-input-len", c.DecodeInputLen, "decode prompt length in words")
+	fl.IntVar(&c.DecodeOutputLen, "decode-output-len", c.DecodeOutputLen, "decode output length in tokens")
+	fl.StringVar(&c.Prompt, "prompt", "", "with --workload legacy: the prompt to send")
+	fl.IntVar(&c.MaxNewTokens, "max-new-tokens", c.MaxNewTokens, "with --workload legacy: tokens to generate")
+	fl.BoolVar(&c.ProfileByStage, "profile-by-stage", false, "SGLang, TokenSpeed: one profiling window the server splits into EXTEND and DECODE files itself")
+	fl.IntVar(&c.Ranks, "ranks", 0, "trace files (ranks) to wait for per stage (default: TP x PP when the server says)")
+	fl.DurationVar(&c.FlushTimeout, "flush-timeout", c.FlushTimeout, "how long to wait for a stage's trace files")
+	fl.DurationVar(&c.RequestTimeout, "request-timeout", c.RequestTimeout, "how long one request (a probe, the profiler's start or stop) may take")
 	fl.StringArrayVar(&tags, "tag", nil, "attach `key=value` to the run (repeatable)")
 	fl.StringVar(&then, "then", thenTriage, "after ingesting: triage, compare:SELECTOR (against a baseline run) or none")
 	fl.StringVar(&opts.MappingURL, "mapping-url", "", "two-trace capture: the `URL` of the server with CUDA graphs off")
@@ -163,7 +148,7 @@ func (o *CaptureOptions) parse(then string) error {
 	switch {
 	case pair && (o.MappingURL == "" || o.FormalURL == ""):
 		return usagef("--mapping-url and --formal-url go together (two-trace capture)")
-	case pair && o.URL != "":
+	case pair && o.Capture.URL != "":
 		return usagef("--url captures one server; a two-trace capture takes --mapping-url and --formal-url instead")
 	case !pair && (o.MappingOutputDir != "" || o.FormalOutputDir != ""):
 		return usagef("--mapping-output-dir and --formal-output-dir go with --mapping-url and --formal-url")
@@ -177,8 +162,8 @@ func (o *CaptureOptions) parse(then string) error {
 	default:
 		return usagef("--then %q: want triage, compare:SELECTOR or none", then)
 	}
-	if o.Run != "" {
-		if err := ingest.CheckLabel(o.Run); err != nil {
+	if o.Capture.Run != "" {
+		if err := ingest.CheckLabel(o.Capture.Run); err != nil {
 			return usagef("--run: %v", err)
 		}
 	}
@@ -211,10 +196,11 @@ func optionError(err error, role string) error {
 }
 
 // captureOptions are the library's options for one server: role "" for a
-// one-run capture, else mapping or formal.
+// one-run capture, else mapping or formal (its URL and directory, the run
+// label suffixed with the role).
 func (o *CaptureOptions) captureOptions(role string) capture.Options {
-	c := capture.Defaults()
-	c.URL, c.OutputDir, c.Run, c.Role = o.URL, o.OutputDir, o.Run, role
+	c := o.Capture
+	c.Role = role
 	switch role {
 	case vocab.Mapping:
 		c.URL = o.MappingURL
@@ -227,17 +213,10 @@ func (o *CaptureOptions) captureOptions(role string) capture.Options {
 			c.OutputDir = o.FormalOutputDir
 		}
 	}
-	if role != "" && o.Run != "" {
-		c.Run = o.Run + "-" + role
+	if role != "" && c.Run != "" {
+		c.Run += "-" + role
 	}
-	c.Framework = strings.ToLower(o.Framework)
-	c.Workload = o.Workload
-	c.WarmupSteps, c.NumSteps = o.WarmupSteps, o.NumSteps
-	c.PrefillInputLen, c.PrefillOutputLen = o.PrefillInputLen, o.PrefillOutputLen
-	c.DecodeInputLen, c.DecodeOutputLen = o.DecodeInputLen, o.DecodeOutputLen
-	c.Prompt, c.MaxNewTokens = o.Prompt, o.MaxNewTokens
-	c.ProfileByStage, c.Ranks, c.FlushTimeout = o.ProfileByStage, o.Ranks, o.FlushTimeout
-	c.RequestTimeout = o.RequestTimeout
+	c.Framework = strings.ToLower(c.Framework)
 	if o.Tune != nil {
 		o.Tune(&c)
 	}
@@ -409,14 +388,16 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 		if len(r.Files()) == 0 {
 			continue
 		}
-		row, err := queries.TriageRun(opts.Ctx, w.DB, sql.NullInt64{}, sql.NullString{String: r.Run, Valid: true})
+		run, err := target.SelectRun(opts.Ctx, w, r.Run)
+		var none *target.NoRunError
+		var empty *target.EmptyRunError
+		if errors.As(err, &none) || errors.As(err, &empty) {
+			continue // every file failed to ingest (reported)
+		}
 		if err != nil {
 			return err
 		}
-		if row == nil {
-			continue // every file failed to ingest (reported)
-		}
-		runs = append(runs, triageTarget{run: target.Run{ID: row.RunID, Label: row.Label}})
+		runs = append(runs, triageTarget{run: run})
 	}
 	pair := opts.MappingURL != ""
 	if len(runs) == 0 || (pair && len(runs) != 2) {
@@ -428,17 +409,17 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 		runs = []triageTarget{{run: runs[1].run, mapping: &m}}
 	}
 	if opts.Then == thenCompare {
-		// compare opens the warehouse itself (it may store steps again)
-		if err := w.Close(); err != nil {
+		rep, ingestErr, err := compareArgs(opts.common, w, catalog.Default(), opts.Baseline, runs[0].run.Label,
+			assemble.CompareOptions{Gates: assemble.DefaultGates()})
+		if err != nil {
 			return err
 		}
-		copts := defaultCompareGates()
-		copts.common, copts.Format = opts.common, opts.Format
-		copts.Base, copts.Candidate = opts.Baseline, runs[0].run.Label
-		return compareRun(&copts)
+		if err := printCompare(opts.common, opts.Format, "", rep); err != nil {
+			return err
+		}
+		return ingestErr
 	}
-	topts := &TriageOptions{common: opts.common, Format: opts.Format, Sections: defaultSections(), Framework: "auto"}
-	return triageRender(topts, w, runs)
+	return triageRender(opts.common, opts.Format, "", w, runs, defaultSections().triage("auto", 0))
 }
 
 // captureProgress prints the capture's progress on stderr: a line

@@ -325,8 +325,8 @@ func TestCaptureOptions(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Then != "compare" || got.Baseline != "@latest~1" || got.Tags["k"] != "v" || got.NumSteps != 5 || got.WarmupSteps != 10 ||
-		got.PrefillInputLen != 4090 || got.DecodeOutputLen != 2048 || got.FlushTimeout != 300*time.Second || got.Workload != "both" {
+	if got.Then != "compare" || got.Baseline != "@latest~1" || got.Tags["k"] != "v" || got.Capture.NumSteps != 5 || got.Capture.WarmupSteps != 10 ||
+		got.Capture.PrefillInputLen != 4090 || got.Capture.DecodeOutputLen != 2048 || got.Capture.FlushTimeout != 300*time.Second || got.Capture.Workload != "both" {
 		t.Errorf("options %+v", got)
 	}
 	m, fo := got.captureOptions("mapping"), got.captureOptions("formal")

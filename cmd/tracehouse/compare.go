@@ -1,20 +1,16 @@
 package main
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tracehouse/tracehouse/analysis"
-	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/assemble"
 	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
-	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -25,20 +21,11 @@ type CompareOptions struct {
 	Format report.Format
 	// Base and Candidate are run selectors or PATHs.
 	Base, Candidate string
-	Stage           string // "" = every stage
-	Rank            int64
-	RankAll         bool
-	RankSet         bool
-	Threshold       float64
-	KernelThreshold float64
-	MinDeltaUS      float64
-	Alpha           float64
-	FailOnRegress   bool
-	AllowUntested   bool
-	Strict          bool
-	KeepEdges       bool
-	StepsBy         string
-	Out             string
+	// What the comparison reads and how it decides (the library's
+	// options, filled by the flags).
+	assemble.CompareOptions
+	FailOnRegress bool
+	Out           string
 }
 
 func newCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command {
@@ -110,7 +97,7 @@ alone also exits 1 when a stage cannot be decided.`,
 	fl := cmd.Flags()
 	fl.StringVar(&stage, "stage", "all", "stage to compare: prefill (extend), decode, mixed, unknown or all")
 	fl.StringVar(&rank, "rank", "0", "rank to compare, or all (each rank compared, the straggler named)")
-	def := defaultCompareGates()
+	def := assemble.DefaultGates()
 	fl.Float64Var(&opts.Threshold, "threshold", def.Threshold, "step or busy time growth per step that matters, in `PERCENT`")
 	fl.Float64Var(&opts.KernelThreshold, "kernel-threshold", def.KernelThreshold, "kernel time growth per step that matters, in `PERCENT` (kernels with >= 1% share)")
 	fl.Float64Var(&opts.MinDeltaUS, "min-delta-us", def.MinDeltaUS, "and a kernel must grow by more than this many `µs` per step")
@@ -123,12 +110,6 @@ alone also exits 1 when a stage cannot be decided.`,
 	fl.StringVar(&opts.Out, "out", "", "with --format csv: write one CSV file per table into `DIR`")
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
-}
-
-// defaultCompareGates are the verdict's default gates (compare.md section
-// 4), shared by the flags and by capture --then compare.
-func defaultCompareGates() CompareOptions {
-	return CompareOptions{Threshold: 5, KernelThreshold: 10, MinDeltaUS: 1, Alpha: 0.05}
 }
 
 func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
@@ -173,18 +154,11 @@ func compareRun(opts *CompareOptions) error {
 	defer w.Close()
 	cat := catalogOf()
 
-	rep, ingestErr, err := compareBuild(opts, w, cat)
+	rep, ingestErr, err := compareArgs(opts.common, w, cat, opts.Base, opts.Candidate, opts.CompareOptions)
 	if err != nil {
 		return err
 	}
-	if opts.Format == report.CSV {
-		written, err := report.RenderCSVDir(opts.Out, report.Doc{Blocks: tablesOf(report.CompareCSVTables(rep))})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
-		fmt.Fprintln(opts.IO.ErrOut, report.CompareVerdictLine(rep))
-	} else if err := opts.render(opts.Format, report.CompareDoc(rep, opts.Format)); err != nil {
+	if err := printCompare(opts.common, opts.Format, opts.Out, rep); err != nil {
 		return err
 	}
 	if ingestErr != nil {
@@ -197,113 +171,4 @@ func compareRun(opts *CompareOptions) error {
 		return errors.New(why)
 	}
 	return nil
-}
-
-// compareBuild resolves BASE and CANDIDATE (ingesting paths), finds their
-// steps again for this command when they were found another way than
-// asked (ingest.ReadSteps: the warehouse is not written) and builds the
-// comparison (report reuses it). ingestErr is
-// set when a file failed to ingest (reported already).
-func compareBuild(opts *CompareOptions, w *schema.Warehouse, cat *catalog.Catalog) (rep *analysis.CompareReport, ingestErr, err error) {
-	ctx := opts.Ctx
-	one := func(arg string) (target.Run, error) {
-		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
-		r, err := target.Resolve(pctx, w, arg, iopt, cat)
-		done()
-		if err != nil {
-			return target.Run{}, err
-		}
-		if r.Ingest != nil {
-			if err := summarize(opts.IO, r.Ingest); err != nil {
-				ingestErr = err
-			}
-		}
-		switch len(r.Runs) {
-		case 0:
-			return target.Run{}, fmt.Errorf("%s: no trace of it could be stored", arg)
-		case 1:
-			return r.Runs[0], nil
-		}
-		labels := make([]string, len(r.Runs))
-		for i, x := range r.Runs {
-			labels[i] = x.Label
-		}
-		return target.Run{}, usagef("%s holds %d runs (%s): name one", arg, len(r.Runs), strings.Join(labels, ", "))
-	}
-	base, err := one(opts.Base)
-	if err != nil {
-		return nil, nil, err
-	}
-	cand, err := one(opts.Candidate)
-	if err != nil {
-		return nil, nil, err
-	}
-	if base.ID == cand.ID {
-		return nil, nil, usagef("BASE %s and CANDIDATE %s are the same run (%s): nothing to compare", opts.Base, opts.Candidate, base.Label)
-	}
-	// Steps found another way than asked (--steps-by, or a warehouse from
-	// before steps) are found again for this command alone.
-	q, err := ingest.ReadSteps(ctx, w.DB, []int64{base.ID, cand.ID}, opts.StepsBy)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer q.Close()
-
-	ropt := analysis.CompareOptions{Alpha: opts.Alpha, ThresholdPct: opts.Threshold, KernelThreshold: opts.KernelThreshold,
-		MinDeltaNS: opts.MinDeltaUS * 1000, MinSharePct: 1, Stage: opts.Stage, RankAll: opts.RankAll, KeepEdges: opts.KeepEdges,
-		AllowUntested: opts.AllowUntested}
-	var notes []string
-	side := func(r target.Run) (*queries.CompareSide, error) {
-		p := queries.CompareParams{Run: r.ID, KeepEdges: opts.KeepEdges}
-		if !opts.RankAll {
-			rank, fellBack, err := target.Rank(ctx, q, r, opts.Rank, opts.RankSet)
-			if err != nil {
-				return nil, fmt.Errorf("%w; see --rank", err)
-			}
-			if fellBack {
-				notes = append(notes, fmt.Sprintf("run %s has no GPU events on rank %d: comparing its rank %d", r.Label, opts.Rank, rank))
-			}
-			p.Rank = sql.NullInt64{Int64: rank, Valid: true}
-			ropt.Rank = rank
-		}
-		return queries.CompareFetch(ctx, q, p, p.Rank)
-	}
-	bs, err := side(base)
-	if err != nil {
-		return nil, nil, err
-	}
-	cs, err := side(cand)
-	if err != nil {
-		return nil, nil, err
-	}
-	rep = analysis.NewCompare(bs, cs, ropt)
-	if len(rep.Stages) == 0 {
-		return nil, nil, fmt.Errorf("neither %s nor %s has %s", base.Label, cand.Label, stepsWhere(opts.Stage, opts.RankAll, ropt.Rank))
-	}
-	rep.Notes = append(rep.Notes, notes...)
-	if opts.Strict && len(rep.Mismatches) > 0 {
-		return nil, nil, usagef("--strict: the runs are not comparable: %s", strings.Join(rep.Mismatches, "; "))
-	}
-	return rep, ingestErr, nil
-}
-
-// stepsWhere names the steps a selection asks for: "decode steps on rank
-// 0", "steps on any rank".
-func stepsWhere(stage string, rankAll bool, rank int64) string {
-	s := "steps"
-	if stage != "" {
-		s = vocab.StageName(stage) + " steps"
-	}
-	if rankAll {
-		return s + " on any rank"
-	}
-	return fmt.Sprintf("%s on rank %d", s, rank)
-}
-
-func tablesOf(ts []*report.Table) []any {
-	out := make([]any, len(ts))
-	for i, t := range ts {
-		out[i] = t
-	}
-	return out
 }

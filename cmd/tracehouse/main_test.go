@@ -12,6 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/tracehouse/tracehouse/assemble"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema/schematest"
@@ -197,7 +198,7 @@ func triageReports(t *testing.T, db string, args ...string) (reps []*report.Tria
 		t.Fatalf("%v: %v %v", args, err, ingestErr)
 	}
 	for _, tg := range targets {
-		rep, err := triageOne(opts, w, tg)
+		rep, err := assemble.Triage(opts.Ctx, w, tg.run, tg.mapping, opts.Sections.triage(opts.Framework, opts.Timeline))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +220,7 @@ func renderTriage(t *testing.T, reps []*report.TriageReport, format string, args
 	opts.IO = io
 	var csvDoc report.Doc
 	for i, rep := range reps {
-		if err := writeTriage(opts, i, rep, &csvDoc); err != nil {
+		if err := writeTriage(opts.common, opts.Format, i, rep, &csvDoc); err != nil {
 			t.Fatal(err)
 		}
 	}

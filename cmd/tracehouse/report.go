@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -12,9 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/assemble"
 	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
@@ -194,11 +192,11 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	if err != nil {
 		return nil, nil, err
 	}
-	topts := &TriageOptions{common: opts.common, Sections: opts.Sections, Framework: "auto", Timeline: opts.Timelines}
+	topts := opts.Sections.triage("auto", opts.Timelines)
 	var reps []*report.TriageReport
 	for i, r := range runs {
 		fmt.Fprintf(opts.IO.ErrOut, "report: [%d/%d] %s\n", i+1, len(runs), r.Label)
-		rep, err := triageOne(topts, w, triageTarget{run: r})
+		rep, err := assemble.Triage(ctx, w, r, nil, topts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("run %s: %w", r.Label, err)
 		}
@@ -207,11 +205,9 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	doc = report.NewDocument(opts.Title, reps)
 	if len(opts.Compare) == 2 {
 		fmt.Fprintf(opts.IO.ErrOut, "report: compare %s -> %s\n", opts.Compare[0], opts.Compare[1])
-		gates := defaultCompareGates()
-		copts := &CompareOptions{common: opts.common, Base: opts.Compare[0], Candidate: opts.Compare[1],
-			Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll, RankSet: opts.RankSet,
-			Threshold: gates.Threshold, KernelThreshold: gates.KernelThreshold, MinDeltaUS: gates.MinDeltaUS, Alpha: gates.Alpha}
-		cmp, cErr, err := compareBuild(copts, w, cat)
+		copts := assemble.CompareOptions{Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll, RankSet: opts.RankSet,
+			Gates: assemble.DefaultGates()}
+		cmp, cErr, err := compareArgs(opts.common, w, cat, opts.Compare[0], opts.Compare[1], copts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--compare: %w", err)
 		}
@@ -222,9 +218,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	}
 	for i, ho := range opts.histories {
 		fmt.Fprintf(opts.IO.ErrOut, "report: history %s\n", opts.History[i])
-		h := *ho
-		h.common = opts.common
-		rep, err := historyBuild(&h, w)
+		rep, err := assemble.History(ctx, w, ho.HistoryOptions)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--history %s: %w", opts.History[i], err)
 		}
@@ -238,46 +232,26 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) (runs []target.Run, ingestErr, err error) {
 	ctx := opts.Ctx
 	if len(opts.Targets) == 0 {
-		var key, value sql.NullString
-		if len(opts.Tags) > 0 {
-			k, v, _ := strings.Cut(opts.Tags[0], "=")
-			key, value = sql.NullString{String: k, Valid: true}, sql.NullString{String: v, Valid: true}
-		}
-		rows, err := queries.RunSelect(ctx, w.DB, key, value)
+		runs, err := target.SelectTagged(ctx, w, opts.Tags)
 		if err != nil {
 			return nil, nil, err
-		}
-		for _, r := range rows {
-			if hasTags(r.Tags, opts.Tags) {
-				runs = append(runs, target.Run{ID: r.RunID, Label: r.Label})
-			}
-		}
-		if len(runs) == 0 {
-			if len(opts.Tags) > 0 {
-				return nil, nil, fmt.Errorf("no run of %s carries %s", w.Path, strings.Join(opts.Tags, " and "))
-			}
-			return nil, nil, &target.EmptyError{Warehouse: w.Path}
 		}
 		return runs, nil, nil
 	}
 	seen := map[int64]bool{}
 	for _, arg := range opts.Targets {
-		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{})
-		res, err := target.Resolve(pctx, w, arg, iopt, cat)
-		done()
+		got, iErr, err := resolveArg(opts.common, w, cat, arg, "")
 		if err != nil {
 			return nil, nil, err
 		}
-		if res.Ingest != nil {
-			if err := summarize(opts.IO, res.Ingest); err != nil {
-				ingestErr = err
-			}
-			if len(res.Runs) == 0 {
-				fmt.Fprintf(opts.IO.ErrOut, "error: %s: no trace of it could be stored\n", arg)
-				ingestErr = &silentError{exitError}
-			}
+		if iErr != nil {
+			ingestErr = iErr
 		}
-		for _, r := range res.Runs {
+		if len(got) == 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "error: %s: no trace of it could be stored\n", arg)
+			ingestErr = &silentError{exitError}
+		}
+		for _, r := range got {
 			if !seen[r.ID] {
 				seen[r.ID] = true
 				runs = append(runs, r)
@@ -288,16 +262,6 @@ func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) 
 		return nil, nil, ingestErr
 	}
 	return runs, ingestErr, nil
-}
-
-// hasTags says whether a run's tags (key=value) include every wanted one.
-func hasTags(have, want []string) bool {
-	for _, t := range want {
-		if !slices.Contains(have, t) {
-			return false
-		}
-	}
-	return true
 }
 
 // writeReport renders into name ("-": standard output). A file is written

@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/tracehouse/tracehouse/assemble"
 )
 
 // Sections are the flags that choose what each triage section shows, the
@@ -50,4 +52,11 @@ func (s *Sections) parse(cmd *cobra.Command) error {
 		return usagef("--overlap-rows %d: want 0 or more", s.OverlapRows)
 	}
 	return nil
+}
+
+// triage is what the sections show, for assemble.Triage, with the framework
+// taken for traces that do not say theirs and the timelines to draw.
+func (s Sections) triage(framework string, timelines int) assemble.TriageOptions {
+	return assemble.TriageOptions{Stage: s.Stage, Rank: s.Rank, RankAll: s.RankAll, RankSet: s.RankSet,
+		MinShare: s.MinShare, OverlapRows: s.OverlapRows, Framework: framework, Timelines: timelines}
 }

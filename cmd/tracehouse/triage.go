@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
@@ -144,12 +141,6 @@ func (o *TriageOptions) parse(cmd *cobra.Command) error {
 	return nil
 }
 
-// triageTarget is one run to report on.
-type triageTarget struct {
-	run     target.Run
-	mapping *target.Run // two-trace mode
-}
-
 func triageRun(opts *TriageOptions) error {
 	ctx := opts.Ctx
 	catalogOf, err := catalogFor(opts.Catalog)
@@ -172,51 +163,10 @@ func triageRun(opts *TriageOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := triageRender(opts, w, targets); err != nil {
+	if err := triageRender(opts.common, opts.Format, opts.Out, w, targets, opts.Sections.triage(opts.Framework, opts.Timeline)); err != nil {
 		return err
 	}
 	return ingestErr
-}
-
-// triageRender prints the reports of resolved targets (capture reuses it
-// for the runs it has just ingested).
-func triageRender(opts *TriageOptions, w *schema.Warehouse, targets []triageTarget) error {
-	var csvDoc report.Doc
-	for i, t := range targets {
-		rep, err := triageOne(opts, w, t)
-		if err != nil {
-			return err
-		}
-		if err := writeTriage(opts, i, rep, &csvDoc); err != nil {
-			return err
-		}
-	}
-	if opts.Format == report.CSV && len(targets) > 0 {
-		written, err := report.RenderCSVDir(opts.Out, csvDoc)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), opts.Out)
-	}
-	return nil
-}
-
-// writeTriage writes the i-th report of a triage in opts.Format: rendered
-// to the output stream (a blank line between text or markdown reports), or
-// for CSV added to csvDoc, whose tables are written to files at the end.
-func writeTriage(opts *TriageOptions, i int, rep *report.TriageReport, csvDoc *report.Doc) error {
-	switch opts.Format {
-	case report.CSV:
-		for _, tb := range rep.CSVTables() {
-			csvDoc.Blocks = append(csvDoc.Blocks, tb)
-		}
-		return nil
-	case report.Text, report.Markdown:
-		if i > 0 {
-			fmt.Fprintln(opts.IO.Out)
-		}
-	}
-	return opts.render(opts.Format, rep.Doc(opts.Format))
 }
 
 // triageTargets resolves the arguments to the runs to report on, ingesting
@@ -225,24 +175,20 @@ func writeTriage(opts *TriageOptions, i int, rep *report.TriageReport, csvDoc *r
 func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Catalog) (targets []triageTarget, ingestErr, err error) {
 	ctx := opts.Ctx
 	resolve := func(arg, role string) ([]target.Run, error) {
-		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{Role: role})
-		r, err := target.Resolve(pctx, w, arg, iopt, cat)
-		done()
+		runs, iErr, err := resolveArg(opts.common, w, cat, arg, role)
 		if err != nil {
 			return nil, err
 		}
-		if r.Ingest != nil {
-			if err := summarize(opts.IO, r.Ingest); err != nil {
-				ingestErr = err
-			}
-			if len(r.Runs) == 0 {
-				// Every file of the path failed (each reported above); the
-				// other arguments may still have landed.
-				fmt.Fprintf(opts.IO.ErrOut, "error: %s: no trace of it could be stored\n", arg)
-				ingestErr = &silentError{exitError}
-			}
+		if iErr != nil {
+			ingestErr = iErr
 		}
-		return r.Runs, nil
+		if len(runs) == 0 {
+			// Every file of the path failed (each reported above); the
+			// other arguments may still have landed.
+			fmt.Fprintf(opts.IO.ErrOut, "error: %s: no trace of it could be stored\n", arg)
+			ingestErr = &silentError{exitError}
+		}
+		return runs, nil
 	}
 	switch {
 	case opts.Mapping != "":
@@ -296,40 +242,4 @@ func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Catalo
 		}
 	}
 	return targets, ingestErr, nil
-}
-
-// triageOne builds the report of one run.
-func triageOne(opts *TriageOptions, w *schema.Warehouse, t triageTarget) (*report.TriageReport, error) {
-	p := queries.TriageParams{Run: t.run.ID, Stage: sql.NullString{String: opts.Stage, Valid: opts.Stage != ""},
-		MinShare: opts.MinShare, OverlapRows: opts.OverlapRows, Timelines: opts.Timeline}
-	if opts.Framework != "" && opts.Framework != "auto" {
-		// for traces that do not say theirs: the catalog statuses follow it
-		p.Framework = sql.NullString{String: opts.Framework, Valid: true}
-	}
-	if t.mapping != nil {
-		p.Mapping = sql.NullInt64{Int64: t.mapping.ID, Valid: true}
-	}
-	var note string
-	if !opts.RankAll {
-		rank, fellBack, err := target.Rank(opts.Ctx, w.DB, t.run, opts.Rank, opts.RankSet)
-		if err != nil {
-			return nil, fmt.Errorf("%w; see --rank", err)
-		}
-		if fellBack {
-			note = fmt.Sprintf("run %s has no GPU events on rank %d: showing rank %d (--rank all sums every rank)", t.run.Label, opts.Rank, rank)
-		}
-		p.Rank = sql.NullInt64{Int64: rank, Valid: true}
-	}
-	d, err := queries.Triage(opts.Ctx, w.DB, p)
-	if err != nil {
-		return nil, err
-	}
-	rep := report.NewTriage(d, report.TriageOptions{Framework: opts.Framework})
-	if note != "" {
-		rep.Notes = append(rep.Notes, note)
-	}
-	if opts.Stage != "" && len(rep.Stages) == 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("no GPU events in stage %s", vocab.StageName(opts.Stage)))
-	}
-	return rep, nil
 }

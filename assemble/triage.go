@@ -1,0 +1,70 @@
+package assemble
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/target"
+	"github.com/tracehouse/tracehouse/vocab"
+)
+
+// TriageOptions choose what each section of a triage report shows (the
+// flags of triage, and of report for every run it holds).
+type TriageOptions struct {
+	// Stage is prefill, decode, mixed, unknown, or "" for every stage.
+	Stage string
+	// Rank is the rank shown; RankAll sums every rank and adds the spread.
+	Rank    int64
+	RankAll bool
+	// RankSet says the rank was asked for: a run without GPU events there
+	// is an error, where otherwise its lowest rank with events is shown.
+	RankSet     bool
+	MinShare    float64
+	OverlapRows int
+	// Timelines around the longest instance of the first N overlap rows.
+	Timelines int
+	// Framework is taken for traces that do not say theirs ("" or "auto":
+	// the traces').
+	Framework string
+}
+
+// Triage builds the triage report of run (two-trace mode: of run, the
+// formal trace, with mapping for the kernels' Python sites).
+func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *target.Run, o TriageOptions) (*report.TriageReport, error) {
+	p := queries.TriageParams{Run: run.ID, Stage: sql.NullString{String: o.Stage, Valid: o.Stage != ""},
+		MinShare: o.MinShare, OverlapRows: o.OverlapRows, Timelines: o.Timelines}
+	if o.Framework != "" && o.Framework != "auto" {
+		// for traces that do not say theirs: the catalog statuses follow it
+		p.Framework = sql.NullString{String: o.Framework, Valid: true}
+	}
+	if mapping != nil {
+		p.Mapping = sql.NullInt64{Int64: mapping.ID, Valid: true}
+	}
+	var note string
+	if !o.RankAll {
+		rank, fellBack, err := target.Rank(ctx, w.DB, run, o.Rank, o.RankSet)
+		if err != nil {
+			return nil, fmt.Errorf("%w; see --rank", err)
+		}
+		if fellBack {
+			note = fmt.Sprintf("run %s has no GPU events on rank %d: showing rank %d (--rank all sums every rank)", run.Label, o.Rank, rank)
+		}
+		p.Rank = sql.NullInt64{Int64: rank, Valid: true}
+	}
+	d, err := queries.Triage(ctx, w.DB, p)
+	if err != nil {
+		return nil, err
+	}
+	rep := report.NewTriage(d, report.TriageOptions{Framework: o.Framework})
+	if note != "" {
+		rep.Notes = append(rep.Notes, note)
+	}
+	if o.Stage != "" && len(rep.Stages) == 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("no GPU events in stage %s", vocab.StageName(o.Stage)))
+	}
+	return rep, nil
+}
