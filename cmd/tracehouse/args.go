@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -81,4 +83,27 @@ func rankFlag(rank string) (n int64, all bool, err error) {
 		return 0, false, usagef("--rank %q: want a rank number (0, 1, ...) or all", rank)
 	}
 	return n, false, nil
+}
+
+// parseTags reads repeated --tag key=value flags.
+func parseTags(flags []string) (map[string]string, error) {
+	tags := map[string]string{}
+	for _, t := range flags {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok || k == "" {
+			return nil, usagef("--tag %q: want key=value", t)
+		}
+		tags[k] = v
+	}
+	return tags, nil
+}
+
+// checkOutput refuses an output that would replace its own input.
+func checkOutput(in, out string) error {
+	a, err1 := filepath.Abs(in)
+	b, err2 := filepath.Abs(out)
+	if err1 == nil && err2 == nil && a == b {
+		return usagef("the output %s is the input: give another -o", out)
+	}
+	return nil
 }

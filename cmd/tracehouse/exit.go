@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tracehouse/tracehouse/ingest"
 )
@@ -48,4 +49,9 @@ func exitCode(err error) int {
 		return exitUsage
 	}
 	return exitError
+}
+
+// oneLine keeps an error to one line: users read it in a terminal or a CI log.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -116,19 +115,6 @@ triage, compare.`,
 	return cmd
 }
 
-// parseTags reads repeated --tag key=value flags.
-func parseTags(flags []string) (map[string]string, error) {
-	tags := map[string]string{}
-	for _, t := range flags {
-		k, v, ok := strings.Cut(t, "=")
-		if !ok || k == "" {
-			return nil, usagef("--tag %q: want key=value", t)
-		}
-		tags[k] = v
-	}
-	return tags, nil
-}
-
 // optionUsage reports the library's option errors as a usage error naming
 // the flags: each of ingest's flags is named after its option.
 func optionUsage(err error) error {
@@ -207,44 +193,4 @@ func ingestLakeRun(opts *IngestOptions) error {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %d file(s) are in the lake under run %s (written meanwhile by another process): not added to run %s\n", other[k], k[0], k[1])
 	}
 	return summarize(opts.IO, res)
-}
-
-// summarize prints one line per failed file and a total, and turns failures
-// into exit status 1.
-func summarize(io *IOStreams, res *ingest.Result) error {
-	var ingested, already, skipped, failed int
-	var events, gpu, bytes int64
-	var elapsed time.Duration
-	for _, r := range res.Files {
-		switch r.Status {
-		case ingest.StatusIngested:
-			ingested++
-			events += r.Events
-			gpu += r.GPUEvents
-			bytes += r.JSONBytes
-			elapsed += r.Elapsed
-		case ingest.StatusAlready:
-			already++
-		case ingest.StatusSkipped:
-			skipped++
-		case ingest.StatusFailed:
-			failed++
-			fmt.Fprintf(io.ErrOut, "error: %s\n", oneLine(r.Err.Error()))
-		}
-	}
-	fmt.Fprintf(io.ErrOut, "ingested %d file(s) (%d events, %d GPU events, %.1f MB of JSON)", ingested, events, gpu, float64(bytes)/1e6)
-	if already > 0 {
-		fmt.Fprintf(io.ErrOut, ", %d already ingested", already)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(io.ErrOut, ", %d skipped", skipped)
-	}
-	if failed > 0 {
-		fmt.Fprintf(io.ErrOut, ", %d failed", failed)
-	}
-	fmt.Fprintln(io.ErrOut)
-	if failed > 0 {
-		return &silentError{exitError}
-	}
-	return nil
 }

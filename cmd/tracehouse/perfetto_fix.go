@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -67,16 +66,6 @@ only with --force.`,
 	cmd.Flags().StringVarP(&opts.Out, "output", "o", "", "write to `FILE` (default: IN's directory, <name>.perfetto.json.gz)")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace the output file if it exists")
 	return cmd
-}
-
-// checkOutput refuses an output that would replace its own input.
-func checkOutput(in, out string) error {
-	a, err1 := filepath.Abs(in)
-	b, err2 := filepath.Abs(out)
-	if err1 == nil && err2 == nil && a == b {
-		return usagef("the output %s is the input: give another -o", out)
-	}
-	return nil
 }
 
 // fixJSON is the JSON shape of perfetto-fix's result; a test pins these names.

@@ -172,3 +172,43 @@ func (b *bar) finish() {
 	b.clear()
 	b.done = true
 }
+
+// summarize prints one line per failed file and a total, and turns failures
+// into exit status 1.
+func summarize(io *IOStreams, res *ingest.Result) error {
+	var ingested, already, skipped, failed int
+	var events, gpu, bytes int64
+	var elapsed time.Duration
+	for _, r := range res.Files {
+		switch r.Status {
+		case ingest.StatusIngested:
+			ingested++
+			events += r.Events
+			gpu += r.GPUEvents
+			bytes += r.JSONBytes
+			elapsed += r.Elapsed
+		case ingest.StatusAlready:
+			already++
+		case ingest.StatusSkipped:
+			skipped++
+		case ingest.StatusFailed:
+			failed++
+			fmt.Fprintf(io.ErrOut, "error: %s\n", oneLine(r.Err.Error()))
+		}
+	}
+	fmt.Fprintf(io.ErrOut, "ingested %d file(s) (%d events, %d GPU events, %.1f MB of JSON)", ingested, events, gpu, float64(bytes)/1e6)
+	if already > 0 {
+		fmt.Fprintf(io.ErrOut, ", %d already ingested", already)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(io.ErrOut, ", %d skipped", skipped)
+	}
+	if failed > 0 {
+		fmt.Fprintf(io.ErrOut, ", %d failed", failed)
+	}
+	fmt.Fprintln(io.ErrOut)
+	if failed > 0 {
+		return &silentError{exitError}
+	}
+	return nil
+}

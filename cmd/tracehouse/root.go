@@ -135,8 +135,3 @@ func run(args []string, io *IOStreams, getenv func(string) string) int {
 	}
 	return exitCode(err)
 }
-
-// oneLine keeps an error to one line: users read it in a terminal or a CI log.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
