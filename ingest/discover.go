@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -285,6 +286,9 @@ func readServerArgs(path string) (*serverArgs, error) {
 	if len(b) > maxServerArgs {
 		return nil, fmt.Errorf("larger than 1 MiB, not a server's arguments")
 	}
+	// Stored as JSON, which holds UTF-8 only (Go's decoder repairs its
+	// strings alike).
+	b, _ = limits.ValidUTF8(b)
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)

@@ -10,11 +10,13 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tracehouse/tracehouse/inline"
 	"github.com/tracehouse/tracehouse/schema"
@@ -273,7 +275,16 @@ func (opt Options) Validate() error {
 	if opt.Run != "" {
 		labelErr = CheckLabel(opt.Run)
 	}
+	// Tags are stored as typed, so they must be UTF-8 (a directory name
+	// need not: it is repaired).
+	var textErrs []error
+	for _, k := range slices.Sorted(maps.Keys(opt.Tags)) {
+		if !utf8.ValidString(k) || !utf8.ValidString(opt.Tags[k]) {
+			textErrs = append(textErrs, fmt.Errorf("tag %q=%q is not valid UTF-8", k, opt.Tags[k]))
+		}
+	}
 	return errors.Join(
+		errors.Join(textErrs...),
 		appendErr,
 		labelErr,
 		check("framework", opt.Framework, vocab.Frameworks...),
@@ -282,12 +293,15 @@ func (opt Options) Validate() error {
 	)
 }
 
-// CheckLabel refuses a run label that could not be named back: empty, or
-// reading as a selector (every label beginning with @ or tag:).
+// CheckLabel refuses a run label that could not be named back: empty, not
+// UTF-8, or reading as a selector (every label beginning with @ or tag:).
 func CheckLabel(label string) error {
 	switch {
 	case strings.TrimSpace(label) == "":
 		return errors.New("run label is empty")
+	case !utf8.ValidString(label):
+		// stored as typed, so UTF-8 (a directory name need not be: it is repaired)
+		return fmt.Errorf("run label %q is not valid UTF-8", label)
 	case strings.HasPrefix(label, "@") || strings.HasPrefix(label, "tag:"):
 		return fmt.Errorf("run label %q: labels never begin with @ or tag: (those are selectors: @latest, @latest~N, tag:KEY=VALUE)", label)
 	}

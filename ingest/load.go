@@ -329,6 +329,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	fw, fwEvidence := l.framework(c, run, ident, t)
 	role, roleSource := traceRole(l.opt.Role, run.serverArgs)
+	path := t.storedPath(c.path)
 	for _, k := range info.repaired {
 		t.warn("top-level key " + k + " stored with NaN, Infinity or invalid UTF-8 repaired (or as NULL)")
 	}
@@ -348,7 +349,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		baseArg = base
 	}
 	_, err = execNamed(ctx, conn, stmt("insert_trace"),
-		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", c.path),
+		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", t.jsonBytes),
 		sql.Named("compressed", compressed), sql.Named("rank", rank),
 		sql.Named("tp_rank", nullInt(ident.TP)), sql.Named("dp_rank", nullInt(ident.DP)),

@@ -287,6 +287,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	}
 	fw, fwEvidence := l.framework(c, run, ident, t)
 	role, roleSource := traceRole(l.opt.Role, run.serverArgs)
+	path := t.storedPath(c.path)
 	var notes []string
 	var nwarn int64
 	for msg, n := range t.warnings {
@@ -320,7 +321,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	}
 	t.jsonBytes = size
 	_, err = execNamed(ctx, conn, stmt("insert_trace"),
-		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", c.path),
+		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", size),
 		sql.Named("compressed", false), sql.Named("rank", plan.rank),
 		sql.Named("tp_rank", nullInt(ident.TP)), sql.Named("dp_rank", nullInt(ident.DP)),
@@ -367,6 +368,16 @@ func (l *loader) nsysError(c candidate, src string, err error) error {
 		pe.File = c.path + " (exported as " + src + ")"
 	}
 	return err
+}
+
+// storedPath is path as the warehouse stores it: a file name need not be
+// UTF-8, a VARCHAR must (the file is still read by its own name).
+func (t *traceState) storedPath(path string) string {
+	p, repaired := limits.ValidString(path)
+	if repaired {
+		t.warn("file path with invalid UTF-8 stored with U+FFFD in its place")
+	}
+	return p
 }
 
 func (t *traceState) warn(msg string) {

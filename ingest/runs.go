@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tracehouse/tracehouse/inline"
+	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -79,6 +80,8 @@ func resolveRuns(ctx context.Context, db *sql.DB, cands []candidate, opt Options
 				ri.label = filepath.Base(abs)
 			}
 		}
+		// A directory name need not be UTF-8; the label is stored, so repaired.
+		ri.label, _ = limits.ValidString(ri.label)
 		byLabel[ri.label] = append(byLabel[ri.label], k)
 	}
 	for label, ks := range byLabel {
@@ -92,6 +95,7 @@ func resolveRuns(ctx context.Context, db *sql.DB, cands []candidate, opt Options
 	for _, k := range keys {
 		ri := runs[k]
 		abs, _ := filepath.Abs(ri.dir)
+		abs, _ = limits.ValidString(abs)
 		// This ingest's files of the run, hashed only when an earlier run
 		// could be the same capture (hashes kept for the load).
 		var mine []*candidate

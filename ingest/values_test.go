@@ -468,3 +468,50 @@ func TestInfinityLikeNaN(t *testing.T) {
 		t.Errorf("device properties: %s", got)
 	}
 }
+
+// TestInvalidUTF8InPathsRepaired (issue 36 C): a directory or file name, or
+// a server_args.json, holding bytes that are not UTF-8 is stored with
+// U+FFFD in their place. Before, the first failed the whole ingest ("look
+// up run run\xff: could not bind parameter", "store trace row: could not
+// bind parameter", naming no problem) and the second stored the traces and
+// then failed that ingest and every later one of the run ("summarise runs:
+// could not bind parameter").
+func TestInvalidUTF8InPathsRepaired(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	runDir := filepath.Join(dir, "run\xff")
+	bad := filepath.Join(runDir, "a\xfe.trace.json")
+	writeFile(t, bad, goodTrace("a"))
+	writeNsysFixture(t, filepath.Join(runDir, "b\xff.sqlite"), nsystest.Recent, 0)
+	writeFile(t, filepath.Join(runDir, "server_args.json"), "{\"model_path\": \"m\xff\", \"tp_size\": 1}")
+	writeFile(t, filepath.Join(dir, "good", "g.trace.json"), goodTrace("b"))
+	w := openMemory(t)
+	for range 2 { // the second is a re-run: all already stored
+		res, err := Ingest(ctx, w, []string{dir}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed() != 0 {
+			t.Fatalf("%+v", res.Files)
+		}
+		if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := mustCSV(t, w.DB, `SELECT label, source_dir, server_args->>'model_path' AS model, path,
+		coalesce(warning_notes::VARCHAR LIKE '%file path with invalid UTF-8%', false) AS warned FROM traces JOIN runs USING (run_id) ORDER BY label, path`)
+	want := "label,source_dir,model,path,warned\ngood," + filepath.Join(dir, "good") + ",NULL," + filepath.Join(dir, "good", "g.trace.json") + ",false\n" +
+		"run\uFFFD," + filepath.Join(dir, "run\uFFFD") + ",m\uFFFD," + filepath.Join(dir, "run\uFFFD", "a\uFFFD.trace.json") + ",true\n" +
+		"run\uFFFD," + filepath.Join(dir, "run\uFFFD") + ",m\uFFFD," + filepath.Join(dir, "run\uFFFD", "b\uFFFD.sqlite") + ",true\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// A label or tag given by the user that is not UTF-8 is refused before
+	// any work (they would be stored otherwise than typed).
+	for _, opt := range []Options{{Run: "x\xff"}, {Tags: map[string]string{"k\xff": "v"}}, {Tags: map[string]string{"k": "v\xfe"}}} {
+		if _, err := Ingest(ctx, w, []string{bad}, opt); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%+v: %v, want a refusal", opt, err)
+		}
+	}
+}
