@@ -390,7 +390,7 @@ func PerfettoFix(ctx context.Context, in, out string, opt FixOptions) (*FixResul
 	if opt.TempDir == "" {
 		opt.TempDir = filepath.Dir(out)
 	}
-	o, err := createOutput(out, opt.Force)
+	o, err := createOutput(out, opt.Force, in)
 	if err != nil {
 		return nil, err
 	}

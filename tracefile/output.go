@@ -13,11 +13,13 @@ import (
 	"github.com/tracehouse/tracehouse/tempfiles"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/tracehouse/tracehouse/outfile"
 )
 
 // ErrExists is returned when the output file exists and overwriting was not
 // asked for.
-var ErrExists = errors.New("output file exists (use --force to overwrite)")
+var ErrExists = outfile.ErrExists
 
 // GzipLevel is the compression of .gz output. Level 1 keeps compression from
 // being the slowest stage (the output is a viewing copy, not an archive).
@@ -26,7 +28,8 @@ const GzipLevel = gzip.BestSpeed
 // output is a trace written under a temporary name in the destination's
 // directory and renamed into place only when complete: a failed or
 // interrupted rewrite leaves no partial file. A name ending in .gz is
-// gzip-compressed.
+// gzip-compressed. Only a regular file is ever replaced, and never the
+// input (package outfile).
 type output struct {
 	path  string
 	force bool
@@ -37,11 +40,9 @@ type output struct {
 	err   error
 }
 
-func createOutput(path string, force bool) (*output, error) {
-	if !force {
-		if _, err := os.Lstat(path); err == nil {
-			return nil, fmt.Errorf("%s: %w", path, ErrExists)
-		}
+func createOutput(path string, force bool, input string) (*output, error) {
+	if err := outfile.Check(path, outfile.Policy{Force: force, Inputs: []string{input}}); err != nil {
+		return nil, err
 	}
 	// named after this process, so that the next write of path removes
 	// what a killed one left
@@ -109,16 +110,15 @@ func (o *output) commit() error {
 	}
 	tmp := o.f.Name()
 	if o.force {
-		err = os.Rename(tmp, o.path)
-	} else {
-		// A hard link never replaces a file that appeared meanwhile.
-		err = os.Link(tmp, o.path)
-		if err == nil || errors.Is(err, fs.ErrExist) {
-			os.Remove(tmp)
-		} else if _, serr := os.Lstat(o.path); serr != nil {
-			// No hard links here (some network filesystems): rename.
-			err = os.Rename(tmp, o.path)
-		}
+		return outfile.Replace(tmp, o.path)
+	}
+	// A hard link never replaces a file that appeared meanwhile.
+	err = os.Link(tmp, o.path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		os.Remove(tmp)
+	} else if _, serr := os.Lstat(o.path); serr != nil {
+		// No hard links here (some network filesystems): rename.
+		return outfile.Replace(tmp, o.path)
 	}
 	if err != nil {
 		os.Remove(tmp)

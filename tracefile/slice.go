@@ -360,7 +360,7 @@ func Slice(ctx context.Context, in, out string, opt SliceOptions) (*SliceResult,
 	if opt.TempDir == "" {
 		opt.TempDir = filepath.Dir(out)
 	}
-	o, err := createOutput(out, opt.Force)
+	o, err := createOutput(out, opt.Force, in)
 	if err != nil {
 		return nil, err
 	}

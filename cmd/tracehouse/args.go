@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -98,12 +99,21 @@ func parseTags(flags []string) (map[string]string, error) {
 	return tags, nil
 }
 
-// checkOutput refuses an output that would replace its own input.
+// checkOutput refuses an output that would replace its own input: the same
+// name, or the same file (device and inode) reached through a symlink or
+// a hard link. (The library refuses it too, with the other outputs it never
+// writes; here it is a usage mistake.)
 func checkOutput(in, out string) error {
 	a, err1 := filepath.Abs(in)
 	b, err2 := filepath.Abs(out)
-	if err1 == nil && err2 == nil && a == b {
-		return usagef("the output %s is the input: give another -o", out)
+	same := err1 == nil && err2 == nil && a == b
+	if ist, err := os.Stat(in); err == nil {
+		if ost, err := os.Stat(out); err == nil && os.SameFile(ist, ost) {
+			same = true
+		}
+	}
+	if same {
+		return usagef("%s is the input (the same file): give another -o", out)
 	}
 	return nil
 }

@@ -39,7 +39,8 @@ The input is read twice, streaming, plain or gzip; memory does not grow with
 its size. The output goes to IN's directory as <name>.perfetto.json.gz unless
 -o says otherwise (gzip when the name ends in .gz); it is written under a
 temporary name and renamed when complete, and an existing file is replaced
-only with --force.`,
+only with --force, and never the input or a device, FIFO or other special
+file.`,
 		Example: `  tracehouse perfetto-fix profiles/run1/decode-TP-0.trace.json.gz
   tracehouse perfetto-fix trace.json -o /tmp/trace.perfetto.json
   tracehouse perfetto-fix --force --format json trace.json.gz`,

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/assemble"
 	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/outfile"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
@@ -38,6 +41,8 @@ type ReportOptions struct {
 	histories []*HistoryOptions
 	Sections
 	Timelines int
+	// Force replaces an output file that is not a report written before.
+	Force bool
 }
 
 func newCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
@@ -57,7 +62,9 @@ page that needs no network: the same content plus charts drawn as SVG
 (family shares per stage as stacked bars, the top kernels as bars, a
 timeline around the longest instance of the first --timelines overlap rows),
 sortable tables and long kernel names shortened with the full name on hover.
-Both can be written at once; FILE - writes to standard output.
+Both can be written at once; FILE - writes to standard output. An existing
+FILE is replaced when it is a report written before, otherwise only with
+--force; a device, FIFO or other special file never is.
 
 With no RUN, every run of the warehouse is reported (only those carrying
 every --tag KEY=VALUE when given). A RUN is a label, @latest, @latest~N,
@@ -105,6 +112,7 @@ Progress goes to standard error, one line per run.`,
 	fl.StringSliceVar(&opts.Compare, "compare", nil, "add the comparison of `BASE,CANDIDATE` (run selectors or PATHs)")
 	fl.StringArrayVar(&opts.History, "history", nil, "add the history of 'tracehouse history `FLAGS`', quoted as one value (repeatable)")
 	opts.Sections.bind(fl)
+	fl.BoolVar(&opts.Force, "force", false, "replace an existing FILE that is not a report written before")
 	fl.IntVar(&opts.Timelines, "timelines", 3, "timelines around the longest instance of the first `N` overlap rows of each stage")
 	_ = cmd.RegisterFlagCompletionFunc("stage", cobra.FixedCompletions(append(slices.Clone(vocab.Stages), "all"), cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -151,12 +159,24 @@ func (o *ReportOptions) parse(cmd *cobra.Command, f *Factory) error {
 }
 
 func reportRun(opts *ReportOptions) error {
+	// The outputs are checked before any work (and again at the rename).
+	for _, name := range []string{opts.Markdown, opts.HTML} {
+		if name != "" && name != "-" {
+			if err := outfile.Check(name, outfile.Policy{Force: opts.Force, Ours: reportWritten}); err != nil {
+				return err
+			}
+		}
+	}
 	doc, ingestErr, err := reportBuild(opts)
 	if err != nil {
 		return err
 	}
 	if opts.Markdown != "" {
 		if err := writeReport(opts, opts.Markdown, func(w io.Writer) error {
+			if opts.Markdown != "-" {
+				// (invisible once rendered; says the file is a report)
+				io.WriteString(w, markdownMark)
+			}
 			return report.Render(w, report.Markdown, doc.Markdown())
 		}); err != nil {
 			return err
@@ -264,6 +284,17 @@ func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) 
 	return runs, ingestErr, nil
 }
 
+// markdownMark starts a markdown report written to a file: the HTML page
+// says the same in its generator meta tag.
+const markdownMark = "<!-- written by tracehouse report -->\n"
+
+// reportWritten says whether a file (its first bytes) is a report written
+// before, which a new one replaces without --force.
+func reportWritten(head []byte) bool {
+	return bytes.HasPrefix(head, []byte(markdownMark)) ||
+		(bytes.HasPrefix(head, []byte("<!DOCTYPE html>")) && bytes.Contains(head, []byte(`<meta name="generator" content="tracehouse report">`)))
+}
+
 // writeReport renders into name ("-": standard output). A file is written
 // beside its final name and renamed into place, so that a failed report
 // leaves no half-written file.
@@ -277,7 +308,12 @@ func writeReport(opts *ReportOptions, name string, render func(io.Writer) error)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
 	if err != nil {
-		return err
+		// (naming the report, not the temporary name)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	_, err = tmp.Write(buf.Bytes())
 	if cerr := tmp.Close(); err == nil {
@@ -286,12 +322,12 @@ func writeReport(opts *ReportOptions, name string, render func(io.Writer) error)
 	if err == nil {
 		err = os.Chmod(tmp.Name(), 0o644)
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
 	if err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := outfile.Replace(tmp.Name(), name); err != nil {
+		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "wrote %s (%.1f KiB)\n", name, float64(buf.Len())/1024)
 	return nil

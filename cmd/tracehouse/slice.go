@@ -49,7 +49,8 @@ metadata events and top-level keys. Kept events are copied byte for byte.
 
 The input is read twice, streaming, plain or gzip; the output is gzip when
 its name ends in .gz, written under a temporary name and renamed when
-complete; an existing file is replaced only with --force.`,
+complete; an existing file is replaced only with --force, and never the input
+or a device, FIFO or other special file.`,
 		Example: `  tracehouse slice big-TP-0.trace.json.gz -o steps-10-12.json.gz --step 10:12
   tracehouse slice trace.json.gz -o decode.json.gz --stage decode --window 2s:2.5s
   tracehouse slice merged-run.json.gz -o rank3.json.gz --rank 3`,
