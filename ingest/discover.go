@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -27,6 +28,9 @@ type candidate struct {
 	explicit bool
 	runDir   string // directory whose name labels the run ("" with --run)
 	hash     string // content hash, once computed (resolveRuns may need it first)
+	// refused: why the file named is never read (a FIFO, a device): it
+	// fails alone with this
+	refused error
 }
 
 // sidecars are JSON files that sit next to traces and are never traces.
@@ -73,6 +77,11 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 			}
 			seen[abs] = true
 			c := candidate{path: p, root: filepath.Dir(p), size: info.Size(), named: claimsTrace(info.Name()), explicit: true}
+			if kind := decode.SpecialKind(info.Mode()); kind != "" {
+				// Named, so an error (of this file alone), never read.
+				c.size = 0
+				c.refused = fmt.Errorf("%s: %s, %w: only regular files are read", p, kind, decode.ErrSpecial)
+			}
 			if !fixedRun {
 				c.runDir = runDirOf(c.path, c.root, false)
 			}
@@ -113,8 +122,23 @@ func discover(paths []string, fixedRun bool) ([]candidate, []string, error) {
 			}
 			seen[abs] = true
 			info, err := d.Info()
+			if err == nil && info.Mode()&fs.ModeSymlink != 0 {
+				info, err = os.Stat(path) // what the link names
+				if errors.Is(err, fs.ErrNotExist) {
+					notices = append(notices, path+": a symlink to nothing, skipped")
+					return nil
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, unwrapPathError(err))
+			}
+			if info.IsDir() {
+				return nil // (a symlinked directory is not walked)
+			}
+			if kind := decode.SpecialKind(info.Mode()); kind != "" {
+				// A FIFO never ends, nor does /dev/zero: never read.
+				notices = append(notices, path+": "+kind+", not a regular file, skipped")
+				return nil
 			}
 			c := candidate{path: path, root: p, size: info.Size(), named: claimsTrace(name)}
 			if !fixedRun {
@@ -230,9 +254,11 @@ func serverArgsDir(path, root string) string {
 	}
 }
 
+// fileExists says whether p is a regular file (after symlinks): a FIFO
+// named server_args.json is not one to read.
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
+	return err == nil && st.Mode().IsRegular()
 }
 
 // findServerArgs returns the server_args.json for a trace: searched from its
@@ -274,7 +300,7 @@ type serverArgs struct {
 const maxServerArgs = 1 << 20
 
 func readServerArgs(path string) (*serverArgs, error) {
-	f, err := os.Open(path)
+	f, err := decode.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

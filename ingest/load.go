@@ -97,9 +97,13 @@ var traceTables = []string{schema.Kernels, schema.Launches, schema.CPUOps, schem
 func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult {
 	start := time.Now()
 	res := FileResult{Path: c.path, Run: run.label}
+	if c.refused != nil {
+		res.Status, res.Err = StatusFailed, c.refused
+		return res
+	}
 	hash, err := c.hash, error(nil)
 	if hash == "" {
-		hash, err = hashFile(c.path)
+		hash, err = hashFile(ctx, c.path)
 	}
 	if err != nil {
 		res.Status, res.Err = StatusFailed, fmt.Errorf("%s: %w", c.path, unwrapPathError(err))

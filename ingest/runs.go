@@ -141,12 +141,15 @@ type capture struct {
 func newCapture(files []*candidate) *capture { return &capture{files: files} }
 
 // holds says whether every hash is among the capture's files.
-func (c *capture) holds(hashes []string) (bool, error) {
+func (c *capture) holds(ctx context.Context, hashes []string) (bool, error) {
 	if c.hashes == nil {
 		c.hashes = map[string]bool{}
 		for _, f := range c.files {
 			if f.hash == "" {
-				h, err := hashFile(f.path)
+				h, err := hashFile(ctx, f.path)
+				if ctx.Err() != nil {
+					return false, ctx.Err()
+				}
 				if err != nil {
 					// the load reports the file's error
 					continue
@@ -254,7 +257,7 @@ func sameCapture(ctx context.Context, db *sql.DB, id int64, c *capture) (bool, e
 	if err := rows.Err(); err != nil {
 		return false, fmt.Errorf("read run's traces: %w", err)
 	}
-	return c.holds(hashes)
+	return c.holds(ctx, hashes)
 }
 
 func addTags(ctx context.Context, db *sql.DB, id int64, tags map[string]string) error {

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -52,9 +51,9 @@ type Counter interface{ Add(n int64) }
 // Open opens a trace file, decompressing gzip (detected by its magic bytes,
 // not its name); gz reports whether it was compressed. Bytes read from disk
 // go to c when it is not nil. A bad gzip header is a *parseerr.Error
-// naming path.
+// naming path. Only a regular file is opened (OpenRegular).
 func Open(path string, c Counter) (r io.ReadCloser, gz bool, err error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, false, err
 	}
