@@ -445,8 +445,8 @@ func TestInvalidUTF8Repaired(t *testing.T) {
 func TestInfinityLikeNaN(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "args.trace.json"), traceJSON(`"deviceProperties": [{"id": 0, "name": "GPU", "max": Infinity}]`,
-		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7,"a":Infinity,"b":-Infinity,"c":NaN,"d":[Infinity]}}`,
+	writeFile(t, filepath.Join(dir, "args.trace.json"), traceJSON(`"deviceProperties": [{"id": 0, "name": "GPU", "max": Infinity, "min": -infinity}]`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7,"a":Infinity,"b":-Infinity,"c":NaN,"d":[Infinity],"e":infinity,"f":-INFINITY}}`,
 		`{"ph":"C","name":"c","pid":0,"ts":2,"args":{"v":-Infinity}}`))
 	var bad []refused
 	for i, c := range []struct{ event, want string }{
@@ -464,7 +464,7 @@ func TestInfinityLikeNaN(t *testing.T) {
 	if err != nil || res.Failed() != 0 {
 		t.Fatalf("%v %+v", err, res.Files)
 	}
-	if got := mustCSV(t, w.DB, `SELECT device_properties::VARCHAR AS p FROM traces`); got != "p\n\"[{\"\"id\"\":0,\"\"name\"\":\"\"GPU\"\",\"\"max\"\":null}]\"\n" {
+	if got := mustCSV(t, w.DB, `SELECT device_properties::VARCHAR AS p FROM traces`); got != "p\n\"[{\"\"id\"\":0,\"\"name\"\":\"\"GPU\"\",\"\"max\"\":null,\"\"min\"\":null}]\"\n" {
 		t.Errorf("device properties: %s", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // null as its rules say. The value refers to raw, or to a repaired copy.
 func ParseJSON(p *fastjson.Parser, raw []byte) (*fastjson.Value, error) {
 	v, err := p.ParseBytes(raw)
-	if err == nil || !bytes.Contains(raw, []byte("Infinity")) {
+	if err == nil || !bytes.Contains(bytes.ToLower(raw), []byte("infinity")) {
 		return v, err
 	}
 	fixed, ok := infinityAsInf(raw)
@@ -25,8 +25,9 @@ func ParseJSON(p *fastjson.Parser, raw []byte) (*fastjson.Value, error) {
 }
 
 // infinityAsInf returns a copy of raw with every Infinity outside strings
-// written as Inf padded with blanks to the same length (so byte offsets
-// within the value do not move); ok is false when there is none.
+// (in any case, as fastjson reads NaN and Inf) written as Inf padded with
+// blanks to the same length (so byte offsets within the value do not move);
+// ok is false when there is none.
 func infinityAsInf(raw []byte) ([]byte, bool) {
 	var out []byte
 	inString := false
@@ -37,7 +38,7 @@ func infinityAsInf(raw []byte) ([]byte, bool) {
 			i++
 		case c == '"':
 			inString = !inString
-		case !inString && c == 'I' && bytes.HasPrefix(raw[i:], []byte("Infinity")):
+		case !inString && (c == 'I' || c == 'i') && len(raw)-i >= len("Infinity") && bytes.EqualFold(raw[i:i+len("Infinity")], []byte("Infinity")):
 			if out == nil {
 				out = bytes.Clone(raw)
 			}
