@@ -285,8 +285,9 @@ func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) 
 }
 
 // markdownMark starts a markdown report written to a file: the HTML page
-// says the same in its generator meta tag.
-const markdownMark = "<!-- written by tracehouse report -->\n"
+// says the same in its generator meta tag. A link reference definition
+// renders as nothing and, unlike an HTML comment, is no raw HTML.
+const markdownMark = "[//]: # \"written by tracehouse report\"\n\n"
 
 // reportWritten says whether a file (its first bytes) is a report written
 // before, which a new one replaces without --force.
