@@ -10,11 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tracehouse/tracehouse/tempfiles"
-
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/tracehouse/tracehouse/outfile"
+	"github.com/tracehouse/tracehouse/tempfiles"
 )
 
 // ErrExists is returned when the output file exists and overwriting was not
