@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tracehouse/tracehouse/inline"
@@ -415,16 +417,14 @@ func tracesOfRuns(ctx context.Context, tx *sql.Tx, runs []int64) (map[int64][]tr
 // pieces of evidence; unknown when none names one or they disagree.
 func runFramework(ts []traceSummary) (fw, ev string) {
 	fws := map[string]bool{}
-	var evidence []string
+	var evs []string
 	for _, t := range ts {
 		if t.framework != vocab.FrameworkUnknown {
 			fws[t.framework] = true
 		}
-		if t.evidence != "" && len(evidence) < 3 && !contains(evidence, t.evidence) {
-			evidence = append(evidence, t.evidence)
-		}
+		evs = append(evs, t.evidence)
 	}
-	fw, ev = vocab.FrameworkUnknown, strings.Join(evidence, "; ")
+	fw, ev = vocab.FrameworkUnknown, mergeEvidence(evs)
 	switch len(fws) {
 	case 1:
 		for f := range fws {
@@ -443,6 +443,61 @@ func runFramework(ts []traceSummary) (fw, ev string) {
 		ev = "traces disagree: " + strings.Join(list, ", ")
 	}
 	return fw, ev
+}
+
+// fileFits is the part of a trace's evidence that names its file.
+var fileFits = regexp.MustCompile(`^file name (.+) fits (.+)$`)
+
+// counted is a part of evidence ending in a count: "Python frames in vllm
+// code (1209)".
+var counted = regexp.MustCompile(`^(.*) \((\d+)\)$`)
+
+// mergeEvidence is the run's evidence from its traces': each kind said
+// once (the traces of one run say the same things about different files),
+// file names counted, counts summed; at most three kinds.
+func mergeEvidence(evs []string) string {
+	type part struct {
+		text  string
+		fits  string // a file name's: what it fits
+		files int
+		n     int64
+		count bool
+	}
+	var parts []*part
+	byKey := map[string]*part{}
+	for _, e := range evs {
+		if e == "" {
+			continue
+		}
+		for _, p := range strings.Split(e, "; ") {
+			key, pt := p, &part{text: p}
+			if m := fileFits.FindStringSubmatch(p); m != nil {
+				key, pt.fits, pt.files = "file fits "+m[2], m[2], 1
+			} else if m := counted.FindStringSubmatch(p); m != nil {
+				key, pt.text, pt.count = m[1], m[1], true
+				pt.n, _ = strconv.ParseInt(m[2], 10, 64)
+			}
+			if old, ok := byKey[key]; ok {
+				old.files += pt.files
+				old.n += pt.n
+				continue
+			}
+			byKey[key] = pt
+			parts = append(parts, pt)
+		}
+	}
+	var out []string
+	for _, p := range parts[:min(len(parts), 3)] {
+		switch {
+		case p.files > 1:
+			out = append(out, fmt.Sprintf("%d file names fit %s", p.files, p.fits))
+		case p.count:
+			out = append(out, fmt.Sprintf("%s (%d)", p.text, p.n))
+		default:
+			out = append(out, p.text)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // summaryColumns are the values of a run's summary, in the order
