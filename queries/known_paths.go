@@ -42,11 +42,15 @@ type KnownPathsRow struct {
 	Sources   []string
 	Rationale string
 	Keywords  []string // the entry's keywords that hit
+	// Elsewhere: the entry is another serving framework's than the run's
+	// (known) framework.
+	Elsewhere bool
 }
 
 // KnownPaths returns, for each pair, the overlap-catalog entries whose
 // keywords match its kernel or its dominant overlapping kernel: pairs in
-// order, entries of the run's own framework first, then catalog order. It
+// order, entries of the run's own framework first, other serving
+// frameworks' (Elsewhere) last, then catalog order. It
 // needs the catalog installed (ingest.InstallCatalog).
 func KnownPaths(ctx context.Context, q Querier, p KnownPathsParams) ([]KnownPathsRow, error) {
 	kernels := make([]string, len(p.Pairs))
@@ -66,7 +70,7 @@ func KnownPaths(ctx context.Context, q Querier, p KnownPathsParams) ([]KnownPath
 		var dominant, sw sql.NullString
 		var sources, keywords []any
 		err := rows.Scan(&index, &r.Kernel, &dominant, &r.Matched, &r.ID, &r.Name, &r.Framework,
-			&r.Origin, &sw, &sources, &r.Rationale, &keywords)
+			&r.Origin, &sw, &sources, &r.Rationale, &keywords, &r.Elsewhere)
 		r.Index = int(index) - 1
 		r.Dominant, r.Switch = dominant.String, sw.String
 		r.Sources, r.Keywords = fusionStrings(sources), fusionStrings(keywords)

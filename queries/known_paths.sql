@@ -12,7 +12,9 @@
 -- of every stage of a report.
 --
 -- One row per (overlap row, entry), sorted by the row's position, then
--- entries of the run's own framework first, then catalog order.
+-- entries of the run's own framework first, then FlashInfer's (a kernel
+-- library any framework may call), then other serving frameworks' ("elsewhere":
+-- the path exists there, not in this framework), each in catalog order.
 --
 -- Parameters:
 --   $run, $mapping, $rank, $stage   as in fusion_matches.sql
@@ -28,6 +30,10 @@
 --   matched      kernel | dominant | both: which side a keyword hit
 --   id, name, framework, origin, switch (NULL when unknown), sources, rationale
 --   keywords     the entry's keywords that hit, sorted
+--   elsewhere    the entry is another serving framework's: the run's framework
+--                (or, when unknown, the session variable tracehouse_framework,
+--                as in sqllib/fusion.sql) is known and is not the entry's, and
+--                the entry is not FlashInfer's
 WITH
 _rows AS (
     SELECT row_index, k.kernel, d.dominant,
@@ -106,14 +112,20 @@ _matched AS (
     GROUP BY r.row_index, r.kernel, r.dominant, h.id
 ),
 _framework AS (
-    SELECT framework FROM runs WHERE run_id = $run
+    SELECT coalesce(nullif(framework, 'unknown'), getvariable('tracehouse_framework')::VARCHAR) AS framework
+    FROM runs WHERE run_id = $run
+),
+_entries AS (
+    SELECT m.row_index, m.kernel, m.dominant, m.by_kernel, m.by_dominant, m.keywords,
+           o.id, o.name, o.framework, o.origin, o.switch, o.sources, o.rationale, o.ordinal,
+           coalesce(o.framework = (SELECT framework FROM _framework), false) AS own,
+           coalesce(o.framework <> (SELECT framework FROM _framework) AND o.framework <> 'flashinfer', false) AS elsewhere
+    FROM _matched m
+    JOIN overlap_catalog o USING (id)
 )
-SELECT m.row_index, m.kernel, m.dominant,
-       CASE WHEN m.by_kernel AND m.by_dominant THEN 'both'
-            WHEN m.by_kernel THEN 'kernel' ELSE 'dominant' END AS matched,
-       o.id, o.name, o.framework, o.origin, o.switch, o.sources, o.rationale, m.keywords
-FROM _matched m
-JOIN overlap_catalog o USING (id)
-ORDER BY m.row_index,
-         o.framework IS DISTINCT FROM (SELECT framework FROM _framework),
-         o.ordinal
+SELECT row_index, kernel, dominant,
+       CASE WHEN by_kernel AND by_dominant THEN 'both'
+            WHEN by_kernel THEN 'kernel' ELSE 'dominant' END AS matched,
+       id, name, framework, origin, switch, sources, rationale, keywords, elsewhere
+FROM _entries
+ORDER BY row_index, NOT own, elsewhere, ordinal

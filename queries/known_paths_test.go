@@ -17,11 +17,14 @@ func testOverlap(id, framework string, keywords ...string) catalog.Overlap {
 
 // TestKnownPaths checks catalog.md section 3: overlap entries whose keywords
 // hit an overlap row's kernel or its dominant overlapping kernel, by name,
-// site or CPU op, in row order with the run's framework first.
+// site or CPU op, in row order with the run's framework first, then
+// FlashInfer's (a kernel library, no one's "elsewhere"), then other serving
+// frameworks' entries, which are "elsewhere" (issue 36 item 15).
 func TestKnownPaths(t *testing.T) {
 	t.Parallel()
 	cat := testCatalog(nil,
 		testOverlap("o-vllm-gather", "vllm", "AllGather"), // name, compact: ncclDevKernel_AllGather
+		testOverlap("o-fi-gather", "flashinfer", "AllGather"),
 		testOverlap("o-sglang-alt", "sglang", "alt_stream"),
 		testOverlap("o-sglang-gather", "sglang", "all_gather"),
 		testOverlap("o-op", "trtllm", "all_to_all_single"),
@@ -51,15 +54,17 @@ func TestKnownPaths(t *testing.T) {
 	}
 	var got []string
 	for _, r := range rows {
-		got = append(got, fmt.Sprintf("%d %s %s %v", r.Index, r.ID, r.Matched, r.Keywords))
+		got = append(got, fmt.Sprintf("%d %s %s %v elsewhere=%v", r.Index, r.ID, r.Matched, r.Keywords, r.Elsewhere))
 	}
 	want := []string{
-		"0 o-sglang-gather kernel [all_gather]",
-		"0 o-vllm-gather kernel [AllGather]",
-		"1 o-sglang-alt dominant [alt_stream]",
-		"2 o-sglang-gather dominant [all_gather]",
-		"2 o-vllm-gather dominant [AllGather]",
-		"2 o-op kernel [all_to_all_single]",
+		"0 o-sglang-gather kernel [all_gather] elsewhere=false",
+		"0 o-fi-gather kernel [AllGather] elsewhere=false",
+		"0 o-vllm-gather kernel [AllGather] elsewhere=true",
+		"1 o-sglang-alt dominant [alt_stream] elsewhere=false",
+		"2 o-sglang-gather dominant [all_gather] elsewhere=false",
+		"2 o-fi-gather dominant [AllGather] elsewhere=false",
+		"2 o-vllm-gather dominant [AllGather] elsewhere=true",
+		"2 o-op kernel [all_to_all_single] elsewhere=true",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("known paths:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
@@ -71,7 +76,7 @@ func TestKnownPaths(t *testing.T) {
 		}
 	}
 	by := KnownPathsByPair(rows, len(pairs))
-	if len(by[1]) != 1 || by[3] != nil || len(by[2]) != 3 {
+	if len(by[1]) != 1 || by[3] != nil || len(by[2]) != 4 {
 		t.Errorf("by pair: %+v", by)
 	}
 
@@ -118,6 +123,21 @@ func TestKnownPaths(t *testing.T) {
 				t.Errorf("mapping %v, stage %q: %d rows, want %d", m, stage, len(rows), want)
 			}
 		}
+	}
+
+	// a run of unknown framework has no "elsewhere": catalog order
+	unknown := f.run("unknown", "test/model-7b", 2)
+	f.seq(f.traceOf(unknown, 0, 0), "decode", 7, 0, gather)
+	rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: unknown, Pairs: []KnownPathPair{{Kernel: gather.name}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s elsewhere=%v", r.ID, r.Elsewhere))
+	}
+	if want := []string{"o-vllm-gather elsewhere=false", "o-fi-gather elsewhere=false", "o-sglang-gather elsewhere=false"}; !slices.Equal(got, want) {
+		t.Errorf("unknown framework:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 
 	// no pairs, no rows

@@ -195,7 +195,8 @@ type TriageOverlap struct {
 	ExclusiveNS    int64   `json:"exclusive_ns"`
 	StageBusyNS    int64   `json:"stage_busy_ns"`
 	// KnownPaths are the overlap-catalog entries matching the kernel or its
-	// dominant kernel: `Known path: <name> (<framework>, <origin>)`.
+	// dominant kernel: `Known path: <name> (<framework>, <origin>)`, or
+	// `Known path elsewhere: ...` for another serving framework's entry.
 	KnownPaths []string `json:"known_paths"`
 }
 
@@ -443,9 +444,14 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 }
 
 // KnownPathLabel is the text an overlap-catalog entry adds to an overlap
-// row (catalog.md section 3).
+// row; another serving framework's entry says "elsewhere", so a row of an
+// SGLang run does not read as if SGLang had that path.
 func KnownPathLabel(r queries.KnownPathsRow) string {
-	return fmt.Sprintf("Known path: %s (%s, %s)", r.Name, r.Framework, r.Origin)
+	where := ""
+	if r.Elsewhere {
+		where = " elsewhere"
+	}
+	return fmt.Sprintf("Known path%s: %s (%s, %s)", where, r.Name, r.Framework, r.Origin)
 }
 
 // similarityNote is the one line printed after a fuse-pattern table.

@@ -340,4 +340,9 @@ func TestKnownPathLabel(t *testing.T) {
 	if l := KnownPathLabel(r); l != "Known path: Overlap o-sglang-gather (sglang, upstream)" {
 		t.Errorf("label %q", l)
 	}
+	// another serving framework's entry (issue 36 item 15)
+	r = queries.KnownPathsRow{Name: "TokenSpeed allreduce / communication fusion", Framework: "tokenspeed", Origin: "upstream", Elsewhere: true}
+	if l := KnownPathLabel(r); l != "Known path elsewhere: TokenSpeed allreduce / communication fusion (tokenspeed, upstream)" {
+		t.Errorf("label elsewhere %q", l)
+	}
 }
