@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,16 @@ func TestFlagsThatDoNothingSaySo(t *testing.T) {
 	}
 	if code, out, _ := runCmd(t, "completion", "bash"); code != 0 || !strings.Contains(out, "bash completion") {
 		t.Errorf("completion bash: exit %d", code)
+	}
+}
+
+// TestVersionFlag: `tracehouse --version` prints the version and commit
+// like `tracehouse version` (issue 36 item 17: it was an unknown flag).
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	code, out, stderr := runCmd(t, "--version")
+	ver, commit := buildVersion(debug.ReadBuildInfo())
+	if want := "tracehouse " + ver + "\ncommit " + commit + "\n"; code != 0 || out != want {
+		t.Errorf("--version: exit %d, stdout %q (want %q), stderr %q", code, out, want, stderr)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -26,6 +27,11 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version says what `tracehouse version` says but DuckDB's version
+	// (that one opens the engine)
+	ver, commit := buildVersion(debug.ReadBuildInfo())
+	cmd.Version = ver
+	cmd.SetVersionTemplate("tracehouse {{.Version}}\ncommit " + commit + "\n")
 	cmd.PersistentFlags().StringVar(&f.db, "db", "", "warehouse file (default $TRACEHOUSE_DB or ./tracehouse.duckdb; :memory: for a throw-away one)")
 	cmd.PersistentFlags().StringVar(&f.lake, "lake", "", "Parquet lake `DIR` to read instead of the warehouse (ingest and export write it)")
 	cmd.PersistentFlags().StringVar(&f.format, "format", "table", "output format: table, markdown, json or csv")
