@@ -580,12 +580,3 @@ func nullInt(v int) any {
 	}
 	return v
 }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
