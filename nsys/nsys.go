@@ -245,23 +245,29 @@ func (e *Export) readCatalog(ctx context.Context) error {
 }
 
 func (e *Export) tableColumns(ctx context.Context, table string) ([]string, error) {
-	rows, err := e.db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	return oneColumn[string](ctx, e, table, `SELECT name FROM pragma_table_info(?)`, table)
+}
+
+// oneColumn reads the one column of q's rows (from table, named when the
+// export is damaged).
+func oneColumn[T any](ctx context.Context, e *Export, table, q string, args ...any) ([]T, error) {
+	rows, err := e.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, e.damaged(table, err)
 	}
 	defer rows.Close()
-	var cols []string
+	var out []T
 	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
+		var v T
+		if err := rows.Scan(&v); err != nil {
 			return nil, e.damaged(table, err)
 		}
-		cols = append(cols, c)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, e.damaged(table, err)
 	}
-	return cols, nil
+	return out, nil
 }
 
 // String returns StringIds' value for id, cached.

@@ -661,7 +661,7 @@ func (e *Export) Devices(ctx context.Context) ([]int64, error) {
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	return e.ints(ctx, TableKernel, strings.Join(parts, " UNION ")+" ORDER BY 1")
+	return oneColumn[int64](ctx, e, TableKernel, strings.Join(parts, " UNION ")+" ORDER BY 1")
 }
 
 // Processes lists the processes that made CUDA runtime calls, sorted (none
@@ -670,26 +670,6 @@ func (e *Export) Processes(ctx context.Context) ([]int64, error) {
 	if !e.HasColumn(TableRuntime, "globalTid") {
 		return nil, nil
 	}
-	return e.ints(ctx, TableRuntime, `SELECT DISTINCT ("globalTid" >> 24) & 16777215 FROM `+TableRuntime+
+	return oneColumn[int64](ctx, e, TableRuntime, `SELECT DISTINCT ("globalTid" >> 24) & 16777215 FROM `+TableRuntime+
 		` WHERE "globalTid" IS NOT NULL ORDER BY 1`)
-}
-
-func (e *Export) ints(ctx context.Context, table, q string) ([]int64, error) {
-	rows, err := e.db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, e.damaged(table, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return nil, e.damaged(table, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, e.damaged(table, err)
-	}
-	return out, nil
 }
