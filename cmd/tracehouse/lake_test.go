@@ -327,7 +327,9 @@ func TestLakeConcurrentIngest(t *testing.T) {
 		}
 	}
 	if spans[0][1].Before(spans[1][0]) || spans[1][1].Before(spans[0][0]) {
-		t.Logf("the two ingests did not overlap in time: %v", spans)
+		// The scenario is two writers at once: one after the other tests
+		// nothing the single-writer tests do not.
+		t.Errorf("the two ingests did not run at the same time: %v", spans)
 	}
 	db := filepath.Join(t.TempDir(), "w.duckdb")
 	if code, _, stderr := runCmd(t, append([]string{"--db", db, "ingest"}, append(sets[0], sets[1]...)...)...); code != 0 {
@@ -376,6 +378,9 @@ func TestLakeKilledIngest(t *testing.T) {
 	// trace has been committed since the process started
 	for _, when := range []string{"writing", "committed", "committed"} {
 		before := traceFiles()
+		if before >= len(m.Files) {
+			t.Fatalf("before the kill once %s: every trace (%d) is in the lake already: nothing left to kill a writer of", when, before)
+		}
 		cmd := exec.Command(os.Args[0], "--lake", dir, "ingest", "--jobs", "2", src)
 		cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 		if err := cmd.Start(); err != nil {
@@ -391,7 +396,7 @@ func TestLakeKilledIngest(t *testing.T) {
 			default:
 			}
 			if when == "writing" {
-				m, _ := filepath.Glob(filepath.Join(dir, "_tracehouse", "tmp", fmt.Sprintf("w%d-*", cmd.Process.Pid), "b0"))
+				m, _ := filepath.Glob(filepath.Join(dir, "_tracehouse", "tmp", fmt.Sprintf("w%d.*", cmd.Process.Pid), "b0"))
 				seen = len(m) > 0
 			} else {
 				seen = traceFiles() > before
@@ -400,7 +405,12 @@ func TestLakeKilledIngest(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGKILL)
 		<-exited
 		n := lakeConsistent(t, dir)
-		t.Logf("killed once %s (seen: %v, ended first: %v): %d of %d traces in the lake", when, seen, ended, n, len(m.Files))
+		t.Logf("killed once %s: %d of %d traces in the lake", when, n, len(m.Files))
+		if !seen {
+			// The scenario is a writer killed at that point: an ingest
+			// that ended first, or never got there, tests nothing.
+			t.Errorf("the ingest was not killed once %s (it ended first: %v)", when, ended)
+		}
 		if n < prev {
 			t.Errorf("traces went from %d to %d", prev, n)
 		}
