@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -16,14 +17,21 @@ import (
 // interrupted ingest (or a crash between a trace's commit and this step)
 // running it again finishes the job. `ingest`, `triage PATH` and `capture`
 // all end with it.
+//
+// A run whose copy cannot be saved (DuckDB out of memory, say) fails alone:
+// the others are saved, the failure is recorded (finish_failures) so that
+// later finishes leave that run alone until one of its traces changes, and
+// Finish returns a *FinishError naming it.
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	if err := SavePendingOverlap(ctx, db); err != nil {
+	err := SavePendingOverlap(ctx, db)
+	var fe *FinishError
+	if err != nil && !errors.As(err, &fe) {
 		return err
 	}
-	return SavePendingSteps(ctx, db)
+	return JoinFinishErrors(err, SavePendingSteps(ctx, db))
 }
 
 // FinishCatalog is Finish's first step: the catalog installed (reported as
@@ -60,9 +68,11 @@ func SavePendingSteps(ctx context.Context, db *sql.DB) error {
 	return stepStore().save(ctx, db, runs)
 }
 
-// pendingRuns runs one of the *_pending queries: run ids, one per row.
+// pendingRuns runs one of the *_pending queries: run ids, one per row. A
+// run whose save failed FinishAttempts times for its current traces is not
+// pending.
 func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) {
-	rows, err := db.QueryContext(ctx, stmt(name))
+	rows, err := queryNamed(ctx, db, stmt(name), sql.Named("max_attempts", FinishAttempts))
 	if err != nil {
 		return nil, err
 	}

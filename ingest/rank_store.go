@@ -57,12 +57,7 @@ func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs
 	if err != nil {
 		return fmt.Errorf("save %s: %w", what, err)
 	}
-	for _, b := range bs {
-		if err := save(ctx, db, b); err != nil {
-			return err
-		}
-	}
-	return nil
+	return saveIsolated(ctx, db, what, bs, save)
 }
 
 // plan groups runs into batches (batches) by their ranks' sizes; with

@@ -112,6 +112,7 @@ var Local = map[string]string{
 	"fusion_store_runs":    "not kept (empty in a lake, so every saved fuse-pattern copy reads as stale)",
 	"overlap_row_store":    "not kept: a lake's readers compute overlap-opportunity rows from its events",
 	"overlap_row_runs":     "not kept (empty in a lake, so every saved overlap-row copy reads as stale)",
+	"finish_failures":      "not kept: a warehouse's record of saves that failed, for its own later finishes",
 }
 
 // idRule says how a column's values change on the way into the lake.

@@ -3,6 +3,8 @@ package target
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -28,22 +30,41 @@ import (
 // save is mostly DuckDB planning its statements on one thread, so one save
 // alone left the other core idle (0.6 MB trace: 110 -> 81-99 ms; 270 MB:
 // 580 -> 460-540 ms, for about 35 MiB more at the peak).
+//
+// A run whose copy cannot be saved fails alone (ingest.Finish): the saves
+// go on for the other runs and copies, and Finish returns an
+// *ingest.FinishError naming each failed run and copy.
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := ingest.FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
+	// A run's failure must not cancel the other saves (errgroup cancels on
+	// an error): it is set aside and joined at the end.
+	var mu sync.Mutex
+	var failed []error
+	alone := func(err error) error {
+		var fe *ingest.FinishError
+		if errors.As(err, &fe) {
+			mu.Lock()
+			defer mu.Unlock()
+			failed = append(failed, err)
+			return nil
+		}
+		return err
+	}
 	g, gctx := errgroup.WithContext(ingest.Announce(ctx, ingest.PhaseSaving))
-	g.Go(func() error { return saveFusion(gctx, db) })
+	g.Go(func() error { return alone(saveFusion(gctx, db)) })
 	g.Go(func() error {
-		if err := ingest.SavePendingOverlap(gctx, db); err != nil {
+		if err := alone(ingest.SavePendingOverlap(gctx, db)); err != nil {
 			return err
 		}
 		h, hctx := errgroup.WithContext(gctx)
-		h.Go(func() error { return ingest.SavePendingSteps(hctx, db) })
-		h.Go(func() error { return saveOverlapRows(hctx, db) })
+		h.Go(func() error { return alone(ingest.SavePendingSteps(hctx, db)) })
+		h.Go(func() error { return alone(saveOverlapRows(hctx, db)) })
 		return h.Wait()
 	})
-	return g.Wait()
+	err := g.Wait()
+	return ingest.JoinFinishErrors(append(failed, err)...)
 }
 
 // saveFusion saves the fuse-pattern rows of every run without a current

@@ -186,11 +186,13 @@ func TestFinishSavesOverlapRows(t *testing.T) {
 	notSaved("after a classifier change", second)
 }
 
-// TestFinishFailedSaveStopsTheOthers: when one of the saves Finish runs
-// side by side fails, Finish returns its error, the others stop, none of
-// them leaves a copy recorded without its rows, and the next Finish
-// completes every save.
-func TestFinishFailedSaveStopsTheOthers(t *testing.T) {
+// TestFinishFailedSaveLeavesTheOthers: when one of the saves Finish runs
+// side by side fails for every run (its table no longer fits its rows),
+// Finish names each run in an *ingest.FinishError and records the
+// failures; the other saves go on and complete, none leaves a copy
+// recorded without its rows, and the next Finish (the table repaired)
+// tries the failed copies again and completes every save.
+func TestFinishFailedSaveLeavesTheOthers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := schematest.Open(t, schematest.Template(t, "ingested-demo", func(ctx context.Context, w *schema.Warehouse) error {
@@ -202,12 +204,36 @@ func TestFinishFailedSaveStopsTheOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Finish(ctx, w.DB, catalog.Default())
-	if err == nil || !strings.Contains(err.Error(), "save fuse patterns") {
+	fe, ok := err.(*ingest.FinishError)
+	if !ok || !strings.Contains(err.Error(), "save fuse patterns") {
 		t.Fatalf("Finish with the fuse-pattern save failing: %v", err)
+	}
+	var runs int
+	if err := w.DB.QueryRowContext(ctx, `SELECT count(DISTINCT run_id) FROM kernels`).Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	failed := map[int64]bool{}
+	for _, f := range fe.Failures {
+		if f.Store != "fuse patterns" || f.Attempts != 1 {
+			t.Errorf("failure %+v, want the fuse patterns, attempt 1", f)
+		}
+		failed[f.Run] = true
+	}
+	if len(failed) != runs || len(fe.Failures) != runs {
+		t.Errorf("%d failures of %d runs, want one for each of the %d runs", len(fe.Failures), len(failed), runs)
 	}
 	var n int64
 	if err := w.DB.QueryRowContext(ctx, `SELECT count(*) FROM fusion_store_runs`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("fuse-pattern copies recorded after the failure: %d %v", n, err)
+	}
+	// The other saves went on: every run has its overlap, steps and
+	// overlap-table rows.
+	for _, q := range []string{`SELECT count(DISTINCT run_id) FROM kernel_overlap_runs`, `SELECT count(DISTINCT run_id) FROM step_store_runs`,
+		`SELECT count(DISTINCT run_id) FROM overlap_row_runs`, `SELECT count(DISTINCT run_id) FROM finish_failures WHERE store = 'fuse patterns'`} {
+		var got int
+		if err := w.DB.QueryRowContext(ctx, q).Scan(&got); err != nil || got != runs {
+			t.Errorf("%s: %d runs (%v), want %d", q, got, err, runs)
+		}
 	}
 	// A recorded copy has its rows: the overlap of every kernel, the step
 	// totals of its run.
@@ -228,6 +254,7 @@ func TestFinishFailedSaveStopsTheOthers(t *testing.T) {
 	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatalf("Finish again: %v", err)
 	}
+
 	for name, pending := range map[string]func(context.Context, *sql.DB) ([]int64, error){
 		"fuse patterns": ingest.FusionPending, "overlap rows": ingest.OverlapRowsPending,
 	} {

@@ -157,10 +157,38 @@ func ingestRun(opts *IngestOptions) error {
 	// phases of the progress display).
 	err = target.Finish(ctx, w.DB, catalogOf())
 	done()
+	if fe, ok := err.(*ingest.FinishError); ok {
+		return finishFailed(opts.IO, res, fe)
+	}
 	if err != nil {
 		return err
 	}
 	return summarize(opts.IO, res)
+}
+
+// finishFailed reports runs whose saved copies could not be made: each
+// fails alone, on one line. A run this command stored makes it exit 1
+// (after the files' summary); an earlier run's copy tried again (a bounded
+// retry) is a note, and this command's own runs decide the exit status.
+func finishFailed(io *IOStreams, res *ingest.Result, fe *ingest.FinishError) error {
+	mine := map[string]bool{}
+	for _, f := range res.Files {
+		if f.Status == ingest.StatusIngested {
+			mine[f.Run] = true
+		}
+	}
+	failed := false
+	for _, f := range fe.Failures {
+		kind := "note"
+		if mine[f.Label] {
+			kind, failed = "error", true
+		}
+		fmt.Fprintf(io.ErrOut, "%s: %s\n", kind, oneLine(f.Error()))
+	}
+	if err := summarize(io, res); err != nil || !failed {
+		return err
+	}
+	return &silentError{exitError}
 }
 
 // ingestLakeRun ingests into the lake of --lake.

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/synth"
+)
+
+// The runs of the warehouse cases: synthetic SGLang decode runs, one rank,
+// 16 steps of 8 layers with Python stacks (4.7 MB of JSON, 18 k events,
+// 1,472 GPU events each), seeded by their number. From 70% of the series on
+// the decode attention is 20% slower, so history has one change point.
+const (
+	runSteps  = 16
+	runLayers = 8
+	attention = "BatchDecodeWithPagedKVCache"
+)
+
+// layout is where the warehouse cases keep what they build.
+type layout struct {
+	root             string // per size and batch, so another -runs builds apart
+	runs, next       string // the runs' traces; the one more run ingested in the timed case
+	large, small     string // warehouse files
+	largeL, smallL   string // lakes
+	scratch          string // copies written by the timed writers
+	largeN, smallN   int
+	firstRun, middle string // labels the reports name (present in both warehouses)
+}
+
+func newLayout(c config) layout {
+	root := filepath.Join(c.data, fmt.Sprintf("runs%d-batch%d", c.runs, c.batch))
+	return layout{root: root, runs: filepath.Join(root, "traces"), next: filepath.Join(root, "next"),
+		large: filepath.Join(root, fmt.Sprintf("w%d.duckdb", c.runs)), small: filepath.Join(root, fmt.Sprintf("w%d.duckdb", c.small)),
+		largeL: filepath.Join(root, fmt.Sprintf("lake%d", c.runs)), smallL: filepath.Join(root, fmt.Sprintf("lake%d", c.small)),
+		scratch: filepath.Join(root, "scratch"), largeN: c.runs, smallN: c.small,
+		firstRun: label(3), middle: label(min(7, c.small))}
+}
+
+func label(i int) string { return fmt.Sprintf("run%04d", i) }
+
+// build generates the runs and builds both warehouses and lakes, unless a
+// previous build finished (its "done" file).
+func build(ctx context.Context, c config, l layout) error {
+	done := filepath.Join(l.root, "done")
+	if _, err := os.Stat(done); err == nil && !c.rebuild {
+		return nil
+	}
+	if err := os.RemoveAll(l.root); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	slow := c.runs * 7 / 10
+	for i := 1; i <= c.runs+1; i++ {
+		dir := l.runs
+		if i == c.runs+1 {
+			dir = l.next
+		}
+		o := synth.Options{Framework: synth.SGLang, Dir: dir, Run: label(i), Stage: synth.StageDecode,
+			Steps: runSteps, Layers: runLayers, Seed: int64(i), Gzip: true, Noise: 0.02, BatchSize: 32}
+		if i >= slow {
+			o.Edits = []synth.Edit{{Match: attention, Factor: 1.2}}
+		}
+		if _, err := synth.Generate(o); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "generated %d runs in %.1f s\n", c.runs+1, time.Since(t0).Seconds())
+
+	// The large warehouse grows as a team's does, a batch of runs per
+	// ingest command (each its own process, transaction per trace and
+	// checkpoint at close).
+	t1 := time.Now()
+	var cpu time.Duration
+	for first := 1; first <= c.runs; first += c.batch {
+		args := []string{"--db", l.large, "ingest"}
+		for i := first; i < first+c.batch && i <= c.runs; i++ {
+			args = append(args, filepath.Join(l.runs, label(i)))
+		}
+		p, err := runCLI(ctx, c.bin, args...)
+		if err != nil {
+			return err
+		}
+		cpu += p.cpu
+		fmt.Fprintf(os.Stderr, "  ingested runs %d-%d: %.1f s wall, %.1f s CPU, peak %d MiB\n",
+			first, min(first+c.batch-1, c.runs), p.wall.Seconds(), p.cpu.Seconds(), p.peakMiB)
+	}
+	fmt.Fprintf(os.Stderr, "built the %d-run warehouse in %.1f s (%.1f s CPU)\n", c.runs, time.Since(t1).Seconds(), cpu.Seconds())
+	args := []string{"--db", l.small, "ingest"}
+	for i := 1; i <= c.small; i++ {
+		args = append(args, filepath.Join(l.runs, label(i)))
+	}
+	if _, err := runCLI(ctx, c.bin, args...); err != nil {
+		return err
+	}
+	for _, x := range [][2]string{{l.large, l.largeL}, {l.small, l.smallL}} {
+		t := time.Now()
+		p, err := runCLI(ctx, c.bin, "--db", x[0], "export", "--lake", x[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "exported %s in %.1f s (%.1f s CPU)\n", x[1], time.Since(t).Seconds(), p.cpu.Seconds())
+	}
+	fmt.Fprintf(os.Stderr, "built everything in %.1f s\n", time.Since(t0).Seconds())
+	return os.WriteFile(done, []byte("ok\n"), 0o644)
+}
+
+// warehouseRows builds (once) and measures the warehouse and lake rows.
+func warehouseRows(ctx context.Context, c config, add func(row)) error {
+	l := newLayout(c)
+	if err := build(ctx, c, l); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(l.scratch, 0o755); err != nil {
+		return err
+	}
+	if c.cases["ingest"] {
+		if err := ingestRow(ctx, c, l, add); err != nil {
+			return err
+		}
+	}
+	if c.cases["readers"] {
+		if err := readerRows(ctx, c, l, add); err != nil {
+			return err
+		}
+	}
+	if c.cases["history"] || c.cases["lake"] {
+		if err := historyLakeRows(ctx, c, l, add); err != nil {
+			return err
+		}
+	}
+	if c.cases["size"] {
+		if err := sizeRows(ctx, l, add); err != nil {
+			return err
+		}
+	}
+	if c.cases["rm"] {
+		return rmRow(ctx, c, l, add)
+	}
+	return nil
+}
+
+// ingestRow times the ingest of one more run into a copy of the large
+// warehouse against into a new one.
+func ingestRow(ctx context.Context, c config, l layout, add func(row)) error {
+	large := fmt.Sprintf("%d runs", l.largeN)
+	into := filepath.Join(l.scratch, "into.duckdb")
+	empty := filepath.Join(l.scratch, "empty.duckdb")
+	next := filepath.Join(l.next, label(l.largeN+1))
+	fmt.Fprintf(os.Stderr, "ingest of run %d\n", l.largeN+1)
+	st, err := alternate(ctx, c.bin, c.n,
+		side{name: "into " + large, prepare: func() error { return copyFile(l.large, into) }, args: []string{"--db", into, "ingest", next}},
+		side{name: "into an empty warehouse", prepare: func() error { return removeDB(empty) }, args: []string{"--db", empty, "ingest", next}})
+	if err != nil {
+		return err
+	}
+	add(ratioRow(fmt.Sprintf("ingest of run %d into %s vs into an empty warehouse", l.largeN+1, large), st[0], st[1], 1.2))
+	return nil
+}
+
+// readerRows times triage, compare and runs with many runs stored against
+// few.
+func readerRows(ctx context.Context, c config, l layout, add func(row)) error {
+	large, small := fmt.Sprintf("%d runs", l.largeN), fmt.Sprintf("%d runs", l.smallN)
+	for _, cmd := range []struct {
+		what   string
+		args   []string
+		bestOf float64 // > 0: also a bound on the best wall clock, s
+	}{
+		{"triage " + l.firstRun, []string{"triage", l.firstRun}, 0.15},
+		{"compare " + l.firstRun + " " + l.middle, []string{"compare", l.firstRun, l.middle}, 0},
+		{"runs", []string{"runs"}, 0},
+	} {
+		fmt.Fprintln(os.Stderr, cmd.what)
+		st, err := alternate(ctx, c.bin, c.n,
+			side{name: large, args: append([]string{"--db", l.large}, cmd.args...)},
+			side{name: small, args: append([]string{"--db", l.small}, cmd.args...)})
+		if err != nil {
+			return err
+		}
+		add(ratioRow(fmt.Sprintf("%s, %s vs %s", cmd.what, large, small), st[0], st[1], 1.2))
+		if cmd.bestOf > 0 {
+			add(boundRow(fmt.Sprintf("%s, %s", cmd.what, large), st[0], cmd.bestOf))
+		}
+	}
+
+	return nil
+}
+
+// historyLakeRows times history over every run, from the warehouse and from
+// the lake, and a triage over the lake.
+func historyLakeRows(ctx context.Context, c config, l layout, add func(row)) error {
+	large := fmt.Sprintf("%d runs", l.largeN)
+	for _, cmd := range []struct {
+		what  string
+		args  []string
+		bound float64
+		lake  bool
+	}{
+		{"history --metric step_time, " + large, []string{"--db", l.large, "history", "--metric", "step_time"}, 2, false},
+		{"--lake triage " + l.firstRun + ", lake of " + large, []string{"--lake", l.largeL, "triage", l.firstRun}, 1, true},
+		{"--lake history --metric step_time, lake of " + large, []string{"--lake", l.largeL, "history", "--metric", "step_time"}, 5, true},
+	} {
+		n := c.n
+		if cmd.lake {
+			n = c.lakeN
+		}
+		if !c.cases["lake"] && cmd.lake || !c.cases["history"] && !cmd.lake {
+			continue
+		}
+		fmt.Fprintln(os.Stderr, cmd.what)
+		st, err := alternate(ctx, c.bin, n, side{name: cmd.what, args: cmd.args})
+		if err != nil {
+			return err
+		}
+		add(boundRow(cmd.what, st[0], cmd.bound))
+	}
+	return nil
+}
+
+// sizeRows reports bytes per stored GPU event of both warehouses and lakes.
+func sizeRows(ctx context.Context, l layout, add func(row)) error {
+	large, small := fmt.Sprintf("%d runs", l.largeN), fmt.Sprintf("%d runs", l.smallN)
+	for _, x := range []struct {
+		name, db, lake string
+	}{{small, l.small, l.smallL}, {large, l.large, l.largeL}} {
+		gpu, err := gpuEvents(ctx, x.db)
+		if err != nil {
+			return err
+		}
+		wb, err := dbBytes(x.db)
+		if err != nil {
+			return err
+		}
+		lb, err := treeBytes(x.lake)
+		if err != nil {
+			return err
+		}
+		add(row{what: "bytes per stored GPU event, " + x.name,
+			figure: fmt.Sprintf("warehouse %.0f B (%s), lake %.0f B (%s), %d GPU events",
+				float64(wb)/float64(gpu), mib(wb), float64(lb)/float64(gpu), mib(lb), gpu),
+			target: "reported; linear in runs"})
+	}
+
+	return nil
+}
+
+// rmRow removes the older half of the large warehouse's runs, on a copy,
+// and compares the file's size before and after.
+func rmRow(ctx context.Context, c config, l layout, add func(row)) error {
+	large := fmt.Sprintf("%d runs", l.largeN)
+	gone := filepath.Join(l.scratch, "rm.duckdb")
+	if err := copyFile(l.large, gone); err != nil {
+		return err
+	}
+	before, err := dbBytes(gone)
+	if err != nil {
+		return err
+	}
+	args := []string{"--db", gone, "rm"}
+	for i := 1; i <= l.largeN/2; i++ {
+		args = append(args, label(i))
+	}
+	p, err := runCLI(ctx, c.bin, args...)
+	if err != nil {
+		return err
+	}
+	after, err := dbBytes(gone)
+	if err != nil {
+		return err
+	}
+	add(row{what: fmt.Sprintf("rm of %d of %s", l.largeN/2, large),
+		figure: fmt.Sprintf("file %s -> %s (%.3f s wall, %.3f s CPU)", mib(before), mib(after), p.wall.Seconds(), p.cpu.Seconds()),
+		target: "file shrinks", met: judged(after < before)})
+	return nil
+}
+
+// ratioRow judges a against b by their median CPU time (steadier than wall
+// clock on a shared machine), the wall clock beside it.
+func ratioRow(what string, a, b stats, limit float64) row {
+	r := a.median.cpu.Seconds() / b.median.cpu.Seconds()
+	return row{what: what,
+		figure: fmt.Sprintf("%.2fx CPU (%.3f vs %.3f s; wall %.3f vs %.3f s, median of %d)", r,
+			a.median.cpu.Seconds(), b.median.cpu.Seconds(), a.median.wall.Seconds(), b.median.wall.Seconds(), a.n),
+		target: fmt.Sprintf("<= %.1fx", limit), met: judged(r <= limit)}
+}
+
+// boundRow judges the best wall clock of s against limit seconds.
+func boundRow(what string, s stats, limit float64) row {
+	return row{what: what,
+		figure: fmt.Sprintf("best %.3f s (%s)", s.best.wall.Seconds(), s),
+		target: fmt.Sprintf("<= %g s", limit), met: judged(s.best.wall.Seconds() <= limit)}
+}
+
+// removeDB removes a warehouse file and its write-ahead log.
+func removeDB(path string) error {
+	for _, p := range []string{path, path + ".wal"} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// dbBytes is a warehouse's size on disk, its write-ahead log included.
+func dbBytes(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	n := st.Size()
+	if wal, err := os.Stat(path + ".wal"); err == nil {
+		n += wal.Size()
+	}
+	return n, nil
+}
+
+// treeBytes sums the sizes of the files under dir.
+func treeBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n += info.Size()
+		return nil
+	})
+	return n, err
+}
+
+// gpuEvents counts a warehouse's stored GPU events.
+func gpuEvents(ctx context.Context, db string) (int64, error) {
+	w, err := schema.Open(ctx, db, schema.Options{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer w.Close()
+	var n int64
+	if err := w.DB.QueryRowContext(ctx, `SELECT count(*) FROM kernels`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s's GPU events: %w", db, err)
+	}
+	return n, nil
+}
