@@ -30,7 +30,11 @@ func TestFinishFailsForThatRunAlone(t *testing.T) {
 	)
 	ingestAs := func(label string, paths ...string) {
 		t.Helper()
-		res, err := Ingest(ctx, w, paths, Options{Run: label, Jobs: 1})
+		var runs int
+		if err := w.DB.QueryRow(`SELECT count(*) FROM runs WHERE label = ?`, label).Scan(&runs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Ingest(ctx, w, paths, Options{Run: label, Append: runs > 0, Jobs: 1})
 		if err != nil || res.Failed() > 0 {
 			t.Fatalf("ingest %s: %v %+v", label, err, res)
 		}
