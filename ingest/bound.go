@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -104,4 +105,57 @@ func isOutOfMemory(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Out of Memory Error") || strings.Contains(msg, "failed to allocate data of size") ||
 		strings.Contains(msg, "could not allocate block of size") || strings.Contains(msg, "failed to pin block")
+}
+
+// DuckDBFinishMiB is DuckDB's memory_limit while Finish saves runs' copies
+// (overlap, steps, fuse-pattern and overlap-table rows) on a file
+// warehouse. Unbounded, DuckDB kept every operator of those statements in
+// memory, which grew with the kernels of a run (issue 38: 5 M kernels
+// peaked at 5 GB). Bounded, its sorts, windows, joins and aggregates spill
+// to the warehouse's temporary directory (<file>.tmp): a 262 MB trace of
+// 420 k kernels, 0.84 M events, peaked at 470 MiB in the finish, 369 MiB
+// bounded, for 16.2 -> 17.2 CPU-s (bench/README.md, "Finish bounded").
+// Should a save still not fit, the bound is lifted and that save made again
+// (finishBound), so a bound never fails a finish that would have passed.
+const DuckDBFinishMiB = 200
+
+type finishBoundKey struct{}
+
+// BoundFinish bounds DuckDB's memory to DuckDBFinishMiB for a finish on a
+// file warehouse (an in-memory one is left alone: it has nowhere to spill
+// to but memory). The returned context carries the bound, which the saves
+// lift when one runs out of memory under it; restore puts the caller's
+// limit back.
+func BoundFinish(ctx context.Context, db *sql.DB) (_ context.Context, restore func() error, _ error) {
+	return boundFinish(ctx, db, DuckDBFinishMiB)
+}
+
+func boundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ context.Context, restore func() error, _ error) {
+	none := func() error { return nil }
+	var path sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT path FROM duckdb_databases() WHERE database_name = current_database()`).Scan(&path); err != nil {
+		return ctx, none, fmt.Errorf("find the warehouse's file: %w", err)
+	}
+	if !path.Valid || path.String == "" || path.String == schema.Memory {
+		return ctx, none, nil
+	}
+	b := &duckBound{db: db}
+	if err := db.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&b.prev); err != nil {
+		return ctx, none, fmt.Errorf("read DuckDB's memory limit: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%dMiB'`, limitMiB)); err != nil {
+		if isOutOfMemory(err) {
+			// DuckDB holds more than the bound and cannot free it: the
+			// finish goes on under the caller's limit, as it did unbounded.
+			return ctx, none, nil
+		}
+		return ctx, none, fmt.Errorf("bound DuckDB's memory: %w", err)
+	}
+	return context.WithValue(ctx, finishBoundKey{}, b), func() error { return b.restore(ctx) }, nil
+}
+
+// finishBound is the bound BoundFinish put in ctx, or nil.
+func finishBound(ctx context.Context) *duckBound {
+	b, _ := ctx.Value(finishBoundKey{}).(*duckBound)
+	return b
 }

@@ -22,16 +22,22 @@ import (
 // the others are saved, the failure is recorded (finish_failures) so that
 // later finishes leave that run alone until one of its traces changes, and
 // Finish returns a *FinishError naming it.
+//
+// On a file warehouse DuckDB's memory is bounded meanwhile (BoundFinish).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	err := SavePendingOverlap(ctx, db)
-	var fe *FinishError
-	if err != nil && !errors.As(err, &fe) {
+	ctx, restore, err := BoundFinish(ctx, db)
+	if err != nil {
 		return err
 	}
-	return JoinFinishErrors(err, SavePendingSteps(ctx, db))
+	err = SavePendingOverlap(ctx, db)
+	var fe *FinishError
+	if err == nil || errors.As(err, &fe) {
+		err = JoinFinishErrors(err, SavePendingSteps(ctx, db))
+	}
+	return JoinFinishErrors(err, restore())
 }
 
 // FinishCatalog is Finish's first step: the catalog installed (reported as

@@ -96,6 +96,13 @@ func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch,
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
+		// Out of memory under the finish's bound: the bound goes (for the
+		// rest of the finish) and the batch is saved again.
+		if bound := finishBound(ctx); isOutOfMemory(err) && bound.lift(ctx) {
+			if err = save(ctx, db, b); err == nil || ctx.Err() != nil {
+				return err
+			}
+		}
 		if len(b.runs) > 1 {
 			for _, run := range b.runs {
 				alone := batch{runs: []int64{run}, perRank: true}

@@ -33,9 +33,14 @@ import (
 //
 // A run whose copy cannot be saved fails alone (ingest.Finish): the saves
 // go on for the other runs and copies, and Finish returns an
-// *ingest.FinishError naming each failed run and copy.
+// *ingest.FinishError naming each failed run and copy. On a file warehouse
+// DuckDB's memory is bounded meanwhile (ingest.BoundFinish).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := ingest.FinishCatalog(ctx, db, cat); err != nil {
+		return err
+	}
+	ctx, restore, err := ingest.BoundFinish(ctx, db)
+	if err != nil {
 		return err
 	}
 	// A run's failure must not cancel the other saves (errgroup cancels on
@@ -63,8 +68,8 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 		h.Go(func() error { return alone(saveOverlapRows(hctx, db)) })
 		return h.Wait()
 	})
-	err := g.Wait()
-	return ingest.JoinFinishErrors(append(failed, err)...)
+	err = g.Wait()
+	return ingest.JoinFinishErrors(append(failed, err, restore())...)
 }
 
 // saveFusion saves the fuse-pattern rows of every run without a current
