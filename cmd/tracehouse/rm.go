@@ -3,31 +3,40 @@ package main
 import (
 	"fmt"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
 )
 
 // RmOptions are the parsed flags of `tracehouse rm`.
 type RmOptions struct {
 	common
-	Runs []string
+	Runs      []string
+	NoCompact bool
 }
 
 func newCmdRm(f *Factory, runF func(*RmOptions) error) *cobra.Command {
 	opts := &RmOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "rm RUN...",
 		Short: "Delete runs with every row they own",
 		Long: `Delete the named runs from the warehouse: their traces, kernels, launches, CPU
 ops, Python frames, annotations and saved overlap, in one transaction (all the
 named runs go, or none do, e.g. when one label names no run). The trace files
 on disk are untouched; ingesting them again stores them again. RUN is a run
-label, @latest, @latest~N or tag:KEY=VALUE.`,
+label, @latest, @latest~N or tag:KEY=VALUE.
+
+The warehouse file is then compacted: DuckDB keeps the space of deleted rows
+(the file grew after an rm), so rm copies what is left into a new file that
+replaces the old one, and says how much it reclaimed. That rewrites the whole
+warehouse (seconds for hundreds of MB); --no-compact skips it, and the space
+is reused by later ingests.`,
 		Example: `  tracehouse rm sglang-llama
   tracehouse rm @latest
-  tracehouse rm nightly-2026-11-01 nightly-2026-11-02`,
+  tracehouse rm --no-compact nightly-2026-11-01 nightly-2026-11-02`,
 		Args:              minArgs(1),
 		Annotations:       writes,
 		ValidArgsFunction: completeRuns(f, -1),
@@ -40,6 +49,8 @@ label, @latest, @latest~N or tag:KEY=VALUE.`,
 			return rmRun(opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.NoCompact, "no-compact", false, "leave the file as it is (the space of the removed rows is reused by later ingests)")
+	return cmd
 }
 
 func rmRun(opts *RmOptions) error {
@@ -47,7 +58,12 @@ func rmRun(opts *RmOptions) error {
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	compacting := false
+	defer func() {
+		if !compacting {
+			w.Close()
+		}
+	}()
 	runs, err := target.SelectRuns(opts.Ctx, w, opts.Runs)
 	if err != nil {
 		return fmt.Errorf("%w: nothing removed", err)
@@ -63,6 +79,16 @@ func rmRun(opts *RmOptions) error {
 	for _, r := range removed {
 		fmt.Fprintf(opts.IO.ErrOut, "removed run %s (%d trace(s))\n", r.Label, r.Traces)
 	}
+	if opts.NoCompact || w.Path == "" || w.Path == schema.Memory {
+		return nil
+	}
+	compacting = true // Compact closes w
+	c, err := schema.Compact(opts.Ctx, w)
+	if err != nil {
+		return fmt.Errorf("the runs are removed, but %w", err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "compacted %s: %s -> %s (%s reclaimed)\n", w.Path,
+		humanize.Bytes(uint64(c.Before)), humanize.Bytes(uint64(c.After)), humanize.Bytes(uint64(max(c.Before-c.After, 0))))
 	return nil
 }
 
