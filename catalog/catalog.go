@@ -1,5 +1,5 @@
 // Package catalog holds tracehouse's source-backed catalog of known kernel
-// fusions and stream overlaps (spec/catalog.md): the embedded catalog.yaml,
+// fusions and stream overlaps (README, Triage): the embedded catalog.yaml,
 // a strict loader that names the file, line and field of every problem, and
 // Install, which copies a catalog into the warehouse tables the fuse-pattern
 // and overlap reports match against.

@@ -9,7 +9,7 @@ import (
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
-// The triage report (spec/triage.md): a typed model whose JSON form is the
+// The triage report (README, Triage): a typed model whose JSON form is the
 // machine contract of issue 3, built from queries.TriageData without
 // computing any figure (every number is a query's), and rendered as a Doc
 // for text and markdown, or as machine-readable CSV tables.

@@ -100,7 +100,7 @@ alone also exits 1 when a stage cannot be decided.`,
 	def := assemble.DefaultGates()
 	fl.Float64Var(&opts.Threshold, "threshold", def.Threshold, "step or busy time growth per step that matters, in `PERCENT`")
 	fl.Float64Var(&opts.KernelThreshold, "kernel-threshold", def.KernelThreshold, "kernel time growth per step that matters, in `PERCENT` (kernels with >= 1% share)")
-	fl.Float64Var(&opts.MinDeltaUS, "min-delta-us", def.MinDeltaUS, "and a kernel must grow by more than this many `µs` per step")
+	fl.Float64Var(&opts.MinDeltaUS, "min-delta-us", def.MinDeltaUS, "and a kernel must grow by more than this many `MICROSECONDS` per step")
 	fl.Float64Var(&opts.Alpha, "alpha", def.Alpha, "significance level (false discovery rate across a stage's kernel rows)")
 	fl.BoolVar(&opts.FailOnRegress, "fail-on-regression", false, "exit 3 when the verdict is a regression, 1 when a stage cannot be decided")
 	fl.BoolVar(&opts.AllowUntested, "allow-untested", false, "let the thresholds alone decide a stage with too few steps to test (fewer than 4 a side)")

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestReadmeCommandTable: the README's command table lists every command of
@@ -54,4 +58,46 @@ func TestReadmeCommandTable(t *testing.T) {
 	if len(listed) == 0 {
 		t.Fatal("no command rows found")
 	}
+}
+
+// TestHelpFlagColumnsAlign: pflag pads flag names and placeholders to one
+// column by their length in bytes, so a placeholder with a non-ASCII rune
+// (`µs`) shifts its description left of the others (issue 36 item 17).
+// Every command's flag usages must put each description at one rune column.
+func TestHelpFlagColumnsAlign(t *testing.T) {
+	t.Parallel()
+	io, _, _ := testIO("")
+	root := newCmdRoot(&Factory{IO: io, Getenv: testEnv})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, set := range []*pflag.FlagSet{c.LocalFlags(), c.InheritedFlags()} {
+			col := -1
+			for _, l := range strings.Split(set.FlagUsages(), "\n") {
+				name := strings.TrimLeft(l, " ")
+				if !strings.HasPrefix(name, "-") {
+					continue // a continuation line or the end
+				}
+				// The description starts after the first run of three
+				// or more spaces past the flag's name.
+				i := strings.Index(l[len(l)-len(name):], "   ")
+				if i < 0 {
+					continue
+				}
+				at := len(l) - len(name) + i
+				for at < len(l) && l[at] == ' ' {
+					at++
+				}
+				runes := utf8.RuneCountInString(l[:at])
+				if col == -1 {
+					col = runes
+				} else if runes != col {
+					t.Errorf("%s: flag description at column %d, others at %d: %q", c.CommandPath(), runes, col, l)
+				}
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
 }

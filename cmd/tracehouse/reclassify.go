@@ -20,8 +20,9 @@ func newCmdReclassify(f *Factory, runF func(*ReclassifyOptions) error) *cobra.Co
 		Short: "Re-apply the kernel classifier to every stored kernel name",
 		Long: `Set family and category of every kernel name from the warehouse's classifier
 rules (table classifier_rules). Opening a warehouse with a newer tracehouse
-already reclassifies when its rules changed; run this after editing the rules
-table yourself. It also sets every name's display_name (the name reports show),
+already reclassifies when its rules changed; run this when classifier_rules
+was changed outside tracehouse (no tracehouse command edits it; the duckdb
+CLI can). It also sets every name's display_name (the name reports show),
 which a warehouse made before display names has none of until its next ingest.
 No trace is re-read.`,
 		Example: `  tracehouse reclassify
