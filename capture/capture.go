@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tracehouse/tracehouse/outfile"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -498,27 +499,14 @@ func flushHint(fw, dir string) string {
 
 // copyFile copies src to dst through a temporary name, so dst is never
 // half written.
-func copyFile(src, dst string) (err error) {
+func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".copy-*")
-	if err != nil {
+	return outfile.Write(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
 		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = io.Copy(tmp, in); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	})
 }

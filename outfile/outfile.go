@@ -134,6 +134,33 @@ func ours(path string, mine func([]byte) bool) bool {
 	return mine(head[:n])
 }
 
+// Write writes path through write, into a temporary file beside it that
+// Replace moves into place once it is whole (mode 0644): a failed write
+// leaves nothing at path, and a reader never sees half a file. Errors name
+// path, never the temporary name.
+func Write(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	err = write(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return Replace(tmp.Name(), path)
+}
+
 // Replace moves the finished temporary file tmp to path, after checking
 // again that path is not (now) a special file: between Check and here an
 // output may take minutes. tmp is removed when the move fails.

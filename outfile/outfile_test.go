@@ -2,6 +2,7 @@ package outfile
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,5 +153,49 @@ func TestCheckExistingAndMissing(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s %+v: %q, want %q", c.path, c.p, got, c.want)
 		}
+	}
+}
+
+// TestWrite: the file holds what write wrote, mode 0644, and nothing else
+// is left in its directory; a failed write leaves nothing at all (an older
+// file stays as it was); a FIFO at the path is not replaced.
+func TestWrite(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.md")
+	put := func(text string, fail error) error {
+		return Write(path, func(w io.Writer) error {
+			if _, err := io.WriteString(w, text); err != nil {
+				return err
+			}
+			return fail
+		})
+	}
+	if err := put("first", nil); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := put("second, half", boom); !errors.Is(err, boom) || !strings.Contains(err.Error(), path) {
+		t.Errorf("failed write: %v, want boom naming %s", err, path)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "first" {
+		t.Errorf("after a failed write: %q %v, want the first file", got, err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("mode: %v %v", st, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the directory holds %d entries, want the output alone", len(ents))
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(fifo, func(w io.Writer) error { return nil }); !errors.Is(err, ErrSpecial) {
+		t.Errorf("writing over a FIFO: %v, want ErrSpecial", err)
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v %v", st, err)
 	}
 }

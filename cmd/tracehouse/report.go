@@ -2,12 +2,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -307,27 +303,10 @@ func writeReport(opts *ReportOptions, name string, render func(io.Writer) error)
 	if err := render(&buf); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
-	if err != nil {
-		// (naming the report, not the temporary name)
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	_, err = tmp.Write(buf.Bytes())
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := outfile.Replace(tmp.Name(), name); err != nil {
+	if err := outfile.Write(name, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "wrote %s (%.1f KiB)\n", name, float64(buf.Len())/1024)
