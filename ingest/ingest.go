@@ -148,6 +148,22 @@ func (r *Result) Failed() int {
 	return n
 }
 
+// Err is nil when no file failed, else every failed file's error (each
+// names its file), joined: for callers that want every file or nothing.
+func (r *Result) Err() error {
+	var errs []error
+	for _, f := range r.Files {
+		switch {
+		case f.Status != StatusFailed:
+		case f.Err != nil:
+			errs = append(errs, f.Err)
+		default:
+			errs = append(errs, fmt.Errorf("%s: failed", f.Path))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Ingest ingests paths (files or directories) into the warehouse. A damaged
 // file fails alone: its error is in the result, nothing of it is stored, and
 // the other files still land. The error return is for problems that stop

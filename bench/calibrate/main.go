@@ -160,11 +160,11 @@ func build(ctx context.Context, dir, db string, pairs int, noise float64) error 
 	defer w.Close()
 	t1 := time.Now()
 	res, err := ingest.Ingest(ctx, w, []string{traces}, ingest.Options{})
+	if err == nil {
+		err = res.Err()
+	}
 	if err != nil {
 		return err
-	}
-	if res.Failed() > 0 {
-		return fmt.Errorf("%d file(s) failed to ingest", res.Failed())
 	}
 	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 		return err

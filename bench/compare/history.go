@@ -170,11 +170,11 @@ func buildHistory(ctx context.Context, dir, db string, runs, steps, slow int) er
 	defer w.Close()
 	t1, c1 := time.Now(), cpuTime()
 	res, err := ingest.Ingest(ctx, w, []string{traces}, ingest.Options{})
+	if err == nil {
+		err = res.Err()
+	}
 	if err != nil {
 		return err
-	}
-	if res.Failed() > 0 {
-		return fmt.Errorf("%d file(s) failed to ingest", res.Failed())
 	}
 	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 		return err

@@ -232,11 +232,11 @@ func build(ctx context.Context, dir, db string, kernels int64, steps int) error 
 	defer w.Close()
 	t1 := time.Now()
 	res, err := ingest.Ingest(ctx, w, []string{traces}, ingest.Options{})
+	if err == nil {
+		err = res.Err()
+	}
 	if err != nil {
 		return err
-	}
-	if res.Failed() > 0 {
-		return fmt.Errorf("%d file(s) failed to ingest", res.Failed())
 	}
 	fmt.Fprintf(os.Stderr, "ingested in %.1f s\n", time.Since(t1).Seconds())
 	t2 := time.Now()

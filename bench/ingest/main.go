@@ -135,12 +135,8 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "load %.2f s, finish %.2f s\n", loaded.Seconds(), (time.Since(start) - loaded).Seconds())
 	}
 	elapsed := time.Since(start)
-	if res.Failed() > 0 {
-		for _, f := range res.Files {
-			if f.Err != nil {
-				return f.Err
-			}
-		}
+	if err := res.Err(); err != nil {
+		return err
 	}
 	var jsonBytes, events, gpu int64
 	for _, f := range res.Files {

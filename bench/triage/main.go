@@ -202,11 +202,11 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 	}
 	defer w.Close()
 	res, err := ingest.Ingest(ctx, w, []string{filepath.Join(dir, "traces")}, ingest.Options{Jobs: 2})
+	if err == nil {
+		err = res.Err()
+	}
 	if err != nil {
 		return err
-	}
-	if res.Failed() > 0 {
-		return fmt.Errorf("ingest: %d file(s) failed", res.Failed())
 	}
 	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 		return err
