@@ -159,14 +159,12 @@ func build(ctx context.Context, dir, db string, pairs int, noise float64) error 
 	}
 	defer w.Close()
 	t1 := time.Now()
-	res, err := ingest.Ingest(ctx, w, []string{traces}, ingest.Options{})
+	// ingested and finished as a command does with a path
+	r, err := target.Resolve(ctx, w, traces, ingest.Options{}, catalog.Default())
 	if err == nil {
-		err = res.Err()
+		err = r.Ingest.Err()
 	}
 	if err != nil {
-		return err
-	}
-	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "ingested and finished in %.1f s\n", time.Since(t1).Seconds())
