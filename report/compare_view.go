@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tracehouse/tracehouse/analysis"
+	"github.com/tracehouse/tracehouse/kernelname"
 	"github.com/tracehouse/tracehouse/stats"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -88,15 +90,11 @@ func runLine(r *analysis.CompareRun) string {
 
 // CompareDoc renders the comparison for the text or markdown format.
 func CompareDoc(r *analysis.CompareReport, f Format) Doc {
-	name := shorten
-	if f == Markdown {
-		name = func(s string) string { return s }
-	}
 	d := Doc{JSON: r}
 	d.Blocks = append(d.Blocks, &Heading{Level: 1, Text: compareTitle(r)}, compareHeadLines(r))
 	for _, st := range r.Stages {
 		if st.Absent == "" {
-			d.Blocks = append(d.Blocks, compareStageBlocks(st, name, r.Gates.AllowUntested)...)
+			d.Blocks = append(d.Blocks, compareStageBlocks(st, f == Text, r.Gates.AllowUntested)...)
 		}
 	}
 	d.Blocks = append(d.Blocks, &Heading{Level: 2, Text: "Verdict"}, Lines{CompareVerdictLine(r)})
@@ -152,11 +150,13 @@ func stageTitle(st analysis.CompareStage, allowUntested bool) string {
 }
 
 // stageBlocks are one stage's section: its heading (level 2) and tables.
-func compareStageBlocks(st analysis.CompareStage, name func(string) string, allowUntested bool) []any {
+// Text tables show kernel labels on a terminal (text) and whole names
+// with --wide and in markdown.
+func compareStageBlocks(st analysis.CompareStage, text, allowUntested bool) []any {
 	var blocks []any
 	blocks = append(blocks, &Heading{Level: 2, Text: stageTitle(st, allowUntested)})
-	sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric"}, {Name: "Base/step", Right: true},
-		{Name: "Candidate/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}, {Name: "Gate"}}}
+	sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric", Keep: true}, {Name: "Base/step", Right: true},
+		{Name: "Candidate/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p", Keep: true}, {Name: "Gate", Keep: true}}}
 	for _, m := range st.Summary {
 		unit := " µs"
 		delta := fmtSignedUS(m.DeltaNS)
@@ -169,7 +169,7 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 	blocks = append(blocks, &Heading{Level: 3, Text: "Step summary (median per step: both sides and the delta; ±: 95% interval)"}, sum)
 	if len(st.Ranks) > 0 {
 		rt := &Table{Name: "ranks", Columns: []Column{{Name: "Rank", Right: true}, {Name: "Base step µs", Right: true},
-			{Name: "Candidate step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p"}}}
+			{Name: "Candidate step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p", Keep: true}}}
 		for _, rr := range st.Ranks {
 			rt.Rows = append(rt.Rows, []string{strconv.FormatInt(rr.Rank, 10), fmtStat(rr.Metric.Base, "ns"),
 				fmtStat(rr.Metric.Candidate, "ns"), fmtDeltaPct(rr.Metric.DeltaPct), fmtTest(rr.Metric.Test)})
@@ -182,7 +182,7 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 		}
 		blocks = append(blocks, l)
 	}
-	dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part"}, {Name: "Base µs/step", Right: true},
+	dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part", Keep: true}, {Name: "Base µs/step", Right: true},
 		{Name: "Candidate µs/step", Right: true}, {Name: "Delta µs", Right: true}}}
 	for _, p := range st.Decomposition {
 		dt.Rows = append(dt.Rows, []string{p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), fmtUS3(p.DeltaNS)})
@@ -190,10 +190,23 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 	dt.Rows = append(dt.Rows, []string{"= step time, " + st.DeltaStatistic, "", "", fmtUS3(st.StepDeltaNS)})
 	blocks = append(blocks, &Heading{Level: 3, Text: decompTitle(st)}, dt)
 
-	kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket"}, {Name: "Kernel"}, {Name: "Family"},
-		{Name: "Base µs/step", Right: true}, {Name: "Cand µs/step", Right: true}, {Name: "Delta µs", Right: true},
-		{Name: "Delta %", Right: true}, {Name: "p (BH)"}, {Name: "Launches/step", Right: true}, {Name: "µs/launch", Right: true},
-		{Name: "Share %", Right: true}, {Name: "Gate"}}}
+	// Text: kernel labels (kernelname.Labels over the table) on a
+	// terminal, the per-launch columns under the row when they do not fit.
+	kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket", Keep: true}, {Name: "Kernel", Kernel: true}, {Name: "Family", Keep: true},
+		{Name: "Base µs/step", Short: "Base µs", Right: true}, {Name: "Cand µs/step", Short: "Cand µs", Right: true}, {Name: "Delta µs", Right: true},
+		{Name: "Delta %", Right: true}, {Name: "p (BH)", Keep: true}, {Name: "Launches/step", Right: true, Detail: 1}, {Name: "µs/launch", Right: true, Detail: 1},
+		{Name: "Share %", Right: true, Detail: 1}, {Name: "Gate", Keep: true}}}
+	var knames []string
+	for _, k := range st.Kernels {
+		knames = append(knames, k.Kernel)
+		if k.Bucket == analysis.BucketRenamed {
+			knames = append(knames, k.BaseKernel)
+		}
+	}
+	label := map[string]string{}
+	for i, l := range kernelname.Labels(knames) {
+		label[knames[i]] = l
+	}
 	hidden := 0
 	waits := false
 	for i, k := range st.Kernels {
@@ -201,9 +214,9 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 			hidden++
 			continue
 		}
-		kn := name(k.Kernel)
+		kn, kl := k.Kernel, label[k.Kernel]
 		if k.Bucket == analysis.BucketRenamed {
-			kn = name(k.BaseKernel) + " -> " + name(k.Kernel)
+			kn, kl = k.BaseKernel+" -> "+k.Kernel, label[k.BaseKernel]+" -> "+label[k.Kernel]
 		}
 		launches := fmtLaunches(k.BaseLaunchStep, k.CandLaunchStep)
 		mean := fmtPair(k.BaseMeanNS/1e3, k.CandMeanNS/1e3)
@@ -216,8 +229,14 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 		if k.Bucket == analysis.BucketNew || k.Bucket == analysis.BucketGone {
 			delta = k.Bucket
 		}
-		kt.Rows = append(kt.Rows, []string{k.Bucket, kn, k.Family, fmtUSf(k.Base.MedianNS), fmtUSf(k.Candidate.MedianNS),
-			fmtSignedUS(k.DeltaNS), delta, fmtTest(k.Test), launches, mean, sh, gate})
+		row := []string{k.Bucket, kn, k.Family, fmtUSf(k.Base.MedianNS), fmtUSf(k.Candidate.MedianNS),
+			fmtSignedUS(k.DeltaNS), delta, fmtTest(k.Test), launches, mean, sh, gate}
+		kt.Rows = append(kt.Rows, row)
+		if text {
+			narrow := slices.Clone(row)
+			narrow[1] = kl
+			kt.Narrow = append(kt.Narrow, narrow)
+		}
 		waits = waits || k.IncludesWaits
 	}
 	blocks = append(blocks, &Heading{Level: 3, Text: "Kernels (time per step: median per side; launches, µs per launch and share: base -> candidate)"}, kt)
@@ -233,15 +252,24 @@ func compareStageBlocks(st analysis.CompareStage, name func(string) string, allo
 		blocks = append(blocks, notes)
 	}
 	if len(st.Overlap) > 0 {
-		ot := &Table{Name: "overlap", Columns: []Column{{Name: "Kernel"}, {Name: "Base hidden %", Right: true},
+		ot := &Table{Name: "overlap", Columns: []Column{{Name: "Kernel", Kernel: true}, {Name: "Base hidden %", Right: true},
 			{Name: "Candidate hidden %", Right: true}, {Name: "Delta (points)", Right: true}}}
+		var onames []string
 		for _, o := range st.Overlap {
-			ot.Rows = append(ot.Rows, []string{name(o.Kernel), fmtPct(o.BaseHiddenPct), fmtPct(o.CandHiddenPct), fmt.Sprintf("%+.1f", o.DeltaPoints)})
+			onames = append(onames, o.Kernel)
+		}
+		olabels := kernelname.Labels(onames)
+		for i, o := range st.Overlap {
+			row := []string{o.Kernel, fmtPct(o.BaseHiddenPct), fmtPct(o.CandHiddenPct), fmt.Sprintf("%+.1f", o.DeltaPoints)}
+			ot.Rows = append(ot.Rows, row)
+			if text {
+				ot.Narrow = append(ot.Narrow, append([]string{olabels[i]}, row[1:]...))
+			}
 		}
 		blocks = append(blocks, &Heading{Level: 3, Text: "Overlap changes (time hidden under other streams moved by more than 10 points)"}, ot)
 	}
 	if len(st.Fusions) > 0 {
-		ft := &Table{Name: "fusions", Columns: []Column{{Name: "Entry"}, {Name: "Base"}, {Name: "Candidate"}, {Name: "Change"}, {Name: "Switch"}}}
+		ft := &Table{Name: "fusions", Columns: []Column{{Name: "Entry"}, {Name: "Base", Keep: true}, {Name: "Candidate", Keep: true}, {Name: "Change", Keep: true}, {Name: "Switch"}}}
 		for _, fu := range st.Fusions {
 			ft.Rows = append(ft.Rows, []string{fu.Pattern + " (" + fu.ID + ")", orDash(strings.Join(fu.BaseStatus, ", ")),
 				orDash(strings.Join(fu.CandStatus, ", ")), fu.Change, orDash(fu.Switch)})

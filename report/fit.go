@@ -7,110 +7,326 @@ import (
 	"github.com/rivo/uniseg"
 )
 
-// Text tables fit the terminal (triage.md, issue 9): when a Doc has a
-// Width, text tables are narrowed to it by shortening their widest text
-// columns with a middle ellipsis, prose columns move into numbered notes
-// under the table, and long lines wrap. Markdown, JSON and CSV are never
-// shortened.
-
-// minFitWidth is the narrowest a shortened column gets: enough to tell
-// kernels apart by head and tail.
-const minFitWidth = 10
+// The one layout component of text output (issue 34 items 2 and 4). With a
+// Doc Width every line printed fits it, counted in terminal columns:
+//   - a table gives its kernel-name column the width first (at least 32
+//     columns at 120, 24 at 80), never cuts a Keep or Right column
+//     (numbers, p-values, gates, verdicts, priorities), drops whole items
+//     of a list cell ("+2 more"), shortens a Python location to its file,
+//     line and function before anything else, moves prose columns into
+//     numbered notes under it, and when even that does not fit, folds its
+//     Detail columns into an indented line under each row;
+//   - names cut to a column keep what tells them apart from the column's
+//     other names;
+//   - lines, notes and drawings wrap or are drawn to the width.
+// Width 0 (--wide) prints everything whole, with no ellipsis. Markdown,
+// JSON and CSV are never shortened. Every string from a trace (kernel
+// names, tags, paths) is shown with its control characters escaped
+// (escapeControl), so none reaches the terminal raw.
 
 // colGap is the space between two text columns.
 const colGap = 2
 
+// ellipsis marks what a cut left out.
+const ellipsis = "…"
+
 func textWidth(s string) int { return uniseg.StringWidth(s) }
 
-// middleEllipsis shortens s to width w, keeping its head and tail (kernel
-// names differ in both).
-func middleEllipsis(s string, w int) string {
-	if textWidth(s) <= w {
-		return s
-	}
-	if w < 3 {
-		w = 3
-	}
-	r := []rune(s)
-	tail := (w - 1) / 3
-	head := w - 1 - tail
-	// runes of width 1 are the rule; trim further while wide runes overflow
-	for head > 0 && textWidth(string(r[:head]))+1+textWidth(string(r[len(r)-tail:])) > w {
-		head--
-	}
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+// nameMinWidth is the least a kernel-name column gets at a terminal width:
+// 24 columns at 80, 32 at 120, growing a column per 5 between.
+func nameMinWidth(width int) int {
+	return min(32, max(24, 24+(width-80)/5))
 }
 
-// fitTable returns the header and rows to print and the notes to print
-// under them. With a width (0: no limit, nothing changes), the table's prose
-// columns collapse into one "Note" column of "[n]" markers (numbered from
-// *note) whose texts go under the table, and text columns wider than a cap
-// are cut to it with a middle ellipsis, the cap being the largest that fits.
-func fitTable(t *Table, width int, note *int) (head []string, rows [][]string, notes []string) {
+// fitted is a table laid out for the terminal.
+type fitted struct {
+	head []string
+	rows [][]string
+	// details are the lines printed under each row (folded columns).
+	details [][]string
+	notes   []string
+	gap     int // spaces between columns
+}
+
+// Minimum widths of the shortened kinds of column.
+const (
+	minTextWidth = 8
+	minListWidth = 12
+	maxPathMin   = 24
+)
+
+// fitTable lays out t for a terminal of width columns (0: everything
+// whole), numbering its notes from *note.
+func fitTable(t *Table, width int, note *int) fitted {
+	src := t.Rows
+	if width > 0 && t.Narrow != nil {
+		src = t.Narrow
+	}
 	cols := t.Columns
-	rows = make([][]string, len(t.Rows))
-	for i, r := range t.Rows {
-		rows[i] = cleanCells(r)
+	rows := make([][]string, len(src))
+	for i, r := range src {
+		rows[i] = cleanCells(r, len(cols))
 	}
-	if width > 0 {
-		cols, rows, notes = proseToNotes(cols, rows, note)
-	}
-	head = make([]string, len(cols))
-	for i, c := range cols {
-		head[i] = c.Name
-	}
+	f := fitted{gap: colGap}
 	if width <= 0 {
-		return head, rows, nil
+		f.head = make([]string, len(cols))
+		for i, c := range cols {
+			f.head[i] = escapeControl(c.Name)
+		}
+		f.rows = rows
+		return f
 	}
-	natural := make([]int, len(head))
-	for i, h := range head {
-		natural[i] = textWidth(h)
-	}
+	cols, rows, f.notes = proseToNotes(cols, rows, note)
+	n := len(cols)
+	cellNat := make([]int, n)
 	for _, r := range rows {
-		for i := 0; i < len(r) && i < len(natural); i++ {
-			natural[i] = max(natural[i], textWidth(r[i]))
+		for i := range n {
+			cellNat[i] = max(cellNat[i], textWidth(r[i]))
 		}
 	}
-	// widthAt is the table's width with text columns capped at c (never
-	// below minFitWidth, nor below their natural width when that is less).
-	widthAt := func(c int) int {
-		sum := colGap * (len(natural) - 1)
-		for i, w := range natural {
-			if !cols[i].Right {
-				w = min(w, max(c, minFitWidth))
+	headMin := func(i int) int {
+		if cols[i].Short != "" {
+			return min(textWidth(cols[i].Short), textWidth(cols[i].Name))
+		}
+		return textWidth(cols[i].Name)
+	}
+	natural := func(i int) int { return max(cellNat[i], textWidth(cols[i].Name)) }
+	nameMin := nameMinWidth(width)
+	minOf := func(i int) int {
+		c := cols[i]
+		var m int
+		switch {
+		case c.Right || c.Keep:
+			return max(cellNat[i], headMin(i))
+		case c.Min > 0:
+			m = c.Min
+		case c.Kernel:
+			m = nameMin
+		case c.Cut == CutPath:
+			m = 0
+			for _, r := range rows {
+				m = max(m, pathMinWidth(r[i]))
 			}
-			sum += w
+			m = min(m, maxPathMin)
+		case c.Sep != "":
+			m = minListWidth
+		default:
+			m = minTextWidth
 		}
-		return sum
+		return max(min(cellNat[i], m), headMin(i))
 	}
-	hi := 0
-	for _, w := range natural {
-		hi = max(hi, w)
+	// wantOf is the width a column reads well at: the names up to 40% of
+	// the line, a location its file, line and function, other text a few
+	// words.
+	wantOf := func(i int) int {
+		c := cols[i]
+		cap := 24
+		switch {
+		case c.Right || c.Keep:
+			return minOf(i)
+		case c.Kernel:
+			cap = max(nameMin, width*2/5)
+		case c.Cut == CutPath:
+			cap = 40
+		}
+		return max(minOf(i), min(natural(i), cap))
 	}
-	if widthAt(hi) <= width {
-		return head, rows, notes
+	gap := colGap
+	shown := make([]bool, n)
+	for i := range shown {
+		shown[i] = true
 	}
-	lo := minFitWidth
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if widthAt(mid) <= width {
-			lo = mid
-		} else {
-			hi = mid - 1
+	sum := func(w func(int) int) int {
+		s, k := 0, 0
+		for i := range n {
+			if shown[i] {
+				s += w(i)
+				k++
+			}
+		}
+		return s + gap*max(0, k-1)
+	}
+	widths := make([]int, n)
+	if sum(natural) <= width {
+		for i := range n {
+			widths[i] = natural(i)
+		}
+	} else {
+		// Fold columns into the details line: those that may go for the
+		// others to read well (Detail 2, the rightmost first) until the
+		// others fit at the widths they read well at; then those that go
+		// only to fit (Detail 1) until the others fit at all; then the
+		// gap between columns narrows to one.
+		fold := func(level int, over func() bool) {
+			for over() {
+				j := -1
+				for i := n - 1; i >= 0; i-- {
+					if shown[i] && cols[i].Detail >= level && (j < 0 || cols[i].Detail > cols[j].Detail) {
+						j = i
+					}
+				}
+				if j < 0 {
+					return
+				}
+				shown[j] = false
+			}
+		}
+		fold(2, func() bool { return sum(wantOf) > width })
+		fold(1, func() bool { return sum(minOf) > width })
+		if sum(minOf) > width {
+			gap = 1
+		}
+		for i := range n {
+			widths[i] = minOf(i)
+		}
+		spare := width - sum(func(i int) int { return widths[i] })
+		// The names first, up to 40% of the line; then every other
+		// shortened column alike; then the names again.
+		grow := func(i, to int) {
+			if add := min(spare, to-widths[i]); add > 0 {
+				widths[i] += add
+				spare -= add
+			}
+		}
+		for i := range n {
+			if shown[i] && cols[i].Kernel {
+				grow(i, min(natural(i), max(nameMin, width*2/5)))
+			}
+		}
+		flexible := func(i int) bool { return shown[i] && !cols[i].Right && !cols[i].Keep && !cols[i].Kernel }
+		for spare > 0 {
+			grew := false
+			for i := range n {
+				if flexible(i) && widths[i] < natural(i) && spare > 0 {
+					widths[i]++
+					spare--
+					grew = true
+				}
+			}
+			if !grew {
+				break
+			}
+		}
+		for i := range n {
+			if shown[i] && cols[i].Kernel {
+				grow(i, natural(i))
+			}
 		}
 	}
-	for i, c := range cols {
-		if c.Right {
+	// Cut what does not fit.
+	for i := range n {
+		if !shown[i] || cols[i].Right || cols[i].Keep {
 			continue
 		}
-		head[i] = middleEllipsis(head[i], lo)
-		for _, r := range rows {
-			if i < len(r) {
-				r[i] = cutCell(r[i], lo, c.Cut)
-			}
+		cells := make([]string, len(rows))
+		for r := range rows {
+			cells[r] = rows[r][i]
+		}
+		for r, c := range cutColumn(cols[i], cells, widths[i]) {
+			rows[r][i] = c
 		}
 	}
-	return head, rows, notes
+	for i := range n {
+		if !shown[i] {
+			continue
+		}
+		h := cols[i].Name
+		if textWidth(h) > widths[i] && cols[i].Short != "" {
+			h = cols[i].Short
+		}
+		f.head = append(f.head, cutMiddle(escapeControl(h), widths[i]))
+	}
+	f.gap = gap
+	folded := false
+	for _, s := range shown {
+		folded = folded || !s
+	}
+	for _, r := range rows {
+		var row []string
+		var parts []int
+		for i := range n {
+			switch {
+			case shown[i]:
+				row = append(row, r[i])
+			case r[i] != "" && r[i] != "-":
+				parts = append(parts, i)
+			}
+		}
+		f.rows = append(f.rows, row)
+		if folded {
+			f.details = append(f.details, detailLines(cols, r, parts, width))
+		}
+	}
+	return f
+}
+
+// detailIndent starts the lines of a row's folded columns.
+const detailIndent = "    "
+
+// detailLines are the lines under a row holding its folded columns
+// (indices parts of r), "Column: value" joined by "; " as many to a line
+// as fit; a value too long for a line alone is shortened as its column
+// would be (a long location keeps its file, line and function).
+func detailLines(cols []Column, r []string, parts []int, width int) []string {
+	var out []string
+	line := ""
+	for _, i := range parts {
+		head := detailName(cols[i]) + ": "
+		item := head + r[i]
+		if room := width - textWidth(detailIndent) - textWidth(head); textWidth(item) > width-textWidth(detailIndent) && room >= 12 {
+			switch {
+			case cols[i].Cut == CutPath:
+				// a location wraps rather than lose its file or function
+				item = head + dropDirs(r[i])
+			case cols[i].Kernel:
+				item = head + cutMiddle(r[i], room)
+			default:
+				item = head + cutColumn(cols[i], []string{r[i]}, room)[0]
+			}
+		}
+		switch {
+		case line == "":
+			line = detailIndent + item
+		case textWidth(line)+2+textWidth(item) <= width:
+			line += "; " + item
+		default:
+			out = append(out, wrapLine(line, width)...)
+			line = detailIndent + item
+		}
+	}
+	if line != "" {
+		out = append(out, wrapLine(line, width)...)
+	}
+	return out
+}
+
+// detailName is a folded column's name in its row's details line: its
+// name, or its short header when the name is long.
+func detailName(c Column) string {
+	if c.Short != "" && textWidth(c.Name) > 16 {
+		return c.Short
+	}
+	return c.Name
+}
+
+// cutColumn shortens the cells of column c to width w the way its kind
+// asks.
+func cutColumn(c Column, cells []string, w int) []string {
+	switch {
+	case c.Kernel:
+		return cutNames(cells, w)
+	case c.Sep != "":
+		out := make([]string, len(cells))
+		for i, s := range cells {
+			out[i] = cutList(s, c.Sep, w, c.Cut == CutPath)
+		}
+		return out
+	}
+	out := make([]string, len(cells))
+	for i, s := range cells {
+		out[i] = cutCell(s, w, c.Cut)
+	}
+	return out
 }
 
 // cutCell shortens s to width w the way its column asks.
@@ -120,15 +336,298 @@ func cutCell(s string, w int, how Cut) string {
 	}
 	switch how {
 	case CutPath:
-		s = dropDirs(s)
+		return cutPath(s, w)
 	case CutEnd:
-		r := []rune(s)
-		for len(r) > 0 && textWidth(string(r))+1 > w {
-			r = r[:len(r)-1]
-		}
-		return string(r) + "…"
+		return cutEnd(s, w)
 	}
-	return middleEllipsis(s, w)
+	return cutMiddle(s, w)
+}
+
+// A unit is what a cut never splits: a grapheme cluster, or an escape
+// escapeControl wrote (`\x1b`, `\u009b`).
+func units(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		if n := escapeLen(s); n > 0 {
+			out = append(out, s[:n])
+			s = s[n:]
+			continue
+		}
+		c, rest, _, _ := uniseg.FirstGraphemeClusterInString(s, -1)
+		out = append(out, c)
+		s = rest
+	}
+	return out
+}
+
+// escapeLen is the length of the escape s starts with, or 0.
+func escapeLen(s string) int {
+	hex := func(t string) bool {
+		for i := 0; i < len(t); i++ {
+			if !isHexDigit(t[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case len(s) >= 4 && s[0] == '\\' && s[1] == 'x' && hex(s[2:4]):
+		return 4
+	case len(s) >= 6 && s[0] == '\\' && s[1] == 'u' && hex(s[2:6]):
+		return 6
+	}
+	return 0
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unitsWidth(us []string) int {
+	w := 0
+	for _, u := range us {
+		w += textWidth(u)
+	}
+	return w
+}
+
+// headUnits is the longest prefix of us at most w wide.
+func headUnits(us []string, w int) []string {
+	n := 0
+	for i, u := range us {
+		if n += textWidth(u); n > w {
+			return us[:i]
+		}
+	}
+	return us
+}
+
+// tailUnits is the longest suffix of us at most w wide.
+func tailUnits(us []string, w int) []string {
+	n := 0
+	for i := len(us) - 1; i >= 0; i-- {
+		if n += textWidth(us[i]); n > w {
+			return us[i+1:]
+		}
+	}
+	return us
+}
+
+// cutMiddle shortens s to width w keeping its head and tail (names
+// differ at both ends).
+func cutMiddle(s string, w int) string {
+	if textWidth(s) <= w {
+		return s
+	}
+	if w < 2 {
+		return ellipsis
+	}
+	// A label's template arguments stay whole when they leave the name
+	// room: `FusedAddRMS…<…>`, `sm100_fp8_gemm…<…, 36864u, 7168u, …>`.
+	if i := strings.IndexByte(s, '<'); i > 0 && strings.HasSuffix(s, ">") {
+		if args := s[i:]; textWidth(args) <= w-6 {
+			return cutEnd(s[:i], w-textWidth(args)) + args
+		}
+	}
+	us := units(s)
+	tailW := (w - 1) / 3
+	tail := tailUnits(us, tailW)
+	head := headUnits(us, w-1-unitsWidth(tail))
+	return strings.Join(head, "") + ellipsis + strings.Join(tail, "")
+}
+
+// cutEnd shortens s to width w keeping its head.
+func cutEnd(s string, w int) string {
+	if textWidth(s) <= w {
+		return s
+	}
+	if w < 2 {
+		return ellipsis
+	}
+	return strings.Join(headUnits(units(s), w-1), "") + ellipsis
+}
+
+// cutNames shortens names to width w, keeping different names different
+// where it can: a middle cut, or, for names that it would make equal, their
+// head and then the part where they differ from one another.
+func cutNames(names []string, w int) []string {
+	out := make([]string, len(names))
+	for i, s := range names {
+		out[i] = cutMiddle(s, w)
+	}
+	if w < 8 {
+		return out
+	}
+	for pass := 0; pass < 2; pass++ {
+		byCut := map[string][]int{}
+		for i := range names {
+			byCut[out[i]] = append(byCut[out[i]], i)
+		}
+		changed := false
+		for _, idx := range byCut {
+			distinct := map[string]bool{}
+			for _, i := range idx {
+				distinct[names[i]] = true
+			}
+			if len(distinct) < 2 {
+				continue
+			}
+			for _, i := range idx {
+				us := units(names[i])
+				// p: the first unit at which names[i] differs from another
+				// name of the group.
+				p := 0
+				for _, j := range idx {
+					if names[j] == names[i] {
+						continue
+					}
+					p = max(p, commonPrefix(us, units(names[j])))
+				}
+				if c := cutAround(us, p, w); c != out[i] {
+					out[i] = c
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return out
+}
+
+func commonPrefix(a, b []string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// cutAround shortens us to width w so that unit p stays visible: the head,
+// `…`, a window from just before p (at the start of its word), and `…`
+// when the window ends before the name does.
+func cutAround(us []string, p, w int) string {
+	if unitsWidth(us) <= w {
+		return strings.Join(us, "")
+	}
+	if p >= len(us) {
+		p = len(us) - 1
+	}
+	if unitsWidth(us[:p+1]) < w {
+		return strings.Join(headUnits(us, w-1), "") + ellipsis
+	}
+	start := p
+	for start > 0 && p-start < 12 && isWordUnit(us[start-1]) {
+		start--
+	}
+	headW := max(3, w/3)
+	rest := us[start:]
+	if unitsWidth(rest) <= w-headW-1 {
+		return strings.Join(headUnits(us, w-1-unitsWidth(rest)), "") + ellipsis + strings.Join(rest, "")
+	}
+	window := headUnits(rest, w-headW-2)
+	return strings.Join(headUnits(us, w-2-unitsWidth(window)), "") + ellipsis + strings.Join(window, "") + ellipsis
+}
+
+func isWordUnit(u string) bool {
+	return len(u) == 1 && (u[0] >= '0' && u[0] <= '9' || u[0] >= 'a' && u[0] <= 'z' || u[0] >= 'A' && u[0] <= 'Z')
+}
+
+// cutList fits a cell of items separated by sep into width w: as many
+// whole items as fit, then "+N more"; the first item is shortened (a path
+// to its file, line and function; anything else in its middle, a trailing
+// "(…)" kept) only when it alone does not fit. Items are never spliced.
+func cutList(s, sep string, w int, paths bool) string {
+	if textWidth(s) <= w {
+		return s
+	}
+	items := strings.Split(s, sep)
+	short := func(it string, w int) string {
+		if paths {
+			return cutPath(it, w)
+		}
+		return cutItem(it, w)
+	}
+	if paths {
+		// Every location without its directories first, if that fits.
+		all := make([]string, len(items))
+		for i, it := range items {
+			all[i] = dropDirs(it)
+		}
+		if j := strings.Join(all, sep); textWidth(j) <= w {
+			return j
+		}
+		items = all
+	}
+	for k := len(items) - 1; k >= 1; k-- {
+		more := " +" + strconv.Itoa(len(items)-k) + " more"
+		if head := strings.Join(items[:k], sep); textWidth(head)+textWidth(more) <= w {
+			return head + more
+		}
+	}
+	more := ""
+	if len(items) > 1 {
+		more = " +" + strconv.Itoa(len(items)-1) + " more"
+	}
+	return short(items[0], max(1, w-textWidth(more))) + more
+}
+
+// cutItem shortens one list item, keeping a trailing parenthesised figure
+// ("name (0.9%)").
+func cutItem(it string, w int) string {
+	if textWidth(it) <= w {
+		return it
+	}
+	if j := strings.LastIndex(it, " ("); j > 0 && strings.HasSuffix(it, ")") {
+		suffix := it[j:]
+		if rest := w - textWidth(suffix); rest >= 4 {
+			return cutMiddle(it[:j], rest) + suffix
+		}
+	}
+	return cutMiddle(it, w)
+}
+
+// cutPath shortens a Python location ("path:line func", "func @ path:line"
+// or several joined by "; ") to width w: directories go first, then the
+// middle of the file name; the line and the function stay.
+func cutPath(s string, w int) string {
+	if textWidth(s) <= w {
+		return s
+	}
+	s = dropDirs(s)
+	if textWidth(s) <= w {
+		return s
+	}
+	// Cut inside the longest word holding a ':' (the file name), keeping
+	// its line number.
+	words := strings.Split(s, " ")
+	k := -1
+	for i, wd := range words {
+		if strings.Contains(wd, ":") && (k < 0 || textWidth(wd) > textWidth(words[k])) {
+			k = i
+		}
+	}
+	if k >= 0 {
+		over := textWidth(s) - w
+		if keep := textWidth(words[k]) - over; keep >= 4 {
+			file, line, _ := strings.Cut(words[k], ":")
+			if fileW := keep - textWidth(line) - 1; fileW >= 2 {
+				words[k] = cutMiddle(file, fileW) + ":" + line
+				if out := strings.Join(words, " "); textWidth(out) <= w {
+					return out
+				}
+			}
+		}
+	}
+	return cutMiddle(s, w)
+}
+
+// pathMinWidth is the width of s with its directories dropped: the least
+// a location column gets (file, line and function whole).
+func pathMinWidth(s string) int {
+	first, _, _ := strings.Cut(s, "; ")
+	return textWidth(dropDirs(first))
 }
 
 // dropDirs replaces the directories of every path in s (words holding a
@@ -136,8 +635,12 @@ func cutCell(s string, w int, how Cut) string {
 func dropDirs(s string) string {
 	words := strings.Split(s, " ")
 	for i, w := range words {
-		if j := strings.LastIndexByte(w, '/'); j >= 0 {
-			words[i] = "…/" + w[j+1:]
+		if j := strings.LastIndexByte(w, '/'); j >= 0 && j < len(w)-1 {
+			lead := ""
+			if strings.HasPrefix(w, "~") {
+				lead = "~"
+			}
+			words[i] = lead + "…/" + w[j+1:]
 		}
 	}
 	return strings.Join(words, " ")
@@ -158,7 +661,7 @@ func proseToNotes(cols []Column, rows [][]string, note *int) ([]Column, [][]stri
 	if len(prose) == 0 {
 		return cols, rows, nil
 	}
-	keep = append(keep, Column{Name: "Note"})
+	keep = append(keep, Column{Name: "Note", Keep: true})
 	var notes []string
 	out := make([][]string, len(rows))
 	for ri, r := range rows {
@@ -184,12 +687,15 @@ func proseToNotes(cols []Column, rows [][]string, note *int) ([]Column, [][]stri
 
 // wrapLine breaks a line longer than width at spaces; continuation lines
 // are indented two more than the line's own indentation. A word longer
-// than the width stays whole.
+// than a line is broken where the line ends.
 func wrapLine(s string, width int) []string {
 	if width <= 0 || textWidth(s) <= width {
 		return []string{s}
 	}
 	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	if textWidth(indent)+2 >= width/2 {
+		indent = ""
+	}
 	cont := indent + "  "
 	words := strings.Fields(s)
 	var out []string
@@ -197,13 +703,32 @@ func wrapLine(s string, width int) []string {
 	for _, w := range words {
 		switch {
 		case line == indent || line == cont:
-			line += w
 		case textWidth(line)+1+textWidth(w) <= width:
-			line += " " + w
+			line += " "
 		default:
 			out = append(out, line)
-			line = cont + w
+			line = cont
 		}
+		// a word longer than what is left of the line: break it
+		for textWidth(line)+textWidth(w) > width {
+			us := units(w)
+			head := headUnits(us, width-textWidth(line))
+			if len(head) == 0 {
+				head = us[:1]
+			}
+			out = append(out, line+strings.Join(head, ""))
+			line = cont
+			w = strings.Join(us[len(head):], "")
+		}
+		line += w
 	}
 	return append(out, line)
+}
+
+// fitLine cuts a line of a drawing to width (its end).
+func fitLine(s string, width int) string {
+	if width <= 0 || textWidth(s) <= width {
+		return s
+	}
+	return cutEnd(s, width)
 }

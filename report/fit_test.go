@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,16 +45,192 @@ func TestFitTable(t *testing.T) {
 	}
 }
 
-func TestMiddleEllipsisAndWrap(t *testing.T) {
+func TestCutMiddleAndWrap(t *testing.T) {
 	t.Parallel()
-	if got := middleEllipsis("abcdefghijklmnop", 10); got != "abcdef…nop" || textWidth(got) != 10 {
-		t.Errorf("middleEllipsis: %q", got)
+	if got := cutMiddle("abcdefghijklmnop", 10); got != "abcdef…nop" || textWidth(got) != 10 {
+		t.Errorf("cutMiddle: %q", got)
 	}
-	if got := middleEllipsis("short", 10); got != "short" {
+	if got := cutMiddle("short", 10); got != "short" {
 		t.Errorf("short: %q", got)
 	}
 	got := wrapLine("  one two three four five", 12)
 	if strings.Join(got, "|") != "  one two|    three|    four|    five" {
 		t.Errorf("wrap: %q", got)
+	}
+}
+
+// TestEscapeControl: control characters from trace strings never reach a
+// terminal raw (issue 36 J), in text or markdown, and a cut never splits
+// an escape.
+func TestEscapeControl(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"plain":             "plain",
+		"clear\x1b[2J":      `clear\x1b[2J`,
+		"bell\a nul\x00":    `bell\x07 nul\x00`,
+		"del\x7f":           `del\x7f`,
+		"csi\u009b1m":       `csi\u009b1m`,
+		"rtl\u202eevil":     `rtl\u202eevil`,
+		"bad\xffbyte":       `bad\xffbyte`,
+		"tab\tnl\ncr\r":     "tab nl cr ",
+		"µs ✓ 漢字":           "µs ✓ 漢字",
+		"osc\x1b]0;title\a": `osc\x1b]0;title\x07`,
+	} {
+		if got := escapeControl(in); got != want {
+			t.Errorf("escapeControl(%q) = %q, want %q", in, got, want)
+		}
+	}
+	hostile := "kern\x1b]0;pwned\a\x1b[2J" + strings.Repeat("x", 40)
+	doc := Doc{Blocks: []any{
+		&Heading{Level: 1, Text: "run \x1b[31mred"},
+		Lines{"tag: \x07\x00"},
+		Pre{"pre \x1b[H"},
+		&Table{Columns: []Column{{Name: "Kernel", Kernel: true}, {Name: "n", Right: true}}, Rows: [][]string{{hostile, "1"}}},
+	}}
+	for _, width := range []int{0, 20, 24, 80} {
+		for _, f := range []Format{Text, Markdown} {
+			var b strings.Builder
+			doc.Width = width
+			if err := Render(&b, f, doc); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			for _, r := range out {
+				if r != '\n' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0) {
+					t.Fatalf("%s at width %d: a raw control character %U in\n%q", f, width, r, out)
+				}
+			}
+			// an escape is cut whole or not at all: no `\x1` left dangling
+			if strings.Contains(out, `\x1…`) || strings.Contains(out, `\x…`) || strings.Contains(out, `\…`) {
+				t.Errorf("%s at width %d: an escape was cut:\n%s", f, width, out)
+			}
+		}
+	}
+	for _, w := range []int{5, 6, 7, 8, 9, 10, 11, 12} {
+		got := cutMiddle(`ab\x1bcd\x07ef\x00gh`, w)
+		if strings.Contains(got, `\x…`) || strings.Contains(got, `\…`) || strings.Contains(got, `\x1…`) || strings.Contains(got, `\x0…`) {
+			t.Errorf("cutMiddle to %d split an escape: %q", w, got)
+		}
+	}
+}
+
+// TestCutNamesKeepsThemApart: two cuBLAS names that differ only in the
+// middle stay different when cut to the name column (issue 34: both read
+// `sm90_xmma_…ublas` before), and no cell is wider than the column.
+func TestCutNamesKeepsThemApart(t *testing.T) {
+	t.Parallel()
+	names := []string{
+		"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+		"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
+		"fused_moe_kernel",
+	}
+	for _, w := range []int{16, 24, 32, 40} {
+		got := cutNames(names, w)
+		if got[0] == got[1] {
+			t.Errorf("width %d: both %q", w, got[0])
+		}
+		if got[2] != "fused_moe_kernel" {
+			t.Errorf("width %d: a short name changed: %q", w, got[2])
+		}
+		for _, g := range got {
+			if textWidth(g) > w {
+				t.Errorf("width %d: %q is wider", w, g)
+			}
+		}
+		if w >= 24 && (!strings.Contains(got[0], "128x") || !strings.Contains(got[1], "256x")) {
+			t.Errorf("width %d: the tile that tells them apart is gone: %q", w, got)
+		}
+	}
+}
+
+// TestCutListDropsWholeItems: a list cell never splices two items into a
+// wrong fact (issue 34: `void vllm::r…(0.9%)` read "rotary 0.9%", but
+// 0.9% was store_kvcache's).
+func TestCutListDropsWholeItems(t *testing.T) {
+	t.Parallel()
+	cell := "rotary_embedding_kernel<…> (1.0%), store_kvcache<…> (0.9%), act_and_mul_kernel<…> (2.5%)"
+	for w := 12; w <= len(cell); w++ {
+		got := cutList(cell, ", ", w, false)
+		if textWidth(got) > w && w >= 20 {
+			t.Errorf("width %d: %q is wider", w, got)
+		}
+		if strings.Contains(got, "rotary") && strings.Contains(got, "(0.9%)") && !strings.Contains(got, "store_kvcache") {
+			t.Errorf("width %d: spliced %q", w, got)
+		}
+		items := strings.Count(got, "(")
+		if more := strings.Contains(got, " more"); more != (items < 3) {
+			t.Errorf("width %d: %q does not say what it left out", w, got)
+		}
+	}
+	if got := cutList(cell, ", ", 50, false); got != "rotary_embedding_kernel<…> (1.0%) +2 more" {
+		t.Errorf("50: %q", got)
+	}
+}
+
+// TestCutPathKeepsFileLineFunction: a location loses its directories
+// first, then the middle of its file name; line and function stay.
+func TestCutPathKeepsFileLineFunction(t *testing.T) {
+	t.Parallel()
+	loc := "python/sglang/srt/layers/quantization/unquant.py:131 apply"
+	for w, want := range map[int]string{
+		60: loc,
+		30: "…/unquant.py:131 apply",
+		20: "…/unqu….py:131 apply",
+	} {
+		if got := cutPath(loc, w); got != want {
+			t.Errorf("cutPath(%d) = %q, want %q", w, got, want)
+		}
+	}
+	if got := cutList("a/b/x.py:1 f (site share 60%); c/y.py:2 g (site share 40%)", "; ", 30, true); got != "…/x.py:1 f (site share 60%) +1 more" && textWidth(got) > 30 {
+		t.Errorf("two locations in 30: %q", got)
+	}
+}
+
+// TestFitTableGivesTheNameWidthFirst: at 120 and 80 columns the kernel
+// column gets at least 32 and 24, Keep and Right columns are never cut,
+// Detail columns fold under the row rather than squeeze the name, and
+// every line fits.
+func TestFitTableGivesTheNameWidthFirst(t *testing.T) {
+	t.Parallel()
+	long := "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	tab := &Table{Columns: []Column{{Name: "Kernel", Kernel: true}, {Name: "Family", Keep: true}, {Name: "GPU time", Right: true},
+		{Name: "Verdict", Keep: true}, {Name: "Python location", Cut: CutPath, Sep: "; ", Detail: 2}},
+		Rows: [][]string{{long, "communication", "123.45 ms", "low-roi-hidden", "python/sglang/srt/layers/quantization/unquant.py:131 apply"}}}
+	for width, nameMin := range map[int]int{120: 32, 80: 24} {
+		note := 0
+		f := fitTable(tab, width, &note)
+		if w := textWidth(f.rows[0][0]); w < nameMin {
+			t.Errorf("%d: name got %d columns, want >= %d: %q", width, w, nameMin, f.rows[0][0])
+		}
+		for _, keep := range []string{"communication", "123.45 ms", "low-roi-hidden"} {
+			if !slices.Contains(f.rows[0], keep) {
+				t.Errorf("%d: %q was cut: %q", width, keep, f.rows[0])
+			}
+		}
+		var b strings.Builder
+		if err := renderText(&b, Doc{Blocks: []any{tab}, Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			if textWidth(l) > width {
+				t.Errorf("%d: line of %d: %q", width, textWidth(l), l)
+			}
+		}
+		if !strings.Contains(b.String(), "unquant.py:131 apply") {
+			t.Errorf("%d: the location lost its file, line or function:\n%s", width, b.String())
+		}
+	}
+}
+
+func TestWrapBreaksLongWords(t *testing.T) {
+	t.Parallel()
+	got := wrapLine("  path: "+strings.Repeat("a", 30), 12)
+	for _, l := range got {
+		if textWidth(l) > 12 {
+			t.Errorf("wrap left %q wider than 12 (%q)", l, got)
+		}
+	}
+	if strings.ReplaceAll(strings.Join(got, ""), " ", "") != "path:"+strings.Repeat("a", 30) {
+		t.Errorf("wrap lost text: %q", got)
 	}
 }

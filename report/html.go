@@ -300,14 +300,13 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	if len(bars) > 0 {
 		ps.TopKernels = hBars("kernels", "Top kernels by GPU time, "+st.displayName, bars)
 	}
-	id := func(s string) string { return s }
-	ps.Kernels = newPageTable(r.kernelTable(st, id, Markdown))
+	ps.Kernels = newPageTable(r.kernelTable(st, Markdown))
 	ps.KernelNotes = kernelNotes(st)
-	ps.Overlap = newPageTable(overlapTable(st, id))
+	ps.Overlap = newPageTable(overlapTable(st, Markdown))
 	for _, t := range r.windows[st.Stage] {
 		ps.Timelines = append(ps.Timelines, timelineScene(t))
 	}
-	ps.Fusions = newPageTable(fusionTable(st, id, true))
+	ps.Fusions = newPageTable(fusionTable(st, Markdown))
 	if st.Similarity != nil {
 		ps.Similarity = st.Similarity.Note
 	}
@@ -317,7 +316,6 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 	pc := &pageCompare{ID: "compare", Title: "Comparison: " + c.Base.Label + " -> " + c.Candidate.Label,
 		Header: compareHeadLines(c), Verdict: CompareVerdictLine(c), VerdictClass: strings.ReplaceAll(c.Verdict.Verdict, " ", "-")}
-	id := func(s string) string { return s }
 	for _, st := range c.Stages {
 		if st.Absent != "" { // said in the header: nothing compared
 			continue
@@ -349,7 +347,7 @@ func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 		if len(ks) > 0 {
 			ps.Kernels = divergingBars("delta kernels", "Kernel time per step, candidate minus base, "+vocab.StageName(st.Stage), ks)
 		}
-		ps.Blocks = pageBlocks(compareStageBlocks(st, id, c.Gates.AllowUntested)[1:]) // its heading is the section's
+		ps.Blocks = pageBlocks(compareStageBlocks(st, false, c.Gates.AllowUntested)[1:]) // its heading is the section's
 		pc.Stages = append(pc.Stages, ps)
 	}
 	return pc

@@ -49,7 +49,6 @@ func hostileReport() *TriageReport {
 		{KernelID: 1, Name: pipeName, Category: "other", Stream: 7, HasStream: true, TSNS: 0, DurNS: 50_000},
 		{KernelID: 2, Name: xssKernel, Category: "compute", Stream: 22, HasStream: true, TSNS: 20_000, DurNS: 60_000},
 	}}}}
-	r.timelines = drawTimelines(r.windows)
 	return r
 }
 

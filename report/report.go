@@ -75,7 +75,9 @@ type TOCEntry struct {
 	Target *Heading
 }
 
-// Column is a table column; Right aligns numbers right in markdown.
+// Column is a table column; Right aligns numbers right in markdown. The
+// other fields tell a width-limited text table (fit.go) how it may
+// shorten the column.
 type Column struct {
 	Name  string
 	Right bool
@@ -84,6 +86,25 @@ type Column struct {
 	Prose bool
 	// Cut says how a width-limited text table shortens the column's cells.
 	Cut Cut
+	// Keep: never shortened (numbers, p-values, gates, verdicts,
+	// priorities). Right columns are kept too.
+	Keep bool
+	// Kernel marks the kernel-name column: it gets the width first, and
+	// its cuts keep different names different.
+	Kernel bool
+	// Sep, when set, splits a cell into items: a narrow cell keeps whole
+	// items and says how many it left out ("+2 more").
+	Sep string
+	// Detail > 0: when the table does not fit, the column may move to an
+	// indented line under each row ("Column: value"): 2 so that the others
+	// read well (a location, a second name), 1 only when the table does
+	// not fit otherwise. Higher levels move first, then the rightmost.
+	Detail int
+	// Short is the header shown when the column is narrower than Name.
+	Short string
+	// Min, when set, is the least width the column is shortened to
+	// (instead of its kind's).
+	Min int
 }
 
 // Cut is how a too-wide cell is shortened.
@@ -104,13 +125,23 @@ type Table struct {
 	Name    string // file name stem for CSV, e.g. "kernels"
 	Columns []Column
 	Rows    [][]string
+	// Narrow, when set, are the cells a width-limited text table shows
+	// instead of Rows (kernel labels instead of whole names); parallel to
+	// Rows.
+	Narrow [][]string
 	// Empty is printed instead of an empty table (text and markdown).
 	Empty string
 }
 
+// Drawing is a block drawn for the width it is shown at (an ASCII
+// timeline): Draw(0) is its full size, and markdown fences that.
+type Drawing struct {
+	Draw func(width int) []string
+}
+
 // Doc is a whole report.
 type Doc struct {
-	Blocks []any // *Heading, Lines, Pre, *Table, *TOC
+	Blocks []any // *Heading, Lines, Pre, *Table, *TOC, *Drawing
 	// JSON is the value the json format encodes; nil encodes the tables.
 	JSON any
 	// Width, when > 0, is the terminal width text output fits (tables
@@ -234,36 +265,51 @@ func renderText(w io.Writer, d Doc) error {
 			if i > 0 && b.Level <= 2 {
 				ew.printf("\n")
 			}
-			ew.printf("%s\n", b.Text)
+			lines := wrapLine(escapeControl(b.Text), d.Width)
+			for _, l := range lines {
+				ew.printf("%s\n", l)
+			}
 			if b.Level == 1 {
-				ew.printf("%s\n", strings.Repeat("=", len([]rune(b.Text))))
+				w := 0
+				for _, l := range lines {
+					w = max(w, textWidth(l))
+				}
+				ew.printf("%s\n", strings.Repeat("=", w))
 			}
 		case Lines:
 			for _, l := range b {
-				for _, part := range wrapLine(l, d.Width) {
+				for _, part := range wrapLine(escapeControl(l), d.Width) {
 					ew.printf("%s\n", part)
 				}
 			}
 		case Pre:
 			for _, l := range b {
-				ew.printf("%s\n", l)
+				ew.printf("%s\n", fitLine(escapeControl(l), d.Width))
+			}
+		case *Drawing:
+			for _, l := range b.Draw(d.Width) {
+				ew.printf("%s\n", fitLine(escapeControl(l), d.Width))
 			}
 		case *TOC:
 			for _, e := range b.Entries {
-				ew.printf("%s%s\n", strings.Repeat("  ", e.Depth), e.Text)
+				for _, part := range wrapLine(strings.Repeat("  ", e.Depth)+escapeControl(e.Text), d.Width) {
+					ew.printf("%s\n", part)
+				}
 			}
 		case *Table:
 			if len(b.Rows) == 0 && b.Empty != "" {
-				ew.printf("%s\n", b.Empty)
+				for _, part := range wrapLine(escapeControl(b.Empty), d.Width) {
+					ew.printf("%s\n", part)
+				}
 				continue
 			}
-			head, rows, notes := fitTable(b, d.Width, &note)
-			rule := make([]string, len(head))
-			for i, h := range head {
+			f := fitTable(b, d.Width, &note)
+			rule := make([]string, len(f.head))
+			for i, h := range f.head {
 				rule[i] = strings.Repeat("-", max(3, textWidth(h)))
 			}
-			writeAligned(ew, append([][]string{head, rule}, rows...))
-			for _, n := range notes {
+			writeAligned(ew, append([][]string{f.head, rule}, f.rows...), f.details, f.gap)
+			for _, n := range f.notes {
 				for _, part := range wrapLine(n, d.Width) {
 					ew.printf("%s\n", part)
 				}
@@ -277,8 +323,9 @@ func renderText(w io.Writer, d Doc) error {
 
 // writeAligned pads every cell but the last of a row to its column's
 // width plus the gap (the layout text/tabwriter gave, measured in display
-// columns).
-func writeAligned(ew *errWriter, rows [][]string) {
+// columns); details[i], when given, are printed under rows[i+2] (the
+// first two rows are the header and its rule).
+func writeAligned(ew *errWriter, rows [][]string, details [][]string, gap int) {
 	var widths []int
 	for _, r := range rows {
 		for i := 0; i < len(r)-1; i++ {
@@ -289,25 +336,31 @@ func writeAligned(ew *errWriter, rows [][]string) {
 		}
 	}
 	var b strings.Builder
-	for _, r := range rows {
+	for ri, r := range rows {
 		b.Reset()
 		for i, c := range r {
 			b.WriteString(c)
 			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-textWidth(c)+colGap))
+				b.WriteString(strings.Repeat(" ", widths[i]-textWidth(c)+gap))
 			}
 		}
 		ew.printf("%s\n", b.String())
+		if k := ri - 2; k >= 0 && k < len(details) {
+			for _, l := range details[k] {
+				ew.printf("%s\n", l)
+			}
+		}
 	}
 }
 
-// cleanCells keeps one cell on one line and free of the tab separator.
-func cleanCells(r []string) []string {
-	out := make([]string, len(r))
+// cleanCells keeps each of a row's n cells on one line, its control
+// characters escaped; a short row is padded with empty cells.
+func cleanCells(r []string, n int) []string {
+	out := make([]string, max(n, len(r)))
 	for i, c := range r {
-		out[i] = strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(c)
+		out[i] = escapeControl(c)
 	}
-	return out
+	return out[:max(n, len(r))]
 }
 
 func renderMarkdown(w io.Writer, d Doc) error {
@@ -322,26 +375,16 @@ func renderMarkdown(w io.Writer, d Doc) error {
 			ew.printf("%s %s\n", strings.Repeat("#", min(6, max(1, b.Level))), escapeMarkdownText(oneLineText(b.Text)))
 		case *TOC:
 			for _, e := range b.Entries {
-				ew.printf("%s- [%s](#%s)\n", strings.Repeat("  ", e.Depth), escapeMarkdownText(oneLineText(e.Text)), anchors[e.Target])
+				ew.printf("%s- [%s](#%s)\n", strings.Repeat("  ", e.Depth), escapeMarkdownText(e.Text), anchors[e.Target])
 			}
 		case Lines:
 			for _, l := range b {
 				ew.printf("%s  \n", escapeMarkdownText(l))
 			}
 		case Pre:
-			// A fence longer than any run of backticks inside cannot be
-			// closed by the content.
-			fence := "```"
-			for _, l := range b {
-				for strings.Contains(l, fence) {
-					fence += "`"
-				}
-			}
-			ew.printf("%s\n", fence)
-			for _, l := range b {
-				ew.printf("%s\n", oneLineText(l))
-			}
-			ew.printf("%s\n", fence)
+			writeFenced(ew, b)
+		case *Drawing:
+			writeFenced(ew, b.Draw(0))
 		case *Table:
 			if len(b.Rows) == 0 && b.Empty != "" {
 				ew.printf("_%s_\n", escapeMarkdownText(b.Empty))
@@ -371,15 +414,31 @@ func renderMarkdown(w io.Writer, d Doc) error {
 	return ew.err
 }
 
+// writeFenced writes lines as a fenced block. A fence longer than any run
+// of backticks inside cannot be closed by the content.
+func writeFenced(ew *errWriter, lines []string) {
+	fence := "```"
+	for _, l := range lines {
+		for strings.Contains(l, fence) {
+			fence += "`"
+		}
+	}
+	ew.printf("%s\n", fence)
+	for _, l := range lines {
+		ew.printf("%s\n", oneLineText(l))
+	}
+	ew.printf("%s\n", fence)
+}
+
 // escapeCell keeps a value inside its markdown table cell: a pipe would
 // end the cell, a line break the row.
 func escapeCell(s string) string {
 	return strings.ReplaceAll(escapeMarkdownText(oneLineText(s)), "|", `\|`)
 }
 
-// oneLineText keeps a value on one line.
+// oneLineText keeps a value on one line, its control characters escaped.
 func oneLineText(s string) string {
-	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	return escapeControl(s)
 }
 
 // markdownEscaper backslash-escapes the characters that would turn text
@@ -390,9 +449,10 @@ func oneLineText(s string) string {
 // escape nothing. One pass: no character is escaped twice.
 var markdownEscaper = strings.NewReplacer(`\`, `\\`, "<", `\<`, "[", `\[`, "]", `\]`, "&", `\&`, "*", `\*`, "`", "\\`")
 
-// escapeMarkdownText makes s render as the text it is.
+// escapeMarkdownText makes s render as the text it is, control
+// characters shown escaped.
 func escapeMarkdownText(s string) string {
-	return markdownEscaper.Replace(s)
+	return markdownEscaper.Replace(escapeControl(s))
 }
 
 // headingAnchors gives each heading of blocks the anchor GitHub gives it:

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/kernelname"
 )
 
 // Timeline is one ASCII window around a kernel instance (triage.md section
@@ -13,6 +15,9 @@ import (
 type Timeline struct {
 	// Title heads the drawing (e.g. the overlap row's kernel); may be empty.
 	Title string
+	// Kernel is the kernel name inside Title, shown by its label when the
+	// drawing is fitted to a terminal.
+	Kernel string
 	// FromNS and ToNS bound the window (absolute ns); ToNS > FromNS.
 	FromNS, ToNS int64
 	// FocusID is the instance's kernel_id, flagged in the legend.
@@ -63,10 +68,64 @@ func RenderTimeline(w io.Writer, t Timeline, width int) error {
 	if width <= 0 {
 		width = DefaultTimelineWidth
 	}
-	span := t.ToNS - t.FromNS
-	if span <= 0 {
+	if t.ToNS <= t.FromNS {
 		return fmt.Errorf("timeline %q: empty window [%d, %d)", t.Title, t.FromNS, t.ToNS)
 	}
+	_, err := io.WriteString(w, strings.Join(drawTimeline(t, width, 0), "\n")+"\n")
+	return err
+}
+
+// timelineLabelWidth is the width of the stream labels left of the plot.
+func timelineLabelWidth(t Timeline) int {
+	w := len("stream ?")
+	for _, e := range t.Events {
+		if e.HasStream {
+			w = max(w, len(fmt.Sprintf("stream %d", e.Stream)))
+		}
+	}
+	return w
+}
+
+// timelineLines draws t for a terminal of width columns: the plot as wide
+// as fits (at most DefaultTimelineWidth), kernel names by their labels
+// among the window's kernels, legend lines cut to the width. Width 0 draws
+// it whole, names as written.
+func timelineLines(t Timeline, width int) []string {
+	if t.ToNS <= t.FromNS {
+		return []string{fmt.Sprintf("(timeline %q: empty window)", t.Title)}
+	}
+	if width <= 0 {
+		return drawTimeline(t, DefaultTimelineWidth, 0)
+	}
+	names := make([]string, 0, len(t.Events)+1)
+	for _, e := range t.Events {
+		names = append(names, e.Name)
+	}
+	names = append(names, t.Kernel)
+	labels := kernelname.Labels(names)
+	label := map[string]string{}
+	for i, l := range labels {
+		label[names[i]] = l
+	}
+	t.Events = slices.Clone(t.Events)
+	for i := range t.Events {
+		t.Events[i].Name = label[t.Events[i].Name]
+	}
+	if t.Kernel != "" {
+		t.Title = strings.Replace(t.Title, t.Kernel, label[t.Kernel], 1)
+	}
+	// "stream 7 |" + plot + "|", and the axis labels one column wider + " us"
+	plot := min(DefaultTimelineWidth, width-timelineLabelWidth(t)-5)
+	if plot < 16 {
+		plot = 16
+	}
+	return drawTimeline(t, plot, width)
+}
+
+// drawTimeline is the drawing of RenderTimeline, its legend's kernel names
+// cut so each line fits lineWidth (0: whole).
+func drawTimeline(t Timeline, width, lineWidth int) []string {
+	span := t.ToNS - t.FromNS
 
 	// Letters go to the longest events.
 	byLength := slices.Clone(t.Events)
@@ -140,7 +199,9 @@ func RenderTimeline(w io.Writer, t Timeline, width int) error {
 
 	var b strings.Builder
 	if t.Title != "" {
-		fmt.Fprintf(&b, "%s\n", t.Title)
+		for _, l := range wrapLine(t.Title, lineWidth) {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
 	}
 	fmt.Fprintf(&b, "%-*s  window %s us\n", labelWidth, "", formatUS(span))
 	for _, l := range ordered {
@@ -170,13 +231,20 @@ func RenderTimeline(w io.Writer, t Timeline, width int) error {
 		if e.KernelID == t.FocusID {
 			focus = "  <- longest instance"
 		}
-		fmt.Fprintf(&b, "%c [%s] %s (%s us)%s\n", letter[e.KernelID], e.Category, e.Name, formatUS(e.DurNS), focus)
+		head := fmt.Sprintf("%c [%s] ", letter[e.KernelID], e.Category)
+		tail := fmt.Sprintf(" (%s us)%s", formatUS(e.DurNS), focus)
+		name := e.Name
+		if lineWidth > 0 {
+			name = cutMiddle(escapeControl(name), max(8, lineWidth-textWidth(head)-textWidth(tail)))
+		}
+		fmt.Fprintf(&b, "%s%s%s\n", head, name, tail)
 	}
 	if len(t.Events) > timelineLetters {
-		b.WriteString("# compute  = communication  ~ elementwise  + memory  * other\n")
+		for _, l := range wrapLine("# compute  = communication  ~ elementwise  + memory  * other", lineWidth) {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 }
 
 // formatUS prints nanoseconds as microseconds with one decimal.

@@ -43,7 +43,6 @@ type TriageReport struct {
 	Notes       []string              `json:"notes"`
 	frameworkID string                // sglang | vllm | ... as stored
 	windows     map[string][]Timeline // per stage, the timelines asked for
-	timelines   map[string][]string   // per stage, ASCII
 }
 
 // TriageParallel is the run's parallel layout; null when not recorded.
@@ -439,7 +438,6 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	}
 	r.Stages = kept
 	r.windows = timelineWindows(d)
-	r.timelines = drawTimelines(r.windows)
 	return r
 }
 

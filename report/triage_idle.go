@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/kernelname"
 	"github.com/tracehouse/tracehouse/queries"
 )
 
@@ -177,16 +179,22 @@ func idleTable(st *TriageStage) *Table {
 	return t
 }
 
-// idleGapTable lists the longest gaps.
-func idleGapTable(st *TriageStage, name func(string) string, ranks bool) *Table {
-	cols := []Column{{Name: "Gap", Right: true}, {Name: "Cause"}, {Name: "Step", Right: true}}
+// idleGapTable lists the longest gaps; text on a terminal names the
+// kernels around a gap by their labels (kernelname.Labels over the table).
+func idleGapTable(st *TriageStage, f Format, ranks bool) *Table {
+	cols := []Column{{Name: "Gap", Right: true}, {Name: "Cause", Keep: true}, {Name: "Step", Right: true}}
 	if ranks {
 		cols = append(cols, Column{Name: "Rank", Right: true})
 	}
-	cols = append(cols, Column{Name: "Before"}, Column{Name: "After"},
-		Column{Name: "Python site of the launch after", Cut: CutPath})
+	cols = append(cols, Column{Name: "Before", Kernel: true}, Column{Name: "After", Kernel: true},
+		Column{Name: "Python site of the launch after", Short: "Site of the launch after", Cut: CutPath, Detail: 1})
 	t := &Table{Name: "idle_gaps", Columns: cols, Empty: "no gap inside a step"}
+	var names []string
 	for _, g := range st.Idle.WorstGaps {
+		names = append(names, g.Before, g.After)
+	}
+	labels := kernelname.Labels(names)
+	for i, g := range st.Idle.WorstGaps {
 		cells := []string{fmtDur(float64(g.GapNS)), strings.ReplaceAll(g.Cause, "_", "-"), strconv.FormatInt(g.Step, 10)}
 		if ranks {
 			cells = append(cells, strconv.FormatInt(g.Rank, 10))
@@ -195,8 +203,10 @@ func idleGapTable(st *TriageStage, name func(string) string, ranks bool) *Table 
 		if g.Site != nil {
 			site = *g.Site
 		}
-		cells = append(cells, name(g.Before), name(g.After), site)
-		t.Rows = append(t.Rows, cells)
+		t.Rows = append(t.Rows, append(slices.Clone(cells), g.Before, g.After, site))
+		if f == Text {
+			t.Narrow = append(t.Narrow, append(cells, labels[2*i], labels[2*i+1], site))
+		}
 	}
 	return t
 }
@@ -204,11 +214,11 @@ func idleGapTable(st *TriageStage, name func(string) string, ranks bool) *Table 
 // idleBlocks are the "Where the GPU waits" section of one stage; nil when
 // the stage has no step rows. The causes are explained under the first
 // stage's section only.
-func (r *TriageReport) idleBlocks(st *TriageStage, name func(string) string) []any {
+func (r *TriageReport) idleBlocks(st *TriageStage, f Format) []any {
 	if st.Idle == nil {
 		return nil
 	}
-	blocks := []any{Lines{idleLine(st)}, idleTable(st), Lines{"Longest gaps:"}, idleGapTable(st, name, r.Rank == nil)}
+	blocks := []any{Lines{idleLine(st)}, idleTable(st), Lines{"Longest gaps:"}, idleGapTable(st, f, r.Rank == nil)}
 	for i := range r.Stages {
 		if r.Stages[i].Idle != nil {
 			if &r.Stages[i] != st {

@@ -45,11 +45,11 @@ func TestFuseCells(t *testing.T) {
 	f := TriageFusion{Pattern: "p", FusedPath: "sglang: a.py", Framework: "sglang", Sources: []string{"a.py", "b.py", "c.py"},
 		EvidenceKernels: []string{"norm", "add"}, EvidenceSharePct: []float64{12.34, 0.5}}
 	st := &TriageStage{Fusions: []TriageFusion{f}}
-	text := fusionTable(st, func(s string) string { return s }, false).Rows[0]
+	text := fusionTable(st, Text).Rows[0]
 	if text[5] != "norm (12.3%), add (0.5%)" || text[7] != "sglang: a.py (+2 more)" {
 		t.Errorf("text cells %q", text)
 	}
-	md := fusionTable(st, func(s string) string { return s }, true).Rows[0]
+	md := fusionTable(st, Markdown).Rows[0]
 	if md[7] != "sglang: a.py; b.py; c.py" {
 		t.Errorf("markdown path cell %q", md[7])
 	}

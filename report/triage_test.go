@@ -171,7 +171,7 @@ func TestTriageTextAndMarkdown(t *testing.T) {
 		"Families: gemm 60.0%, norm 40.0% (of summed kernel time)",
 		"Rank spread",
 		"2.000 / 3.000 / 4.000 µs", // gemm<1>: ranks 2000, 3000, 4000 ns
-		"skip overlap; Known path: Two-batch overlap (sglang, mainline)",
+		"skip overlap    Two-batch overlap (sglang, mainline)",
 		"Similarity (low): 2 of 3 steps of \"QK norm + rope\"",
 	} {
 		if !strings.Contains(text.String(), want) {

@@ -2,8 +2,11 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tracehouse/tracehouse/kernelname"
 
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/vocab"
@@ -17,7 +20,8 @@ func timelineWindows(d *queries.TriageData) map[string][]Timeline {
 	out := map[string][]Timeline{}
 	for _, tl := range d.Timelines {
 		o := d.Overlap[tl.Overlap]
-		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s", o.Priority, o.Kernel, fmtDur(float64(o.Longest.DurNS))), FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
+		t := Timeline{Title: fmt.Sprintf("%s %s: longest instance %s", o.Priority, o.Kernel, fmtDur(float64(o.Longest.DurNS))),
+			Kernel: o.Kernel, FromNS: tl.FromNS, ToNS: tl.ToNS, FocusID: o.Longest.KernelID}
 		for _, e := range tl.Events {
 			t.Events = append(t.Events, TimelineEvent{KernelID: e.KernelID, Name: e.Name, Category: e.Category,
 				Stream: e.Stream.Int64, HasStream: e.Stream.Valid, TSNS: e.TSNS, DurNS: e.DurNS})
@@ -27,18 +31,16 @@ func timelineWindows(d *queries.TriageData) map[string][]Timeline {
 	return out
 }
 
-// drawTimelines renders each window as ASCII, per stage.
-func drawTimelines(windows map[string][]Timeline) map[string][]string {
-	lines := map[string][]string{}
-	for stage, ts := range windows {
-		for i, t := range ts {
-			if i > 0 {
-				lines[stage] = append(lines[stage], "")
-			}
-			var b strings.Builder
-			_ = RenderTimeline(&b, t, DefaultTimelineWidth) // a strings.Builder does not fail
-			lines[stage] = append(lines[stage], strings.Split(strings.TrimRight(b.String(), "\n"), "\n")...)
+// drawTimelines renders a stage's windows as ASCII for a terminal width
+// (0: the full drawing, names whole): the plot narrows to fit, and kernel
+// names are the labels of the window's kernels.
+func drawTimelines(ts []Timeline, width int) []string {
+	var lines []string
+	for i, t := range ts {
+		if i > 0 {
+			lines = append(lines, "")
 		}
+		lines = append(lines, timelineLines(t, width)...)
 	}
 	return lines
 }
@@ -49,9 +51,8 @@ func fmtPct(p float64) string {
 	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 }
 
-// maxTextName bounds kernel names in the text format, where a 600-character
-// CUTLASS template name would push every other column off the terminal.
-// Markdown, JSON and CSV keep the full name.
+// maxTextName bounds kernel names where a view has no width to fit
+// (compare's text tables until they use the layout of fit.go).
 const maxTextName = 80
 
 // shorten keeps the head and tail of a long name: the head says what it
@@ -65,12 +66,10 @@ func shorten(s string) string {
 	return string(r[:maxTextName-tail-3]) + "..." + string(r[len(r)-tail:])
 }
 
-// Doc renders the report for the text or markdown format.
+// Doc renders the report for the text or markdown format. Text tables
+// carry whole names for --wide and kernel labels (kernelname.Labels, per
+// table) for a terminal; markdown keeps whole names and every column.
 func (r *TriageReport) Doc(f Format) Doc {
-	name := func(s string) string { return s }
-	if f == Text {
-		name = shorten
-	}
 	blocks := []any{&Heading{Level: 1, Text: "Triage View"}, r.headerLines()}
 	for i := range r.Stages {
 		st := &r.Stages[i]
@@ -87,20 +86,20 @@ func (r *TriageReport) Doc(f Format) Doc {
 			}
 			blocks = append(blocks, &Heading{Level: 3, Text: title}, b)
 		}
-		sub("Kernels", r.kernelTable(st, name, f))
+		sub("Kernels", r.kernelTable(st, f))
 		if notes := kernelNotes(st); len(notes) > 0 {
 			blocks = append(blocks, notes)
 		}
-		if idle := r.idleBlocks(st, name); idle != nil {
+		if idle := r.idleBlocks(st, f); idle != nil {
 			sub("Where the GPU waits", idle[0])
 			blocks = append(blocks, idle[1:]...)
 		}
-		sub("Overlap opportunities", overlapTable(st, name))
-		if tl := r.timelines[st.Stage]; len(tl) > 0 {
+		sub("Overlap opportunities", overlapTable(st, f))
+		if ts := r.windows[st.Stage]; len(ts) > 0 {
 			// keep the drawing's columns: a fenced block in markdown
-			sub("Timelines", Pre(tl))
+			sub("Timelines", &Drawing{Draw: func(width int) []string { return drawTimelines(ts, width) }})
 		}
-		sub("Fuse patterns", fusionTable(st, name, f == Markdown))
+		sub("Fuse patterns", fusionTable(st, f))
 		if st.Similarity != nil {
 			// triage.md section 5: at most one note, never mixed into the table
 			blocks = append(blocks, Lines{st.Similarity.Note})
@@ -217,17 +216,34 @@ func (r *TriageReport) familyLine(st *TriageStage) string {
 	return "Families: " + strings.Join(parts, ", ") + " (of summed kernel time)"
 }
 
-func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string, f Format) *Table {
-	cols := []Column{{Name: "Kernel"}, {Name: "Family"}, {Name: "Category"}, {Name: "GPU time", Right: true},
-		{Name: "Share", Right: true}, {Name: "Launches", Right: true}, {Name: "Avg", Right: true}}
-	if r.Rank == nil {
-		cols = append(cols, Column{Name: "Rank spread", Right: true})
+// kernelTable is a stage's kernel table. Text leaves Category out (the
+// family implies it) and shows kernel labels on a terminal.
+func (r *TriageReport) kernelTable(st *TriageStage, f Format) *Table {
+	text := f == Text
+	cols := []Column{{Name: "Kernel", Kernel: true}, {Name: "Family", Keep: true}}
+	if !text {
+		cols = append(cols, Column{Name: "Category"})
 	}
-	cols = append(cols, Column{Name: "Python location (site share)", Cut: CutPath}, Column{Name: "CPU op"})
+	cols = append(cols, Column{Name: "GPU time", Right: true},
+		Column{Name: "Share", Right: true}, Column{Name: "Launches", Short: "Calls", Right: true}, Column{Name: "Avg", Right: true})
+	if r.Rank == nil {
+		cols = append(cols, Column{Name: "Rank spread", Right: true, Detail: 1})
+	}
+	cols = append(cols, Column{Name: "Python location (site share)", Short: "Python location", Cut: CutPath, Sep: "; ", Detail: 2},
+		Column{Name: "CPU op", Sep: "; ", Detail: 2})
 	t := &Table{Name: "kernels", Columns: cols}
-	for _, k := range st.Kernels {
-		row := []string{name(k.Kernel), k.Family, k.Category, fmtDur(float64(k.GPUTimeNS)), fmtPct(k.SharePct),
-			strconv.FormatInt(k.Launches, 10), fmtDur(k.AvgUS * 1000)}
+	names := make([]string, len(st.Kernels))
+	for i, k := range st.Kernels {
+		names[i] = k.Kernel
+	}
+	labels := kernelname.Labels(names)
+	for i, k := range st.Kernels {
+		row := []string{k.Kernel, k.Family}
+		if !text {
+			row = append(row, k.Category)
+		}
+		row = append(row, fmtDur(float64(k.GPUTimeNS)), fmtPct(k.SharePct),
+			strconv.FormatInt(k.Launches, 10), fmtDur(k.AvgUS*1000))
 		if r.Rank == nil && k.RankSpread != nil {
 			s := k.RankSpread
 			row = append(row, strings.Join(fmtDurs(s.MinUS*1000, s.MedianUS*1000, s.MaxUS*1000), " / "))
@@ -235,6 +251,10 @@ func (r *TriageReport) kernelTable(st *TriageStage, name func(string) string, f 
 		loc, ops := siteCells(k)
 		row = append(row, loc, ops)
 		t.Rows = append(t.Rows, row)
+		if text {
+			narrow := append([]string{labels[i]}, row[1:]...)
+			t.Narrow = append(t.Narrow, narrow)
+		}
 	}
 	if len(t.Rows) == 0 {
 		// triage.md section 3: an empty table prints one row saying so.
@@ -302,20 +322,58 @@ func siteCells(k TriageKernel) (string, string) {
 	return strings.Join(locs, "; "), strings.Join(ops, "; ")
 }
 
-func overlapTable(st *TriageStage, name func(string) string) *Table {
+// overlapTable is a stage's overlap-opportunity table. Markdown (and
+// HTML) keep triage.md's columns, Signal and Recommendation as sentences;
+// text splits the signal into short numeric columns (the kernel's time,
+// its share of GPU busy time, exclusive and hidden shares, the kernel it
+// hides under) and moves the known paths into numbered notes.
+func overlapTable(st *TriageStage, f Format) *Table {
+	if f != Text {
+		t := &Table{Name: "overlap", Empty: "no overlap opportunity above the bar",
+			Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope", Cut: CutPath},
+				{Name: "Signal", Cut: CutEnd}, {Name: "Dep risk"}, {Name: "Recommendation", Cut: CutEnd}}}
+		for _, o := range st.Overlap {
+			rec := o.Recommendation
+			if len(o.KnownPaths) > 0 {
+				rec += "; " + strings.Join(o.KnownPaths, "; ")
+			}
+			t.Rows = append(t.Rows, []string{o.Priority, o.Verdict, o.Kernel, o.Scope, o.Signal, o.DepRisk, rec})
+		}
+		return t
+	}
 	t := &Table{Name: "overlap", Empty: "no overlap opportunity above the bar",
-		Columns: []Column{{Name: "Priority"}, {Name: "Verdict"}, {Name: "Kernel"}, {Name: "Python scope", Cut: CutPath},
-			{Name: "Signal", Cut: CutEnd}, {Name: "Dep risk"}, {Name: "Recommendation", Cut: CutEnd}}}
+		Columns: []Column{{Name: "Priority", Short: "Prio", Keep: true}, {Name: "Verdict", Keep: true}, {Name: "Kernel", Kernel: true},
+			{Name: "Python scope", Cut: CutPath, Detail: 2}, {Name: "Time", Right: true}, {Name: "Busy", Right: true},
+			{Name: "Excl", Right: true}, {Name: "Hidden", Right: true, Detail: 1}, {Name: "Under", Detail: 2},
+			{Name: "Dep risk", Short: "Dep", Keep: true, Detail: 1}, {Name: "Recommendation", Short: "Advice", Keep: true},
+			{Name: "Known path", Prose: true}}}
+	var names []string
 	for _, o := range st.Overlap {
-		sig := o.Signal
+		names = append(names, o.Kernel)
 		if o.Dominant != nil {
-			sig = strings.TrimSuffix(sig, *o.Dominant) + name(*o.Dominant)
+			names = append(names, *o.Dominant)
 		}
-		rec := o.Recommendation
-		if len(o.KnownPaths) > 0 {
-			rec += "; " + strings.Join(o.KnownPaths, "; ")
+	}
+	label := map[string]string{}
+	for i, l := range kernelname.Labels(names) {
+		label[names[i]] = l
+	}
+	for _, o := range st.Overlap {
+		under, underLabel := "-", "-"
+		if o.Dominant != nil {
+			under, underLabel = *o.Dominant, label[*o.Dominant]
 		}
-		t.Rows = append(t.Rows, []string{o.Priority, o.Verdict, name(o.Kernel), o.Scope, sig, o.DepRisk, rec})
+		var known []string
+		for _, k := range o.KnownPaths {
+			known = append(known, strings.TrimPrefix(k, "Known path: "))
+		}
+		row := []string{o.Priority, o.Verdict, o.Kernel, o.Scope, fmtDur(float64(o.TotalNS)),
+			strconv.FormatFloat(o.BusySharePct, 'f', 1, 64) + "%", strconv.FormatFloat(o.ExclusivePct, 'f', 0, 64) + "%",
+			strconv.FormatFloat(o.HiddenPct, 'f', 0, 64) + "%", under, o.DepRisk, o.Recommendation, strings.Join(known, "; ")}
+		t.Rows = append(t.Rows, row)
+		narrow := slices.Clone(row)
+		narrow[2], narrow[8] = label[o.Kernel], underLabel
+		t.Narrow = append(t.Narrow, narrow)
 	}
 	return t
 }
@@ -332,21 +390,43 @@ func fusedPaths(f TriageFusion, all bool) string {
 	return fmt.Sprintf("%s (+%d more)", f.FusedPath, len(f.Sources)-1)
 }
 
-func fusionTable(st *TriageStage, name func(string) string, all bool) *Table {
+// fusionTable is a stage's fuse-pattern table: text names the first
+// candidate path and how many more, markdown (and HTML) all of them; text
+// shows the evidence kernels by their labels on a terminal.
+func fusionTable(st *TriageStage, f Format) *Table {
+	text := f == Text
 	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
-		Columns: []Column{{Name: "Pattern"}, {Name: "Status"}, {Name: "Confidence"},
-			{Name: "Related GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels"},
-			{Name: "Current Python location", Cut: CutPath}, {Name: "Candidate fused path", Prose: true}, {Name: "Rationale", Prose: true}}}
-	for _, f := range st.Fusions {
-		ev := make([]string, len(f.EvidenceKernels))
-		for i, k := range f.EvidenceKernels {
+		Columns: []Column{{Name: "Pattern", Min: 16}, {Name: "Status", Keep: true}, {Name: "Confidence", Short: "Conf", Keep: true},
+			{Name: "Related GPU time", Short: "GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels", Short: "Evidence", Sep: ", ", Min: 24, Detail: 1},
+			{Name: "Current Python location", Short: "Python location", Cut: CutPath, Sep: "; ", Detail: 2},
+			{Name: "Candidate fused path", Prose: true}, {Name: "Rationale", Prose: true}}}
+	var names []string
+	for _, fu := range st.Fusions {
+		names = append(names, fu.EvidenceKernels...)
+	}
+	label := map[string]string{}
+	for i, l := range kernelname.Labels(names) {
+		label[names[i]] = l
+	}
+	evidence := func(fu TriageFusion, name func(string) string) string {
+		ev := make([]string, len(fu.EvidenceKernels))
+		for i, k := range fu.EvidenceKernels {
 			ev[i] = name(k)
-			if i < len(f.EvidenceSharePct) {
-				ev[i] += " (" + fmtPct(f.EvidenceSharePct[i]) + ")"
+			if i < len(fu.EvidenceSharePct) {
+				ev[i] += " (" + fmtPct(fu.EvidenceSharePct[i]) + ")"
 			}
 		}
-		t.Rows = append(t.Rows, []string{f.Pattern, f.Status, f.Confidence, fmtDur(float64(f.RelatedNS)),
-			fmtPct(f.SharePct), strings.Join(ev, ", "), strings.Join(f.Locations, "; "), fusedPaths(f, all), f.Rationale})
+		return strings.Join(ev, ", ")
+	}
+	for _, fu := range st.Fusions {
+		row := []string{fu.Pattern, fu.Status, fu.Confidence, fmtDur(float64(fu.RelatedNS)),
+			fmtPct(fu.SharePct), evidence(fu, func(s string) string { return s }), strings.Join(fu.Locations, "; "), fusedPaths(fu, !text), fu.Rationale}
+		t.Rows = append(t.Rows, row)
+		if text {
+			narrow := slices.Clone(row)
+			narrow[5] = evidence(fu, func(s string) string { return label[s] })
+			t.Narrow = append(t.Narrow, narrow)
+		}
 	}
 	return t
 }
