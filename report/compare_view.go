@@ -156,7 +156,7 @@ func compareStageBlocks(st analysis.CompareStage, text, allowUntested bool) []an
 	var blocks []any
 	blocks = append(blocks, &Heading{Level: 2, Text: stageTitle(st, allowUntested)})
 	sum := &Table{Name: "summary", Columns: []Column{{Name: "Metric", Keep: true}, {Name: "Base/step", Right: true},
-		{Name: "Candidate/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p", Keep: true}, {Name: "Gate", Keep: true}}}
+		{Name: "Candidate/step", Short: "Cand/step", Right: true}, {Name: "Delta", Right: true}, {Name: "Delta %", Right: true}, {Name: "p", Keep: true}, {Name: "Gate", Keep: true}}}
 	for _, m := range st.Summary {
 		unit := " µs"
 		delta := fmtSignedUS(m.DeltaNS)
@@ -169,7 +169,7 @@ func compareStageBlocks(st analysis.CompareStage, text, allowUntested bool) []an
 	blocks = append(blocks, &Heading{Level: 3, Text: "Step summary (median per step: both sides and the delta; ±: 95% interval)"}, sum)
 	if len(st.Ranks) > 0 {
 		rt := &Table{Name: "ranks", Columns: []Column{{Name: "Rank", Right: true}, {Name: "Base step µs", Right: true},
-			{Name: "Candidate step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p", Keep: true}}}
+			{Name: "Candidate step µs", Short: "Cand step µs", Right: true}, {Name: "Delta %", Right: true}, {Name: "p", Keep: true}}}
 		for _, rr := range st.Ranks {
 			rt.Rows = append(rt.Rows, []string{strconv.FormatInt(rr.Rank, 10), fmtStat(rr.Metric.Base, "ns"),
 				fmtStat(rr.Metric.Candidate, "ns"), fmtDeltaPct(rr.Metric.DeltaPct), fmtTest(rr.Metric.Test)})
@@ -182,8 +182,10 @@ func compareStageBlocks(st analysis.CompareStage, text, allowUntested bool) []an
 		}
 		blocks = append(blocks, l)
 	}
-	dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part", Keep: true}, {Name: "Base µs/step", Right: true},
-		{Name: "Candidate µs/step", Right: true}, {Name: "Delta µs", Right: true}}}
+	// A part's name wraps in its column on a narrow terminal: its
+	// figures are never cut.
+	dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part", Wrap: true}, {Name: "Base µs/step", Short: "Base µs", Right: true},
+		{Name: "Candidate µs/step", Short: "Cand µs", Right: true}, {Name: "Delta µs", Right: true}}}
 	for _, p := range st.Decomposition {
 		dt.Rows = append(dt.Rows, []string{p.Component, fmtUS3(p.BaseNS), fmtUS3(p.CandNS), fmtUS3(p.DeltaNS)})
 	}
@@ -192,7 +194,7 @@ func compareStageBlocks(st analysis.CompareStage, text, allowUntested bool) []an
 
 	// Text: kernel labels (kernelname.Labels over the table) on a
 	// terminal, the per-launch columns under the row when they do not fit.
-	kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket", Keep: true}, {Name: "Kernel", Kernel: true}, {Name: "Family", Keep: true},
+	kt := &Table{Name: "kernels", Columns: []Column{{Name: "Bucket", Keep: true}, {Name: "Kernel", Kernel: true}, {Name: "Family", Keep: true, Detail: 1},
 		{Name: "Base µs/step", Short: "Base µs", Right: true}, {Name: "Cand µs/step", Short: "Cand µs", Right: true}, {Name: "Delta µs", Right: true},
 		{Name: "Delta %", Right: true}, {Name: "p (BH)", Keep: true}, {Name: "Launches/step", Right: true, Detail: 1}, {Name: "µs/launch", Right: true, Detail: 1},
 		{Name: "Share %", Right: true, Detail: 1}, {Name: "Gate", Keep: true}}}
@@ -253,7 +255,7 @@ func compareStageBlocks(st analysis.CompareStage, text, allowUntested bool) []an
 	}
 	if len(st.Overlap) > 0 {
 		ot := &Table{Name: "overlap", Columns: []Column{{Name: "Kernel", Kernel: true}, {Name: "Base hidden %", Right: true},
-			{Name: "Candidate hidden %", Right: true}, {Name: "Delta (points)", Right: true}}}
+			{Name: "Candidate hidden %", Short: "Cand hidden %", Right: true}, {Name: "Delta (points)", Right: true}}}
 		var onames []string
 		for _, o := range st.Overlap {
 			onames = append(onames, o.Kernel)

@@ -50,8 +50,10 @@ type fitted struct {
 
 // Minimum widths of the shortened kinds of column.
 const (
+	ruleMin      = 3
 	minTextWidth = 8
 	minListWidth = 12
+	minWrapWidth = 16
 	maxPathMin   = 24
 )
 
@@ -84,13 +86,15 @@ func fitTable(t *Table, width int, note *int) fitted {
 			cellNat[i] = max(cellNat[i], textWidth(r[i]))
 		}
 	}
+	// A header's rule is at least ruleMin dashes wide (renderText): the
+	// least a column takes.
 	headMin := func(i int) int {
 		if cols[i].Short != "" {
-			return min(textWidth(cols[i].Short), textWidth(cols[i].Name))
+			return max(ruleMin, min(textWidth(cols[i].Short), textWidth(cols[i].Name)))
 		}
-		return textWidth(cols[i].Name)
+		return max(ruleMin, textWidth(cols[i].Name))
 	}
-	natural := func(i int) int { return max(cellNat[i], textWidth(cols[i].Name)) }
+	natural := func(i int) int { return max(cellNat[i], ruleMin, textWidth(cols[i].Name)) }
 	nameMin := nameMinWidth(width)
 	minOf := func(i int) int {
 		c := cols[i]
@@ -108,6 +112,8 @@ func fitTable(t *Table, width int, note *int) fitted {
 				m = max(m, pathMinWidth(r[i]))
 			}
 			m = min(m, maxPathMin)
+		case c.Wrap:
+			m = minWrapWidth
 		case c.Sep != "":
 			m = minListWidth
 		default:
@@ -126,7 +132,7 @@ func fitTable(t *Table, width int, note *int) fitted {
 			return minOf(i)
 		case c.Kernel:
 			cap = max(nameMin, width*2/5)
-		case c.Cut == CutPath:
+		case c.Cut == CutPath, c.Wrap:
 			cap = 40
 		}
 		return max(minOf(i), min(natural(i), cap))
@@ -176,6 +182,21 @@ func fitTable(t *Table, width int, note *int) fitted {
 		if sum(minOf) > width {
 			gap = 1
 		}
+		// Last, any column but the first and the names goes under the
+		// row (the rightmost first) rather than a line run past the width
+		// or a figure be cut.
+		for sum(minOf) > width {
+			j := -1
+			for i := n - 1; i > 0 && j < 0; i-- {
+				if shown[i] && !cols[i].Kernel && i != firstShown(shown) {
+					j = i
+				}
+			}
+			if j < 0 {
+				break
+			}
+			shown[j] = false
+		}
 		for i := range n {
 			widths[i] = minOf(i)
 		}
@@ -216,6 +237,12 @@ func fitTable(t *Table, width int, note *int) fitted {
 	// Cut what does not fit.
 	for i := range n {
 		if !shown[i] || cols[i].Right || cols[i].Keep {
+			continue
+		}
+		if cols[i].Wrap {
+			for r := range rows {
+				rows[r][i] = strings.Join(wrapWith(rows[r][i], widths[i], ""), "\n")
+			}
 			continue
 		}
 		cells := make([]string, len(rows))
@@ -260,6 +287,16 @@ func fitTable(t *Table, width int, note *int) fitted {
 	return f
 }
 
+// firstShown is the index of the first column shown.
+func firstShown(shown []bool) int {
+	for i, s := range shown {
+		if s {
+			return i
+		}
+	}
+	return -1
+}
+
 // detailIndent starts the lines of a row's folded columns.
 const detailIndent = "    "
 
@@ -275,6 +312,8 @@ func detailLines(cols []Column, r []string, parts []int, width int) []string {
 		item := head + r[i]
 		if room := width - textWidth(detailIndent) - textWidth(head); textWidth(item) > width-textWidth(detailIndent) && room >= 12 {
 			switch {
+			case cols[i].Wrap:
+				// prose wraps with its line below
 			case cols[i].Cut == CutPath:
 				// a location wraps rather than lose its file or function
 				item = head + dropDirs(r[i])
@@ -696,7 +735,16 @@ func wrapLine(s string, width int) []string {
 	if textWidth(indent)+2 >= width/2 {
 		indent = ""
 	}
-	cont := indent + "  "
+	return wrapWith(s, width, indent+"  ")
+}
+
+// wrapWith breaks s at spaces into lines of at most width, continuation
+// lines starting with cont.
+func wrapWith(s string, width int, cont string) []string {
+	if width <= 0 || textWidth(s) <= width {
+		return []string{s}
+	}
+	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
 	words := strings.Fields(s)
 	var out []string
 	line := indent
@@ -715,6 +763,14 @@ func wrapLine(s string, width int) []string {
 			head := headUnits(us, width-textWidth(line))
 			if len(head) == 0 {
 				head = us[:1]
+			}
+			// a path or identifier breaks after a separator when one is
+			// in the second half of the line
+			for k := len(head) - 1; k > len(head)/2; k-- {
+				if strings.Contains("/_-.,:", head[k-1]) && len(head[k-1]) == 1 {
+					head = head[:k]
+					break
+				}
 			}
 			out = append(out, line+strings.Join(head, ""))
 			line = cont

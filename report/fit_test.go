@@ -234,3 +234,43 @@ func TestWrapBreaksLongWords(t *testing.T) {
 		t.Errorf("wrap lost text: %q", got)
 	}
 }
+
+// TestFitTableWrapsProse: a Wrap column (a description, a switch) wraps
+// within its column instead of being cut: every word is printed, every
+// line fits, and the other columns stay on the row's first line.
+func TestFitTableWrapsProse(t *testing.T) {
+	t.Parallel()
+	desc := "One row per user annotation event: the name, the thread and the time span the profiler recorded for it, in nanoseconds."
+	tab := &Table{Columns: []Column{{Name: "Kind", Keep: true}, {Name: "Name", Keep: true}, {Name: "Description", Wrap: true}},
+		Rows: [][]string{{"table", "annotations", desc}, {"view", "kernels", "Short."}}}
+	for _, width := range []int{40, 80, 120} {
+		var b strings.Builder
+		if err := renderText(&b, Doc{Blocks: []any{tab}, Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+		for _, l := range lines {
+			if textWidth(l) > width {
+				t.Errorf("%d: line of %d: %q", width, textWidth(l), l)
+			}
+		}
+		if strings.Contains(b.String(), "…") {
+			t.Errorf("%d: a wrapped column was cut:\n%s", width, b.String())
+		}
+		// the description's words in order, read down its column
+		col := strings.Index(lines[0], "Description")
+		var words []string
+		for _, l := range lines[2:] {
+			if strings.HasPrefix(l, "view") {
+				break
+			}
+			words = append(words, strings.Fields(l[col:])...)
+		}
+		if got := strings.Join(words, " "); got != desc {
+			t.Errorf("%d: description reads %q", width, got)
+		}
+		if !strings.HasPrefix(lines[2], "table  annotations  One row") || !strings.HasPrefix(lines[len(lines)-1], "view   kernels      Short.") {
+			t.Errorf("%d: rows out of place:\n%s", width, b.String())
+		}
+	}
+}

@@ -103,13 +103,15 @@ func historyStageTitle(st *analysis.HistoryStage) string {
 // stageBlocks are one stage's heading, table and change-point lines.
 func historyStageBlocks(r *analysis.HistoryReport, st *analysis.HistoryStage) []any {
 	blocks := []any{&Heading{Level: 2, Text: historyStageTitle(st)}}
-	cols := []Column{{Name: "#", Right: true}, {Name: "Run"}}
+	// On a narrow terminal the interval, launches and ingest time go
+	// under the row; labels, figures and the change are never cut.
+	cols := []Column{{Name: "#", Right: true}, {Name: "Run", Keep: true}}
 	if r.By != "" {
-		cols = append(cols, Column{Name: r.By})
+		cols = append(cols, Column{Name: r.By, Keep: true})
 	}
-	cols = append(cols, Column{Name: "Ingested"}, Column{Name: "Steps", Right: true}, Column{Name: "µs/step", Right: true},
-		Column{Name: "95% interval µs", Right: true}, Column{Name: "Launches/step", Right: true}, Column{Name: "Share %", Right: true},
-		Column{Name: "vs previous runs", Right: true}, Column{Name: "Change"})
+	cols = append(cols, Column{Name: "Ingested", Keep: true, Detail: 1}, Column{Name: "Steps", Right: true}, Column{Name: "µs/step", Right: true},
+		Column{Name: "95% interval µs", Short: "95% CI µs", Right: true, Detail: 1}, Column{Name: "Launches/step", Short: "Launches", Right: true, Detail: 1},
+		Column{Name: "Share %", Right: true}, Column{Name: "vs previous runs", Short: "vs previous", Right: true}, Column{Name: "Change", Keep: true})
 	t := &Table{Name: "history", Columns: cols}
 	for _, p := range st.Runs {
 		row := []string{strconv.Itoa(p.Order), p.Label}

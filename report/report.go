@@ -105,6 +105,10 @@ type Column struct {
 	// Min, when set, is the least width the column is shortened to
 	// (instead of its kind's).
 	Min int
+	// Wrap: a too-wide cell wraps onto more lines within its column
+	// instead of being cut (prose that must be read whole: descriptions,
+	// switches, tags).
+	Wrap bool
 }
 
 // Cut is how a too-wide cell is shortened.
@@ -306,7 +310,7 @@ func renderText(w io.Writer, d Doc) error {
 			f := fitTable(b, d.Width, &note)
 			rule := make([]string, len(f.head))
 			for i, h := range f.head {
-				rule[i] = strings.Repeat("-", max(3, textWidth(h)))
+				rule[i] = strings.Repeat("-", max(ruleMin, textWidth(h)))
 			}
 			writeAligned(ew, append([][]string{f.head, rule}, f.rows...), f.details, f.gap)
 			for _, n := range f.notes {
@@ -326,25 +330,42 @@ func renderText(w io.Writer, d Doc) error {
 // columns); details[i], when given, are printed under rows[i+2] (the
 // first two rows are the header and its rule).
 func writeAligned(ew *errWriter, rows [][]string, details [][]string, gap int) {
+	// A wrapped cell (fit.go, Column.Wrap) holds its lines joined by "\n":
+	// its row takes as many lines, the other cells blank below their first.
 	var widths []int
 	for _, r := range rows {
 		for i := 0; i < len(r)-1; i++ {
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], textWidth(r[i]))
+			for _, l := range strings.Split(r[i], "\n") {
+				widths[i] = max(widths[i], textWidth(l))
+			}
 		}
 	}
 	var b strings.Builder
 	for ri, r := range rows {
-		b.Reset()
+		cells := make([][]string, len(r))
+		lines := 1
 		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-textWidth(c)+gap))
-			}
+			cells[i] = strings.Split(c, "\n")
+			lines = max(lines, len(cells[i]))
 		}
-		ew.printf("%s\n", b.String())
+		for li := range lines {
+			b.Reset()
+			for i, c := range cells {
+				s := ""
+				if li < len(c) {
+					s = c[li]
+				}
+				b.WriteString(s)
+				if i < len(r)-1 {
+					b.WriteString(strings.Repeat(" ", widths[i]-textWidth(s)+gap))
+				}
+			}
+			// an empty last cell leaves no trailing blanks
+			ew.printf("%s\n", strings.TrimRight(b.String(), " "))
+		}
 		if k := ri - 2; k >= 0 && k < len(details) {
 			for _, l := range details[k] {
 				ew.printf("%s\n", l)

@@ -184,18 +184,6 @@ func TestTriageTextAndMarkdown(t *testing.T) {
 	}
 }
 
-func TestShorten(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("a", 50) + strings.Repeat("b", 100) + "TAIL"
-	s := shorten(long)
-	if len([]rune(s)) != maxTextName || !strings.HasPrefix(s, "aaaa") || !strings.HasSuffix(s, "bTAIL") || !strings.Contains(s, "...") {
-		t.Errorf("shorten: %q", s)
-	}
-	if shorten("short") != "short" {
-		t.Error("short names must stay whole")
-	}
-}
-
 func TestTriageCSVTables(t *testing.T) {
 	t.Parallel()
 	r := NewTriage(triageData(valid(0), false), TriageOptions{})

@@ -51,21 +51,6 @@ func fmtPct(p float64) string {
 	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 }
 
-// maxTextName bounds kernel names where a view has no width to fit
-// (compare's text tables until they use the layout of fit.go).
-const maxTextName = 80
-
-// shorten keeps the head and tail of a long name: the head says what it
-// is, the tail often tells variants apart.
-func shorten(s string) string {
-	r := []rune(s)
-	if len(r) <= maxTextName {
-		return s
-	}
-	tail := maxTextName / 4
-	return string(r[:maxTextName-tail-3]) + "..." + string(r[len(r)-tail:])
-}
-
 // Doc renders the report for the text or markdown format. Text tables
 // carry whole names for --wide and kernel labels (kernelname.Labels, per
 // table) for a terminal; markdown keeps whole names and every column.

@@ -65,9 +65,12 @@ func catalogListRun(opts *CatalogListOptions) error {
 		return err
 	}
 	t := &report.Table{Name: "catalog", Empty: "no catalog entries match",
-		Columns: []report.Column{{Name: "ID"}, {Name: "Kind"}, {Name: "Framework"}, {Name: "Origin"},
-			{Name: "Steps", Right: true}, {Name: "Gates"}, {Name: "Min/likely %"}, {Name: "Priority", Right: true},
-			{Name: "Switch"}}}
+		// IDs are typed back into `catalog show`: never cut; gates and
+		// switches wrap or go under the row, whole.
+		Columns: []report.Column{{Name: "ID", Keep: true}, {Name: "Kind", Keep: true}, {Name: "Framework", Keep: true},
+			{Name: "Origin", Keep: true, Detail: 1}, {Name: "Steps", Right: true, Detail: 1}, {Name: "Gates", Wrap: true, Detail: 2},
+			{Name: "Min/likely %", Keep: true}, {Name: "Priority", Short: "Prio", Right: true},
+			{Name: "Switch", Wrap: true, Detail: 2}}}
 	js := []catalogEntryJSON{}
 	keep := func(kind, framework string) bool {
 		return (opts.Kind == "" || opts.Kind == kind) && (opts.Framework == "" || opts.Framework == framework)
@@ -90,7 +93,7 @@ func catalogListRun(opts *CatalogListOptions) error {
 		t.Rows = append(t.Rows, []string{e.ID, "overlap", e.Framework, e.Origin, "-", "-", "-", "-", orDash(e.Switch)})
 		js = append(js, overlapJSON(e))
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // fusionGates summarises the gates other than shares: "-" when none.

@@ -51,7 +51,7 @@ func catalogShowRun(opts *CatalogShowOptions) error {
 	if err != nil {
 		return err
 	}
-	t := &report.Table{Name: "entry", Columns: []report.Column{{Name: "Field"}, {Name: "Value"}}}
+	t := &report.Table{Name: "entry", Columns: []report.Column{{Name: "Field", Keep: true}, {Name: "Value", Wrap: true}}}
 	add := func(field, value string) { t.Rows = append(t.Rows, []string{field, value}) }
 	list := func(v []string) string { return orDash(strings.Join(v, ", ")) }
 	if e, ok := c.Fusion(opts.ID); ok {
@@ -80,7 +80,7 @@ func catalogShowRun(opts *CatalogShowOptions) error {
 		add("sources", list(e.Sources))
 		add("switch", orDash(e.Switch))
 		add("rationale", e.Rationale)
-		return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: fusionJSON(e)})
+		return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: fusionJSON(e)})
 	}
 	if e, ok := c.Overlap(opts.ID); ok {
 		add("id", e.ID)
@@ -92,7 +92,7 @@ func catalogShowRun(opts *CatalogShowOptions) error {
 		add("sources", list(e.Sources))
 		add("switch", orDash(e.Switch))
 		add("rationale", e.Rationale)
-		return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: overlapJSON(e)})
+		return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: overlapJSON(e)})
 	}
 	msg := fmt.Sprintf("no catalog entry with id %q", opts.ID)
 	if near := nearIDs(c, opts.ID); len(near) > 0 {

@@ -66,7 +66,9 @@ func writeFile(t *testing.T, name, content string) string {
 func TestCatalogList(t *testing.T) {
 	t.Parallel()
 	def := catalog.Default()
-	code, out, errOut := runCatalog(t, "catalog", "list")
+	// --wide: every column on the row's line (width_golden_test holds
+	// the fitted layout)
+	code, out, errOut := runCatalog(t, "--wide", "catalog", "list")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -160,7 +162,8 @@ func TestCatalogJSONFields(t *testing.T) {
 func TestCatalogShow(t *testing.T) {
 	t.Parallel()
 	e, _ := catalog.Default().Fusion("sglang-flashinfer-allreduce-fusion")
-	code, out, errOut := runCatalog(t, "catalog", "show", e.ID)
+	// --wide: each value whole on its field's line
+	code, out, errOut := runCatalog(t, "--wide", "catalog", "show", e.ID)
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}

@@ -168,7 +168,7 @@ func historyRun(opts *HistoryOptions) error {
 	if opts.Format == report.CSV {
 		err = report.Render(opts.IO.Out, report.CSV, report.Doc{Blocks: []any{report.HistoryCSVTable(rep)}})
 	} else {
-		err = report.Render(opts.IO.Out, opts.Format, report.HistoryDoc(rep, opts.Format))
+		err = opts.render(opts.Format, report.HistoryDoc(rep, opts.Format))
 	}
 	if err != nil {
 		return err

@@ -105,8 +105,13 @@ func runsRun(opts *RunsOptions) error {
 		empty = "no run carries " + strings.Join(opts.Tags, " and ")
 	}
 	t := &report.Table{Name: "runs", Empty: empty,
-		Columns: []report.Column{{Name: "Run"}, {Name: "Framework"}, {Name: "Model"}, {Name: "Traces", Right: true},
-			{Name: "Ranks"}, {Name: "Stages"}, {Name: "GPU events", Right: true}, {Name: "Format"}, {Name: "Ingested"}, {Name: "Tags"}}}
+		// Labels and stages are typed back as arguments: never cut; what
+		// identifies less (format, ingest time, tags) goes under the row
+		// when the line is short.
+		Columns: []report.Column{{Name: "Run", Keep: true}, {Name: "Framework", Keep: true}, {Name: "Model", Keep: true, Detail: 1},
+			{Name: "Traces", Right: true}, {Name: "Ranks", Wrap: true}, {Name: "Stages", Keep: true},
+			{Name: "GPU events", Short: "Events", Right: true}, {Name: "Format", Keep: true, Detail: 1}, {Name: "Ingested", Keep: true, Detail: 1},
+			{Name: "Tags", Wrap: true, Detail: 2}}}
 	js := []runJSON{}
 	for _, r := range rows {
 		ranks := make([]string, len(r.Ranks))
@@ -119,7 +124,7 @@ func runsRun(opts *RunsOptions) error {
 			strings.Join(r.Tags, " ")})
 		js = append(js, runJSON{r.RunID, r.Label, r.Framework, r.Model, r.Traces, r.Ranks, r.Stages, r.GPUEvents, at, r.Formats, r.Tags})
 	}
-	return report.Render(opts.IO.Out, opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
+	return opts.render(opts.Format, report.Doc{Blocks: []any{t}, JSON: js})
 }
 
 // displayStages shows prefill the way SGLang users know it.

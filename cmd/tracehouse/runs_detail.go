@@ -97,8 +97,8 @@ func runDetail(opts *RunsOptions, w *schema.Warehouse) error {
 		"Server args: " + map[bool]string{true: strconv.FormatInt(r.ServerArgsKeys.Int64, 10) + " keys (SELECT server_args FROM runs)", false: "none found"}[r.ServerArgsKeys.Valid],
 		"Overlap:     " + map[bool]string{true: "saved", false: "not saved (reports compute it; 'tracehouse ingest' saves it)"}[r.OverlapSaved],
 	}
-	t := &report.Table{Name: "traces", Empty: "(no traces)", Columns: []report.Column{{Name: "Rank", Right: true}, {Name: "Stage"},
-		{Name: "Role"}, {Name: "GPU events", Right: true}, {Name: "Path"}}}
+	t := &report.Table{Name: "traces", Empty: "(no traces)", Columns: []report.Column{{Name: "Rank", Right: true}, {Name: "Stage", Keep: true},
+		{Name: "Role", Keep: true}, {Name: "GPU events", Right: true}, {Name: "Path", Wrap: true}}}
 	for _, tr := range traces {
 		t.Rows = append(t.Rows, []string{strconv.FormatInt(tr.Rank, 10), vocab.StageName(tr.Stage), tr.Role,
 			strconv.FormatInt(tr.GPUEvents, 10), tr.Path})

@@ -77,7 +77,11 @@ func schemaRun(opts *SchemaOptions) error {
 	if object.Valid {
 		name, typ = "Name", "Type"
 	}
-	t := &report.Table{Name: "schema", Columns: []report.Column{{Name: "Kind"}, {Name: name}, {Name: typ}, {Name: "Description"}}}
+	// Names are typed back into `sql`: never cut; a long type or
+	// parameter list and the description wrap, the former under its row
+	// when the description would be narrow.
+	t := &report.Table{Name: "schema", Columns: []report.Column{{Name: "Kind", Keep: true}, {Name: name, Keep: true},
+		{Name: typ, Wrap: true, Detail: 2}, {Name: "Description", Wrap: true}}}
 	js := []schemaJSON{}
 	for _, r := range rows {
 		t.Rows = append(t.Rows, []string{r.Kind, r.Name, r.Type.String, r.Description})

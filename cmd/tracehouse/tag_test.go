@@ -64,7 +64,7 @@ func TestTagAndRunsFilter(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "no run carries baseline=true and commit=def" {
 		t.Errorf("runs with no match: exit %d %q", code, out)
 	}
-	code, out, _ = runCmd(t, "--db", db, "runs")
+	code, out, _ = runCmd(t, "--db", db, "--wide", "runs")
 	if code != 0 || !strings.Contains(strings.Split(out, "\n")[0], "Tags") || !strings.Contains(out, "commit=def gpu=h100") {
 		t.Errorf("runs table shows no tags:\n%s", out)
 	}
