@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tracehouse/tracehouse/analysis"
+	"github.com/tracehouse/tracehouse/kernelname"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
@@ -160,13 +162,16 @@ type pageHistoryStage struct {
 
 type pageTable struct {
 	Empty string
-	Cols  []pageCol
-	Rows  []pageRow
+	// Wide tables have a name column: they take the section's width and
+	// give it to the names.
+	Wide bool
+	Cols []pageCol
+	Rows []pageRow
 }
 
 type pageCol struct {
-	Name string
-	Num  bool
+	Name  string
+	Class string
 }
 
 type pageRow struct {
@@ -182,14 +187,28 @@ type pageCell struct {
 	// time in ns (times adapt their unit from row to row).
 	Sort  string
 	Class string
+	// More are the row's secondary columns, shown under its name.
+	More []pageMore
 }
 
-// tableNameChars bounds kernel names in HTML tables; the full name is on
-// hover.
+// pageMore is one secondary column's value in a row's details.
+type pageMore struct{ Name, Text string }
+
+// tableNameChars bounds the lists of kernel names in HTML tables; the
+// full list is on hover.
 const tableNameChars = 72
 
-// nameColumns hold kernel names, shortened in tables.
+// nameColumns hold kernel names; a Kernel column (Column.Kernel) does
+// too.
 var nameColumns = map[string]bool{"Kernel": true, "Evidence kernels": true}
+
+// pageSecondary reports a column the page shows under its row's name
+// rather than as a column of its own (issue 34 item 5): locations, prose
+// and what a narrow terminal folds, so that no table is wider than the
+// section at 1000 px and the names get the width.
+func pageSecondary(c Column) bool {
+	return c.Detail > 0 || c.Prose || c.Cut == CutPath || c.Cut == CutEnd
+}
 
 func newPage(d *Document, opt HTMLOptions) *page {
 	p := &page{Title: d.Title, Summary: d.summary(), Notes: d.Notes, CSP: pageCSP(),
@@ -288,11 +307,18 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	}
 	ps := pageStage{ID: runID + "-" + st.Stage, Title: fmt.Sprintf("%s (%s)", st.displayName, rank), FamilyLine: r.familyLine(st)}
 	var bars []barItem
+	var names []string
+	for i, k := range st.Kernels {
+		if i < opt.TopKernels {
+			names = append(names, k.Kernel)
+		}
+	}
+	labels := kernelname.Labels(names)
 	for i, k := range st.Kernels {
 		if i >= opt.TopKernels {
 			break
 		}
-		bars = append(bars, barItem{Name: k.Kernel, Value: float64(k.GPUTimeNS),
+		bars = append(bars, barItem{Name: k.Kernel, Label: labels[i], Value: float64(k.GPUTimeNS),
 			ValueText: fmtMS(k.GPUTimeNS) + " ms · " + fmtPct(k.SharePct), Fill: familyColor(k.Family),
 			Title: fmt.Sprintf("%s [%s] %s ms, %s of summed kernel time, %d launches", k.Kernel, k.Family,
 				fmtMS(k.GPUTimeNS), fmtPct(k.SharePct), k.Launches)})
@@ -330,16 +356,25 @@ func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 			ps.Families = divergingBars("delta families", "Where the step-time delta went ("+st.DeltaStatistic+"), "+vocab.StageName(st.Stage), fam)
 		}
 		var ks []deltaItem
-		for _, k := range st.Kernels {
-			if len(ks) >= opt.DeltaKernels {
-				break
-			}
-			name := k.Kernel
+		shown := st.Kernels[:min(len(st.Kernels), opt.DeltaKernels)]
+		var names []string
+		for _, k := range shown {
+			names = append(names, k.Kernel)
 			if k.Bucket == analysis.BucketRenamed {
-				name = k.BaseKernel + " -> " + k.Kernel
+				names = append(names, k.BaseKernel)
+			}
+		}
+		label := map[string]string{}
+		for i, l := range kernelname.Labels(names) {
+			label[names[i]] = l
+		}
+		for _, k := range shown {
+			name, lbl := k.Kernel, label[k.Kernel]
+			if k.Bucket == analysis.BucketRenamed {
+				name, lbl = k.BaseKernel+" -> "+k.Kernel, label[k.BaseKernel]+" -> "+label[k.Kernel]
 			}
 			mark := fmtTest(k.Test)
-			ks = append(ks, deltaItem{Name: name, Value: k.DeltaNS, Muted: !k.Test.Significant,
+			ks = append(ks, deltaItem{Name: name, Label: lbl, Value: k.DeltaNS, Muted: !k.Test.Significant,
 				ValueText: signedUS(k.DeltaNS) + " µs " + mark,
 				Title: fmt.Sprintf("%s [%s, %s] %s -> %s µs per step (%s, %s) %s", name, k.Bucket, k.Family, fmtUSf(k.Base.MedianNS),
 					fmtUSf(k.Candidate.MedianNS), signedUS(k.DeltaNS), fmtDeltaPct(k.DeltaPct), mark)})
@@ -355,46 +390,132 @@ func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 
 func signedUS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
 
-// newPageTable turns a view's table into the page's: kernel names
-// shortened (the full name on hover and as the sort key), significance
-// marks and gate verdicts classed for the stylesheet.
+// newPageTable turns a view's table into the page's: kernel names shown
+// by their labels (kernelname.Labels over the column; the full name on
+// hover and as the sort key), secondary columns (pageSecondary) under the
+// row's name, significance marks and gate verdicts classed for the
+// stylesheet.
 func newPageTable(t *Table) *pageTable {
 	pt := &pageTable{Empty: t.Empty}
-	for _, c := range t.Columns {
-		pt.Cols = append(pt.Cols, pageCol{Name: c.Name, Num: c.Right})
+	isName := func(i int) bool { return t.Columns[i].Kernel || t.Columns[i].Name == "Kernel" }
+	// where a row's secondary columns go: its names, else its first text
+	// column, else its first
+	home := -1
+	for i, c := range t.Columns {
+		if isName(i) {
+			home = i
+			break
+		}
+		if home < 0 && !c.Right && !pageSecondary(c) {
+			home = i
+		}
+	}
+	if home < 0 {
+		home = 0
+	}
+	shown := make([]bool, len(t.Columns))
+	for i, c := range t.Columns {
+		shown[i] = i == home || !pageSecondary(c)
+		if !shown[i] {
+			continue
+		}
+		cls := ""
+		switch {
+		case c.Right:
+			cls = "num"
+		case isName(i):
+			cls, pt.Wide = "name", true
+		}
+		pt.Cols = append(pt.Cols, pageCol{Name: c.Name, Class: cls})
+	}
+	// A comparison's renamed kernel is "base -> candidate" in its row
+	// (kernel names may hold " -> " too: Memcpy HtoD (Pinned -> Device)).
+	bucket := slices.IndexFunc(t.Columns, func(c Column) bool { return c.Name == "Bucket" })
+	parts := func(r []string, i int) []string {
+		if bucket >= 0 && bucket < len(r) && r[bucket] == analysis.BucketRenamed {
+			if a, b, ok := strings.Cut(r[i], " -> "); ok {
+				return []string{a, b}
+			}
+		}
+		return []string{r[i]}
+	}
+	labels := make([]map[string]string, len(t.Columns))
+	for i := range t.Columns {
+		if !isName(i) {
+			continue
+		}
+		var names []string
+		for _, r := range t.Rows {
+			if i < len(r) {
+				names = append(names, parts(r, i)...)
+			}
+		}
+		labels[i] = map[string]string{}
+		for j, l := range kernelname.Labels(names) {
+			labels[i][names[j]] = l
+		}
 	}
 	for _, r := range t.Rows {
 		var row pageRow
+		var more []pageMore
 		for i, v := range r {
+			if i < len(t.Columns) && !shown[i] {
+				if v != "" && v != "-" {
+					more = append(more, pageMore{Name: t.Columns[i].Name, Text: v})
+				}
+				continue
+			}
 			cell := pageCell{Text: v}
-			name := ""
+			var col Column
 			if i < len(t.Columns) {
-				name = t.Columns[i].Name
+				col = t.Columns[i]
 			}
 			num := ""
-			if i < len(t.Columns) && t.Columns[i].Right {
+			if col.Right {
 				num = "num"
 			}
 			switch {
-			case nameColumns[name]:
+			case i < len(t.Columns) && isName(i) && labels[i] != nil:
+				ls := parts(r, i)
+				for k, p := range ls {
+					ls[k] = labels[i][p]
+				}
+				if l := strings.Join(ls, " -> "); l != v {
+					cell.Text, cell.Full = l, v
+				}
+				cell.Sort, cell.Class = v, "name"
+			case nameColumns[col.Name]:
 				if s := shortenTo(v, tableNameChars); s != v {
 					cell.Text, cell.Full, cell.Sort = s, v, v
 				}
-			case name == "p" || name == "p (BH)":
+			case col.Name == "p" || col.Name == "p (BH)":
 				cell.Class = significanceClass(v)
-			case name == "Gate" && v != "":
+			case col.Name == "Gate" && v != "":
 				cell.Class = "gate-" + v
 				row.Class = "gate-" + v
-			}
-			long := ""
-			if num == "" && len([]rune(cell.Text)) > 32 {
-				long = "long"
 			}
 			if num != "" {
 				cell.Sort = timeKey(v)
 			}
-			cell.Class = joinNonEmpty(" ", num, long, cell.Class)
+			cell.Class = joinNonEmpty(" ", num, cell.Class)
 			row.Cells = append(row.Cells, cell)
+		}
+		if len(more) > 0 {
+			// home is the index among the shown columns too: no column
+			// before it is secondary unless it is a name column's row
+			k := 0
+			for i := 0; i < home; i++ {
+				if shown[i] {
+					k++
+				}
+			}
+			if k < len(row.Cells) {
+				c := &row.Cells[k]
+				c.More = more
+				if c.Sort == "" {
+					c.Sort = r[home] // the details are not the sort key
+				}
+			}
 		}
 		pt.Rows = append(pt.Rows, row)
 	}

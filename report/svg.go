@@ -120,7 +120,7 @@ const (
 	chartW    = 960
 	labelW    = 120 // row labels of stacked bars
 	nameW     = 330 // kernel names of bar charts
-	nameChars = 48  // kernel names longer than this are shortened in charts
+	nameChars = 40  // kernel labels longer than this are cut in charts (7 px a character fills nameW)
 )
 
 // shortenTo keeps the head and tail of s within n characters.
@@ -201,22 +201,36 @@ func legend(s *scene, y float64, keys []string, color func(string) string) float
 
 // barItem is one horizontal bar.
 type barItem struct {
-	Name      string // full name: label (shortened) and tooltip
+	Name string // full name: the tooltip, and the label when Label is ""
+	// Label is what the chart shows (a kernel's label: kernelname.Labels
+	// over the chart's names).
+	Label     string
 	Value     float64
 	ValueText string
 	Fill      string
 	Title     string
 }
 
-// barLabel is a bar's name left of it at baseline y, shortened, with the
-// full name on hover when shortened.
-func barLabel(name string, y px) svgText {
-	short := shortenTo(name, nameChars)
-	t := svgText{X: nameW - 8, Y: y, Anchor: "end", Class: "lbl", Text: short}
-	if short != name {
-		t.Title = name
+// barLabels are the labels of one chart's bars left of them (baselines
+// ys): each item's label, cut to nameChars so that different labels stay
+// different (cutNames), with the full name on hover when it differs.
+func barLabels(names, labels []string, ys []px) []svgText {
+	shown := make([]string, len(names))
+	for i := range names {
+		shown[i] = labels[i]
+		if shown[i] == "" {
+			shown[i] = names[i]
+		}
 	}
-	return t
+	shown = cutNames(shown, nameChars)
+	out := make([]svgText, len(names))
+	for i := range names {
+		out[i] = svgText{X: nameW - 8, Y: ys[i], Anchor: "end", Class: "lbl", Text: shown[i]}
+		if shown[i] != names[i] {
+			out[i].Title = names[i]
+		}
+	}
+	return out
 }
 
 // hBars draws one bar per item, longest first as given, scaled to the
@@ -229,9 +243,13 @@ func hBars(kind, label string, items []barItem) *scene {
 	for _, it := range items {
 		top1 = max(top1, it.Value)
 	}
+	names, labels, ys := make([]string, len(items)), make([]string, len(items)), make([]px, len(items))
+	for i, it := range items {
+		names[i], labels[i], ys[i] = it.Name, it.Label, px(float64(top)+float64(i)*(rowH+gap)+rowH-4)
+	}
+	s.Texts = append(s.Texts, barLabels(names, labels, ys)...)
 	y := float64(top)
 	for _, it := range items {
-		s.Texts = append(s.Texts, barLabel(it.Name, px(y+rowH-4)))
 		w := 0.0
 		if top1 > 0 {
 			w = max(it.Value, 0) / top1 * barW
@@ -247,6 +265,7 @@ func hBars(kind, label string, items []barItem) *scene {
 // deltaItem is one signed bar: a delta, where positive means slower.
 type deltaItem struct {
 	Name      string
+	Label     string // shown instead of Name when set (see barItem)
 	Value     float64
 	ValueText string
 	// Muted bars are not significant (or untested): drawn faded, and the
@@ -266,9 +285,13 @@ func divergingBars(kind, label string, items []deltaItem) *scene {
 	for _, it := range items {
 		top1 = max(top1, math.Abs(it.Value))
 	}
+	names, labels, ys := make([]string, len(items)), make([]string, len(items)), make([]px, len(items))
+	for i, it := range items {
+		names[i], labels[i], ys[i] = it.Name, it.Label, px(float64(top)+float64(i)*(rowH+gap)+rowH-4)
+	}
+	s.Texts = append(s.Texts, barLabels(names, labels, ys)...)
 	y := float64(top)
 	for _, it := range items {
-		s.Texts = append(s.Texts, barLabel(it.Name, px(y+rowH-4)))
 		w := 0.0
 		if top1 > 0 {
 			w = math.Abs(it.Value) / top1 * (half - 130) // room for the value
@@ -400,6 +423,44 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// tickCharW is the width of a character of a tick label (11 px
+// system-ui), to keep labels inside the chart.
+const tickCharW = 6.5
+
+// roundTicks are about n+1 values on 1-2-5 steps from at most lo to at
+// least hi, and the decimals their labels need.
+func roundTicks(lo, hi float64, n int) ([]float64, int) {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return []float64{lo, lo + 1}, 0
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	first := math.Floor(lo/step+1e-9) * step
+	var ticks []float64
+	for k := 0; ; k++ {
+		// k*step from first: no drift from repeated addition
+		v := first + float64(k)*step
+		ticks = append(ticks, v)
+		if v >= hi-1e-9*step {
+			break
+		}
+	}
+	dec := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	for i, v := range ticks {
+		// round away the float noise (0.30000000000000004)
+		p := math.Pow(10, float64(dec))
+		ticks[i] = math.Round(v*p) / p
+	}
+	return ticks, dec
+}
+
 // lineScene draws a series over runs: the values joined by a line, their
 // intervals as whiskers, change points ringed (red when slower, green when
 // faster) with an arrow above, run labels under the axis. Bars counts the
@@ -440,6 +501,10 @@ func lineScene(c LineChart) *scene {
 	if positive {
 		lo = math.Max(lo, 0) // no negative times on the axis
 	}
+	// The axis runs from one round tick to another (1-2-5 steps), so its
+	// labels read 9000, 10000, ... rather than 8776.0, 12505.2.
+	ticks, dec := roundTicks(lo, hi, 4)
+	lo, hi = ticks[0], ticks[len(ticks)-1]
 	plotW := float64(chartW - left - 20)
 	xOf := func(i int) float64 {
 		if n == 1 {
@@ -450,11 +515,10 @@ func lineScene(c LineChart) *scene {
 	yOf := func(v float64) float64 { return top + (hi-v)/(hi-lo)*plotH }
 	s.Lines = append(s.Lines, svgLine{X1: left, Y1: top, X2: left, Y2: top + plotH, Class: "axis"},
 		svgLine{X1: left, Y1: top + plotH, X2: px(left + plotW), Y2: top + plotH, Class: "axis"})
-	for q := 0; q <= 2; q++ {
-		v := lo + (hi-lo)*float64(q)/2
+	for _, v := range ticks {
 		y := yOf(v)
 		s.Lines = append(s.Lines, svgLine{X1: left, Y1: px(y), X2: px(left + plotW), Y2: px(y), Class: "grid"})
-		s.Texts = append(s.Texts, svgText{X: left - 6, Y: px(y + 4), Anchor: "end", Class: "tick", Text: strconv.FormatFloat(v, 'f', 1, 64)})
+		s.Texts = append(s.Texts, svgText{X: left - 6, Y: px(y + 4), Anchor: "end", Class: "tick", Text: strconv.FormatFloat(v, 'f', dec, 64)})
 	}
 	// The line breaks at an absent run: one polyline per run of values.
 	pts := ""
@@ -471,6 +535,13 @@ func lineScene(c LineChart) *scene {
 			if i%every == 0 || p.Change != "" {
 				short := shortenTo(p.Run, 16)
 				t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: short}
+				// a label centred near an edge would be clipped: it
+				// starts (or ends) there instead
+				if half := float64(len([]rune(short))) * tickCharW / 2; x-half < 2 {
+					t.X, t.Anchor = 2, "start"
+				} else if x+half > chartW-2 {
+					t.X, t.Anchor = chartW-2, "end"
+				}
 				if short != p.Run {
 					t.Title = p.Run
 				}
@@ -509,7 +580,12 @@ func lineScene(c LineChart) *scene {
 		label()
 	}
 	flush()
-	s.Texts = append(s.Texts, svgText{X: 4, Y: 12, Class: "tick", Text: c.Unit})
+	unit := c.Unit
+	if lo > 0 {
+		// say so when the axis does not start at zero
+		unit += " (axis starts at " + strconv.FormatFloat(lo, 'f', dec, 64) + ")"
+	}
+	s.Texts = append(s.Texts, svgText{X: 4, Y: 12, Class: "tick", Text: unit})
 	s.H = top + plotH + bottom - 20
 	return s
 }

@@ -216,7 +216,7 @@ func TestReportHistory(t *testing.T) {
 	}
 	page := hb.String()
 	for _, want := range []string{`<svg class="chart history"`, `<a href="#history-1"`, `<a href="#history-1-decode"`,
-		`<h2>History: step time per step</h2>`, `class="ring slower"`, "<td>r5</td>", "▲ slower"} {
+		`<h2>History: step time per step</h2>`, `class="ring slower"`, `<td data-sort="r5">r5<div class="more"><span class="k">Ingested:</span>`, "▲ slower"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("HTML lacks %q", want)
 		}
@@ -268,6 +268,75 @@ func TestReportTimeKey(t *testing.T) {
 		"0.10 / 0.20 / 0.30 ms": "100000", "22.6%": "", "8": "", "p=0.010": "", "637.0 -> 806.2": "", "3 steps": ""} {
 		if got := timeKey(v); got != want {
 			t.Errorf("timeKey(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestReportRoundTicks: an axis ticks at 1, 2 or 5 times a power of ten,
+// from at most its lowest value to at least its highest, one step past
+// neither end; labels carry the decimals the step needs.
+func TestReportRoundTicks(t *testing.T) {
+	cases := []struct {
+		lo, hi float64
+		want   []float64
+		dec    int
+	}{
+		// the history axis issue 34 saw: 8776.0 / 12505.2 / 16234.4
+		{8776.0, 16234.4, []float64{8000, 10000, 12000, 14000, 16000, 18000}, 0},
+		{0, 1, []float64{0, 0.5, 1}, 1},
+		{0.12, 0.93, []float64{0, 0.5, 1}, 1},
+		{0.12, 0.61, []float64{0, 0.2, 0.4, 0.6, 0.8}, 1},
+		{95, 131, []float64{90, 100, 110, 120, 130, 140}, 0},
+		{-27.9, 21.1, []float64{-40, -20, 0, 20, 40}, 0},
+	}
+	for _, c := range cases {
+		got, dec := roundTicks(c.lo, c.hi, 4)
+		if !slices.Equal(got, c.want) || dec != c.dec {
+			t.Errorf("roundTicks(%v, %v) = %v (%d decimals), want %v (%d)", c.lo, c.hi, got, dec, c.want, c.dec)
+		}
+	}
+	// Properties over many ranges: 1-2-5 steps, covering, no spare step.
+	for lo := -3.7; lo < 50; lo += 1.3 {
+		for span := 0.01; span < 1e6; span *= 3.1 {
+			hi := lo + span
+			ticks, _ := roundTicks(lo, hi, 4)
+			step := ticks[1] - ticks[0]
+			m := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9))
+			if math.Abs(m-1) > 1e-6 && math.Abs(m-2) > 1e-6 && math.Abs(m-5) > 1e-6 {
+				t.Errorf("[%v, %v]: step %v is not 1, 2 or 5 times a power of ten", lo, hi, step)
+			}
+			first, last := ticks[0], ticks[len(ticks)-1]
+			if first > lo+1e-9*step || last < hi-1e-9*step || first+step <= lo-1e-9*step || last-step >= hi+1e-9*step {
+				t.Errorf("[%v, %v]: ticks %v do not just cover it", lo, hi, ticks)
+			}
+			if len(ticks) < 3 || len(ticks) > 10 {
+				t.Errorf("[%v, %v]: %d ticks", lo, hi, len(ticks))
+			}
+		}
+	}
+}
+
+// TestReportChartLabelsDistinct: two kernels whose names differ only far
+// into their template arguments (DeepGEMM's shapes) get different labels
+// in one chart, each within nameChars, the full name on hover.
+func TestReportChartLabelsDistinct(t *testing.T) {
+	a := "void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, 0u, 0u, 7168u, 128u, 128u, 128u, 1u, 128u, 2u, false, cutlass::bfloat16_t, 36864u>"
+	b := "void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, 0u, 0u, 7168u, 128u, 128u, 128u, 1u, 128u, 2u, false, cutlass::bfloat16_t, 24576u>"
+	for _, s := range []*scene{
+		hBars("kernels", "x", []barItem{{Name: a, Value: 2}, {Name: b, Value: 1}}),
+		divergingBars("delta", "x", []deltaItem{{Name: a, Value: 2}, {Name: b, Value: -1}}),
+	} {
+		var labels []string
+		for _, x := range s.Texts {
+			if x.Class == "lbl" {
+				labels = append(labels, x.Text)
+				if textWidth(x.Text) > nameChars || (x.Title != a && x.Title != b) {
+					t.Errorf("label %q (title %q): want at most %d columns, the full name on hover", x.Text, x.Title, nameChars)
+				}
+			}
+		}
+		if len(labels) != 2 || labels[0] == labels[1] {
+			t.Errorf("%s labels %q: want two different ones", s.Kind, labels)
 		}
 	}
 }

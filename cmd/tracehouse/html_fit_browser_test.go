@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// htmlFitCheck runs in the report page after it is laid out and writes
+// what does not fit into <pre id="fit">: a table wider than its section
+// (it would scroll sideways), a name column narrower than 150 px or than
+// another column of its table, two equal labels in one chart, a chart
+// text outside its chart, a contents entry cut.
+const htmlFitCheck = `
+(function () {
+  var out = [];
+  function where(el) { var s = el.closest('section'); return s ? s.id : '?'; }
+  // a chart text's own words, without its tooltip
+  function own(x) { return Array.prototype.filter.call(x.childNodes, function (n) { return n.nodeType === 3; }).map(function (n) { return n.nodeValue; }).join(''); }
+  document.querySelectorAll('.tw').forEach(function (w) {
+    var t = w.querySelector('table');
+    if (t.scrollWidth > w.clientWidth + 1) out.push('table in ' + where(w) + ' is ' + t.scrollWidth + ' px in ' + w.clientWidth);
+    var ths = t.tHead.rows[0].cells, name = null, widest = 0;
+    for (var i = 0; i < ths.length; i++) {
+      if (ths[i].classList.contains('name')) name = ths[i]; else widest = Math.max(widest, ths[i].offsetWidth);
+    }
+    if (name && (name.offsetWidth < 150 || name.offsetWidth < widest))
+      out.push('name column in ' + where(w) + ' is ' + name.offsetWidth + ' px, another ' + widest);
+  });
+  document.querySelectorAll('svg.chart').forEach(function (s) {
+    var seen = {}, vb = s.viewBox.baseVal;
+    s.querySelectorAll('text.lbl').forEach(function (x) {
+      if (seen[own(x)]) out.push('chart "' + s.getAttribute('aria-label') + '" has two labels ' + own(x));
+      seen[own(x)] = 1;
+    });
+    s.querySelectorAll('text.lbl, text.tick, text.val, text.leg').forEach(function (x) {
+      var b = x.getBBox();
+      if (b.x < -0.5 || b.x + b.width > vb.width + 0.5) out.push('chart "' + s.getAttribute('aria-label') + '" clips ' + own(x) + ' (' + b.x + '..' + (b.x + b.width) + ')');
+    });
+  });
+  document.querySelectorAll('nav.toc li').forEach(function (li) {
+    if (li.scrollWidth > li.clientWidth + 1) out.push('contents entry cut: ' + li.textContent);
+  });
+  // nothing else runs past the page's width either (a caption, a heading)
+  var page = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > page + 1) {
+    out.push('the page is ' + document.documentElement.scrollWidth + ' px wide in ' + page);
+    document.querySelectorAll('main *').forEach(function (e) {
+      if (e.scrollWidth > e.clientWidth + 1 && !e.closest('.tw') && !e.closest('svg')) out.push('  ' + e.tagName + ' in ' + where(e) + ': ' + e.textContent.slice(0, 80));
+    });
+  }
+  var tables = document.querySelectorAll('.tw').length, charts = document.querySelectorAll('svg.chart').length;
+  var p = document.createElement('pre'); p.id = 'fit';
+  p.textContent = 'tables ' + tables + ' charts ' + charts + '\n' + out.join('\n');
+  document.body.appendChild(p);
+})();`
+
+// TestReportHTMLFitsInBrowser renders the demo's report (every run, a
+// comparison, a history) and lays it out in headless Chromium at 1000 and
+// 1400 px (issue 34 item 5): no table scrolls sideways, the name column is
+// the wide one, chart labels are distinct and inside their chart, and
+// contents entries wrap rather than being cut; nothing makes the page
+// scroll sideways.
+func TestReportHTMLFitsInBrowser(t *testing.T) {
+	chromium := findChromium(t)
+	t.Parallel()
+	db := demoCopy(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	code, _, errOut := runCmd(t, "--db", db, "report", "--html", page, "--compare", "sglang-llama,sglang-formal",
+		"--history", "--metric step_time")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page's policy admits its own script only: the check goes in
+	// with the policy taken out.
+	html := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`).ReplaceAllString(string(b), "")
+	html = strings.Replace(html, "</body>", "<script>"+htmlFitCheck+"</script></body>", 1)
+	checked := filepath.Join(dir, "checked.html")
+	if err := os.WriteFile(checked, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{1000, 1400} {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--user-data-dir="+filepath.Join(dir, fmt.Sprintf("profile-%d", width)), "--host-resolver-rules=MAP * ~NOTFOUND",
+			fmt.Sprintf("--window-size=%d,1000", width), "--dump-dom", "file://"+checked)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.WaitDelay = 10 * time.Second
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("chromium at %d px: %v\n%s", width, err, stderr.String())
+		}
+		m := regexp.MustCompile(`(?s)<pre id="fit">(.*?)</pre>`).FindStringSubmatch(stdout.String())
+		if m == nil {
+			t.Fatalf("at %d px the check wrote nothing:\n%s", width, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSpace(m[1]), "\n")
+		// the page has tables and charts to check: the demo's runs have
+		// kernel, overlap and fuse tables and bar charts
+		var tables, charts int
+		if _, err := fmt.Sscanf(lines[0], "tables %d charts %d", &tables, &charts); err != nil || tables < 10 || charts < 5 {
+			t.Errorf("at %d px: %q: too little checked", width, lines[0])
+		}
+		for _, l := range lines[1:] {
+			t.Errorf("at %d px: %s", width, l)
+		}
+	}
+}
