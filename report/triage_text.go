@@ -350,7 +350,13 @@ func overlapTable(st *TriageStage, f Format) *Table {
 		}
 		var known []string
 		for _, k := range o.KnownPaths {
-			known = append(known, strings.TrimPrefix(k, "Known path: "))
+			// the note says "Known path:" once; another framework's entry
+			// keeps that it is one
+			k = strings.TrimPrefix(k, "Known path: ")
+			if rest, ok := strings.CutPrefix(k, "Known path elsewhere: "); ok {
+				k = "elsewhere: " + rest
+			}
+			known = append(known, k)
 		}
 		row := []string{o.Priority, o.Verdict, o.Kernel, o.Scope, fmtDur(float64(o.TotalNS)),
 			strconv.FormatFloat(o.BusySharePct, 'f', 1, 64) + "%", strconv.FormatFloat(o.ExclusivePct, 'f', 0, 64) + "%",
