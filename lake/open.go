@@ -219,6 +219,15 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 		}
 	}
 	derived, derivedComments := derivedSQL(froms["traces"])
+	// The bookkeeping views keep the warehouse tables' column names and
+	// meanings, so their columns keep the warehouse's descriptions.
+	for _, v := range derivedViews {
+		for _, c := range comments[v] {
+			if c.column != "" {
+				derivedComments = append(derivedComments, c.statement("VIEW", v))
+			}
+		}
+	}
 	// The descriptions wait in a table for Describe: 60 COMMENT statements
 	// were a third of an opening's time, and only `schema` (or a user's
 	// query of duckdb_columns) reads them.
@@ -557,6 +566,9 @@ func selectSQL(from string, t Table, cols []column, have map[string]bool) string
 	}
 	return fmt.Sprintf("SELECT %s%s\nFROM %s%s%s", distinct, strings.Join(sel, ",\n       "), from, where, order)
 }
+
+// derivedViews are the warehouse tables derivedSQL replaces by views.
+var derivedViews = []string{"kernel_overlap_runs", "step_store_runs", "device_busy_store"}
 
 // derivedSQL replaces the saved-aggregate bookkeeping tables: a trace's
 // rows never change once committed, so a run's saved overlap (steps) is

@@ -63,3 +63,58 @@ func TestReadersNeverCreateTheWarehouse(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaPrintsDescriptionsWhole: `schema NAME` of every table and view
+// prints every column's description whole in a terminal-fitted table (at
+// 120 and at 60 columns: long ones wrap as notes under the table, never
+// cut), and every column has one (the schema package checks the
+// warehouse; this, what the command shows of it).
+func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
+	t.Parallel()
+	db := demoCopy(t)
+	list := func(args ...string) []schemaJSON {
+		t.Helper()
+		code, out, stderr := runCmd(t, append([]string{"--db", db, "--format", "json", "schema"}, args...)...)
+		if code != 0 {
+			t.Fatalf("schema %v: exit %d: %s", args, code, stderr)
+		}
+		var rows []schemaJSON
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	// words, with line breaks and the wrapped lines' indentation gone
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	objects := 0
+	for _, o := range list() {
+		if o.Kind != "table" && o.Kind != "view" {
+			continue
+		}
+		objects++
+		cols := list(o.Name)
+		for _, columns := range []string{"", "60"} {
+			io, out, errOut := testIO("")
+			env := func(k string) string {
+				if k == "COLUMNS" {
+					return columns
+				}
+				return testEnv(k)
+			}
+			if code := run([]string{"--db", db, "schema", o.Name}, io, env); code != 0 {
+				t.Fatalf("schema %s: exit %d: %s", o.Name, code, errOut.String())
+			}
+			text := words(out.String())
+			for _, c := range cols {
+				if c.Description == "" {
+					t.Errorf("%s %s: column %s has no description", o.Kind, o.Name, c.Name)
+				} else if !strings.Contains(text, words(c.Description)) {
+					t.Errorf("schema %s (COLUMNS=%q): the description of %s is not printed whole: %q\n%s", o.Name, columns, c.Name, c.Description, out)
+				}
+			}
+		}
+	}
+	if objects < 20 {
+		t.Errorf("only %d tables and views listed", objects)
+	}
+}
