@@ -164,6 +164,26 @@ func (r *Result) Err() error {
 	return errors.Join(errs...)
 }
 
+// Stored counts the files the warehouse holds after the ingest: those it
+// stored and those already there.
+func (r *Result) Stored() int {
+	n := 0
+	for _, f := range r.Files {
+		if f.Status == StatusIngested || f.Status == StatusAlready {
+			n++
+		}
+	}
+	return n
+}
+
+// Interrupted is the one line an interrupted ingest ends with, whether it
+// was loading files or saving their aggregates afterwards (target.Finish):
+// each file and each saved copy is one transaction, and the same command
+// run again stores the rest and saves what is missing.
+func (r *Result) Interrupted() error {
+	return fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", r.Stored(), len(r.Files))
+}
+
 // Ingest ingests paths (files or directories) into the warehouse. A damaged
 // file fails alone: its error is in the result, nothing of it is stored, and
 // the other files still land. The error return is for problems that stop
@@ -256,13 +276,7 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	}
 	if ctx.Err() != nil {
 		// Interrupted: whatever was mid-load rolled back; say how to finish.
-		n := 0
-		for _, f := range res.Files {
-			if f.Status == StatusIngested || f.Status == StatusAlready {
-				n++
-			}
-		}
-		return res, fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", n, len(res.Files))
+		return res, res.Interrupted()
 	}
 	var dbErr *dbError
 	if errors.As(fatal, &dbErr) {

@@ -120,6 +120,7 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		endFailedBegin(ctx, conn)
 		return fmt.Errorf("store names: %w", err)
 	}
 	defer func() {

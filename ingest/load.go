@@ -381,7 +381,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err := l.names.flush(ctx, l.db); err != nil {
 		return nil, &dbError{err}
 	}
-	if err := tx.commit(ctx, c.path); err != nil {
+	if err := tx.commit(ctx, c.path, id); err != nil {
 		return nil, err
 	}
 	return t, nil

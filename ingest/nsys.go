@@ -351,7 +351,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	if err := l.names.flush(ctx, l.db); err != nil {
 		return nil, &dbError{err}
 	}
-	if err := tx.commit(ctx, c.path); err != nil {
+	if err := tx.commit(ctx, c.path, id); err != nil {
 		return nil, err
 	}
 	if l.opt.Progress != nil {

@@ -13,14 +13,15 @@ import (
 // alike): everything the file adds, and the removal of the trace it
 // replaces, commits together or not at all.
 type traceTx struct {
-	conn      *sql.Conn
-	committed bool
+	conn  *sql.Conn
+	ended bool // committed, or rolled back after a failed COMMIT
 }
 
 // beginTrace begins the file's transaction on conn and, when replace is a
 // trace id, deletes that trace's rows inside it.
 func beginTrace(ctx context.Context, conn *sql.Conn, replace int64) (*traceTx, error) {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		endFailedBegin(ctx, conn)
 		return nil, &dbError{fmt.Errorf("begin: %w", err)}
 	}
 	tx := &traceTx{conn: conn}
@@ -36,22 +37,57 @@ func beginTrace(ctx context.Context, conn *sql.Conn, replace int64) (*traceTx, e
 	return tx, nil
 }
 
-// commit commits the file's rows; path names the file in the error.
-func (tx *traceTx) commit(ctx context.Context, path string) error {
-	if _, err := tx.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return &dbError{fmt.Errorf("%s: commit: %w", path, err)}
+// commit commits the file's rows, trace id; path names the file in the
+// error.
+//
+// COMMIT can fail although DuckDB made the commit: an interrupt that lands
+// while it finishes (its checkpoint after the write-ahead log is written)
+// fails the statement with the rows stored. So after a failed COMMIT the
+// warehouse is asked whether the trace is there, and a stored trace counts
+// as committed: an interrupted ingest then says how many files it stored
+// as the warehouse holds them (one fewer was said before).
+func (tx *traceTx) commit(ctx context.Context, path string, id int64) error {
+	_, err := tx.conn.ExecContext(ctx, "COMMIT")
+	if err == nil {
+		tx.ended = true
+		return nil
 	}
-	tx.committed = true
-	return nil
+	if tx.stored(ctx, id) {
+		return nil
+	}
+	return &dbError{fmt.Errorf("%s: commit: %w", path, err)}
+}
+
+// stored ends the transaction after a failed COMMIT and says whether trace
+// id is in the warehouse. A transaction still open (the COMMIT never ran)
+// would show its own rows, so it is rolled back first; when COMMIT did end
+// it, ROLLBACK fails harmlessly. A warehouse that cannot answer (invalidated
+// by a failed checkpoint) says no.
+func (tx *traceTx) stored(ctx context.Context, id int64) bool {
+	ctx = context.WithoutCancel(ctx)
+	_, _ = tx.conn.ExecContext(ctx, "ROLLBACK") // (no transaction left is no error here)
+	tx.ended = true                             // nothing left for the deferred rollback
+	var n int64
+	err := tx.conn.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE trace_id = ?`, id).Scan(&n)
+	return err == nil && n == 1
 }
 
 // rollback, deferred, undoes whatever was not committed, even when ctx is
 // cancelled, and joins its own failure to *err.
 func (tx *traceTx) rollback(ctx context.Context, err *error) {
-	if tx.committed {
+	if tx.ended {
 		return
 	}
 	if _, rerr := tx.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
 		*err = errors.Join(*err, &dbError{fmt.Errorf("rollback: %w", rerr)})
 	}
+}
+
+// endFailedBegin rolls back what a failed BEGIN may have left: interrupted
+// after it ran, DuckDB keeps the transaction open (aborted), and the
+// connection, back in the pool, would fail the next BEGIN on it ("cannot
+// start a transaction within a transaction"). With none open, ROLLBACK
+// fails harmlessly.
+func endFailedBegin(ctx context.Context, conn *sql.Conn) {
+	_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 }

@@ -157,6 +157,12 @@ func ingestRun(opts *IngestOptions) error {
 	// phases of the progress display).
 	err = target.Finish(ctx, w.DB, catalogOf())
 	done()
+	if err != nil && ctx.Err() != nil {
+		// Interrupted while saving the aggregates: the files are stored and
+		// the next run saves the rest, so say that rather than the chain of
+		// DuckDB's INTERRUPT errors.
+		return res.Interrupted()
+	}
 	if fe, ok := err.(*ingest.FinishError); ok {
 		return finishFailed(opts.IO, res, fe)
 	}
