@@ -254,7 +254,13 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
 	}
-	if err := bound.restore(ctx); err != nil {
+	// A warehouse failure stops the ingest and, when it invalidated DuckDB
+	// (a disk full at a checkpoint), fails every statement after it too:
+	// its own error, naming the file being stored, is the one reported,
+	// with how many files were stored before it.
+	var dbErr *dbError
+	warehouseFailed := errors.As(fatal, &dbErr)
+	if err := bound.restore(ctx); err != nil && !warehouseFailed {
 		return res, err
 	}
 	stored := map[string]bool{}
@@ -263,7 +269,7 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 			stored[f.Run] = true
 		}
 	}
-	if err := finishRuns(ctx, w.DB, runs, stored); err != nil {
+	if err := finishRuns(ctx, w.DB, runs, stored); err != nil && !warehouseFailed {
 		return res, err
 	}
 	if opt.Notice != nil {
@@ -278,9 +284,8 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 		// Interrupted: whatever was mid-load rolled back; say how to finish.
 		return res, res.Interrupted()
 	}
-	var dbErr *dbError
-	if errors.As(fatal, &dbErr) {
-		return res, dbErr.err
+	if warehouseFailed {
+		return res, fmt.Errorf("%w; %d of %d file(s) stored, nothing partial", dbErr.err, res.Stored(), len(res.Files))
 	}
 	return res, fatal
 }
