@@ -157,7 +157,7 @@ type CompareMetric struct {
 // CompareDecomp is one part of the step-time delta: per-step means, exact
 // nanoseconds apportioned so that the parts add up to the step-time delta.
 type CompareDecomp struct {
-	Part      string `json:"part"` // family:<f> | overlap | idle
+	Part      string `json:"part"` // family:<f> | overlap | idle:<cause> | idle
 	BaseNS    int64  `json:"base_ns"`
 	CandNS    int64  `json:"candidate_ns"`
 	DeltaNS   int64  `json:"delta_ns"`
@@ -654,19 +654,29 @@ const (
 
 // decompSide is one side's step time in parts, summed over its samples:
 // family kernel time per family, overlap (busy minus the summed kernel
-// time: minus the time kernels run at once) and idle (window minus busy),
-// which add up to the summed step time exactly.
+// time: minus the time kernels run at once) and idle (window minus busy)
+// by cause (sqllib/idle.sql; a step whose causes do not add up to its
+// idle time, one over several devices, counts whole as idle), which add
+// up to the summed step time exactly.
 type decompSide struct {
 	steps  int
 	stepNS int64
 	parts  map[string]int64 // family:<f>, overlap, idle
 }
 
-// Parts of the decomposition (CompareDecomp.Part; a family is "family:F").
+// Parts of the decomposition (CompareDecomp.Part; a family is "family:F",
+// an idle cause "idle:C", C one of queries.IdleCauseNames; PartIdle is
+// idle time not split by cause).
 const (
-	PartOverlap = "overlap"
-	PartIdle    = "idle"
+	PartOverlap    = "overlap"
+	PartIdle       = "idle"
+	PartIdlePrefix = "idle:"
 )
+
+// idleCauseComponents name the idle causes in the decomposition.
+var idleCauseComponents = map[string]string{"host_bound": "idle: host-bound (the GPU waited for the launch)",
+	"launch_latency": "idle: launch latency", "sync": "idle: sync (a blocking call on the launching thread)",
+	"graph_internal": "idle: graph-internal", "other": "idle: other"}
 
 // decompParts sums one side's parts over its samples (the steps of
 // stepSamples): each kernel's time in a sample's step (rank, trace, step)
@@ -701,7 +711,16 @@ func decompParts(stage string, s *queries.CompareSide, samples []queries.Compare
 			kernel += ns
 		}
 		d.parts[PartOverlap] += st.BusyNS - kernel
-		d.parts[PartIdle] += st.WindowNS - st.BusyNS
+		if st.IdleCauses.Valid {
+			// a cause that never occurs on either side is no row
+			for i, ns := range st.IdleCauses.ByCause() {
+				if ns != 0 {
+					d.parts[PartIdlePrefix+queries.IdleCauseNames[i]] += ns
+				}
+			}
+		} else if idle := st.WindowNS - st.BusyNS; idle != 0 {
+			d.parts[PartIdle] += idle
+		}
 		d.stepNS += st.WindowNS
 	}
 	return d
@@ -743,7 +762,9 @@ func decomposition(b, c decompSide) ([]CompareDecomp, int64) {
 		} else if k == PartOverlap {
 			comp = "overlap (minus time kernels run concurrently)"
 		} else if k == PartIdle {
-			comp = "idle inside the step"
+			comp = "idle inside the step (not split by cause: several devices)"
+		} else if c, ok := strings.CutPrefix(k, PartIdlePrefix); ok {
+			comp = idleCauseComponents[c]
 		}
 		out = append(out, CompareDecomp{Part: k, BaseNS: int64(math.Round(mean(b, b.parts[k]))), CandNS: int64(math.Round(mean(c, c.parts[k]))),
 			DeltaNS: ints[i], Component: comp})

@@ -307,6 +307,18 @@ func metricTitle(m string) string {
 		return "GPU busy time"
 	case queries.MetricExposedComm:
 		return "exposed communication"
+	case queries.MetricIdle:
+		return "GPU idle time"
+	case queries.MetricIdleHostBound:
+		return "host-bound idle time"
+	case queries.MetricIdleLaunchLatency:
+		return "launch-latency idle time"
+	case queries.MetricIdleSync:
+		return "sync idle time"
+	case queries.MetricIdleGraphInternal:
+		return "graph-internal idle time"
+	case queries.MetricIdleOther:
+		return "other idle time"
 	}
 	return m
 }

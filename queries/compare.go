@@ -66,14 +66,36 @@ type CompareStepsRow struct {
 	WindowNS      int64 // the step time
 	IdleNS        int64
 	ExposedCommNS int64
+	// IdleCauses is IdleNS by cause (sqllib/idle.sql); invalid when the
+	// causes do not add up to IdleNS (a step over several devices).
+	IdleCauses IdleCauses
 }
+
+// IdleCauses is a step's idle time by cause (sqllib/idle.sql); Valid says
+// the five add up to the step's idle time.
+type IdleCauses struct {
+	HostBoundNS, LaunchLatencyNS, SyncNS, GraphInternalNS, OtherNS int64
+	Valid                                                          bool
+}
+
+// ByCause is the causes under their names (IdleCauseNames' order).
+func (c IdleCauses) ByCause() []int64 {
+	return []int64{c.HostBoundNS, c.LaunchLatencyNS, c.SyncNS, c.GraphInternalNS, c.OtherNS}
+}
+
+// IdleCauseNames are the idle causes of sqllib/idle.sql, in the order
+// reports show them.
+var IdleCauseNames = []string{"host_bound", "launch_latency", "sync", "graph_internal", "other"}
 
 // CompareSteps returns the per-step samples of one side.
 func CompareSteps(ctx context.Context, q Querier, p CompareParams) ([]CompareStepsRow, error) {
 	return collect(ctx, q, "compare_steps", p.args(), func(rows *sql.Rows) (CompareStepsRow, error) {
 		var r CompareStepsRow
+		var c [5]sql.NullInt64
 		err := rows.Scan(&r.Stage, &r.Rank, &r.TraceID, &r.Step, &r.Source, &r.BatchSize, &r.Tokens,
-			&r.Kernels, &r.KernelNS, &r.BusyNS, &r.WindowNS, &r.IdleNS, &r.ExposedCommNS)
+			&r.Kernels, &r.KernelNS, &r.BusyNS, &r.WindowNS, &r.IdleNS, &r.ExposedCommNS, &c[0], &c[1], &c[2], &c[3], &c[4])
+		r.IdleCauses = IdleCauses{HostBoundNS: c[0].Int64, LaunchLatencyNS: c[1].Int64, SyncNS: c[2].Int64,
+			GraphInternalNS: c[3].Int64, OtherNS: c[4].Int64, Valid: c[0].Valid}
 		return r, err
 	})
 }

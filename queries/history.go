@@ -12,10 +12,19 @@ const (
 	MetricStepTime    = "step_time"
 	MetricBusy        = "busy"
 	MetricExposedComm = "exposed_comm"
+	// MetricIdle is the step time minus busy time; the others of its kind
+	// are the idle time of one cause (sqllib/idle.sql).
+	MetricIdle              = "idle"
+	MetricIdleHostBound     = "idle_host_bound"
+	MetricIdleLaunchLatency = "idle_launch_latency"
+	MetricIdleSync          = "idle_sync"
+	MetricIdleGraphInternal = "idle_graph_internal"
+	MetricIdleOther         = "idle_other"
 )
 
 // HistoryMetrics lists the accepted metrics.
-var HistoryMetrics = []string{MetricStepTime, MetricBusy, MetricExposedComm}
+var HistoryMetrics = []string{MetricStepTime, MetricBusy, MetricExposedComm, MetricIdle, MetricIdleHostBound,
+	MetricIdleLaunchLatency, MetricIdleSync, MetricIdleGraphInternal, MetricIdleOther}
 
 // HistoryStepsParams selects one history series over some runs.
 type HistoryStepsParams struct {

@@ -6,7 +6,10 @@
 -- left out unless $keep_edges.
 -- The series is either a step metric ($metric: 'step_time' = the step's GPU
 -- window, 'busy' = GPU busy time, 'exposed_comm' = communication not hidden
--- under compute) or the summed time of the kernels whose short name
+-- under compute, 'idle' = step time minus busy time, 'idle_host_bound',
+-- 'idle_launch_latency', 'idle_sync', 'idle_graph_internal', 'idle_other' =
+-- the idle time of that cause, sqllib/idle.sql, summed over the step's
+-- devices) or the summed time of the kernels whose short name
 -- matches the RE2 pattern $pattern and (or) whose family is $family
 -- ('unclassified' for names without one); a step where no such kernel ran
 -- has value 0. Sorted by run_id, stage, trace, step.
@@ -34,13 +37,26 @@ WITH _t AS (
     UNION ALL
     SELECT * FROM step_totals_for($run, skip := $run IS NULL)
 ),
+_i AS (
+    -- read (or computed) only for an idle cause
+    SELECT * FROM _idle_step_causes(CASE WHEN starts_with($metric, 'idle_') THEN $fresh_runs::BIGINT[] ELSE []::BIGINT[] END,
+                                    CASE WHEN starts_with($metric, 'idle_') THEN $run END)
+),
 _st AS (
     SELECT t.run_id, t.stage, t.rank, t.trace_id, t.step, t.kernels, t.kernel_ns, t.window_ns,
            CASE $metric WHEN 'step_time' THEN t.window_ns
                         WHEN 'busy' THEN t.busy_ns
-                        WHEN 'exposed_comm' THEN t.exposed_comm_ns END AS metric_ns
+                        WHEN 'exposed_comm' THEN t.exposed_comm_ns
+                        WHEN 'idle' THEN t.window_ns - t.busy_ns
+                        WHEN 'idle_host_bound' THEN coalesce(i.host_bound_ns, 0)
+                        WHEN 'idle_launch_latency' THEN coalesce(i.launch_latency_ns, 0)
+                        WHEN 'idle_sync' THEN coalesce(i.sync_ns, 0)
+                        WHEN 'idle_graph_internal' THEN coalesce(i.graph_internal_ns, 0)
+                        WHEN 'idle_other' THEN coalesce(i.other_ns, 0) END AS metric_ns
     FROM _t t
     JOIN steps s ON s.trace_id = t.trace_id AND s.step = t.step
+    LEFT JOIN _i i ON i.run_id = t.run_id AND i.trace_id = t.trace_id AND i.rank = t.rank AND i.stage = t.stage
+                  AND i.step = t.step
     WHERE t.rank = $rank AND ($stage IS NULL OR t.stage = $stage) AND ($keep_edges OR NOT s.edge)
 ),
 _k AS (

@@ -118,10 +118,14 @@ type pageStage struct {
 	TopKernels  *scene
 	Kernels     *pageTable
 	KernelNotes []string
-	Overlap     *pageTable
-	Timelines   []*scene
-	Fusions     *pageTable
-	Similarity  string
+	// IdleBars and Idle are "Where the GPU waits": the step in parts per
+	// scope, then the text view's lines and tables.
+	IdleBars   *scene
+	Idle       []pageBlock
+	Overlap    *pageTable
+	Timelines  []*scene
+	Fusions    *pageTable
+	Similarity string
 }
 
 type pageCompare struct {
@@ -328,6 +332,10 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	}
 	ps.Kernels = newPageTable(r.kernelTable(st, Markdown))
 	ps.KernelNotes = kernelNotes(st)
+	if blocks := r.idleBlocks(st, Markdown); blocks != nil {
+		ps.IdleBars = idleBars(st)
+		ps.Idle = pageBlocks(blocks)
+	}
 	ps.Overlap = newPageTable(overlapTable(st, Markdown))
 	for _, t := range r.windows[st.Stage] {
 		ps.Timelines = append(ps.Timelines, timelineScene(t))

@@ -148,6 +148,11 @@ type stackSeg struct {
 // stackedBars draws one 100% bar per row, segments in the given order,
 // a text label on segments wide enough, and a legend of every key.
 func stackedBars(kind, label string, rows []stackRow) *scene {
+	return stackedBarsBy(kind, label, rows, familyColor)
+}
+
+// stackedBarsBy is stackedBars with segments coloured by color(key).
+func stackedBarsBy(kind, label string, rows []stackRow, color func(string) string) *scene {
 	const rowH, gap, top = 24, 10, 6
 	s := &scene{Kind: kind, Label: label, W: chartW}
 	barW := float64(chartW - labelW - 8)
@@ -168,7 +173,7 @@ func stackedBars(kind, label string, rows []stackRow) *scene {
 				continue
 			}
 			w := max(g.Pct, 0) / total * barW
-			s.bar(svgRect{X: px(x), Y: px(y), W: px(w), H: rowH, Class: "seg", Fill: familyColor(g.Key), Title: g.Title})
+			s.bar(svgRect{X: px(x), Y: px(y), W: px(w), H: rowH, Class: "seg", Fill: color(g.Key), Title: g.Title})
 			if w >= 64 {
 				s.Texts = append(s.Texts, svgText{X: px(x + 4), Y: px(y + rowH/2 + 4), Class: "in", Text: fmt.Sprintf("%s %.0f%%", g.Key, g.Pct)})
 			}
@@ -176,7 +181,7 @@ func stackedBars(kind, label string, rows []stackRow) *scene {
 		}
 		y += rowH + gap
 	}
-	y = legend(s, y, keys, familyColor)
+	y = legend(s, y, keys, color)
 	s.H = px(y)
 	return s
 }

@@ -269,3 +269,35 @@ func idleCSV(sp string, st *TriageStage) []*Table {
 	}
 	return []*Table{parts, gaps}
 }
+
+// idlePartColors colour the parts in charts: busy blue, the host's causes
+// warm, the GPU's own cool, other grey.
+var idlePartColors = map[string]string{"Busy": "#4e79a7", "Host-bound": "#e15759", "Launch latency": "#f28e2b",
+	"Sync": "#b07aa1", "Graph-internal": "#76b7b2", "Other idle": "#bab0ac"}
+
+// idleBars is the stage's step in parts, one 100% bar for the device and
+// one per stream (each part's share_pct of its window).
+func idleBars(st *TriageStage) *scene {
+	row := func(label string, sc TriageIdleScope) stackRow {
+		r := stackRow{Label: label}
+		for _, p := range sc.Parts {
+			if p.SharePct == nil || p.NS == 0 {
+				continue
+			}
+			name := idlePartNames[p.Part]
+			r.Segs = append(r.Segs, stackSeg{Key: name, Pct: *p.SharePct,
+				Title: fmt.Sprintf("%s, %s: %s per step, %s of the step", label, strings.ToLower(name), fmtDur(p.PerStepUS*1000), fmtPct(*p.SharePct))})
+		}
+		return r
+	}
+	rows := []stackRow{row("device", st.Idle.Device)}
+	for _, s := range st.Idle.Streams {
+		rows = append(rows, row("stream "+strconv.FormatInt(*s.Stream, 10), s))
+	}
+	return stackedBarsBy("idle", "Busy and idle time by cause per step, "+st.displayName, rows, func(k string) string {
+		if c, ok := idlePartColors[k]; ok {
+			return c
+		}
+		return "#c7c7c7"
+	})
+}

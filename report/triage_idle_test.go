@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/json"
+	"math"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,5 +145,48 @@ func TestTriageIdleSection(t *testing.T) {
 		"stages[].idle.worst_gaps[].step"}
 	if !slices.Equal(names, want) {
 		t.Errorf("idle JSON fields:\n got %v\nwant %v", names, want)
+	}
+}
+
+// TestTriageIdleHTML: the HTML report's stage carries the section: the
+// bar of each scope with its parts' shares (widths proportional to them)
+// and the text view's tables, the gaps' sites escaped.
+func TestTriageIdleHTML(t *testing.T) {
+	t.Parallel()
+	d := idleTriageData()
+	d.IdleGaps[0].Site = vstr("<b>sched.py:12</b>")
+	var b bytes.Buffer
+	if err := RenderHTML(&b, NewDocument("idle", []*TriageReport{NewTriage(d, TriageOptions{})}), HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		"<h6>Where the GPU waits</h6>",
+		"<title>device, host-bound: 1.00 µs per step, 16.7% of the step</title>",
+		"<title>stream 7, other idle: 500 ns per step, 9.1% of the step</title>",
+		"&lt;b&gt;sched.py:12&lt;/b&gt;",
+		">host-bound<", ">launch-latency<",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<b>sched") {
+		t.Error("a site is unescaped")
+	}
+	// The device bar's segments: busy 9000, host-bound 2000, launch
+	// latency 1000 of 12000, widths in that proportion.
+	chart := regexp.MustCompile(`(?s)<svg class="chart idle".*?</svg>`).FindString(page)
+	seg := regexp.MustCompile(`<rect x="[^"]*" y="6" width="([0-9.]+)"[^>]*class="bar seg"`)
+	var widths []float64
+	for _, m := range seg.FindAllStringSubmatch(chart, -1) {
+		w, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		widths = append(widths, w)
+	}
+	if len(widths) != 3 || math.Abs(widths[0]/widths[1]-4.5) > 0.01 || math.Abs(widths[1]/widths[2]-2) > 0.01 {
+		t.Errorf("device bar widths %v, want in proportion 9:2:1", widths)
 	}
 }

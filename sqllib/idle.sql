@@ -265,6 +265,27 @@ SELECT * FROM idle_gap_store WHERE run_id = run AND (SELECT saved FROM _f)
 UNION ALL
 SELECT * FROM _idle_worst_gaps_for(run, launch_gap_ns := launch_gap_ns, skip := (SELECT saved FROM _f));
 
+-- _idle_step_causes(saved_runs, computed_run): per (run, trace, rank,
+-- stage, step) the step's device rows summed over its devices: idle_ns and
+-- the five causes (host_bound_ns, launch_latency_ns, sync_ns,
+-- graph_internal_ns, other_ns), read from idle_step_store for the runs
+-- listed in saved_runs (those whose saved copy is current) and computed
+-- for computed_run (NULL: none). What compare's decomposition and
+-- history's idle metrics read (queries/compare_steps.sql, history_steps.sql).
+CREATE MACRO _idle_step_causes(saved_runs, computed_run) AS TABLE
+SELECT run_id, trace_id, rank, stage, step,
+       sum(idle_ns)::BIGINT AS idle_ns,
+       sum(host_bound_ns)::BIGINT AS host_bound_ns,
+       sum(launch_latency_ns)::BIGINT AS launch_latency_ns,
+       sum(sync_ns)::BIGINT AS sync_ns,
+       sum(graph_internal_ns)::BIGINT AS graph_internal_ns,
+       sum(other_ns)::BIGINT AS other_ns
+FROM (SELECT * FROM idle_step_store WHERE list_contains(saved_runs::BIGINT[], run_id::BIGINT)
+      UNION ALL
+      SELECT * FROM _idle_steps_for(computed_run, skip := computed_run IS NULL))
+WHERE scope = 'device'
+GROUP BY run_id, trace_id, rank, stage, step;
+
 -- idle_gaps(run, launch_gap_ns := 30000): every gap of one run (id or
 -- label), in both scopes, with its cause (_idle_gaps_for's columns).
 CREATE MACRO idle_gaps(run, launch_gap_ns := 30000) AS TABLE

@@ -33,14 +33,16 @@ func newCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command 
 	var tags []string
 	minChange := stats.DefaultChangeRule.MinChange * 100
 	cmd := &cobra.Command{
-		Use:   "history --kernel PATTERN | --family F | --metric step_time|busy|exposed_comm",
+		Use:   "history --kernel PATTERN | --family F | --metric step_time|busy|exposed_comm|idle|idle_<cause>",
 		Short: "One series over many runs, per step, with its change points: when did this get slow",
 		Long: `Follow one figure over runs (spec: compare.md section 6): the time per step of
 the kernels whose short name matches --kernel (an RE2 pattern; matching
 kernels are summed), of a kernel --family (attention, gemm, moe, norm,
 communication, ...), or a step --metric: step_time (the step's GPU window),
-busy (GPU busy time) or exposed_comm (communication not hidden under
-compute). One row per run and stage, in ingest order (--by TAG: ordered by
+busy (GPU busy time), exposed_comm (communication not hidden under
+compute), idle (step time minus busy time) or the idle time of one cause:
+idle_host_bound, idle_launch_latency, idle_sync, idle_graph_internal,
+idle_other (README "Where the GPU waits"). One row per run and stage, in ingest order (--by TAG: ordered by
 that tag's value, numbers in their numeric order, e.g. 0.4.9 before
 0.4.10), with the median per step, its 95% interval (from 6 steps),
 launches per step and share (of the summed kernel time for kernels, of the
@@ -90,7 +92,7 @@ usage errors.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Kernel, "kernel", "", "kernels whose short name matches the RE2 `PATTERN` (summed)")
 	fl.StringVar(&opts.Family, "family", "", "kernels of `FAMILY` (attention, gemm, moe, norm, communication, ...)")
-	fl.StringVar(&opts.Metric, "metric", "", "a step `METRIC`: step_time, busy or exposed_comm")
+	fl.StringVar(&opts.Metric, "metric", "", "a step `METRIC`: step_time, busy, exposed_comm, idle or idle_<cause> (host_bound, launch_latency, sync, graph_internal, other)")
 	fl.StringVar(&stage, "stage", "all", "stage: prefill (extend), decode, mixed, unknown or all (one series each)")
 	fl.Int64Var(&opts.Rank, "rank", 0, "rank whose steps are measured")
 	fl.StringArrayVar(&tags, "tag", nil, "only runs carrying tag `key=value` (repeatable: every one)")
