@@ -178,6 +178,11 @@ type TriageData struct {
 	// stage's longest gaps (idle_worst_gaps.sql). Both of the timing run.
 	Idle     []IdleByStageRow
 	IdleGaps []IdleWorstGapsRow
+	// LaunchKernels and LaunchStages are the launch overhead per kernel
+	// and per stage (launch_by_kernel.sql, launch_by_stage.sql), of the
+	// timing run.
+	LaunchKernels []LaunchByKernelRow
+	LaunchStages  []LaunchByStageRow
 }
 
 // TriageTimeline is the window around the longest instance of one overlap
@@ -288,6 +293,13 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			return err
 		}
 		d.IdleGaps, err = IdleWorstGaps(ctx, q, ip)
+		return err
+	}, func(ctx context.Context) (err error) {
+		lp := LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}
+		if d.LaunchKernels, err = LaunchByKernel(ctx, q, lp); err != nil {
+			return err
+		}
+		d.LaunchStages, err = LaunchByStage(ctx, q, lp)
 		return err
 	}, func(ctx context.Context) (err error) {
 		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)

@@ -332,6 +332,9 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	}
 	ps.Kernels = newPageTable(r.kernelTable(st, Markdown))
 	ps.KernelNotes = kernelNotes(st)
+	if l := launchLine(st); l != "" {
+		ps.KernelNotes = append([]string{l}, ps.KernelNotes...)
+	}
 	if blocks := r.idleBlocks(st, Markdown); blocks != nil {
 		ps.IdleBars = idleBars(st)
 		ps.Idle = pageBlocks(blocks)

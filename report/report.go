@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -109,6 +110,40 @@ type Column struct {
 	// instead of being cut (prose that must be read whole: descriptions,
 	// switches, tags).
 	Wrap bool
+	// Wide marks a column of detail only full output shows: a
+	// width-limited text table leaves it out (--wide, markdown, CSV and
+	// HTML keep it).
+	Wide bool
+}
+
+// withoutWide is t without its Wide columns when the text is width-limited.
+func withoutWide(t *Table, width int) *Table {
+	if width <= 0 || !slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Wide }) {
+		return t
+	}
+	n := &Table{Name: t.Name, Empty: t.Empty}
+	var keep []int
+	for i, c := range t.Columns {
+		if !c.Wide {
+			keep = append(keep, i)
+			n.Columns = append(n.Columns, c)
+		}
+	}
+	pick := func(rows [][]string) [][]string {
+		var out [][]string
+		for _, r := range rows {
+			row := make([]string, 0, len(keep))
+			for _, i := range keep {
+				if i < len(r) {
+					row = append(row, r[i])
+				}
+			}
+			out = append(out, row)
+		}
+		return out
+	}
+	n.Rows, n.Narrow = pick(t.Rows), pick(t.Narrow)
+	return n
 }
 
 // Cut is how a too-wide cell is shortened.
@@ -307,7 +342,7 @@ func renderText(w io.Writer, d Doc) error {
 				}
 				continue
 			}
-			f := fitTable(b, d.Width, &note)
+			f := fitTable(withoutWide(b, d.Width), d.Width, &note)
 			rule := make([]string, len(f.head))
 			for i, h := range f.head {
 				rule[i] = strings.Repeat("-", max(ruleMin, textWidth(h)))

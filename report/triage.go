@@ -104,7 +104,9 @@ type TriageStage struct {
 	// Similarity is null unless no catalog chain matched but one nearly did.
 	Similarity *TriageSimilarity `json:"similarity"`
 	// Idle is where the GPU waits (null: the stage has no steps).
-	Idle        *TriageIdle `json:"idle"`
+	Idle *TriageIdle `json:"idle"`
+	// Launch is the stage's launch overhead (null: no figures).
+	Launch      *TriageLaunch `json:"launch"`
 	displayName string
 	hasTotals   bool
 }
@@ -151,6 +153,8 @@ type TriageKernel struct {
 	SiteCount  int64             `json:"site_count"`
 	GPUTimeNS  int64             `json:"gpu_time_ns"`
 	RankSpread *TriageRankSpread `json:"rank_spread"`
+	// Launch is its launch overhead (null: no figures).
+	Launch *TriageKernelLaunch `json:"launch"`
 }
 
 // TriageSite is one Python location of a kernel.
@@ -428,6 +432,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 			SharePct: n.SharePct, Evidence: nonNil(n.Evidence), Note: similarityNote(n)}
 	}
 	r.addIdle(d, section)
+	r.addLaunch(d, section)
 	// A stage with no kernels is omitted (triage.md section 1); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
 	kept := r.Stages[:0]

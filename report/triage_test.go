@@ -264,6 +264,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].idle", // its fields: TestTriageIdleSection
 		"stages[].kernels", "stages[].kernels[].avg_us", "stages[].kernels[].category", "stages[].kernels[].family",
 		"stages[].kernels[].gpu_time_ns", "stages[].kernels[].gpu_time_us", "stages[].kernels[].kernel",
+		"stages[].kernels[].launch", // its fields: TestTriageLaunch
 		"stages[].kernels[].launches", "stages[].kernels[].location_status", "stages[].kernels[].match",
 		"stages[].kernels[].rank_spread", "stages[].kernels[].rank_spread.max_us", "stages[].kernels[].rank_spread.median_us",
 		"stages[].kernels[].rank_spread.min_us", "stages[].kernels[].rank_spread.ranks",
@@ -271,6 +272,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].kernels[].sites[].cpu_op", "stages[].kernels[].sites[].location",
 		"stages[].kernels[].sites[].site_share_pct", "stages[].kernels[].sites[].site_time_ns",
 		"stages[].kernels_hidden",
+		"stages[].launch", // its fields: TestTriageLaunch
 		"stages[].overlap", "stages[].overlap[].busy_share_pct", "stages[].overlap[].category",
 		"stages[].overlap[].dep_risk", "stages[].overlap[].dominant", "stages[].overlap[].exclusive_ns",
 		"stages[].overlap[].exclusive_pct", "stages[].overlap[].family", "stages[].overlap[].hidden_by_compute_ns",

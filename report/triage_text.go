@@ -72,6 +72,9 @@ func (r *TriageReport) Doc(f Format) Doc {
 			blocks = append(blocks, &Heading{Level: 3, Text: title}, b)
 		}
 		sub("Kernels", r.kernelTable(st, f))
+		if l := launchLine(st); l != "" {
+			blocks = append(blocks, Lines{l})
+		}
 		if notes := kernelNotes(st); len(notes) > 0 {
 			blocks = append(blocks, notes)
 		}
@@ -216,6 +219,7 @@ func (r *TriageReport) kernelTable(st *TriageStage, f Format) *Table {
 	}
 	cols = append(cols, Column{Name: "Python location (site share)", Short: "Python location", Cut: CutPath, Sep: "; ", Detail: 2},
 		Column{Name: "CPU op", Sep: "; ", Detail: 2})
+	cols = append(cols, launchColumns()...)
 	t := &Table{Name: "kernels", Columns: cols}
 	names := make([]string, len(st.Kernels))
 	for i, k := range st.Kernels {
@@ -235,6 +239,7 @@ func (r *TriageReport) kernelTable(st *TriageStage, f Format) *Table {
 		}
 		loc, ops := siteCells(k)
 		row = append(row, loc, ops)
+		row = append(row, launchCells(k)...)
 		t.Rows = append(t.Rows, row)
 		if text {
 			narrow := append([]string{labels[i]}, row[1:]...)

@@ -38,6 +38,7 @@ var Modules = []string{
 	"fusion",   // _fusion_*: catalog matching
 	"steps",    // step_*_for, step_*_cached
 	"idle",     // idle_gaps, idle_steps: where the GPU waits
+	"launch",   // launch_events, launch_kernels, launch_stages: launch overhead
 	"columns",  // descriptions of the tables' and views' columns (after the views)
 }
 

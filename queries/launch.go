@@ -1,0 +1,76 @@
+package queries
+
+import (
+	"context"
+	"database/sql"
+)
+
+// LaunchParams selects the rows of launch_by_kernel.sql and
+// launch_by_stage.sql.
+type LaunchParams struct {
+	Run   int64
+	Rank  sql.NullInt64  // invalid = every rank
+	Stage sql.NullString // NULL = every stage
+}
+
+func (p LaunchParams) args() []any {
+	return []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
+}
+
+// LaunchFigures are the launch-to-start delay and launch call duration
+// over a set of launched GPU events (sqllib/launch.sql); invalid when none
+// was launched. Nanoseconds.
+type LaunchFigures struct {
+	DelayP50NS, DelayP90NS sql.NullFloat64
+	DelayMaxNS             sql.NullInt64
+	LaunchP50NS            sql.NullFloat64
+	LaunchMaxNS            sql.NullInt64
+}
+
+// LaunchByKernelRow is one kernel's launch overhead (launch_by_kernel.sql).
+type LaunchByKernelRow struct {
+	Stage     string
+	ShortName string
+	Events    int64
+	// Launched counts the events with a launch of their own.
+	Launched int64
+	LaunchFigures
+	// LaunchBound counts launched events shorter than their launch call;
+	// Short the events under 10 µs.
+	LaunchBound int64
+	Short       int64
+}
+
+// LaunchByKernel returns the launch overhead of each kernel.
+func LaunchByKernel(ctx context.Context, q Querier, p LaunchParams) ([]LaunchByKernelRow, error) {
+	return collect(ctx, q, "launch_by_kernel", p.args(), func(rows *sql.Rows) (LaunchByKernelRow, error) {
+		var r LaunchByKernelRow
+		err := rows.Scan(&r.Stage, &r.ShortName, &r.Events, &r.Launched, &r.DelayP50NS, &r.DelayP90NS, &r.DelayMaxNS,
+			&r.LaunchP50NS, &r.LaunchMaxNS, &r.LaunchBound, &r.Short)
+		return r, err
+	})
+}
+
+// LaunchByStageRow is one stage's launch overhead (launch_by_stage.sql).
+type LaunchByStageRow struct {
+	Stage    string
+	Events   int64
+	Launched int64
+	Short    int64
+	ShortPct float64
+	// LaunchBoundPct is of the launched events; invalid when none was.
+	LaunchBound    int64
+	LaunchBoundPct sql.NullFloat64
+	LaunchFigures
+	ShortNS int64
+}
+
+// LaunchByStage returns each stage's launch overhead.
+func LaunchByStage(ctx context.Context, q Querier, p LaunchParams) ([]LaunchByStageRow, error) {
+	return collect(ctx, q, "launch_by_stage", p.args(), func(rows *sql.Rows) (LaunchByStageRow, error) {
+		var r LaunchByStageRow
+		err := rows.Scan(&r.Stage, &r.Events, &r.Launched, &r.Short, &r.ShortPct, &r.LaunchBound, &r.LaunchBoundPct,
+			&r.DelayP50NS, &r.DelayP90NS, &r.DelayMaxNS, &r.LaunchP50NS, &r.LaunchMaxNS, &r.ShortNS)
+		return r, err
+	})
+}
