@@ -74,3 +74,25 @@ func LaunchByStage(ctx context.Context, q Querier, p LaunchParams) ([]LaunchBySt
 		return r, err
 	})
 }
+
+// KernelSpreadRow is one kernel's duration spread (kernel_spread.sql).
+// Nanoseconds.
+type KernelSpreadRow struct {
+	Stage        string
+	ShortName    string
+	Events       int64
+	MinNS        int64
+	P50NS, P90NS float64
+	MaxNS        int64
+	// StddevNS is the sample standard deviation; invalid for one event.
+	StddevNS sql.NullFloat64
+}
+
+// KernelSpread returns each kernel's duration spread.
+func KernelSpread(ctx context.Context, q Querier, p LaunchParams) ([]KernelSpreadRow, error) {
+	return collect(ctx, q, "kernel_spread", p.args(), func(rows *sql.Rows) (KernelSpreadRow, error) {
+		var r KernelSpreadRow
+		err := rows.Scan(&r.Stage, &r.ShortName, &r.Events, &r.MinNS, &r.P50NS, &r.P90NS, &r.MaxNS, &r.StddevNS)
+		return r, err
+	})
+}

@@ -183,6 +183,8 @@ type TriageData struct {
 	// timing run.
 	LaunchKernels []LaunchByKernelRow
 	LaunchStages  []LaunchByStageRow
+	// Spread is each kernel's duration spread (kernel_spread.sql).
+	Spread []KernelSpreadRow
 }
 
 // TriageTimeline is the window around the longest instance of one overlap
@@ -299,7 +301,10 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		if d.LaunchKernels, err = LaunchByKernel(ctx, q, lp); err != nil {
 			return err
 		}
-		d.LaunchStages, err = LaunchByStage(ctx, q, lp)
+		if d.LaunchStages, err = LaunchByStage(ctx, q, lp); err != nil {
+			return err
+		}
+		d.Spread, err = KernelSpread(ctx, q, lp)
 		return err
 	}, func(ctx context.Context) (err error) {
 		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)

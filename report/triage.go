@@ -155,6 +155,8 @@ type TriageKernel struct {
 	RankSpread *TriageRankSpread `json:"rank_spread"`
 	// Launch is its launch overhead (null: no figures).
 	Launch *TriageKernelLaunch `json:"launch"`
+	// Spread is its duration spread over its instances (null: no figures).
+	Spread *TriageKernelSpread `json:"spread"`
 }
 
 // TriageSite is one Python location of a kernel.
@@ -433,6 +435,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	}
 	r.addIdle(d, section)
 	r.addLaunch(d, section)
+	r.addSpread(d)
 	// A stage with no kernels is omitted (triage.md section 1); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
 	kept := r.Stages[:0]

@@ -46,6 +46,7 @@ func (r *TriageReport) CSVTables() []*Table {
 		kt := &Table{Name: sp + ".kernels", Columns: cols("kernel", "family", "category", "gpu_time_ns", "share_pct",
 			"launches", "avg_ns", "rank_min_ns", "rank_median_ns", "rank_max_ns", "location_status",
 			"site1", "site1_share_pct", "site1_cpu_op", "site2", "site2_share_pct", "site2_cpu_op",
+			"min_ns", "median_ns", "p90_ns", "max_ns", "stddev_ns",
 			"launched", "launch_bound", "short", "delay_p50_ns", "delay_p90_ns", "delay_max_ns", "launch_call_p50_ns",
 			"launch_call_max_ns")}
 		for _, k := range st.Kernels {
@@ -66,6 +67,7 @@ func (r *TriageReport) CSVTables() []*Table {
 					row = append(row, "", "", "")
 				}
 			}
+			row = append(row, spreadCSV(k.Spread)...)
 			row = append(row, launchCSV(k.Launch)...)
 			kt.Rows = append(kt.Rows, row)
 		}

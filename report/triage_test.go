@@ -271,6 +271,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].kernels[].share_pct", "stages[].kernels[].site_count", "stages[].kernels[].sites",
 		"stages[].kernels[].sites[].cpu_op", "stages[].kernels[].sites[].location",
 		"stages[].kernels[].sites[].site_share_pct", "stages[].kernels[].sites[].site_time_ns",
+		"stages[].kernels[].spread", // its fields: TestTriageSpread
 		"stages[].kernels_hidden",
 		"stages[].launch", // its fields: TestTriageLaunch
 		"stages[].overlap", "stages[].overlap[].busy_share_pct", "stages[].overlap[].category",

@@ -219,6 +219,7 @@ func (r *TriageReport) kernelTable(st *TriageStage, f Format) *Table {
 	}
 	cols = append(cols, Column{Name: "Python location (site share)", Short: "Python location", Cut: CutPath, Sep: "; ", Detail: 2},
 		Column{Name: "CPU op", Sep: "; ", Detail: 2})
+	cols = append(cols, spreadColumns()...)
 	cols = append(cols, launchColumns()...)
 	t := &Table{Name: "kernels", Columns: cols}
 	names := make([]string, len(st.Kernels))
@@ -239,6 +240,7 @@ func (r *TriageReport) kernelTable(st *TriageStage, f Format) *Table {
 		}
 		loc, ops := siteCells(k)
 		row = append(row, loc, ops)
+		row = append(row, spreadCells(k)...)
 		row = append(row, launchCells(k)...)
 		t.Rows = append(t.Rows, row)
 		if text {

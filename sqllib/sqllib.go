@@ -39,6 +39,7 @@ var Modules = []string{
 	"steps",    // step_*_for, step_*_cached
 	"idle",     // idle_gaps, idle_steps: where the GPU waits
 	"launch",   // launch_events, launch_kernels, launch_stages: launch overhead
+	"spread",   // kernel_spread: duration spread per kernel
 	"columns",  // descriptions of the tables' and views' columns (after the views)
 }
 

@@ -1,0 +1,12 @@
+-- kernel_spread: each kernel's duration spread (sqllib/spread.sql,
+-- kernel_spread) per (stage, short name) over the selected rank(s): the
+-- keys of kernel_table.sql's rows.
+--
+-- Columns: kernel_spread's (stage, short_name, events, min_ns, p50_ns,
+-- p90_ns, max_ns, stddev_ns). Sorted by stage, short name.
+--
+-- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every stage).
+SELECT stage, short_name, events, min_ns, p50_ns, p90_ns, max_ns, stddev_ns
+FROM kernel_spread($run, rank := $rank)
+WHERE $stage IS NULL OR stage = $stage
+ORDER BY stage, short_name
