@@ -219,6 +219,64 @@ type CompareFusion struct {
 	Evidence   []string `json:"evidence"`
 }
 
+// CompareCommOverlap is one rank's communication hidden under
+// computation in a stage, as a % of its communication time (null: no
+// communication on that side).
+type CompareCommOverlap struct {
+	Rank        int64    `json:"rank"`
+	BasePct     *float64 `json:"base_pct"`
+	CandPct     *float64 `json:"candidate_pct"`
+	BaseCommNS  int64    `json:"base_comm_ns"`
+	CandCommNS  int64    `json:"candidate_comm_ns"`
+	DeltaPoints *float64 `json:"delta_points"`
+}
+
+// commOverlapRows pairs the two sides' rows of a stage by rank.
+func commOverlapRows(stage string, base, cand *queries.CompareSide) []CompareCommOverlap {
+	byRank := map[int64]*CompareCommOverlap{}
+	var ranks []int64
+	row := func(rank int64) *CompareCommOverlap {
+		if byRank[rank] == nil {
+			byRank[rank] = &CompareCommOverlap{Rank: rank}
+			ranks = append(ranks, rank)
+		}
+		return byRank[rank]
+	}
+	pct := func(v sql.NullFloat64) *float64 {
+		if !v.Valid {
+			return nil
+		}
+		x := v.Float64
+		return &x
+	}
+	for _, c := range base.CommOverlap {
+		if c.Stage == stage {
+			r := row(c.Rank)
+			r.BasePct, r.BaseCommNS = pct(c.OverlapPct), c.CommNS
+		}
+	}
+	for _, c := range cand.CommOverlap {
+		if c.Stage == stage {
+			r := row(c.Rank)
+			r.CandPct, r.CandCommNS = pct(c.OverlapPct), c.CommNS
+		}
+	}
+	slices.Sort(ranks)
+	out := []CompareCommOverlap{}
+	for _, rk := range ranks {
+		r := byRank[rk]
+		if r.BasePct == nil && r.CandPct == nil {
+			continue // no communication on either side
+		}
+		if r.BasePct != nil && r.CandPct != nil {
+			d := *r.CandPct - *r.BasePct
+			r.DeltaPoints = &d
+		}
+		out = append(out, *r)
+	}
+	return out
+}
+
 // CompareRankRow is one rank's step time (with --rank all).
 type CompareRankRow struct {
 	Rank   int64         `json:"rank"`
@@ -246,8 +304,12 @@ type CompareStage struct {
 	Overlap        []CompareOverlap `json:"overlap_changes"`
 	Fusions        []CompareFusion  `json:"fusion_changes"`
 	Ranks          []CompareRankRow `json:"ranks,omitempty"`
-	BaseStraggler  *int64           `json:"base_straggler_rank,omitempty"`
-	CandStraggler  *int64           `json:"candidate_straggler_rank,omitempty"`
+	// CommOverlap is communication hidden under computation per rank on
+	// both sides (sqllib/comm.sql): one figure per side over the stage,
+	// not a per-step sample, so it is shown, not tested.
+	CommOverlap   []CompareCommOverlap `json:"comm_overlap"`
+	BaseStraggler *int64               `json:"base_straggler_rank,omitempty"`
+	CandStraggler *int64               `json:"candidate_straggler_rank,omitempty"`
 }
 
 // CompareVerdict is the outcome and the rows that decided it.
@@ -537,7 +599,7 @@ func metric(name, unit string, a, b []float64, o CompareOptions, gated bool) Com
 
 func compareStage(stage string, base, cand *queries.CompareSide, o CompareOptions) CompareStage {
 	cs := CompareStage{Stage: stage, Kernels: []CompareKernel{}, Overlap: []CompareOverlap{}, Fusions: []CompareFusion{},
-		Decomposition: []CompareDecomp{}}
+		Decomposition: []CompareDecomp{}, CommOverlap: []CompareCommOverlap{}}
 	bAll, cAll := stepsOf(base, stage, nil), stepsOf(cand, stage, nil)
 	bSteps, cSteps := stepSamples(bAll), stepSamples(cAll)
 	cs.BaseSteps, cs.CandSteps = len(bSteps), len(cSteps)
@@ -606,6 +668,7 @@ func compareStage(stage string, base, cand *queries.CompareSide, o CompareOption
 	cs.Kernels = kernelRows(stage, base, cand, bSteps, cSteps, len(bAll), len(cAll), cs.Summary, o)
 	cs.Overlap = overlapChanges(cs.Kernels)
 	cs.Fusions = fusionChanges(stage, base, cand)
+	cs.CommOverlap = commOverlapRows(stage, base, cand)
 	return cs
 }
 

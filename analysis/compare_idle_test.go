@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"database/sql"
 	"math"
 	"testing"
 
@@ -69,5 +70,32 @@ func TestDecompositionIdleCauses(t *testing.T) {
 	}
 	if want := int64(math.Round(cStep/n - bStep/n)); sum != want || st.StepDeltaNS != want {
 		t.Errorf("parts add up to %d, step delta %d, want %d", sum, st.StepDeltaNS, want)
+	}
+}
+
+// TestCompareCommOverlap: each side's rows of the stage pair up by rank;
+// the delta is in points where both sides communicate; a rank that
+// communicates on neither side is no row; another stage's rows stay out.
+func TestCompareCommOverlap(t *testing.T) {
+	t.Parallel()
+	idle := func(int, int) int64 { return 30_000 }
+	base := fakeSide("base", 2, 6, twoKernels(3, 1), idle)
+	cand := fakeSide("cand", 2, 6, twoKernels(3, 1), idle)
+	pct := func(v float64) sql.NullFloat64 { return sql.NullFloat64{Float64: v, Valid: true} }
+	base.CommOverlap = []queries.CommOverlapRow{
+		{Stage: "decode", Rank: 0, CommNS: 1000, OverlapNS: 250, OverlapPct: pct(25)},
+		{Stage: "decode", Rank: 1, CommNS: 800, OverlapNS: 400, OverlapPct: pct(50)},
+		{Stage: "decode", Rank: 2, CompNS: 10},
+		{Stage: "prefill", Rank: 0, CommNS: 5, OverlapPct: pct(0)},
+	}
+	cand.CommOverlap = []queries.CommOverlapRow{
+		{Stage: "decode", Rank: 0, CommNS: 1000, OverlapNS: 600, OverlapPct: pct(60)},
+		{Stage: "decode", Rank: 2, CompNS: 10},
+	}
+	st := NewCompare(base, cand, gates).Stages[0]
+	c := st.CommOverlap
+	if len(c) != 2 || c[0].Rank != 0 || *c[0].BasePct != 25 || *c[0].CandPct != 60 || *c[0].DeltaPoints != 35 ||
+		c[0].BaseCommNS != 1000 || c[1].Rank != 1 || *c[1].BasePct != 50 || c[1].CandPct != nil || c[1].DeltaPoints != nil {
+		t.Errorf("comm overlap %+v", c)
 	}
 }

@@ -152,6 +152,9 @@ type CompareSide struct {
 	KernelSteps []CompareKernelStepsRow
 	Kernels     []CompareKernelsRow
 	Fusions     []FusionMatchesRow
+	// CommOverlap is communication hidden under computation per stage and
+	// rank (comm_overlap.sql), of the detail rank(s).
+	CommOverlap []CommOverlapRow
 }
 
 // CompareFetch reads one side of a comparison. Steps come for every rank
@@ -184,6 +187,9 @@ func CompareFetch(ctx context.Context, q Querier, p CompareParams, detail sql.Nu
 		return nil, err
 	}
 	if s.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Rank: detail}); err != nil {
+		return nil, err
+	}
+	if s.CommOverlap, err = CommOverlap(ctx, q, LaunchParams{Run: p.Run, Rank: detail}); err != nil {
 		return nil, err
 	}
 	return s, nil

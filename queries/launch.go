@@ -96,3 +96,22 @@ func KernelSpread(ctx context.Context, q Querier, p LaunchParams) ([]KernelSprea
 		return r, err
 	})
 }
+
+// CommOverlapRow is one stage and rank's communication hidden under
+// computation (comm_overlap.sql). Nanoseconds.
+type CommOverlapRow struct {
+	Stage                     string
+	Rank                      int64
+	CommNS, CompNS, OverlapNS int64
+	// OverlapPct is of CommNS; invalid without communication.
+	OverlapPct sql.NullFloat64
+}
+
+// CommOverlap returns each stage and rank's communication overlap.
+func CommOverlap(ctx context.Context, q Querier, p LaunchParams) ([]CommOverlapRow, error) {
+	return collect(ctx, q, "comm_overlap", p.args(), func(rows *sql.Rows) (CommOverlapRow, error) {
+		var r CommOverlapRow
+		err := rows.Scan(&r.Stage, &r.Rank, &r.CommNS, &r.CompNS, &r.OverlapNS, &r.OverlapPct)
+		return r, err
+	})
+}

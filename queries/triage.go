@@ -185,6 +185,9 @@ type TriageData struct {
 	LaunchStages  []LaunchByStageRow
 	// Spread is each kernel's duration spread (kernel_spread.sql).
 	Spread []KernelSpreadRow
+	// CommOverlap is each stage and rank's communication hidden under
+	// computation (comm_overlap.sql).
+	CommOverlap []CommOverlapRow
 }
 
 // TriageTimeline is the window around the longest instance of one overlap
@@ -304,7 +307,10 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		if d.LaunchStages, err = LaunchByStage(ctx, q, lp); err != nil {
 			return err
 		}
-		d.Spread, err = KernelSpread(ctx, q, lp)
+		if d.Spread, err = KernelSpread(ctx, q, lp); err != nil {
+			return err
+		}
+		d.CommOverlap, err = CommOverlap(ctx, q, lp)
 		return err
 	}, func(ctx context.Context) (err error) {
 		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)

@@ -182,6 +182,9 @@ func compareStageBlocks(st analysis.CompareStage, text, allowUntested bool) []an
 		}
 		blocks = append(blocks, l)
 	}
+	if l := compareCommLine(st); l != "" {
+		blocks = append(blocks, Lines{l})
+	}
 	// A part's name wraps in its column on a narrow terminal: its
 	// figures are never cut.
 	dt := &Table{Name: "decomposition", Columns: []Column{{Name: "Part", Wrap: true}, {Name: "Base µs/step", Short: "Base µs", Right: true},
@@ -443,4 +446,27 @@ func optBool(v *bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// compareCommLine is communication hidden under computation per rank on
+// both sides; "" when neither side communicates.
+func compareCommLine(st analysis.CompareStage) string {
+	var parts []string
+	pct := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmtPct(*v)
+	}
+	for _, c := range st.CommOverlap {
+		p := fmt.Sprintf("rank %d %s -> %s", c.Rank, pct(c.BasePct), pct(c.CandPct))
+		if c.DeltaPoints != nil {
+			p += fmt.Sprintf(" (%+.1f points)", *c.DeltaPoints)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "communication hidden under computation (HTA's comm-comp overlap, of communication time): " + strings.Join(parts, ", ")
 }

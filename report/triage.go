@@ -106,7 +106,9 @@ type TriageStage struct {
 	// Idle is where the GPU waits (null: the stage has no steps).
 	Idle *TriageIdle `json:"idle"`
 	// Launch is the stage's launch overhead (null: no figures).
-	Launch      *TriageLaunch `json:"launch"`
+	Launch *TriageLaunch `json:"launch"`
+	// CommOverlap is each rank's communication hidden under computation.
+	CommOverlap []TriageCommOverlap `json:"comm_overlap"`
 	displayName string
 	hasTotals   bool
 }
@@ -436,6 +438,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	r.addIdle(d, section)
 	r.addLaunch(d, section)
 	r.addSpread(d)
+	r.addCommOverlap(d, section)
 	// A stage with no kernels is omitted (triage.md section 1); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
 	kept := r.Stages[:0]

@@ -260,6 +260,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].fusions[].related_ns", "stages[].fusions[].related_us",
 		"stages[].fusions[].share_pct", "stages[].fusions[].sources", "stages[].fusions[].status",
 		"stages[].fusions[].steps", "stages[].fusions[].switch",
+		"stages[].comm_overlap", // its fields: TestTriageCommOverlap
 		"stages[].hidden_time_ns",
 		"stages[].idle", // its fields: TestTriageIdleSection
 		"stages[].kernels", "stages[].kernels[].avg_us", "stages[].kernels[].category", "stages[].kernels[].family",

@@ -132,6 +132,11 @@ func (r *TriageReport) headerLines() Lines {
 		l = append(l, fmt.Sprintf("Stage %s: summed kernel time %s, GPU busy (union) %s, window %s, streams %d",
 			st.displayName, fmtDur(float64(st.Totals.KernelTimeNS)), fmtDur(float64(st.Totals.BusyTimeNS)), fmtDur(float64(st.Totals.WindowNS)), st.Totals.Streams))
 	}
+	for i := range r.Stages {
+		if line := commOverlapLine(&r.Stages[i]); line != "" {
+			l = append(l, line)
+		}
+	}
 	var per []string
 	for _, st := range r.Stages {
 		per = append(per, st.displayName+" "+fmtPct(st.Coverage.CoveragePct))

@@ -40,6 +40,7 @@ var Modules = []string{
 	"idle",     // idle_gaps, idle_steps: where the GPU waits
 	"launch",   // launch_events, launch_kernels, launch_stages: launch overhead
 	"spread",   // kernel_spread: duration spread per kernel
+	"comm",     // comm_overlap: communication hidden under computation
 	"columns",  // descriptions of the tables' and views' columns (after the views)
 }
 
