@@ -3,7 +3,8 @@
 --
 -- Medians and p90 interpolate between the two nearest instances
 -- (quantile_cont: an even count's median is the mean of the middle two);
--- the standard deviation is the sample one (n - 1), NULL for one instance.
+-- the standard deviation is the sample one (n - 1), NULL for one instance,
+-- computed from exact integer sums so that it is the same on every scan.
 
 
 -- kernel_spread(run, rank := NULL): per stage and kernel short name of one
@@ -19,7 +20,12 @@ SELECT k.stage, n.short_name,
        quantile_cont(k.dur_ns, 0.5)::DOUBLE AS p50_ns,
        quantile_cont(k.dur_ns, 0.9)::DOUBLE AS p90_ns,
        max(k.dur_ns)::BIGINT AS max_ns,
-       stddev_samp(k.dur_ns)::DOUBLE AS stddev_ns
+       -- from exact integer sums: a parallel stddev_samp adds its parts in
+       -- any order, and the last bits of the result would vary
+       CASE WHEN count(*) > 1
+            THEN sqrt((count(*) * sum(k.dur_ns::HUGEINT * k.dur_ns) - sum(k.dur_ns::HUGEINT) * sum(k.dur_ns::HUGEINT))::DOUBLE
+                      / (count(*) * (count(*) - 1)))
+       END AS stddev_ns
 FROM kernels k
 JOIN kernel_names n USING (name_id)
 WHERE k.run_id = _run_id(run) AND (rank IS NULL OR k.rank = rank)
