@@ -3,11 +3,9 @@ package report
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,23 +112,7 @@ func TestTriageIdleSection(t *testing.T) {
 		t.Error("prefill has no idle table")
 	}
 
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	keyPaths("", v, got)
-	var names []string
-	for k := range got {
-		if strings.HasPrefix(k, "stages[].idle") {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
+	names := jsonKeyPaths(t, r, "stages[].idle")
 	want := []string{"stages[].idle", "stages[].idle.device", "stages[].idle.device.gaps", "stages[].idle.device.parts",
 		"stages[].idle.device.parts[].ns", "stages[].idle.device.parts[].part", "stages[].idle.device.parts[].per_step_us",
 		"stages[].idle.device.parts[].share_pct", "stages[].idle.device.steps", "stages[].idle.device.stream",

@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -81,23 +79,7 @@ func TestTriageLaunch(t *testing.T) {
 		!slices.Equal(kt.Rows[1][len(kt.Rows[1])-8:], []string{"0", "0", "1", "", "", "", "", ""}) {
 		t.Errorf("csv kernels %+v", kt)
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	keyPaths("", v, got)
-	var names []string
-	for k := range got {
-		if strings.HasPrefix(k, "stages[].launch") || strings.HasPrefix(k, "stages[].kernels[].launch.") {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
+	names := jsonKeyPaths(t, r, "stages[].launch", "stages[].kernels[].launch.")
 	want := []string{"stages[].kernels[].launch.delay_max_ns", "stages[].kernels[].launch.delay_p50_ns",
 		"stages[].kernels[].launch.delay_p90_ns", "stages[].kernels[].launch.launch_bound", "stages[].kernels[].launch.launch_call_max_ns",
 		"stages[].kernels[].launch.launch_call_p50_ns", "stages[].kernels[].launch.launched", "stages[].kernels[].launch.short",

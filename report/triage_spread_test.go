@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -63,23 +61,7 @@ func TestTriageSpread(t *testing.T) {
 		!slices.Equal(kt.Rows[1][at:at+5], []string{"3000", "3000", "3000", "3000", ""}) {
 		t.Errorf("csv kernels %+v", kt)
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	keyPaths("", v, got)
-	var names []string
-	for k := range got {
-		if strings.HasPrefix(k, "stages[].kernels[].spread.") {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
+	names := jsonKeyPaths(t, r, "stages[].kernels[].spread.")
 	want := []string{"stages[].kernels[].spread.max_ns", "stages[].kernels[].spread.median_ns", "stages[].kernels[].spread.min_ns",
 		"stages[].kernels[].spread.p90_ns", "stages[].kernels[].spread.stddev_ns"}
 	if !slices.Equal(names, want) {

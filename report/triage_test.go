@@ -204,6 +204,33 @@ func TestTriageCSVTables(t *testing.T) {
 	}
 }
 
+// jsonKeyPaths marshals v and returns, sorted, its JSON key paths that
+// begin with one of prefixes.
+func jsonKeyPaths(t *testing.T, v any, prefixes ...string) []string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	keyPaths("", doc, got)
+	var names []string
+	for k := range got {
+		for _, p := range prefixes {
+			if strings.HasPrefix(k, p) {
+				names = append(names, k)
+				break
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // keyPaths lists every key path of a JSON value ("stages[].kernels[].kernel").
 func keyPaths(prefix string, v any, out map[string]bool) {
 	switch x := v.(type) {
