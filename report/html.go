@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,6 +119,9 @@ type pageStage struct {
 	TopKernels  *scene
 	Kernels     *pageTable
 	KernelNotes []string
+	// Spread and Launch are the kernel table's --wide columns, in tables of
+	// their own beside it: in one table, 19 columns could not fit a page.
+	Spread, Launch *pageTable
 	// IdleBars and Idle are "Where the GPU waits": the step in parts per
 	// scope, then the text view's lines and tables.
 	IdleBars   *scene
@@ -330,7 +334,13 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	if len(bars) > 0 {
 		ps.TopKernels = hBars("kernels", "Top kernels by GPU time, "+st.displayName, bars)
 	}
-	ps.Kernels = newPageTable(r.kernelTable(st, Markdown))
+	kt := r.kernelTable(st, Markdown)
+	spread, launch := columnNames(spreadColumns()), columnNames(launchColumns())
+	ps.Kernels = newPageTable(project(kt, func(c Column) bool { return !spread[c.Name] && !launch[c.Name] }))
+	if len(st.Kernels) > 0 {
+		ps.Spread = newPageTable(project(kt, func(c Column) bool { return c.Kernel || spread[c.Name] }))
+		ps.Launch = newPageTable(project(kt, func(c Column) bool { return c.Kernel || launch[c.Name] }))
+	}
 	ps.KernelNotes = kernelNotes(st)
 	if l := launchLine(st); l != "" {
 		ps.KernelNotes = append([]string{l}, ps.KernelNotes...)
@@ -397,6 +407,45 @@ func newPageCompare(c *analysis.CompareReport, opt HTMLOptions) *pageCompare {
 		pc.Stages = append(pc.Stages, ps)
 	}
 	return pc
+}
+
+// unitSpace is the space between a figure and its unit.
+var unitSpace = regexp.MustCompile(`(\d) ([A-Za-zµ%]+)`)
+
+// columnNames is the set of cols' names.
+func columnNames(cols []Column) map[string]bool {
+	m := map[string]bool{}
+	for _, c := range cols {
+		m[c.Name] = true
+	}
+	return m
+}
+
+// project is t with only the columns keep admits, in their order.
+func project(t *Table, keep func(Column) bool) *Table {
+	var idx []int
+	out := &Table{Name: t.Name, Empty: t.Empty}
+	for i, c := range t.Columns {
+		if keep(c) {
+			idx = append(idx, i)
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	pick := func(rows [][]string) [][]string {
+		var o [][]string
+		for _, r := range rows {
+			var nr []string
+			for _, i := range idx {
+				if i < len(r) {
+					nr = append(nr, r[i])
+				}
+			}
+			o = append(o, nr)
+		}
+		return o
+	}
+	out.Rows, out.Narrow = pick(t.Rows), pick(t.Narrow)
+	return out
 }
 
 func signedUS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 1, 64) }
@@ -507,6 +556,9 @@ func newPageTable(t *Table) *pageTable {
 			}
 			if num != "" {
 				cell.Sort = timeKey(v)
+				// a figure keeps its unit, but a cell of two figures
+				// ("15.7 ms 99.8%") may wrap between them
+				cell.Text = unitSpace.ReplaceAllString(cell.Text, "$1\u00a0$2")
 			}
 			cell.Class = joinNonEmpty(" ", num, cell.Class)
 			row.Cells = append(row.Cells, cell)

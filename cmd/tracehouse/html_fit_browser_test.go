@@ -26,7 +26,7 @@ const htmlFitCheck = `
   function own(x) { return Array.prototype.filter.call(x.childNodes, function (n) { return n.nodeType === 3; }).map(function (n) { return n.nodeValue; }).join(''); }
   document.querySelectorAll('.tw').forEach(function (w) {
     var t = w.querySelector('table');
-    if (t.scrollWidth > w.clientWidth + 1) out.push('table in ' + where(w) + ' is ' + t.scrollWidth + ' px in ' + w.clientWidth);
+    if (t.scrollWidth > w.clientWidth + 1) out.push('table in ' + where(w) + ' (' + Array.prototype.map.call(t.tHead.rows[0].cells, function (c) { return c.textContent.trim(); }).join(', ') + ') is ' + t.scrollWidth + ' px in ' + w.clientWidth);
     var ths = t.tHead.rows[0].cells, name = null, widest = 0;
     for (var i = 0; i < ths.length; i++) {
       if (ths[i].classList.contains('name')) name = ths[i]; else widest = Math.max(widest, ths[i].offsetWidth);
