@@ -84,7 +84,7 @@ func run() error {
 	dir := filepath.Join(*data, fmt.Sprintf("calibrate-%dp-noise%g", *pairs, *noise))
 	db := filepath.Join(dir, "calibrate.duckdb")
 	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil || *rebuild {
-		if err := build(ctx, dir, db, *pairs, *noise); err != nil {
+		if err := build(ctx, dir, db, *pairs, *noise, *rebuild); err != nil {
 			return err
 		}
 	}
@@ -121,12 +121,28 @@ func run() error {
 func baseLabel(steps, i int) string               { return fmt.Sprintf("b%d-%d", steps, i) }
 func candLabel(steps int, e string, i int) string { return fmt.Sprintf("c%d-%s-%d", steps, e, i) }
 
-// build writes every run's trace and ingests them all into db.
-func build(ctx context.Context, dir, db string, pairs int, noise float64) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
+// build writes every run's trace and ingests them all into db. A build
+// that was stopped resumes: traces written whole (the "written" mark) are
+// kept, and ingest skips the files already stored.
+func build(ctx context.Context, dir, db string, pairs int, noise float64, rebuild bool) error {
 	traces := filepath.Join(dir, "traces")
+	written := filepath.Join(dir, "written")
+	if _, err := os.Stat(written); err != nil || rebuild {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if err := writeTraces(traces, pairs, noise); err != nil {
+			return err
+		}
+		if err := os.WriteFile(written, []byte("ok"), 0o644); err != nil {
+			return err
+		}
+	}
+	return ingestTraces(ctx, dir, db, traces)
+}
+
+// writeTraces writes every run's trace under traces.
+func writeTraces(traces string, pairs int, noise float64) error {
 	t0 := time.Now()
 	gen := func(label string, steps int, seed int64, e []synth.Edit) error {
 		_, err := synth.Generate(synth.Options{Framework: synth.SGLang, Dir: traces, Run: label, Stage: synth.StageDecode,
@@ -153,6 +169,11 @@ func build(ctx context.Context, dir, db string, pairs int, noise float64) error 
 		}
 	}
 	fmt.Fprintf(os.Stderr, "wrote the traces in %.1f s\n", time.Since(t0).Seconds())
+	return nil
+}
+
+// ingestTraces ingests and finishes the traces into db and marks dir done.
+func ingestTraces(ctx context.Context, dir, db, traces string) error {
 	w, err := schema.Open(ctx, db, schema.Options{})
 	if err != nil {
 		return err
