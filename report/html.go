@@ -338,8 +338,13 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	spread, launch := columnNames(spreadColumns()), columnNames(launchColumns())
 	ps.Kernels = newPageTable(project(kt, func(c Column) bool { return !spread[c.Name] && !launch[c.Name] }))
 	if len(st.Kernels) > 0 {
-		ps.Spread = newPageTable(project(kt, func(c Column) bool { return c.Kernel || spread[c.Name] }))
-		ps.Launch = newPageTable(project(kt, func(c Column) bool { return c.Kernel || launch[c.Name] }))
+		if t := project(kt, func(c Column) bool { return c.Kernel || spread[c.Name] }); hasFigure(t) {
+			ps.Spread = newPageTable(t)
+		}
+		// a run replayed by graphs has no launch of its own to show
+		if t := project(kt, func(c Column) bool { return c.Kernel || launch[c.Name] }); hasFigure(t) {
+			ps.Launch = newPageTable(t)
+		}
 	}
 	ps.KernelNotes = kernelNotes(st)
 	if l := launchLine(st); l != "" {
@@ -419,6 +424,18 @@ func columnNames(cols []Column) map[string]bool {
 		m[c.Name] = true
 	}
 	return m
+}
+
+// hasFigure says whether a cell outside t's name column holds a figure.
+func hasFigure(t *Table) bool {
+	for _, r := range t.Rows {
+		for i, v := range r {
+			if i < len(t.Columns) && !t.Columns[i].Kernel && v != "-" && v != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // project is t with only the columns keep admits, in their order.
