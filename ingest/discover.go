@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -292,6 +295,9 @@ type serverArgs struct {
 	tp, dp, ep, pp               int
 	cudaGraph                    *bool
 	framework, frameworkEvidence string
+	// notes: values read but not kept (a parallel size that is not a
+	// whole number in range), each naming its key
+	notes []string
 }
 
 // maxServerArgs bounds the server_args.json kept in runs.server_args: a
@@ -315,9 +321,17 @@ func readServerArgs(path string) (*serverArgs, error) {
 	// Stored as JSON, which holds UTF-8 only (Go's decoder repairs its
 	// strings alike).
 	b, _ = limits.ValidUTF8(b)
+	// Numbers are kept as their decimal text: a size is checked as
+	// written, not after a trip through float64 (where 2.5 truncated to 2
+	// and 2^53+1 rounded).
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: not a JSON object: data after the object", path)
 	}
 	// /server_info responses nest the arguments; flatten one level.
 	for _, k := range []string{"server_args", "args"} {
@@ -338,11 +352,21 @@ func readServerArgs(path string) (*serverArgs, error) {
 		}
 		return ""
 	}
+	// num reads a parallel size: the first key present decides; a value
+	// that is not a whole number from 1 to the column's int32 limit is
+	// left unset with a note, rather than stored as some other size.
 	num := func(keys ...string) int {
 		for _, k := range keys {
-			if f, ok := m[k].(float64); ok {
-				return int(f)
+			v, ok := m[k]
+			if !ok || v == nil {
+				continue
 			}
+			if n, ok := parallelSize(v); ok {
+				return n
+			}
+			sa.notes = append(sa.notes, fmt.Sprintf("%q is %s, not a whole number from 1 to %d; the run's %s is left unset",
+				k, jsonText(v), math.MaxInt32, keys[0]))
+			return -1
 		}
 		return -1
 	}
@@ -381,3 +405,32 @@ func readServerArgs(path string) (*serverArgs, error) {
 }
 
 func has(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+
+// parallelSize returns v as a parallel size when it is a JSON number whose
+// value is a whole number from 1 to math.MaxInt32 (runs.tp_size and its
+// siblings are INTEGER). 2.0 and 2e0 are 2; 2.5, 0, -1 and 1e10 are not
+// sizes.
+func parallelSize(v any) (int, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	r, ok := new(big.Rat).SetString(n.String())
+	if !ok || !r.IsInt() {
+		return 0, false
+	}
+	i := r.Num()
+	if !i.IsInt64() || i.Int64() < 1 || i.Int64() > math.MaxInt32 {
+		return 0, false
+	}
+	return int(i.Int64()), true
+}
+
+// jsonText is a decoded value's JSON text for a message, cut short.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return shortJSON(b)
+}

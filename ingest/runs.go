@@ -64,6 +64,11 @@ func resolveRuns(ctx context.Context, db *sql.DB, cands []candidate, opt Options
 				}
 			} else {
 				ri.serverArgs, ri.argsPath = sa, p
+				if opt.Notice != nil {
+					for _, n := range sa.notes {
+						opt.Notice(fmt.Sprintf("%s: %s", p, n))
+					}
+				}
 			}
 		}
 		runs[k] = ri

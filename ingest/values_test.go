@@ -515,3 +515,60 @@ func TestInvalidUTF8InPathsRepaired(t *testing.T) {
 		}
 	}
 }
+
+// TestServerArgsParallelSizes (issue 36 A): a parallel size in
+// server_args.json that is not a whole number from 1 to the INTEGER limit
+// is left unset with a note naming the file and key, and the run's traces
+// are still stored. Before, sizes went through int(float64): tp_size 2.5
+// was stored as 2, 2^53+1 rounded, and 1e10 wrapped out of the column.
+func TestServerArgsParallelSizes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cases := []struct {
+		args    string
+		want    string // tp,dp,ep,pp as stored
+		refused []string
+	}{
+		{`{"model_path": "m", "tp_size": 2.5, "dp_size": 2.0, "ep_size": 1e10, "pp_size": 0}`,
+			"NULL,2,NULL,NULL", []string{`"tp_size" is 2.5`, `"ep_size" is 1e10`, `"pp_size" is 0`}},
+		{`{"model_path": "m", "tp_size": 2147483647, "dp_size": 2147483648, "ep_size": -1, "pp_size": 9007199254740993}`,
+			"2147483647,NULL,NULL,NULL", []string{`"dp_size" is 2147483648`, `"ep_size" is -1`, `"pp_size" is 9007199254740993`}},
+		// vLLM's keys; a string is not a size either; null is absent.
+		{`{"model": "m", "tensor_parallel_size": "4", "data_parallel_size": 3, "pipeline_parallel_size": null, "expert_parallel_size": 1}`,
+			"NULL,3,1,NULL", []string{`"tensor_parallel_size" is "4"`}},
+		// The first key present decides: a refused tp_size does not fall
+		// back to tensor_parallel_size.
+		{`{"model": "m", "tp_size": 1.5, "tensor_parallel_size": 8}`,
+			"NULL,NULL,NULL,NULL", []string{`"tp_size" is 1.5`}},
+	}
+	for i, c := range cases {
+		dir := t.TempDir()
+		run := filepath.Join(dir, "run")
+		args := filepath.Join(run, "server_args.json")
+		writeFile(t, args, c.args)
+		writeFile(t, filepath.Join(run, "a.trace.json"), goodTrace(strconv.Itoa(i)))
+		var notices []string
+		w := openMemory(t)
+		res, err := Ingest(ctx, w, []string{run}, Options{Notice: func(s string) { notices = append(notices, s) }})
+		if err != nil || res.Failed() != 0 || res.Stored() != 1 {
+			t.Fatalf("case %d: %v %+v", i, err, res.Files)
+		}
+		if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+			t.Fatal(err)
+		}
+		got := mustCSV(t, w.DB, `SELECT tp_size, dp_size, ep_size, pp_size, model FROM runs`)
+		if want := "tp_size,dp_size,ep_size,pp_size,model\n" + c.want + ",m\n"; got != want {
+			t.Errorf("case %d: got\n%s\nwant\n%s", i, got, want)
+		}
+		if len(notices) != len(c.refused) {
+			t.Errorf("case %d: notices %q, want one for each of %q", i, notices, c.refused)
+			continue
+		}
+		for j, want := range c.refused {
+			n := notices[j]
+			if !strings.HasPrefix(n, args+": "+want+", not a whole number from 1 to 2147483647") || strings.Contains(n, "\n") {
+				t.Errorf("case %d: notice %q, want one line %q naming %s", i, n, want, args)
+			}
+		}
+	}
+}
