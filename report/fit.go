@@ -1,6 +1,8 @@
 package report
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -279,6 +281,11 @@ func fitTable(t *Table, width int, note *int) fitted {
 				parts = append(parts, i)
 			}
 		}
+		// A column that went under the row only because nothing else
+		// would fit (no Detail level: a gate, a verdict) reads first
+		// there, before the columns meant as detail.
+		// The others keep their order (a share beside what it is under).
+		slices.SortStableFunc(parts, func(a, b int) int { return cmp.Compare(min(cols[a].Detail, 1), min(cols[b].Detail, 1)) })
 		f.rows = append(f.rows, row)
 		if folded {
 			f.details = append(f.details, detailLines(cols, r, parts, width))

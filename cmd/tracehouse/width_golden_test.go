@@ -65,37 +65,46 @@ func TestTextFitsTheWidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, c := range widthCases {
+		widthGoldens(t, db, c.name, c.args...)
+	}
+}
+
+// widthGoldens runs ARGS on db with COLUMNS at 80 and 120 (off a
+// terminal), holds each output to testdata/golden/width/NAME-COLUMNS.txt,
+// checks that no line is wider than the width, and that with --wide
+// nothing is cut (no "…" or "...").
+func widthGoldens(t *testing.T, db, name string, args ...string) {
+	t.Helper()
 	// compare and history may exit 1 (cannot decide) or 3 (regression):
 	// what they print is held all the same.
 	ok := func(code int) bool { return code == 0 || code == exitError || code == exitRegression }
-	for _, c := range widthCases {
-		for _, cols := range []int{80, 120} {
-			env := func(k string) string {
-				if k == "COLUMNS" {
-					return fmt.Sprint(cols)
-				}
-				return testEnv(k)
+	for _, cols := range []int{80, 120} {
+		env := func(k string) string {
+			if k == "COLUMNS" {
+				return fmt.Sprint(cols)
 			}
-			io, out, errOut := testIO("")
-			if code := run(append([]string{"--db", db}, c.args...), io, env); !ok(code) || out.Len() == 0 {
-				t.Fatalf("%s: exit %d: %s", c.name, code, errOut.String())
-			}
-			got := maskTimes(out.String())
-			for i, l := range strings.Split(got, "\n") {
-				if w := uniseg.StringWidth(l); w > cols {
-					t.Errorf("%s at %d columns: line %d is %d wide: %q", c.name, cols, i+1, w, l)
-				}
-			}
-			golden(t, fmt.Sprintf("width/%s-%d.txt", c.name, cols), got)
+			return testEnv(k)
 		}
 		io, out, errOut := testIO("")
-		if code := run(append([]string{"--db", db, "--wide"}, c.args...), io, testEnv); !ok(code) {
-			t.Fatalf("%s --wide: exit %d: %s", c.name, code, errOut.String())
+		if code := run(append([]string{"--db", db}, args...), io, env); !ok(code) || out.Len() == 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut.String())
 		}
-		// "..." is allowed only in text stored at ingest (its framework
-		// evidence names two server_args keys and "...").
-		if wide := strings.ReplaceAll(out.String(), "mem_fraction_static, ...", ""); strings.Contains(wide, "…") || strings.Contains(wide, "...") {
-			t.Errorf("%s --wide cuts something:\n%s", c.name, wide)
+		got := maskTimes(out.String())
+		for i, l := range strings.Split(got, "\n") {
+			if w := uniseg.StringWidth(l); w > cols {
+				t.Errorf("%s at %d columns: line %d is %d wide: %q", name, cols, i+1, w, l)
+			}
 		}
+		golden(t, fmt.Sprintf("width/%s-%d.txt", name, cols), got)
+	}
+	io, out, errOut := testIO("")
+	if code := run(append([]string{"--db", db, "--wide"}, args...), io, testEnv); !ok(code) {
+		t.Fatalf("%s --wide: exit %d: %s", name, code, errOut.String())
+	}
+	// "..." is allowed only in text stored at ingest (its framework
+	// evidence names two server_args keys and "...").
+	if wide := strings.ReplaceAll(out.String(), "mem_fraction_static, ...", ""); strings.Contains(wide, "…") || strings.Contains(wide, "...") {
+		t.Errorf("%s --wide cuts something:\n%s", name, wide)
 	}
 }
