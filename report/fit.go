@@ -588,7 +588,7 @@ func cutList(s, sep string, w int, paths bool) string {
 	if textWidth(s) <= w {
 		return s
 	}
-	items := strings.Split(s, sep)
+	items := splitItems(s, sep)
 	short := func(it string, w int) string {
 		if paths {
 			return cutPath(it, w)
@@ -617,6 +617,39 @@ func cutList(s, sep string, w int, paths bool) string {
 		more = " +" + strconv.Itoa(len(items)-1) + " more"
 	}
 	return short(items[0], max(1, w-textWidth(more))) + more
+}
+
+// splitItems splits a list cell at each sep outside brackets (<>, (),
+// []): a kernel name's template or parameter list holds ", " too
+// (`sm100_fp8_gemm_1d1d_impl<…, 2112u, 7168u, …>`), and an item is never
+// split inside it. The '>' of "->" (`Memcpy HtoD (Pinned -> Device)`)
+// closes nothing, and an unmatched closer leaves the depth at 0; a cell
+// whose brackets do not balance is split at every sep.
+func splitItems(s, sep string) []string {
+	if sep == "" {
+		return []string{s}
+	}
+	var items []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '<' || c == '(' || c == '[':
+			depth++
+		case c == '>' && i > 0 && s[i-1] == '-':
+		case c == '>' || c == ')' || c == ']':
+			depth = max(0, depth-1)
+		case depth == 0 && strings.HasPrefix(s[i:], sep):
+			items = append(items, s[start:i])
+			start = i + len(sep)
+			i = start - 1
+		}
+	}
+	if depth != 0 {
+		// Unbalanced (a name cut short, an operator<): no bracket tells
+		// where an item ends.
+		return strings.Split(s, sep)
+	}
+	return append(items, s[start:])
 }
 
 // cutItem shortens one list item, keeping a trailing parenthesised figure
