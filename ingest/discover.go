@@ -390,16 +390,19 @@ func readServerArgs(path string) (*serverArgs, error) {
 		sa.cudaGraph = on
 	}
 	lower := strings.ToLower(string(b))
-	_, hasModelPath := m["model_path"]
+	// The evidence names the keys the file has, every one of them (the
+	// report fits it to the width; what is stored is never abbreviated).
+	sglangKeys := present(m, "disable_radix_cache", "mem_fraction_static", "chunked_prefill_size", "disable_cuda_graph")
+	vllmKeys := present(m, "gpu_memory_utilization", "enforce_eager")
 	switch {
 	case strings.Contains(lower, "tokenspeed"):
 		sa.framework, sa.frameworkEvidence = vocab.TokenSpeed, "server_args.json mentions tokenspeed"
-	case hasModelPath && (has(m, "disable_radix_cache") || has(m, "mem_fraction_static") || has(m, "chunked_prefill_size") || has(m, "disable_cuda_graph")):
-		sa.framework, sa.frameworkEvidence = vocab.SGLang, "server_args.json has SGLang keys (model_path, mem_fraction_static, ...)"
+	case has(m, "model_path") && len(sglangKeys) > 0:
+		sa.framework, sa.frameworkEvidence = vocab.SGLang, "server_args.json has SGLang keys ("+strings.Join(append([]string{"model_path"}, sglangKeys...), ", ")+")"
 	case strings.Contains(lower, "tensorrt_llm") || strings.Contains(lower, "trtllm"):
 		sa.framework, sa.frameworkEvidence = vocab.TRTLLM, "server_args.json mentions TensorRT-LLM"
-	case has(m, "tensor_parallel_size") && (has(m, "enforce_eager") || has(m, "gpu_memory_utilization")):
-		sa.framework, sa.frameworkEvidence = vocab.VLLM, "server_args.json has vLLM keys (gpu_memory_utilization, enforce_eager)"
+	case has(m, "tensor_parallel_size") && len(vllmKeys) > 0:
+		sa.framework, sa.frameworkEvidence = vocab.VLLM, "server_args.json has vLLM keys ("+strings.Join(append([]string{"tensor_parallel_size"}, vllmKeys...), ", ")+")"
 	}
 	return sa, nil
 }
@@ -433,4 +436,15 @@ func jsonText(v any) string {
 		return fmt.Sprintf("%v", v)
 	}
 	return shortJSON(b)
+}
+
+// present is those of keys m has, in the order given.
+func present(m map[string]any, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if has(m, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

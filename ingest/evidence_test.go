@@ -17,10 +17,10 @@ func TestMergeEvidence(t *testing.T) {
 		}, "2 file names fit vllm; Python frames in vllm code (2399)"},
 		{[]string{"file name a-TP-0.trace.json.gz fits sglang or tokenspeed; Python frames in sglang code (12)"},
 			"file name a-TP-0.trace.json.gz fits sglang or tokenspeed; Python frames in sglang code (12)"},
-		{[]string{"server_args.json has SGLang keys (model_path, mem_fraction_static, ...) (d/server_args.json)",
-			"server_args.json has SGLang keys (model_path, mem_fraction_static, ...) (d/server_args.json)"},
-			"server_args.json has SGLang keys (model_path, mem_fraction_static, ...) (d/server_args.json)"},
-		{[]string{"a", "b", "c", "d"}, "a; b; c"},
+		{[]string{"server_args.json has SGLang keys (model_path, mem_fraction_static) (d/server_args.json)",
+			"server_args.json has SGLang keys (model_path, mem_fraction_static) (d/server_args.json)"},
+			"server_args.json has SGLang keys (model_path, mem_fraction_static) (d/server_args.json)"},
+		{[]string{"a", "b", "c", "d"}, "a; b; c; d"},
 		{[]string{"", ""}, ""},
 	} {
 		if got := mergeEvidence(c.evs); got != c.want {

@@ -459,7 +459,8 @@ var counted = regexp.MustCompile(`^(.*) \((\d+)\)$`)
 
 // mergeEvidence is the run's evidence from its traces': each kind said
 // once (the traces of one run say the same things about different files),
-// file names counted, counts summed; at most three kinds.
+// file names counted, counts summed; every kind kept (the report fits the
+// line to the width: what is stored is never cut short).
 func mergeEvidence(evs []string) string {
 	type part struct {
 		text  string
@@ -492,7 +493,7 @@ func mergeEvidence(evs []string) string {
 		}
 	}
 	var out []string
-	for _, p := range parts[:min(len(parts), 3)] {
+	for _, p := range parts {
 		switch {
 		case p.files > 1:
 			out = append(out, fmt.Sprintf("%d file names fit %s", p.files, p.fits))

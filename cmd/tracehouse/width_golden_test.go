@@ -102,9 +102,7 @@ func widthGoldens(t *testing.T, db, name string, args ...string) {
 	if code := run(append([]string{"--db", db, "--wide"}, args...), io, testEnv); !ok(code) {
 		t.Fatalf("%s --wide: exit %d: %s", name, code, errOut.String())
 	}
-	// "..." is allowed only in text stored at ingest (its framework
-	// evidence names two server_args keys and "...").
-	if wide := strings.ReplaceAll(out.String(), "mem_fraction_static, ...", ""); strings.Contains(wide, "…") || strings.Contains(wide, "...") {
+	if wide := out.String(); strings.Contains(wide, "…") || strings.Contains(wide, "...") {
 		t.Errorf("%s --wide cuts something:\n%s", name, wide)
 	}
 }
