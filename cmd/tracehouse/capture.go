@@ -244,7 +244,7 @@ func captureRun(opts *CaptureOptions) error {
 	prog.finish()
 	for _, r := range results {
 		for _, n := range r.Server.Notes {
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", oneLine(n))
+			opts.message("note: " + oneLine(n))
 		}
 	}
 	if ctx.Err() != nil {
@@ -325,7 +325,7 @@ func captureRun(opts *CaptureOptions) error {
 		return err
 	}
 	for _, r := range results {
-		fmt.Fprintln(opts.IO.ErrOut, captureSummary(r))
+		opts.message(captureSummary(r))
 	}
 	if fatal != nil {
 		return fatal
@@ -401,7 +401,7 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 	}
 	pair := opts.MappingURL != ""
 	if len(runs) == 0 || (pair && len(runs) != 2) {
-		fmt.Fprintf(opts.IO.ErrOut, "note: not every run of the capture landed: no %s\n", opts.Then)
+		opts.message("note: not every run of the capture landed: no " + opts.Then)
 		return nil
 	}
 	if pair {

@@ -40,8 +40,14 @@ var smallWorkload = []string{"--warmup-steps", "1", "--num-steps", "2", "--prefi
 // shortened.
 func runCapture(t *testing.T, ctx context.Context, db string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCaptureEnv(t, ctx, db, testEnv, args...)
+}
+
+// runCaptureEnv is runCapture with the environment getenv.
+func runCaptureEnv(t *testing.T, ctx context.Context, db string, getenv func(string) string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	io, out, errOut := testIO("")
-	f := &Factory{IO: io, Getenv: testEnv, db: db, format: "table"}
+	f := &Factory{IO: io, Getenv: getenv, db: db, format: "table"}
 	cmd := newCmdCapture(f, func(o *CaptureOptions) error {
 		o.Tune = fastCapture
 		return captureRun(o)
@@ -58,6 +64,10 @@ func runCapture(t *testing.T, ctx context.Context, db string, args ...string) (c
 	}
 	return exitCode(err), out.String(), errOut.String()
 }
+
+// unwrap joins the lines a message was wrapped into (continuation lines
+// start with two spaces) back into one.
+func unwrap(s string) string { return strings.ReplaceAll(s, "\n  ", " ") }
 
 // traceRow is one stored trace's identity.
 type traceRow struct {
@@ -129,7 +139,7 @@ func TestCaptureSGLangIngestsAndTriages(t *testing.T) {
 		}
 	}
 	summary := fmt.Sprintf("captured run sg1 (SGLang, meta-llama/Llama-3.1-8B-Instruct): prefill 2 file(s), decode 2 file(s), in %s\n", filepath.Join(out, "sg1"))
-	if !strings.Contains(stderr, summary) || !strings.Contains(stderr, "ingested 4 file(s)") {
+	if !strings.Contains(unwrap(stderr), summary) || !strings.Contains(stderr, "ingested 4 file(s)") {
 		t.Errorf("stderr:\n%s\nwant %q", stderr, summary)
 	}
 	for _, s := range []string{"prefill: warm-up, 0/1 requests sent\n", "prefill: warm-up, 1/1 requests sent\n",
@@ -243,7 +253,7 @@ func TestCaptureStageTimeout(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stderr, "error: prefill: traces not complete in "+filepath.Join(out, "late", "prefill")+" after 300ms: no new trace file appeared") ||
-		!strings.Contains(stderr, "captured run late (SGLang, meta-llama/Llama-3.1-8B-Instruct): prefill failed, decode 1 file(s)") {
+		!strings.Contains(unwrap(stderr), "captured run late (SGLang, meta-llama/Llama-3.1-8B-Instruct): prefill failed, decode 1 file(s)") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	if got := storedTraces(t, db); !slices.Equal(got, []string{"late sglang decode mapping 0"}) {

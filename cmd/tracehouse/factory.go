@@ -168,6 +168,15 @@ func (c common) render(fm report.Format, d report.Doc) error {
 	return report.Render(c.IO.Out, fm, d)
 }
 
+// message writes lines to stderr wrapped to Width, as text output is
+// (capture's notes and summaries). An error line is never wrapped: it is
+// one line, to be grepped for whole.
+func (c common) message(lines ...string) {
+	// Text rendering of plain lines fails only when stderr does, and
+	// then there is nowhere left to say so.
+	_ = report.Render(c.IO.ErrOut, report.Text, report.Doc{Blocks: []any{report.Lines(lines)}, Width: c.Width})
+}
+
 func (f *Factory) common(cmd *cobra.Command) common {
 	creates := cmd.Annotations[createsAnnotation] == "yes"
 	return common{IO: f.IO, Warehouse: f.warehouseOf(nil, creates),

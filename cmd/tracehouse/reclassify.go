@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
 )
 
@@ -57,6 +58,6 @@ func reclassifyRun(opts *ReclassifyOptions) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(opts.IO.Out, "classifier version %d (%d rules): %d kernel name(s) changed family or category, %d display name(s) set\n", v.Version, v.Rules, n, d)
-	return err
+	return report.Render(opts.IO.Out, report.Text, report.Doc{Width: opts.Width, Blocks: []any{report.Lines{
+		fmt.Sprintf("classifier version %d (%d rules): %d kernel name(s) changed family or category, %d display name(s) set", v.Version, v.Rules, n, d)}}})
 }

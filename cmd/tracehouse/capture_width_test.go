@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rivo/uniseg"
+
+	"github.com/tracehouse/tracehouse/capture"
+	"github.com/tracehouse/tracehouse/capture/capturetest"
+)
+
+// fixedDir is a new directory under /tmp whose name is always as long
+// (th-capture-XXXXXXXX), so the capture's lines that name it wrap the
+// same way on every run; the golden holds it masked.
+func fixedDir(t *testing.T) (dir string) {
+	t.Helper()
+	for range 100 {
+		dir = fmt.Sprintf("/tmp/th-capture-%08x", rand.Uint32())
+		if err := os.Mkdir(dir, 0o755); err == nil {
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		} else if !os.IsExist(err) {
+			t.Skipf("no fixed-length directory under /tmp: %v", err)
+		}
+	}
+	t.Fatal("no free name under /tmp")
+	return ""
+}
+
+// TestCaptureFitsTheWidth (issue 34 item 4): capture's messages on stderr
+// (progress off a terminal, the server's notes, what was ingested, what
+// was captured where) fit 80 and 120 columns, held to
+// testdata/golden/width/capture-COLUMNS.txt with the directory, the port
+// and the figures that vary between runs (sizes, seconds, event counts)
+// masked. An error line stays one line (it is grepped for whole): none
+// is printed here.
+func TestCaptureFitsTheWidth(t *testing.T) {
+	t.Parallel()
+	for _, cols := range []int{80, 120} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			t.Parallel()
+			out, db := fixedDir(t), filepath.Join(t.TempDir(), "w.duckdb")
+			// A /server_info too large to read makes a note.
+			srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Ranks: 2, InfoBytes: 3 * capture.MaxResponse,
+				FlushDelay: 30 * time.Millisecond})
+			args := append([]string{"--url", srv.URL, "--output-dir", out, "--framework", "sglang", "--run", "serving-infrastructure-llama-8b-h100",
+				"--tag", "note=baseline-before-the-flashinfer-upgrade-of-july", "--then", "triage"}, smallWorkload...)
+			env := func(k string) string {
+				if k == "COLUMNS" {
+					return fmt.Sprint(cols)
+				}
+				return testEnv(k)
+			}
+			code, stdout, stderr := runCaptureEnv(t, context.Background(), db, env, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for name, s := range map[string]string{"stderr": stderr, "stdout": stdout} {
+				for i, l := range strings.Split(s, "\n") {
+					if w := uniseg.StringWidth(l); w > cols && !strings.HasPrefix(l, "error: ") {
+						t.Errorf("%s at %d columns: line %d is %d wide: %q", name, cols, i+1, w, l)
+					}
+				}
+			}
+			// What a wait for the traces has seen when its line is printed
+			// depends on timing.
+			got := waitingLine.ReplaceAllString(stderr, "$1…")
+			got = strings.ReplaceAll(got, out, "/tmp/th-capture-XXXXXXXX")
+			got = strings.ReplaceAll(got, srv.URL, "http://127.0.0.1:NNNNN")
+			got = captureVaries.ReplaceAllString(got, "N$1")
+			golden(t, fmt.Sprintf("width/capture-%d.txt", cols), got)
+		})
+	}
+}
+
+// waitingLine is a progress line of a wait for trace files.
+var waitingLine = regexp.MustCompile(`(?m)^(\S+: waiting for traces: ).*$`)
+
+// captureVaries are the figures of capture's messages that vary between
+// runs of one capture: sizes, seconds waited and files seen while waiting,
+// event counts and MB of JSON.
+var captureVaries = regexp.MustCompile(`\b\d+(?:\.\d+)?( kB| MB| B\b|s\b| events| GPU events)`)
