@@ -34,6 +34,7 @@ var widthCases = []struct {
 	{"catalog-show", []string{"catalog", "show", "sglang-fused-qknorm-rope"}},
 	{"schema", []string{"schema"}},
 	{"schema-kernels", []string{"schema", "kernels"}},
+	{"sql-runs", []string{"sql", "SELECT label, framework, framework_evidence, source_dir FROM runs ORDER BY label"}},
 	// writes nothing on a warehouse already classified: its one line
 	{"reclassify", []string{"reclassify"}},
 }
