@@ -192,19 +192,26 @@ func (d *Document) Markdown() Doc {
 
 // summary is the line under the title.
 func (d *Document) summary() string {
-	n := d.Runs()
-	s := fmt.Sprintf("%d run(s), grouped by model, then framework (SGLang, vLLM, TensorRT-LLM, TokenSpeed)", n)
+	var parts []string
+	if n := d.Runs(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d run(s), grouped by model, then framework (SGLang, vLLM, TensorRT-LLM, TokenSpeed)", n))
+	}
 	if d.Compare != nil {
-		s += "; a comparison"
+		parts = append(parts, "a comparison")
 	}
 	switch n := len(d.History); n {
 	case 0:
 	case 1:
-		s += "; a history"
+		parts = append(parts, "a history")
 	default:
-		s += fmt.Sprintf("; %d histories", n)
+		parts = append(parts, fmt.Sprintf("%d histories", n))
 	}
-	return s + "."
+	// A document of a comparison or histories alone starts with it.
+	s := strings.Join(parts, "; ")
+	if s == "" {
+		s = "nothing to report"
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
 
 // joinNonEmpty joins the non-empty parts.

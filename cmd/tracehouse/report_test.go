@@ -629,8 +629,10 @@ func checkHistoryCharts(t *testing.T, kind string, charts [][]chartPoint, hs []a
 	}
 }
 
-// testReportDocsScreenshot writes the README's screenshot of the demo
-// report when TRACEHOUSE_DOCS_SCREENSHOT names the PNG to write.
+// testReportDocsScreenshot writes the README's screenshots of the demo
+// report when TRACEHOUSE_DOCS_SCREENSHOT names the PNG to write: the top
+// of the page (contents, a run's triage header, charts and kernel table)
+// there, and its comparison section alone beside it (NAME-compare.png).
 func testReportDocsScreenshot(t *testing.T, db string) {
 	out := os.Getenv("TRACEHOUSE_DOCS_SCREENSHOT")
 	if out == "" {
@@ -647,8 +649,20 @@ func testReportDocsScreenshot(t *testing.T, db string) {
 	if err := os.WriteFile(file, page, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runChromium(t, findChromium(t), file, out, "1280,1100")
+	chromium := findChromium(t)
+	runChromium(t, chromium, file, out, "1280,1100")
 	checkScreenshot(t, out)
+	// The same report without its runs: the comparison section at the top.
+	cd := *d
+	cd.Models = nil
+	_, page = renderBoth(t, &cd)
+	file = filepath.Join(t.TempDir(), "compare.html")
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmp := strings.TrimSuffix(out, ".png") + "-compare.png"
+	runChromium(t, chromium, file, cmp, "1280,1100")
+	checkScreenshot(t, cmp)
 }
 
 // findChromium is Debian's chromium (or $TRACEHOUSE_CHROMIUM); the test
