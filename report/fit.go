@@ -821,6 +821,11 @@ func wrapWith(s string, width int, cont string) []string {
 	return append(out, line)
 }
 
+// FitLine is s cut at its end to width terminal columns (0: whole), with
+// "…" where it was cut: for a line redrawn in place (a progress line),
+// which wrapping would break.
+func FitLine(s string, width int) string { return fitLine(s, width) }
+
 // fitLine cuts a line of a drawing to width (its end).
 func fitLine(s string, width int) string {
 	if width <= 0 || textWidth(s) <= width {

@@ -452,7 +452,9 @@ func (p *captureProgress) update(pr capture.Progress) {
 		return
 	}
 	p.last, p.drawn = key, time.Now()
-	fmt.Fprintf(p.io.ErrOut, "\r\033[K%s", pr.String())
+	// A line longer than the terminal would wrap, and "\r\033[K" clears
+	// only its last row: it is cut to the width (one column spare).
+	fmt.Fprintf(p.io.ErrOut, "\r\033[K%s", report.FitLine(pr.String(), max(0, p.io.TermCols-1)))
 	p.open = true
 	if pr.Phase == capture.PhaseDone {
 		fmt.Fprintln(p.io.ErrOut)

@@ -88,3 +88,31 @@ var waitingLine = regexp.MustCompile(`(?m)^(\S+: waiting for traces: ).*$`)
 // runs of one capture: sizes, seconds waited and files seen while waiting,
 // event counts and MB of JSON.
 var captureVaries = regexp.MustCompile(`\b\d+(?:\.\d+)?( kB| MB| B\b|s\b| events| GPU events)`)
+
+// TestCaptureProgressFitsTheTerminal: on a terminal the progress line,
+// redrawn in place, is cut to the terminal's width (a wrapped line would
+// leave its first rows on screen); off a terminal it is printed whole.
+func TestCaptureProgressFitsTheTerminal(t *testing.T) {
+	t.Parallel()
+	pr := capture.Progress{Role: "mapping", Stage: "decode", Phase: capture.PhaseFlush, Files: 16, FilesWant: 16,
+		Bytes: 1200 << 20, Growing: 300 << 20, Waited: 1234 * time.Second}
+	whole := pr.String()
+	if uniseg.StringWidth(whole) <= 60 {
+		t.Fatalf("%q is short: the test means nothing", whole)
+	}
+	for _, tty := range []bool{true, false} {
+		io, _, errOut := testIO("")
+		io.ErrTTY, io.TermCols = tty, 60
+		p := &captureProgress{io: io}
+		p.update(pr)
+		p.finish()
+		got := strings.TrimPrefix(strings.ReplaceAll(errOut.String(), "\r\033[K", "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+		switch {
+		case tty && (len(lines) != 1 || uniseg.StringWidth(lines[0]) != 59 || !strings.HasPrefix(whole, strings.TrimSuffix(lines[0], "…"))):
+			t.Errorf("terminal: %q, want %q cut to 59 columns", got, whole)
+		case !tty && got != whole+"\n":
+			t.Errorf("off a terminal: %q, want %q", got, whole)
+		}
+	}
+}
