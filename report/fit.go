@@ -359,7 +359,9 @@ func detailName(c Column) string {
 // asks.
 func cutColumn(c Column, cells []string, w int) []string {
 	switch {
-	case c.Kernel:
+	case c.Kernel, c.Cut == CutMiddle && c.Sep == "":
+		// Any text cut in its middle keeps different cells different
+		// (sql's name and path columns, evidence naming other files).
 		return cutNames(cells, w)
 	case c.Sep != "":
 		out := make([]string, len(cells))

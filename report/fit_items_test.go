@@ -174,3 +174,27 @@ func TestSplitItemsBrackets(t *testing.T) {
 		t.Errorf("\"; \": %q", got)
 	}
 }
+
+// TestCutTextKeepsCellsApart: a plain text column cut in its middle (sql's
+// columns, evidence naming files) keeps cells that differ different, as the
+// name column does: three runs' evidence differs only in its directory.
+func TestCutTextKeepsCellsApart(t *testing.T) {
+	t.Parallel()
+	var cells []string
+	for _, run := range []string{"sglang-formal", "sglang-llama", "sglang-mapping"} {
+		cells = append(cells, "server_args.json has SGLang keys (model_path, mem_fraction_static) (../demo/"+run+"/2025-07-04/server_args.json)")
+	}
+	for _, w := range []int{20, 27, 40, 60} {
+		got := cutColumn(Column{Name: "framework_evidence"}, cells, w)
+		seen := map[string]bool{}
+		for _, c := range got {
+			if textWidth(c) > w {
+				t.Errorf("width %d: %q is wider", w, c)
+			}
+			if seen[c] {
+				t.Errorf("width %d: two cells cut to %q: %q", w, c, got)
+			}
+			seen[c] = true
+		}
+	}
+}
