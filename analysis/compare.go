@@ -20,7 +20,7 @@ import (
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
-// The comparison (compare.md sections 2-4): per-step samples and
+// The comparison (README "Comparing runs"): per-step samples and
 // aggregates come from the compare_*.sql queries; medians, intervals, the
 // Mann-Whitney tests and the Benjamini-Hochberg adjustment come from the
 // stats package; this file puts them side by side and applies the two

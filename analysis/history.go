@@ -12,7 +12,7 @@ import (
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
-// The history (compare.md section 6): one row per run with the
+// The history (README "History: when did it get slow"): one row per run with the
 // median per step of one series, its interval, launches per step and
 // share, and the change points. The per-step samples, launches per step
 // and shares come from history_steps.sql; medians, intervals and the

@@ -13,7 +13,8 @@ import (
 	"github.com/tracehouse/tracehouse/target"
 )
 
-// Gates are the verdict's gates (compare.md section 4).
+// Gates are the verdict's gates: what makes compare say "regression"
+// and exit 1 (README "Comparing runs").
 type Gates struct {
 	Threshold       float64 // step or busy time growth per step that matters, %
 	KernelThreshold float64 // kernel time growth per step that matters, %

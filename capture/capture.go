@@ -1,6 +1,6 @@
 // Package capture drives a running SGLang, vLLM, TensorRT-LLM or
 // TokenSpeed server's torch profiler over HTTP and waits for the trace
-// files it writes (capture.md): it tells the framework from the URL, sends
+// files it writes (README "Capturing from a live server"): it tells the framework from the URL, sends
 // warm-up requests, arms the profiler, sends the probes of each stage
 // (prefill, decode, or a legacy prompt), stops the profiler (also on error
 // and on cancel), and waits until every rank's file is new, complete and no

@@ -43,7 +43,7 @@ func (e *UnknownFrameworkError) Error() string {
 		e.URL, strings.Join(e.Tried, "; "), strings.Join(vocab.Frameworks, ", "))
 }
 
-// Detect asks the server at opt.URL what it runs (capture.md section 2):
+// Detect asks the server at opt.URL what it runs:
 // /server_info (SGLang: model_path and scheduler fields; TokenSpeed:
 // mentions tokenspeed), then /readiness (TokenSpeed), then /v1/models
 // (owned_by tells vLLM from TensorRT-LLM). With opt.Framework set it only

@@ -27,7 +27,7 @@ type driver struct {
 	chat bool
 }
 
-// sglangStart is SGLang's /start_profile body, in capture.md's order.
+// sglangStart is SGLang's /start_profile body.
 type sglangStart struct {
 	OutputDir      string   `json:"output_dir"`
 	NumSteps       int      `json:"num_steps"`

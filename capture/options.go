@@ -89,7 +89,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Defaults are the command's defaults (capture.md).
+// Defaults are the command's defaults (the README's capture section
+// names each).
 func Defaults() Options {
 	return Options{
 		Workload:         Both,

@@ -42,7 +42,8 @@ func TestDefaultCounts(t *testing.T) {
 	for _, f := range c.Fusions {
 		got[f.Framework]++
 	}
-	// The split catalog.md states: SGLang 27, vLLM 11, TokenSpeed 5, TensorRT-LLM 4.
+	// The split of the 47 fusion patterns by framework: SGLang 27, vLLM 11,
+	// TokenSpeed 5, TensorRT-LLM 4.
 	want := map[string]int{"sglang": 27, "vllm": 11, "tokenspeed": 5, "trtllm": 4}
 	for fw, n := range want {
 		if got[fw] != n {

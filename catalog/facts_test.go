@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// These tests read spec/catalog-facts.md (a copy: see factsFile) and check
+// These tests read testdata/catalog-facts.md (see factsFile) and check
 // the embedded catalog against it, so an entry cannot be lost, renamed or
 // have a number mistyped without a failure. The markdown is parsed here
 // independently of the catalog code.
@@ -18,7 +18,7 @@ import (
 // droppedFused lists fused keywords of the facts the catalog deliberately
 // leaves out, keyed by fact row number; catalog.yaml says why at the entry.
 var droppedFused = map[int][]string{
-	2: {"fusedaddrmsnormkernel"}, // the plain FusedAddRMSNorm kernel: catalog.md section 4 false positive
+	2: {"fusedaddrmsnormkernel"}, // the plain FusedAddRMSNorm kernel: a false positive of the earlier tool
 }
 
 // narrowedSteps maps a broad quantisation keyword of the facts' split groups
@@ -67,9 +67,8 @@ func narrowGroup(id string, g []string) []string {
 	return out
 }
 
-// factsFile is testdata/catalog-facts.md, a copy of spec/catalog-facts.md
-// (the spec lives outside the repository): copy it again when the spec
-// changes.
+// factsFile is testdata/catalog-facts.md, a copy of the team's catalog
+// facts (kept outside the repository): copy it again when they change.
 func factsFile(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "catalog-facts.md"))

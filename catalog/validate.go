@@ -157,7 +157,7 @@ func (v *validator) keyword(entry string, pos position, field, k string) {
 }
 
 // Compact keeps only ASCII letters and digits, lower-cased: the second form
-// keywords are matched in (catalog.md section 2).
+// keywords are matched in (sqllib/fusion.sql, keyword matching).
 func Compact(s string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(s) {

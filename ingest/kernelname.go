@@ -47,7 +47,7 @@ type KernelNameForms struct {
 
 // NormalizeKernelName computes every stored form of a raw kernel name: the
 // demangled text when the name is mangled, then the short and base names of
-// the demangled text (triage.md section 3 applies them to the demangled form).
+// the demangled text (the classifier's rules apply to the demangled form).
 func NormalizeKernelName(raw string) KernelNameForms {
 	var f KernelNameForms
 	text := raw
@@ -88,8 +88,7 @@ func Demangle(name string) (demangled string, ok bool) {
 	return s, true
 }
 
-// ShortName returns the report's row key for a kernel name (triage.md
-// section 3): runs of ASCII whitespace (the only kind trace writers emit)
+// ShortName returns the report's row key for a kernel name: runs of ASCII whitespace (the only kind trace writers emit)
 // collapse to one space and the ends are trimmed; every hex literal 0x...
 // becomes 0xADDR; and when the name starts with `void ` and ends with `)`,
 // the final balanced parenthesised parameter list is dropped. Template arguments are kept: they tell kernel variants apart.

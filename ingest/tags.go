@@ -20,8 +20,8 @@ type Tagged struct {
 	MovedFrom []string
 }
 
-// TagRun changes the tags of the run labelled label (compare.md section
-// 5), in one transaction: the keys rm are removed, then each key of set is
+// TagRun changes the tags of the run labelled label (README "Tags and
+// baselines"), in one transaction: the keys rm are removed, then each key of set is
 // set (a key already there takes the new value). With move, the keys of
 // set are first taken off every other run, so that exactly one run carries
 // them: a baseline that moves (tag:baseline=true names the latest run

@@ -1,7 +1,7 @@
 // Package lake keeps the warehouse's tables as Parquet files under one
 // directory (a "lake") that DuckDB, Spark and Trino read with the same SQL,
 // and that many processes on many machines write into at once with no lock
-// and no central writer (warehouse.md section 6).
+// and no central writer (README "Beyond one machine: a Parquet lake").
 //
 // Layout (DIR is the lake):
 //

@@ -1,5 +1,5 @@
 -- compare_kernel_steps: each kernel's time in each step of one run (the
--- kernel table's samples, compare.md section 3): one row per (stage, rank,
+-- compare kernel table's samples): one row per (stage, rank,
 -- trace, step, short name) where the kernel ran; a step where it did not
 -- run has no row (its sample is 0). Edge steps are left out unless
 -- $keep_edges. Sorted by stage, short name, rank, trace, step.

@@ -1,5 +1,5 @@
 -- compare_kernels: one run's kernel rows for the compare kernel table
--- (compare.md section 2), over the steps used (edge steps left out unless
+-- (README "Comparing runs"), over the steps used (edge steps left out unless
 -- $keep_edges): one row per (stage, short name). Sorted by stage, short
 -- name.
 --

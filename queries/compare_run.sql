@@ -1,5 +1,5 @@
--- compare_run: what the compare header says about one run (compare.md
--- section 2): identity, configuration and tags.
+-- compare_run: what the compare header says about one run: identity,
+-- configuration and tags.
 --
 -- One row for run $run (none when there is no such run). Columns:
 --   run_id, label, framework, model ('unknown' when not recorded)

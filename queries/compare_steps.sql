@@ -1,5 +1,5 @@
--- compare_steps: the per-step samples of one run (compare.md sections 1
--- and 3): one row per (stage, rank, trace, step) of run $run, edge steps
+-- compare_steps: the per-step samples of one run (steps as sqllib/steps.sql
+-- defines them): one row per (stage, rank, trace, step) of run $run, edge steps
 -- left out unless $keep_edges. Sorted by stage (prefill, decode, mixed,
 -- unknown, others by name), rank, trace, step.
 --

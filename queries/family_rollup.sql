@@ -1,5 +1,5 @@
 -- family_rollup: the "Families: gemm 41.2%, attention 18.0%, ..." line above
--- each kernel table (triage.md section 3).
+-- each kernel table.
 --
 -- One row per (stage, family) of run $run: the family's GPU time and its
 -- share of the stage's summed kernel time (the kernel table's denominator),

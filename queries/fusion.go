@@ -5,7 +5,8 @@ import (
 	"database/sql"
 )
 
-// Fusion statuses (catalog.md section 2).
+// Fusion statuses: a split chain that could be fused here, a split chain
+// another framework fuses, or the fused path already running.
 const (
 	FusionOpportunity  = "opportunity"
 	FusionElsewhere    = "elsewhere"
@@ -33,7 +34,7 @@ type FusionMatchesParams struct {
 	OverlapFP sql.NullString
 }
 
-// FusionRow is one row of the fuse-pattern table (triage.md section 5).
+// FusionMatchesRow is one row of the fuse-pattern table.
 type FusionMatchesRow struct {
 	Stage   string
 	Pattern string // the catalog entry's display name
@@ -128,8 +129,7 @@ type FusionSimilarityParams struct {
 	Stage   sql.NullString
 }
 
-// FusionSimilarityRow is the single similarity note of one stage (triage.md
-// section 5): no catalog entry's whole chain occurs in the stage, but all
+// FusionSimilarityRow is the single similarity note of one stage: no catalog entry's whole chain occurs in the stage, but all
 // steps but one of a chain of three or more steps do, adjacently.
 type FusionSimilarityRow struct {
 	Stage string

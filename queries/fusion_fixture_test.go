@@ -254,7 +254,7 @@ func (f *fusionFX) share(run, rank int64, stage string, related int64) float64 {
 	return 100 * float64(related) / float64(total)
 }
 
-// conf is catalog.md's confidence rule, from the stored durations: confirmed
+// conf is the catalog's confidence rule, from the stored durations: confirmed
 // at >= likely percent of the stage (all ranks) or >= 4 occurrences.
 func (f *fusionFX) conf(run int64, stage string, related int64, occ int, likely float64) string {
 	if occ >= 4 || f.share(run, -1, stage, related) >= likely {

@@ -1,5 +1,5 @@
--- fusion_matches: the fuse-pattern table of triage.md section 5 (catalog.md
--- section 2): which catalog fusions already run, which split chains could
+-- fusion_matches: triage's fuse-pattern table, matched as sqllib/fusion.sql
+-- says: which catalog fusions already run, which split chains could
 -- be fused, and which another framework fuses.
 --
 -- One row per (stage, fusion entry, status) that survives the gates, the
@@ -49,7 +49,7 @@
 --   priority, steps
 --   run_id, rank  the (run, rank) of the row with $runs; else $run and $rank
 --
--- Conflicts (catalog.md section 2.5), among opportunity/elsewhere rows of one
+-- Conflicts, among opportunity/elsewhere rows of one
 -- stage that passed their entry's min_share: in order of priority (high
 -- first), chain steps (more first), related time (more first), catalog
 -- position, a row is kept unless a kept row's entry subsumes its entry or a

@@ -147,7 +147,7 @@ func TestFusionUnorderedRules(t *testing.T) {
 
 func unordered(e catalog.Fusion) catalog.Fusion { e.Ordered = false; return e }
 
-// TestFusionConflicts checks catalog.md section 2.5: priority, then chain
+// TestFusionConflicts checks how conflicts resolve: priority, then chain
 // steps, then related time, then catalog order decide which entry keeps
 // contested kernels; subsumed entries are hidden; rows hidden by the report's
 // min share still claim.

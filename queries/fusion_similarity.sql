@@ -1,5 +1,5 @@
 -- fusion_similarity: the single similarity note printed after the
--- fuse-pattern table (triage.md section 5), per stage.
+-- fuse-pattern table, per stage.
 --
 -- A note is written for a stage only when no catalog chain occurs there
 -- whole (no opportunity or elsewhere match reaching its entry's min_share);

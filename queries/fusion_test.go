@@ -179,8 +179,7 @@ func TestFusionAllReduceNorm(t *testing.T) {
 	})
 }
 
-// TestFusionRegressions pins the earlier tool's false positives (catalog.md
-// section 4).
+// TestFusionRegressions pins the earlier tool's false positives.
 func TestFusionRegressions(t *testing.T) {
 	t.Parallel()
 	share := sharedFusionFX(t)

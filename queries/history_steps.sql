@@ -1,5 +1,5 @@
 -- history_steps: the per-step samples of one `tracehouse history` series
--- (compare.md section 6) for each run of $fresh_runs, read from their saved
+-- (README "History: when did it get slow") for each run of $fresh_runs, read from their saved
 -- step aggregates, and for run $run, computed from its kernels (a run whose
 -- saved copy is not current; one at a time: the step_*_for macros take one
 -- run): one row per (run, stage, trace, step) of rank $rank, edge steps

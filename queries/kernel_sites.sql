@@ -1,5 +1,5 @@
 -- kernel_sites: the "Python location (site share)" and "CPU op" columns of
--- the kernel table (triage.md sections 3 and 6).
+-- the kernel table (sites as sqllib/scope.sql lends them).
 --
 -- For each (stage, kernel short_name) of run $run, its two best Python
 -- launch sites (most GPU time first), as kernel_scope($run, $mapping)

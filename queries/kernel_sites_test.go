@@ -108,7 +108,7 @@ func TestKernelSitesSingleTrace(t *testing.T) {
 }
 
 // twoTraceDB is a formal run (1) and a mapping run (2) exercising every
-// matching rule of triage.md section 6.
+// rule by which a mapping run lends sites (sqllib/scope.sql).
 func twoTraceDB(t *testing.T) fixture {
 	f := newFixture(t)
 	f.run(1, "formal")

@@ -1,4 +1,4 @@
--- kernel_table: the kernel table of triage.md section 3, every row of it.
+-- kernel_table: triage's kernel table, every row of it.
 --
 -- One row per (stage, kernel short_name) of run $run: its GPU time, launch
 -- count and share of the stage's summed kernel time, summed over the

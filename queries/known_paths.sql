@@ -1,11 +1,11 @@
 -- known_paths: the overlap-catalog entries behind "Known path: <name>
--- (<framework>, <origin>)" on overlap-table rows (catalog.md section 3).
+-- (<framework>, <origin>)" on overlap-table rows.
 --
 -- The caller passes the overlap rows as two parallel lists: each row's
 -- kernel short name and its dominant overlapping kernel's short name ('' or
 -- NULL when it has none). An overlap entry is a known path of a row when one
--- of its keywords hits either kernel by the matching rules of catalog.md
--- section 2 (see sqllib/fusion.sql): the short name itself, or any
+-- of its keywords hits either kernel by the keyword matching of
+-- sqllib/fusion.sql: the short name itself, or any
 -- Python site or CPU op that kernels of that short name have in the stage
 -- (the mapping run's in two-trace mode, as everywhere in the report). Each
 -- row is looked up in its own stage ($stages), so one call serves the rows

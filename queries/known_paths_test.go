@@ -15,7 +15,7 @@ func testOverlap(id, framework string, keywords ...string) catalog.Overlap {
 		Keywords: keywords, Sources: []string{"src/" + id + ".py"}, Rationale: "Test overlap."}
 }
 
-// TestKnownPaths checks catalog.md section 3: overlap entries whose keywords
+// TestKnownPaths checks the known paths: overlap entries whose keywords
 // hit an overlap row's kernel or its dominant overlapping kernel, by name,
 // site or CPU op, in row order with the run's framework first, then
 // FlashInfer's (a kernel library, no one's "elsewhere"), then other serving

@@ -27,7 +27,8 @@ type OverlapByKernelParams struct {
 	OverlapFP sql.NullString
 }
 
-// DefaultMinDurUS is triage.md section 4's 5 µs verdict floor.
+// DefaultMinDurUS is the overlap verdicts' floor: a kernel whose total
+// time in the stage is under 5 µs is `negligible` whatever its overlap.
 const DefaultMinDurUS = 5
 
 // DefaultMinDurNS is DefaultMinDurUS in ns: the floor target.Finish saves

@@ -1,4 +1,4 @@
--- overlap_by_kernel: the overlap-opportunity table of triage.md section 4.
+-- overlap_by_kernel: triage's overlap-opportunity table.
 --
 -- One row per (stage, kernel short_name) of the timing run: where its time
 -- sits against the other streams of its device, a verdict, the dependency

@@ -195,7 +195,7 @@ func TestOverlapByKernelHandMade(t *testing.T) {
 }
 
 // TestOverlapMinShareNeverChangesPriority: a kernel under 1% of busy time
-// is P5 whatever --min-share displays (triage.md section 4); --min-share 0
+// is P5 whatever --min-share displays; --min-share 0
 // used to turn such a kernel into P1.
 func TestOverlapMinShareNeverChangesPriority(t *testing.T) {
 	t.Parallel()

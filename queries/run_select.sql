@@ -1,4 +1,4 @@
--- run_select: the runs a selector can name (compare.md section 5), newest
+-- run_select: the runs a selector (@latest, @latest~N, tag:K=V) can name, newest
 -- first: every run holding a trace, ordered by ingest time (ties by run_id,
 -- newest first), with its tags, optionally only those carrying tag
 -- $key=$value.

@@ -35,7 +35,7 @@ func TimelineWindow(ctx context.Context, q Querier, p TimelineWindowParams) ([]T
 	})
 }
 
-// Timeline window rule of triage.md section 4: max(40 us, 6 x dur), starting
+// Timeline window rule: max(40 us, 6 x dur), starting
 // 35% of the window before the instance.
 const (
 	minTimelineWindowNS = 40_000

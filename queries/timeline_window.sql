@@ -1,5 +1,5 @@
--- timeline_window: the GPU events drawn in one ASCII timeline (triage.md
--- section 4, --timeline): every event of one trace and device that overlaps
+-- timeline_window: the GPU events drawn in one ASCII timeline (triage
+-- --timeline): every event of one trace and device that overlaps
 -- a time window, whatever its stream or stage.
 --
 -- Columns, one row per event: kernel_id, short name, category ('other' when

@@ -141,7 +141,7 @@ type TriageParams struct {
 	// OverlapRows caps the overlap rows per stage; 0 = no cap.
 	OverlapRows int
 	// Timelines asks for the events around the longest instance of the
-	// first Timelines overlap rows of each stage (triage.md section 4).
+	// first Timelines overlap rows of each stage.
 	Timelines int
 	// Framework, when set, is the framework of traces that do not say
 	// theirs, for the catalog statuses (_fusion_gates, sqllib/fusion.sql);

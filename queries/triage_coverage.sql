@@ -1,5 +1,5 @@
 -- triage_coverage: the "Attribution:" line of the triage header, and mapping
--- coverage in two-trace mode (triage.md sections 2 and 6).
+-- coverage in two-trace mode.
 --
 -- One row per stage of run $run, then one total row (stage NULL): GPU time,
 -- and how much of it has a Python site as kernel_scope($run, $mapping)

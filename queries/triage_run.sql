@@ -1,4 +1,4 @@
--- triage_run: the run the triage header describes (triage.md section 2).
+-- triage_run: the run the triage header describes.
 --
 -- One row for the run whose id is $run or whose label is $label (pass the
 -- other as NULL); no row when there is none. Columns as in `runs`, with the

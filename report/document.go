@@ -10,8 +10,7 @@ import (
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
-// The multi-run document of `tracehouse report` (triage.md section 7,
-// compare.md section 6): triage reports grouped by model, then framework,
+// The multi-run document of `tracehouse report` (README "Reports"): triage reports grouped by model, then framework,
 // an optional comparison and optional history charts. Markdown reuses the
 // triage and compare views; HTML (html.go) adds charts.
 

@@ -82,7 +82,8 @@ func (s *scene) bar(r svgRect) {
 	s.Bars++
 }
 
-// familyOrder fixes each family's colour (triage.md's family list).
+// familyOrder fixes each family's colour: every family the classifier
+// gives (family_categories), in a fixed order.
 var familyOrder = []string{"gemm", "attention", "moe", "hybrid_linear", "communication", "norm", "rope",
 	"activation", "quantize", "softmax", "reduce_topk", "sampling", "elementwise", "kv_cache", "memcpy", "memset", "other"}
 

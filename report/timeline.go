@@ -10,8 +10,8 @@ import (
 	"github.com/tracehouse/tracehouse/kernelname"
 )
 
-// Timeline is one ASCII window around a kernel instance (triage.md section
-// 4, --timeline): the events of one device, one line per stream.
+// Timeline is one ASCII window around a kernel instance (triage
+// --timeline): the events of one device, one line per stream.
 type Timeline struct {
 	// Title heads the drawing (e.g. the overlap row's kernel); may be empty.
 	Title string

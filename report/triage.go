@@ -207,7 +207,7 @@ type TriageOverlap struct {
 	KnownPaths []string `json:"known_paths"`
 }
 
-// TriageFusion is one fuse-pattern row (triage.md section 5).
+// TriageFusion is one fuse-pattern row.
 type TriageFusion struct {
 	Pattern         string   `json:"pattern"`
 	Status          string   `json:"status"`
@@ -439,7 +439,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	r.addLaunch(d, section)
 	r.addSpread(d)
 	r.addCommOverlap(d, section)
-	// A stage with no kernels is omitted (triage.md section 1); sections
+	// A stage with no kernels is omitted (the README's Triage section); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
 	kept := r.Stages[:0]
 	for _, st := range r.Stages {
@@ -477,7 +477,7 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// overlapSignal is the Signal column of triage.md section 4.
+// overlapSignal is the overlap table's Signal column.
 func overlapSignal(o TriageOverlap) string {
 	under := "-"
 	if o.Dominant != nil {

@@ -89,7 +89,7 @@ func (r *TriageReport) Doc(f Format) Doc {
 		}
 		sub("Fuse patterns", fusionTable(st, f))
 		if st.Similarity != nil {
-			// triage.md section 5: at most one note, never mixed into the table
+			// at most one similarity note, after the table, never mixed into it
 			blocks = append(blocks, Lines{st.Similarity.Note})
 		}
 	}
@@ -254,7 +254,8 @@ func (r *TriageReport) kernelTable(st *TriageStage, f Format) *Table {
 		}
 	}
 	if len(t.Rows) == 0 {
-		// triage.md section 3: an empty table prints one row saying so.
+		// an empty kernel table prints one row saying so, rather than
+		// vanishing (a reader would take it for a missing stage).
 		msg := fmt.Sprintf("(no kernel reached %s of summed kernel time; %d hidden, --min-share 0 shows all)",
 			strconv.FormatFloat(r.MinSharePct, 'f', -1, 64)+"%", st.KernelsHidden)
 		if f == Text {
@@ -320,7 +321,7 @@ func siteCells(k TriageKernel) (string, string) {
 }
 
 // overlapTable is a stage's overlap-opportunity table. Markdown (and
-// HTML) keep triage.md's columns, Signal and Recommendation as sentences;
+// HTML) keep the Signal and Recommendation columns as sentences;
 // text splits the signal into short numeric columns (the kernel's time,
 // its share of GPU busy time, exclusive and hidden shares, the kernel it
 // hides under) and moves the known paths into numbered notes.

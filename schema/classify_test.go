@@ -18,7 +18,7 @@ import (
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
-// ladder is the family order of triage.md section 3 (memcpy and memset share
+// ladder is the classifier's family order, restated here (memcpy and memset share
 // step 2, memcpy first).
 var ladder = []string{
 	"communication", "memcpy", "memset", "attention", "hybrid_linear", "moe",
@@ -26,7 +26,7 @@ var ladder = []string{
 	"reduce_topk", "elementwise", "kv_cache",
 }
 
-// categoryOf is triage.md section 3's family -> category table, restated
+// categoryOf is the family -> category table, restated
 // independently of the migration.
 var categoryOf = map[string]string{
 	"gemm": "compute", "attention": "compute", "moe": "compute", "hybrid_linear": "compute",
@@ -45,7 +45,7 @@ type pinned struct {
 }
 
 // pinnedNames are real kernel names from CUDA and ROCm serving traces (and
-// the examples and traps of triage.md section 3) with the family and
+// names that look like another family than they are) with the family and
 // category the report must show.
 var pinnedNames = []pinned{
 	// attention
@@ -490,7 +490,7 @@ func TestRuleExamples(t *testing.T) {
 }
 
 // TestLadderOrder: a name carrying keywords of two families gets the family
-// that comes first in triage.md section 3, for every pair of families.
+// that comes first in the ladder, for every pair of families.
 func TestLadderOrder(t *testing.T) {
 	t.Parallel()
 	token := map[string]string{

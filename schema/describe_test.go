@@ -62,3 +62,30 @@ func TestEveryColumnDescribed(t *testing.T) {
 		t.Errorf("only %d columns checked", n)
 	}
 }
+
+// TestSiteDescriptionsAgree: kernels, launches and cpu_ops take their
+// Python site by one rule (the innermost framework frame, else other user
+// code), and their descriptions say so alike. Before, kernels.site_id (from
+// migration 0010) said a framework frame only, which is not what ingest
+// stores when no framework frame is open.
+func TestSiteDescriptionsAgree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, err := Open(ctx, Memory, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, table := range []string{"kernels", "launches", "cpu_ops"} {
+		var c string
+		if err := w.DB.QueryRowContext(ctx, `SELECT comment FROM duckdb_columns() WHERE database_name = current_database()
+			AND schema_name = 'main' AND table_name = ? AND column_name = 'site_id'`, table).Scan(&c); err != nil {
+			t.Fatalf("%s.site_id: %v", table, err)
+		}
+		for _, want := range []string{"serving-framework code before other user code", "wrappers never"} {
+			if !strings.Contains(c, want) {
+				t.Errorf("%s.site_id: %q does not say %q", table, c, want)
+			}
+		}
+	}
+}

@@ -7,7 +7,7 @@
 --   regexp_replace(lower(x), '[^a-z0-9]', '', 'g')
 
 -- catalog_keywords: one row per keyword of the installed catalog, with the
--- two forms matching compares (catalog.md section 2): lower-cased, and
+-- two forms matching compares (sqllib/fusion.sql): lower-cased, and
 -- lower-cased with every character but a-z and 0-9 removed. Matching joins
 -- kernels to this view so the normalisation is written once, here.
 -- Columns:

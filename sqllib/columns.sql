@@ -91,6 +91,9 @@ COMMENT ON COLUMN kernels.block IS 'The block size as written, e.g. [256, 1, 1];
 COMMENT ON COLUMN kernels.bytes IS 'Bytes copied or set (memcpy, memset); NULL for kernels.';
 COMMENT ON COLUMN kernels.launch_id IS 'The runtime call that launched it (launches.launch_id: same correlation, the latest at or before it); NULL when none was found.';
 COMMENT ON COLUMN kernels.op_id IS 'The cpu_op that launched it (cpu_ops.op_id: same External id as the event, else as its launch; the latest at or before it); NULL when none.';
+-- migration 0010 described site_id as a framework frame only; the site falls
+-- back to other user code (ingest/link.go), as launches and cpu_ops say.
+COMMENT ON COLUMN kernels.site_id IS 'Where it was launched from (sites): its launch''s site (launches.site_id), else its cpu_op''s (cpu_ops.site_id), that is the innermost Python frame open on the launching thread, serving-framework code before other user code, wrappers never; nsys: the innermost NVTX range open at its launch (sites.framework = nvtx); NULL when none, and for a CUDA-graph replay.';
 
 -- launches
 COMMENT ON COLUMN launches.launch_id IS 'trace_id * 2^32 + the event''s ordinal in its file: unique in the warehouse.';
@@ -175,6 +178,8 @@ COMMENT ON COLUMN schema_migrations.name IS 'The migration''s name (NNNN_name).'
 COMMENT ON COLUMN schema_migrations.applied_at IS 'When it was applied to this warehouse (local time).';
 
 -- fusion_catalog
+-- (migration 0006's table text named a page outside the repository)
+COMMENT ON TABLE fusion_catalog IS 'Installed fusion catalog entries (catalog/catalog.yaml, or the file given with --catalog).';
 COMMENT ON COLUMN fusion_catalog.id IS 'Stable slug of the entry, e.g. sglang-flashinfer-allreduce-fusion.';
 COMMENT ON COLUMN fusion_catalog.ordinal IS 'Position in the catalog file, from 0: the file''s order, for stable output.';
 COMMENT ON COLUMN fusion_catalog.name IS 'Display name of the fusion.';

@@ -1,5 +1,4 @@
--- fusion: matching the fusion and overlap catalog (catalog.md sections 2
--- and 3) against a run's kernels, in SQL.
+-- fusion: matching the fusion and overlap catalog against a run's kernels, in SQL.
 --
 -- These are helpers for queries/fusion_matches.sql, fusion_similarity.sql
 -- and known_paths.sql; users may call them for ad hoc questions too. They
@@ -9,7 +8,7 @@
 -- table of a report.
 --
 --
--- Keyword matching (catalog.md section 2): a keyword hits a kernel when it is
+-- Keyword matching: a keyword hits a kernel when it is
 -- a case-insensitive substring of the kernel's short name, its Python site
 -- or its CPU op, or when its letters-and-digits-only form is a substring of
 -- the same form of one of those. The second test implies the first (removing
@@ -52,7 +51,7 @@
 --     per iteration of a short recursion (as many iterations as the largest
 --     island has candidates, usually two). No loop over events anywhere.
 --
--- Gates, per trace (catalog.md section 2.3):
+-- Gates, per trace:
 --   framework  an entry applies to its own framework's traces as
 --              `opportunity` / `already fused`, and to every other trace as
 --              `elsewhere` (a split chain that another framework fuses). A

@@ -1,6 +1,6 @@
 -- overlap: per-kernel overlap, GPU busy time, and their saved copies.
 --
--- triage.md section 4 defines the figures; this module computes them once,
+-- Triage's overlap table reads these figures; this module computes them once,
 -- in SQL, so the triage report and ad hoc questions agree to the
 -- nanosecond.
 --
@@ -58,7 +58,7 @@
 
 -- _overlap_group(trace_id, stage, device): one sortable BIGINT per (trace,
 -- stage, device), the unit within which events overlap: trace_id in the high
--- 31 bits, a stage code in the next 12 (the four stages of warehouse.md get
+-- 31 bits, a stage code in the next 12 (the four stages prefill, decode, mixed, unknown get
 -- 0-3, any other label a hash-derived code), the device in the low 20 (NULL
 -- = all ones; device ids are assumed in [0, 2^20 - 2], as CUDA/HIP give).
 -- One integer key sorts about twice as fast as the three columns.

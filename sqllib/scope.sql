@@ -1,5 +1,5 @@
 -- scope: the Python scope (launch site and CPU op) each kernel is reported
--- under (triage.md section 6): its own launch site in single-trace mode,
+-- under: its own launch site in single-trace mode,
 -- the one a mapping run lends in two-trace mode.
 --
 -- Users often capture the eager mapping run on one stage only (prefill) and

@@ -1,5 +1,5 @@
 -- steps: per-step aggregates, the unit `compare` and `history` measure
--- (compare.md section 1), and their saved copies.
+-- (README "Comparing runs"), and their saved copies.
 --
 -- A step is one forward iteration of the server: ingest finds a trace's
 -- step windows (steps, ingest/sql/insert_steps.sql; migration 0008 says

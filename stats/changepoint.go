@@ -10,7 +10,7 @@ import (
 const MADScale = 1.4826
 
 // ChangeRule is the change-point rule of `tracehouse history`
-// (compare.md section 6): a run departs from the runs before it when its
+// (README "History: when did it get slow"): a run departs from the runs before it when its
 // value is farther from the rolling median of the previous Window values
 // than Threshold says.
 type ChangeRule struct {

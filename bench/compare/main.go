@@ -1,6 +1,6 @@
 // Command compare measures `tracehouse compare` on two already-ingested runs
 // of about 1 M GPU events each, and `tracehouse history` over 100 runs
-// (compare.md section 7: about 2 s each).
+// (the README's Performance table: about 2 s each).
 //
 //	go run ./bench/compare                  # build the warehouse once, then time
 //	go run ./bench/compare -kernels 500000  # another size

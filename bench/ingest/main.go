@@ -1,5 +1,5 @@
 // Command ingest measures ingest throughput and peak memory on synthetic
-// traces (performance.md): one large trace, or a directory of traces.
+// traces (the README's Performance table): one large trace, or a directory of traces.
 //
 //	go run ./bench/ingest                       # one 300 MB trace
 //	go run ./bench/ingest -gzip                 # the same, gzip input

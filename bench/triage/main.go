@@ -1,5 +1,5 @@
 // Command triage measures `tracehouse triage` on an already-ingested run of
-// about 1 M GPU events (performance.md: <= 0.5 s), and the small cases of
+// about 1 M GPU events (target <= 0.5 s, the README's Performance table), and the small cases of
 // issue 11 as a user runs them, the CLI binary as a process (best and
 // median of -small-n, wall clock and the process's CPU time): `triage RUN` of a
 // stored 183-kernel run (<= 0.12 s), `ingest` of one 0.6 MB trace into an

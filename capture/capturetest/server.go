@@ -1,5 +1,5 @@
 // Package capturetest runs fake SGLang, vLLM, TensorRT-LLM and TokenSpeed
-// servers in the test process, following capture.md: their detection
+// servers in the test process, as the README's capture sections describe them: their detection
 // routes, request and profiler payloads, trace file naming, a profiler
 // that SGLang and TokenSpeed stop after num_steps by themselves, and trace
 // files written on a background goroutine after a delay, growing, rank by

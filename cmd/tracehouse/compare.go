@@ -35,7 +35,7 @@ func newCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command 
 		Use:         "compare BASE CANDIDATE",
 		Annotations: creates,
 		Short:       "What changed between two runs, whether it is real, and whether CI should fail",
-		Long: `Compare two runs step by step (spec: compare.md): per stage, the step time,
+		Long: `Compare two runs step by step (README "Comparing runs"): per stage, the step time,
 kernel time, GPU busy, idle and exposed-communication time per step (median
 per side, 95% interval, two-sided Mann-Whitney U test), where the step-time
 delta went (by kernel family, overlap and idle: the rows add up exactly),

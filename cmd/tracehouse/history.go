@@ -35,7 +35,7 @@ func newCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:   "history --kernel PATTERN | --family F | --metric step_time|busy|exposed_comm|idle|idle_<cause>",
 		Short: "One series over many runs, per step, with its change points: when did this get slow",
-		Long: `Follow one figure over runs (spec: compare.md section 6): the time per step of
+		Long: `Follow one figure over runs (README "History: when did it get slow"): the time per step of
 the kernels whose short name matches --kernel (an RE2 pattern; matching
 kernels are summed), of a kernel --family (attention, gemm, moe, norm,
 communication, ...), or a step --metric: step_time (the step's GPU window),

@@ -50,7 +50,7 @@ func newCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 		Long: `Write the triage report of several runs into one document, grouped by model,
 then framework (SGLang, vLLM, TensorRT-LLM, TokenSpeed), with a table of
 contents: per run the triage header and, per stage, the kernel, overlap and
-fuse-pattern tables (spec: triage.md section 7).
+fuse-pattern tables (README "Reports").
 
 --markdown FILE writes GitHub-flavoured markdown (pipe tables; names are
 escaped so that they show as text). --html FILE writes one self-contained
