@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"strings"
+
 	"github.com/tracehouse/tracehouse/ingest/decode"
 	"github.com/tracehouse/tracehouse/parseerr"
 )
@@ -30,3 +32,53 @@ type dbError struct{ err error }
 
 func (e *dbError) Error() string { return e.err.Error() }
 func (e *dbError) Unwrap() error { return e.err }
+
+// DuckDB's words for the two sides of a fatal error (a checkpoint that
+// could not write, say on a full disk): the statement that met it says
+// what failed, every statement after it on any connection gets
+// invalidatedText with the first failure quoted; and a COMMIT whose
+// automatic checkpoint failed says durableText, its rows stored. The
+// driver gives both one error type, so the text tells them apart.
+const (
+	invalidatedText = "database has been invalidated"
+	durableText     = "COMMIT succeeded and is durable"
+)
+
+// storedThenFailed is a trace whose COMMIT DuckDB made durable before its
+// checkpoint failed: the trace is stored, the warehouse is not usable.
+type storedThenFailed struct {
+	id  int64
+	err error
+}
+
+func (e *storedThenFailed) Error() string { return e.err.Error() }
+func (e *storedThenFailed) Unwrap() error { return e.err }
+
+// warehouseError is a warehouse failure told in one line (its cause and
+// the count of files stored), wrapping the failure itself.
+type warehouseError struct {
+	msg string
+	err error
+}
+
+func (e *warehouseError) Error() string { return e.msg }
+func (e *warehouseError) Unwrap() error { return e.err }
+
+// causeLine is the line of err (errors.Join puts one error a line) that
+// says what failed: the first that is not DuckDB's reply to a statement
+// after a fatal error, else the first.
+func causeLine(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" && !strings.Contains(l, invalidatedText) {
+			return l
+		}
+	}
+	return lines[0]
+}
+
+// isConsequence says whether every line of err is DuckDB's reply to a
+// statement after a fatal error (rather than the fatal error itself).
+func isConsequence(err error) bool {
+	return strings.Contains(causeLine(err), invalidatedText)
+}

@@ -184,6 +184,16 @@ func (r *Result) Interrupted() error {
 	return fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", r.Stored(), len(r.Files))
 }
 
+// FinishFailed is the one line for a failure of the warehouse while the
+// aggregates are saved after the files (target.Finish; not a run's own
+// failure, a *FinishError): what failed first, and how many files are
+// stored. Each file and each saved copy is one transaction, and the same
+// command run again saves what is missing.
+func (r *Result) FinishFailed(err error) error {
+	return &warehouseError{err: err, msg: fmt.Sprintf("save the aggregates: %s; %d of %d file(s) stored, nothing partial; run the same command again to save the rest",
+		causeLine(err), r.Stored(), len(r.Files))}
+}
+
 // Ingest ingests paths (files or directories) into the warehouse. A damaged
 // file fails alone: its error is in the result, nothing of it is stored, and
 // the other files still land. The error return is for problems that stop
@@ -285,9 +295,52 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 		return res, res.Interrupted()
 	}
 	if warehouseFailed {
-		return res, fmt.Errorf("%w; %d of %d file(s) stored, nothing partial", dbErr.err, res.Stored(), len(res.Files))
+		return res, &warehouseError{err: dbErr.err, msg: fmt.Sprintf("%s; %d of %d file(s) stored, nothing partial",
+			warehouseCause(dbErr, res.Files), res.Stored(), len(res.Files))}
 	}
 	return res, fatal
+}
+
+// warehouseCause is the line that tells a warehouse failure, naming the
+// file being stored when it happened. With several loaders, each meets
+// the failure in its own statement, and the first to report (first) may
+// only have met DuckDB's "invalidated" reply to a statement after the
+// failing one: the file whose statement failed itself (a COMMIT whose
+// checkpoint found the disk full) is the one named.
+func warehouseCause(first *dbError, files []FileResult) string {
+	named := func(f FileResult, d *dbError) string {
+		line := causeLine(d)
+		if !strings.Contains(line, f.Path) {
+			line = f.Path + ": " + line
+		}
+		return line
+	}
+	var root, fallback string
+	for _, f := range files {
+		var d *dbError
+		if f.Err == nil || !errors.As(f.Err, &d) {
+			continue
+		}
+		switch {
+		case isConsequence(d):
+			if d == first && fallback == "" {
+				fallback = named(f, d)
+			}
+		case d == first:
+			return named(f, d)
+		case root == "":
+			root = named(f, d)
+		}
+	}
+	switch {
+	case root != "":
+		return root
+	case !isConsequence(first):
+		return causeLine(first) // met outside any file (a connection)
+	case fallback != "":
+		return fallback
+	}
+	return causeLine(first)
 }
 
 // Stages are the values Options.Stage takes besides "" (detect): a trace

@@ -149,6 +149,12 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 		t, err = l.loadAny(ctx, c, run, hash, old)
 	}
 	res.Elapsed = time.Since(start)
+	var durable *storedThenFailed
+	if errors.As(err, &durable) {
+		// stored, and the warehouse failed: the ingest stops (res.Err)
+		res.Status, res.TraceID, res.Err = StatusIngested, durable.id, err
+		return res
+	}
 	if err != nil {
 		res.Status, res.Err = StatusFailed, err
 		var skip *skipError

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -52,10 +53,18 @@ func (tx *traceTx) commit(ctx context.Context, path string, id int64) error {
 		tx.ended = true
 		return nil
 	}
+	err = fmt.Errorf("%s: commit: %w", path, err)
+	if strings.Contains(err.Error(), durableText) {
+		// The rows are stored and the warehouse is invalidated (so it
+		// cannot be asked): the trace counts as stored, and the ingest
+		// stops.
+		tx.ended = true
+		return &dbError{&storedThenFailed{id: id, err: err}}
+	}
 	if tx.stored(ctx, id) {
 		return nil
 	}
-	return &dbError{fmt.Errorf("%s: commit: %w", path, err)}
+	return &dbError{err}
 }
 
 // stored ends the transaction after a failed COMMIT and says whether trace

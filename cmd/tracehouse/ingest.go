@@ -167,7 +167,9 @@ func ingestRun(opts *IngestOptions) error {
 		return finishFailed(opts.IO, res, fe)
 	}
 	if err != nil {
-		return err
+		// the warehouse failed (a disk full at a checkpoint): the files
+		// stored stay, so say how many
+		return res.FinishFailed(err)
 	}
 	return summarize(opts.IO, res)
 }
