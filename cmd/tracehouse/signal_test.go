@@ -195,3 +195,87 @@ func TestInterruptWhileSavingSaysOneLine(t *testing.T) {
 		t.Errorf("triage after the re-run: exit %d %s", code, stderr)
 	}
 }
+
+// TestSIGINTLakeIngestCountsWhatTheLakeHolds (issue 36, faults 4): an
+// `ingest --lake` interrupted while it loads the files, or while it writes
+// them into the lake, ends with "N of M file(s) in the lake", N what the
+// lake then holds (a file already there counts), and the same command run
+// again adds the rest. Before, an interrupted load said "17 of 20 file(s)
+// stored" while the lake held nothing (the files were stored only in the
+// throw-away warehouse). The write phase is caught by watching the lake's
+// trace markers appear; the load phase by the child's CPU time.
+func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "traces")
+	if code, _, stderr := runCmd(t, "synth", "--out", src, "--ranks", "4", "--size-mb", "3", "--run", "r"); code != 0 {
+		t.Fatalf("synth: %s", stderr)
+	}
+	all, err := filepath.Glob(filepath.Join(src, "r", "*", "*.trace.json.gz"))
+	if err != nil || len(all) != 8 {
+		t.Fatalf("%d traces (%v)", len(all), err)
+	}
+	markers := func(lk string) int {
+		m, _ := filepath.Glob(filepath.Join(lk, "traces", "*.parquet"))
+		return len(m)
+	}
+	line := regexp.MustCompile(`^tracehouse: interrupted: (\d+) of 8 file\(s\) in the lake, nothing partial; run the same command again to finish: context canceled\n$`)
+	for _, when := range []string{"load", "write"} {
+		t.Run(when, func(t *testing.T) {
+			lk := filepath.Join(t.TempDir(), "lake")
+			// one file in the lake before: it counts as there
+			if code, _, stderr := runCmd(t, "--lake", lk, "ingest", "--run", "r", all[0]); code != 0 {
+				t.Fatalf("first file: %s", stderr)
+			}
+			before := markers(lk)
+			cmd := exec.Command(os.Args[0], "--lake", lk, "ingest", "--jobs", "1", "--run", "r", "--append", src)
+			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			if when == "load" {
+				waitCPU(t, cmd.Process.Pid, 150)
+			} else {
+			watch:
+				for markers(lk) == before {
+					select {
+					case err := <-exited:
+						exited <- err
+						break watch
+					case <-time.After(time.Millisecond):
+					}
+				}
+			}
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			err := <-exited
+			var exit *exec.ExitError
+			if err == nil {
+				t.Skipf("the ingest ended before the signal: %s", stderr.String())
+			}
+			if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+				t.Fatalf("want exit 130, got %v (stderr %q)", err, stderr.String())
+			}
+			m := line.FindStringSubmatch(stderr.String())
+			if m == nil {
+				t.Fatalf("stderr %q, want the one line of an interrupted lake ingest", stderr.String())
+			}
+			code, out, errOut := runCmd(t, "--lake", lk, "--format", "csv", "sql", "SELECT count(*) AS n FROM traces")
+			if code != 0 {
+				t.Fatalf("sql: %s", errOut)
+			}
+			if want := "n\n" + m[1] + "\n"; out != want {
+				t.Errorf("the ingest said %s in the lake, the lake holds %q", m[1], out)
+			}
+			n, _ := strconv.Atoi(m[1])
+			t.Logf("interrupted with %d of 8 in the lake", n)
+			code, _, errOut = runCmd(t, "--lake", lk, "ingest", "--run", "r", "--append", src)
+			if want := fmt.Sprintf("ingested %d file(s) ", 8-n); code != 0 || !strings.Contains(errOut, want) {
+				t.Errorf("re-run exit %d: %q, want %q", code, errOut, want)
+			}
+		})
+	}
+}
