@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -45,7 +46,8 @@ var loadLibrary = sync.OnceValues(func() (*library, error) {
 		return nil, err
 	}
 	lib := &library{hash: sqllib.Hash(ms)}
-	var temp []string
+	var temp, comments []string
+	mine := map[string]bool{} // the macros and views the library makes
 	for _, m := range ms {
 		for _, st := range SplitStatements(m.SQL) {
 			// the statement without the comment above it
@@ -56,15 +58,34 @@ var loadLibrary = sync.OnceValues(func() (*library, error) {
 					temp = append(temp, "CREATE TEMP "+kind+" "+strings.TrimPrefix(st.SQL, "CREATE "+kind+" "))
 				}
 			}
+			if c := commentTarget.FindStringSubmatch(st.SQL); c != nil {
+				comments = append(comments, c[1], st.SQL)
+			}
+		}
+		for _, o := range sqllib.Definitions(m.SQL) {
+			mine[o.Name] = true
 		}
 		lib.objects = append(lib.objects, sqllib.Definitions(m.SQL)...)
 	}
 	if len(temp) == 0 {
 		return nil, errors.New("sqllib: the library creates no macro or view")
 	}
+	// The descriptions of the library's own macros and views (and of
+	// their columns) go on the TEMP copies too: the stored ones carry the
+	// older library's, or none. A table's cannot (the file is read-only):
+	// `schema` on such a warehouse shows its tables' stored descriptions.
+	for i := 0; i < len(comments); i += 2 {
+		if mine[comments[i]] {
+			temp = append(temp, comments[i+1])
+		}
+	}
 	lib.temp = strings.Join(temp, ";\n")
 	return lib, nil
 })
+
+// commentTarget matches a COMMENT ON statement and names the macro, view
+// or table it describes (a column's: its table or view).
+var commentTarget = regexp.MustCompile(`^COMMENT\s+ON\s+(?:MACRO\s+TABLE|MACRO|VIEW|TABLE|COLUMN)\s+([a-z_][a-z0-9_]*)`)
 
 // LibraryHash is the hash of the embedded SQL library.
 func LibraryHash() (string, error) {

@@ -276,3 +276,88 @@ func TestLibraryDropsWhatItNoLongerDefines(t *testing.T) {
 		t.Errorf("stored hash %q", h)
 	}
 }
+
+// TestLibraryReadOnlyStaleDescriptions: the TEMP copies of the library a
+// read-only open of a stale warehouse makes carry the library's
+// descriptions (views, their columns, macros), as a new warehouse's do.
+// Before, they had none, and the stored objects the older library's.
+func TestLibraryReadOnlyStaleDescriptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// what a new warehouse says of the library's views, columns and macros
+	fresh, err := Open(ctx, Memory, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const describe = `SELECT 'view ' || view_name, comment FROM duckdb_views() WHERE database_name = $1 AND schema_name = 'main'
+		UNION ALL SELECT 'column ' || c.table_name || '.' || c.column_name, c.comment FROM duckdb_columns() c
+		JOIN duckdb_views() v ON v.database_name = c.database_name AND v.view_name = c.table_name
+		WHERE c.database_name = $1 AND c.schema_name = 'main'
+		UNION ALL SELECT 'macro ' || function_name, comment FROM duckdb_functions() WHERE database_name = $1 AND schema_name = 'main'
+		AND function_type IN ('macro', 'table_macro') AND NOT starts_with(function_name, '_')
+		ORDER BY ALL`
+	read := func(q interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}, database string) map[string]string {
+		t.Helper()
+		rows, err := q.QueryContext(ctx, describe, database)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var k string
+			var c sql.NullString
+			if err := rows.Scan(&k, &c); err != nil {
+				t.Fatal(err)
+			}
+			out[k] = c.String
+		}
+		return out
+	}
+	var db string
+	if err := fresh.DB.QueryRowContext(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	want := read(fresh.DB, db)
+	fresh.Close()
+	if want["column kernel_events.site_id"] == "" || want["macro kernel_family"] == "" || len(want) < 100 {
+		t.Fatalf("a new warehouse describes %d objects: %v", len(want), want)
+	}
+	// a warehouse whose stored library is older, with older descriptions
+	path := filepath.Join(t.TempDir(), "w.duckdb")
+	w, err := Open(ctx, path, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE OR REPLACE MACRO _sqllib_hash() AS 'stale'`,
+		`COMMENT ON COLUMN kernel_events.site_id IS 'older'`,
+		`COMMENT ON VIEW kernel_events IS 'older'`,
+		`COMMENT ON MACRO kernel_family IS 'older'`,
+	} {
+		if _, err := w.DB.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = Open(ctx, path, Options{ReadOnly: true, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	got := read(w.DB, "temp")
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: the TEMP copy says %q, a new warehouse %q", k, got[k], v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: a TEMP object a new warehouse does not have", k)
+		}
+	}
+}

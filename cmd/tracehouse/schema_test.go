@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/schema"
 )
 
 // TestSchemaCommand lists objects, one object's columns, and fails with one
@@ -116,5 +119,57 @@ func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
 	}
 	if objects < 20 {
 		t.Errorf("only %d tables and views listed", objects)
+	}
+}
+
+// TestSchemaReadOnlyStaleLibrary: `schema` (a read-only command) on a
+// warehouse whose stored SQL library is older than the binary lists the
+// library's views and macros with this binary's descriptions, as after a
+// writing command opened it: those of the TEMP copies its queries use.
+// Before, it listed the stored objects with the older descriptions until a
+// writing command had opened the warehouse once.
+func TestSchemaReadOnlyStaleLibrary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "w.duckdb")
+	w, err := schema.Open(ctx, db, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE OR REPLACE MACRO _sqllib_hash() AS 'stale'`,
+		`COMMENT ON COLUMN kernel_events.site_id IS 'older'`,
+		`COMMENT ON VIEW kernel_events IS 'older'`,
+		`COMMENT ON MACRO kernel_family IS 'older'`,
+	} {
+		if _, err := w.DB.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"schema"}, {"schema", "kernel_events"}, {"schema", "kernel_family"}} {
+		// a new warehouse (written with this binary's library) says
+		code, want, stderr := runCmd(t, append([]string{"--db", ":memory:", "--format", "csv"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v on a new warehouse: %s", args, stderr)
+		}
+		code, got, stderr := runCmd(t, append([]string{"--db", db, "--format", "csv"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+		if got != want || strings.Contains(got, "older") {
+			t.Errorf("%v on the stale warehouse:\n%s\nwant\n%s", args, got, want)
+		}
+	}
+	// the warehouse still holds the older library: schema wrote nothing
+	w, err = schema.Open(ctx, db, schema.Options{ReadOnly: true, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if h, err := schema.StoredLibraryHash(ctx, w.DB); err != nil || h != "stale" {
+		t.Errorf("stored library hash %q (%v), want the stale one", h, err)
 	}
 }
