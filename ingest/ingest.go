@@ -264,6 +264,13 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
 	}
+	// A file that failed may have had its new names stored with another
+	// file's (they share the interner): those no stored row uses go.
+	if ctx.Err() == nil && fatal == nil && res.Failed() > 0 {
+		if err := names.dropUnused(ctx, w.DB); err != nil {
+			return res, err
+		}
+	}
 	// A warehouse failure stops the ingest and, when it invalidated DuckDB
 	// (a disk full at a checkpoint), fails every statement after it too:
 	// its own error, naming the file being stored, is the one reported,

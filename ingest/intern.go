@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tracehouse/tracehouse/schema"
@@ -24,6 +25,9 @@ type interner struct {
 	sites      map[string]siteRef
 	nextSite   int32
 	newSites   []Site
+	// firstKernel and firstSite are the first ids this interner gives:
+	// ids from them on are names this ingest stored
+	firstKernel, firstSite int32
 }
 
 // siteRef is what decoding needs of a site.
@@ -74,7 +78,55 @@ func loadInterner(ctx context.Context, db *sql.DB) (*interner, error) {
 		in.sites[n] = siteRef{id: id, tier: s.Tier(), fw: frameworkIndex(s.Framework)}
 		in.nextSite = max(in.nextSite, id+1)
 	}
+	in.firstKernel, in.firstSite = in.nextKernel, in.nextSite
 	return in, rows.Err()
+}
+
+// dropUnused deletes the names this ingest stored that no row refers to:
+// names flushed with a later file's (the interner is shared) by a file that
+// then failed. Every table with a column ending in name_id (site_id) counts
+// as a reference to kernel_names (sites), found through the catalog as rm
+// finds the tables a run owns. Run once no file is loading (an id the
+// interner still hands out must not go).
+func (in *interner) dropUnused(ctx context.Context, db *sql.DB) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, d := range []struct {
+		table, key  string
+		first, next int32
+	}{{schema.KernelNames, "name_id", in.firstKernel, in.nextKernel}, {schema.Sites, "site_id", in.firstSite, in.nextSite}} {
+		if d.next == d.first {
+			continue // no new name
+		}
+		rows, err := db.QueryContext(ctx, `SELECT c.table_name, c.column_name FROM duckdb_columns() c
+			JOIN duckdb_tables() t ON t.database_name = c.database_name AND t.schema_name = c.schema_name AND t.table_name = c.table_name
+			WHERE c.database_name = current_database() AND c.schema_name = 'main' AND NOT t.temporary
+			AND c.column_name LIKE '%' || ? AND c.table_name <> ? ORDER BY ALL`, d.key, d.table)
+		if err != nil {
+			return fmt.Errorf("drop unused %s: %w", d.table, err)
+		}
+		var refs []string
+		for rows.Next() {
+			var t, c string
+			if err := rows.Scan(&t, &c); err != nil {
+				rows.Close()
+				return fmt.Errorf("drop unused %s: %w", d.table, err)
+			}
+			refs = append(refs, fmt.Sprintf(" EXCEPT SELECT %s FROM %s WHERE %s >= $1", c, t, c))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("drop unused %s: %w", d.table, err)
+		}
+		// the new ids only: a table's zone maps skip the row groups of
+		// earlier ingests
+		q := fmt.Sprintf(`DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[2]s >= $1%[3]s)`,
+			d.table, d.key, strings.Join(refs, ""))
+		if _, err := db.ExecContext(ctx, q, d.first); err != nil {
+			return fmt.Errorf("drop unused %s: %w", d.table, err)
+		}
+	}
+	return nil
 }
 
 func (in *interner) kernel(name []byte) int32 {

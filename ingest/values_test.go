@@ -572,3 +572,58 @@ func TestServerArgsParallelSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedFileLeavesNoNames (values item 7): a file that fails after its
+// kernel and Python frame names were interned leaves none of them stored.
+// The files of an ingest share one interner, and a later file's flush
+// stored the failed file's names too: before, kernel_names and sites kept
+// rows no kernel, launch or frame referred to. A name the failed file
+// shares with a stored one stays.
+func TestFailedFileLeavesNoNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	var events []string
+	for i := range 50 {
+		events = append(events, kernelEvent(fmt.Sprintf("only_in_bad_%d", i), strconv.Itoa(100+i*10), "5"))
+	}
+	events = append(events,
+		kernelEvent("good_shared", "20", "5"),
+		`{"ph":"X","cat":"python_function","name":"bad_only.py(12): f","pid":1,"tid":2,"ts":1,"dur":900}`,
+		// a duration beyond what the warehouse holds fails the file, at its end
+		kernelEvent("only_in_bad_last", "2000", "9000000000000000"))
+	writeFile(t, filepath.Join(dir, "a_bad.trace.json"), traceJSON(`"baseTimeNanoseconds": 1700000000000000000`, events...))
+	writeFile(t, filepath.Join(dir, "b_good.trace.json"), traceJSON(`"baseTimeNanoseconds": 1700000000000000000`,
+		`{"ph":"X","cat":"python_function","name":"good.py(3): g","pid":1,"tid":2,"ts":1,"dur":900}`,
+		kernelEvent("good_shared", "20", "5"), kernelEvent("good_own", "40", "5")))
+	w := openMemory(t)
+	res, err := Ingest(ctx, w, []string{dir}, Options{Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed() != 1 || res.Stored() != 1 || !strings.Contains(res.Files[0].Path, "a_bad") || res.Files[0].Status != StatusFailed {
+		t.Fatalf("%+v", res.Files)
+	}
+	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mustCSV(t, w.DB, `SELECT name FROM kernel_names ORDER BY name`), "name\ngood_own\ngood_shared\n"; got != want {
+		t.Errorf("kernel names:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := mustCSV(t, w.DB, `SELECT name FROM sites ORDER BY name`), "name\ngood.py(3): g\n"; got != want {
+		t.Errorf("sites:\n%s\nwant\n%s", got, want)
+	}
+	// the next ingest interns the failed file's names again, fixed
+	fixed := strings.Replace(traceJSON(`"baseTimeNanoseconds": 1700000000000000000`, events...), "9000000000000000", "7", 1)
+	writeFile(t, filepath.Join(dir, "a_bad.trace.json"), fixed)
+	res, err = Ingest(ctx, w, []string{dir}, Options{Jobs: 1})
+	if err != nil || res.Failed() != 0 || res.Stored() != 2 {
+		t.Fatalf("%v %+v", err, res.Files)
+	}
+	if got, want := mustCSV(t, w.DB, `SELECT count(*) AS n, count(*) FILTER (WHERE name_id NOT IN (SELECT name_id FROM kernel_names)) AS dangling FROM kernels`), "n,dangling\n54,0\n"; got != want {
+		t.Errorf("kernels: %s, want %s", got, want)
+	}
+	if got, want := mustCSV(t, w.DB, `SELECT count(*) AS n FROM kernel_names`), "n\n53\n"; got != want {
+		t.Errorf("kernel names: %s, want %s", got, want)
+	}
+}
