@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tracehouse/tracehouse/vocab"
@@ -228,9 +229,21 @@ func str(m map[string]any, keys ...string) string {
 	return ""
 }
 
+// maxWorkers bounds the workers a server's arguments may announce: the
+// capture waits for one file each, so a larger size (a bug, or a hostile
+// server) would have it build and wait for billions.
+const maxWorkers = 1 << 16
+
+// num reads a parallel size from a server's arguments: the first key
+// present, when it is a whole number from 1 to maxWorkers; else 0
+// (unknown), never a truncation (2.5 is not 2).
 func num(m map[string]any, keys ...string) int {
 	for _, k := range keys {
-		if f, ok := m[k].(float64); ok {
+		if v, ok := m[k]; ok && v != nil {
+			f, ok := v.(float64)
+			if !ok || f != math.Trunc(f) || f < 1 || f > maxWorkers {
+				return 0
+			}
 			return int(f)
 		}
 	}

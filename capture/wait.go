@@ -155,6 +155,9 @@ func expect(fw string, info map[string]any, ranks int, suffixes []string) expect
 			e.shape.dp = true
 		}
 		e.shape.pp = pp > 1
+		if tp*pp*replicas > maxWorkers {
+			tp = 0 // not a worker count: unknown
+		}
 		if ranks > 0 {
 			tp, pp, replicas = ranks, 1, 1
 			e.shape.dp, e.shape.pp = false, false
@@ -178,6 +181,9 @@ func expect(fw string, info map[string]any, ranks int, suffixes []string) expect
 		world := ranks
 		if world == 0 {
 			world = num(info, "tensor_parallel_size") * max(1, num(info, "pipeline_parallel_size")) * max(1, num(info, "data_parallel_size"))
+			if world > maxWorkers {
+				world = 0 // not a worker count: unknown
+			}
 		}
 		for r := 0; r < world; r++ {
 			workers = append(workers, "rank"+strconv.Itoa(r))
