@@ -188,6 +188,11 @@ type TriageData struct {
 	// CommOverlap is each stage and rank's communication hidden under
 	// computation (comm_overlap.sql).
 	CommOverlap []CommOverlapRow
+	// StragglerRanks and StragglerSites are the late rank at collectives
+	// (straggler_ranks.sql, straggler_sites.sql): every rank only (Params.Rank
+	// invalid), else none.
+	StragglerRanks []StragglerRankRow
+	StragglerSites []StragglerSiteRow
 }
 
 // TriageTimeline is the window around the longest instance of one overlap
@@ -311,6 +316,16 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			return err
 		}
 		d.CommOverlap, err = CommOverlap(ctx, q, lp)
+		return err
+	}, func(ctx context.Context) (err error) {
+		if p.Rank.Valid {
+			return nil // one rank waits for nobody it can see
+		}
+		sp := StragglerParams{Run: p.Run, Stage: p.Stage}
+		if d.StragglerRanks, err = StragglerRanks(ctx, q, sp); err != nil {
+			return err
+		}
+		d.StragglerSites, err = StragglerSites(ctx, q, sp)
 		return err
 	}, func(ctx context.Context) (err error) {
 		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)

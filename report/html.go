@@ -124,8 +124,10 @@ type pageStage struct {
 	Spread, Launch *pageTable
 	// IdleBars and Idle are "Where the GPU waits": the step in parts per
 	// scope, then the text view's lines and tables.
-	IdleBars   *scene
-	Idle       []pageBlock
+	IdleBars *scene
+	Idle     []pageBlock
+	// Straggler is the late rank at collectives (every rank shown).
+	Straggler  []pageBlock
 	Overlap    *pageTable
 	Timelines  []*scene
 	Fusions    *pageTable
@@ -354,6 +356,7 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 		ps.IdleBars = idleBars(st)
 		ps.Idle = pageBlocks(blocks)
 	}
+	ps.Straggler = pageBlocks(r.stragglerBlocks(st, Markdown))
 	ps.Overlap = newPageTable(overlapTable(st, Markdown))
 	for _, t := range r.windows[st.Stage] {
 		ps.Timelines = append(ps.Timelines, timelineScene(t))

@@ -109,6 +109,9 @@ type TriageStage struct {
 	Launch *TriageLaunch `json:"launch"`
 	// CommOverlap is each rank's communication hidden under computation.
 	CommOverlap []TriageCommOverlap `json:"comm_overlap"`
+	// Straggler is the late rank at collectives (null: one rank shown, or
+	// no collective matched across ranks).
+	Straggler   *TriageStraggler `json:"straggler"`
 	displayName string
 	hasTotals   bool
 }
@@ -439,6 +442,7 @@ func NewTriage(d *queries.TriageData, opt TriageOptions) *TriageReport {
 	r.addLaunch(d, section)
 	r.addSpread(d)
 	r.addCommOverlap(d, section)
+	r.addStraggler(d, section)
 	// A stage with no kernels is omitted (the README's Triage section); sections
 	// only come from rows, so each has kernels, but keep the rule explicit.
 	kept := r.Stages[:0]

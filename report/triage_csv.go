@@ -93,6 +93,7 @@ func (r *TriageReport) CSVTables() []*Table {
 		}
 		out = append(out, fam, kt, ov, fu)
 		out = append(out, idleCSV(sp, &st)...)
+		out = append(out, stragglerCSV(sp, &st)...)
 	}
 	return out
 }

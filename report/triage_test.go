@@ -318,6 +318,7 @@ func TestTriageJSONFieldNames(t *testing.T) {
 		"stages[].similarity.origin", "stages[].similarity.pattern", "stages[].similarity.related_ns",
 		"stages[].similarity.share_pct", "stages[].similarity.status", "stages[].similarity.steps",
 		"stages[].stage",
+		"stages[].straggler", // its fields: TestTriageStraggler
 		"stages[].totals", "stages[].totals.busy_time_ns", "stages[].totals.busy_time_us", "stages[].totals.gpu_events",
 		"stages[].totals.kernel_time_ns", "stages[].totals.kernel_time_us", "stages[].totals.streams",
 		"stages[].totals.window_ns", "stages[].totals.window_us",

@@ -82,6 +82,10 @@ func (r *TriageReport) Doc(f Format) Doc {
 			sub("Where the GPU waits", idle[0])
 			blocks = append(blocks, idle[1:]...)
 		}
+		if s := r.stragglerBlocks(st, f); s != nil {
+			sub("Straggler rank", s[0])
+			blocks = append(blocks, s[1:]...)
+		}
 		sub("Overlap opportunities", overlapTable(st, f))
 		if ts := r.windows[st.Stage]; len(ts) > 0 {
 			// keep the drawing's columns: a fenced block in markdown
