@@ -8,6 +8,10 @@ import (
 // DefaultIdleGaps is how many of the longest gaps a triage stage lists.
 const DefaultIdleGaps = 3
 
+// DefaultIdleSteps is how many steps of a stage the HTML report draws a
+// bar for.
+const DefaultIdleSteps = 24
+
 // IdleParams selects the rows of idle_by_stage.sql and idle_worst_gaps.sql.
 type IdleParams struct {
 	Run   int64
@@ -18,6 +22,8 @@ type IdleParams struct {
 	LaunchGapNS sql.NullInt64
 	// Gaps is how many of the longest gaps per stage IdleWorstGaps returns.
 	Gaps int
+	// Steps is how many (step, rank) pairs per stage IdleByStep returns.
+	Steps int
 	// Fresh says the run's saved idle rows are current (IdleFresh).
 	Fresh bool
 }
@@ -89,6 +95,31 @@ func IdleWorstGaps(ctx context.Context, q Querier, p IdleParams) ([]IdleWorstGap
 		var r IdleWorstGapsRow
 		err := rows.Scan(&r.Stage, &r.Rank, &r.Step, &r.GapNS, &r.GapStartNS, &r.Cause, &r.Before, &r.After,
 			&r.Site, &r.KernelID)
+		return r, err
+	})
+}
+
+// IdleByStepRow is one part of one step's time on its rank's device(s)
+// (idle_by_step.sql). Times are nanoseconds.
+type IdleByStepRow struct {
+	Stage string
+	Rank  int64
+	Step  int64
+	// StageSteps counts the stage's (step, rank) pairs, shown or not.
+	StageSteps int64
+	WindowNS   int64
+	Part       string // busy | host_bound | launch_latency | sync | graph_internal | other
+	NS         int64
+	SharePct   sql.NullFloat64
+}
+
+// IdleByStep returns the parts of the first p.Steps steps of each stage.
+func IdleByStep(ctx context.Context, q Querier, p IdleParams) ([]IdleByStepRow, error) {
+	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
+		sql.Named("n", p.Steps), sql.Named("launch_gap_ns", p.LaunchGapNS), sql.Named("fresh", p.Fresh)}
+	return collect(ctx, q, "idle_by_step", args, func(rows *sql.Rows) (IdleByStepRow, error) {
+		var r IdleByStepRow
+		err := rows.Scan(&r.Stage, &r.Rank, &r.Step, &r.StageSteps, &r.WindowNS, &r.Part, &r.NS, &r.SharePct)
 		return r, err
 	})
 }

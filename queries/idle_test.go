@@ -410,3 +410,71 @@ func TestTriageIdle(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleByStep: on the demo's eager SGLang run with every rank, each
+// (stage, rank, step)'s parts add up to its step time, which is the
+// kernels' last end minus first start per device, summed over the rank's
+// devices (computed here from the kernels); the first n pairs of each
+// stage are those in step, then rank order, and stage_steps counts them
+// all.
+func TestIdleByStep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := schematest.Open(t, finishedDemoTemplate(t)).DB
+	var run int64
+	if err := db.QueryRow(`SELECT run_id FROM runs WHERE label = 'sglang-llama'`).Scan(&run); err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		stage      string
+		rank, step int64
+	}
+	windows := map[key]int64{}
+	perStage := map[string][]key{}
+	if err := scanAll(db, fmt.Sprintf(`SELECT stage, rank, step, sum(w) FROM (
+			SELECT k.stage, k.rank, k.step, max(k.ts_ns + k.dur_ns) - min(k.ts_ns) AS w
+			FROM kernels k JOIN steps s ON s.trace_id = k.trace_id AND s.step = k.step
+			WHERE k.run_id = %d AND NOT s.edge
+			GROUP BY k.trace_id, k.stage, k.rank, k.step, k.device) GROUP BY stage, rank, step`, run), func(r *sql.Rows) error {
+		var k key
+		var w int64
+		err := r.Scan(&k.stage, &k.rank, &k.step, &w)
+		windows[k] = w
+		perStage[k.stage] = append(perStage[k.stage], k)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	rows, err := IdleByStep(ctx, db, IdleParams{Run: run, Steps: n, Fresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[key]int64{}
+	got := map[string][]key{}
+	for _, r := range rows {
+		k := key{r.Stage, r.Rank, r.Step}
+		if r.WindowNS != windows[k] || r.StageSteps != int64(len(perStage[r.Stage])) {
+			t.Errorf("%+v: window %d of %d steps, want %d of %d", k, r.WindowNS, r.StageSteps, windows[k], len(perStage[r.Stage]))
+		}
+		if g := got[r.Stage]; len(g) == 0 || g[len(g)-1] != k {
+			got[r.Stage] = append(got[r.Stage], k)
+		}
+		sums[k] += r.NS
+	}
+	for stage, ks := range perStage {
+		slices.SortFunc(ks, func(a, b key) int { return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.rank, b.rank)) })
+		want := ks[:min(n, len(ks))]
+		if !slices.Equal(got[stage], want) {
+			t.Errorf("%s: steps %v, want %v", stage, got[stage], want)
+		}
+		for _, k := range want {
+			if sums[k] != windows[k] {
+				t.Errorf("%+v: parts add up to %d, window %d", k, sums[k], windows[k])
+			}
+		}
+	}
+	if len(got) < 2 {
+		t.Errorf("stages %v", got)
+	}
+}

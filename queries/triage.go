@@ -178,6 +178,9 @@ type TriageData struct {
 	// stage's longest gaps (idle_worst_gaps.sql). Both of the timing run.
 	Idle     []IdleByStageRow
 	IdleGaps []IdleWorstGapsRow
+	// IdleSteps are the parts of each stage's first steps
+	// (idle_by_step.sql), for the HTML report's bar per step.
+	IdleSteps []IdleByStepRow
 	// LaunchKernels and LaunchStages are the launch overhead per kernel
 	// and per stage (launch_by_kernel.sql, launch_by_stage.sql), of the
 	// timing run.
@@ -298,8 +301,11 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		if err != nil {
 			return err
 		}
-		ip := IdleParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Gaps: DefaultIdleGaps, Fresh: fresh}
+		ip := IdleParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Gaps: DefaultIdleGaps, Steps: DefaultIdleSteps, Fresh: fresh}
 		if d.Idle, err = IdleByStage(ctx, q, ip); err != nil {
+			return err
+		}
+		if d.IdleSteps, err = IdleByStep(ctx, q, ip); err != nil {
 			return err
 		}
 		d.IdleGaps, err = IdleWorstGaps(ctx, q, ip)

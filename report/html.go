@@ -125,7 +125,10 @@ type pageStage struct {
 	// IdleBars and Idle are "Where the GPU waits": the step in parts per
 	// scope, then the text view's lines and tables.
 	IdleBars *scene
-	Idle     []pageBlock
+	// StepBars is a bar per step (its first steps), StepCaption says which.
+	StepBars    *scene
+	StepCaption string
+	Idle        []pageBlock
 	// Straggler is the late rank at collectives (every rank shown).
 	Straggler  []pageBlock
 	Overlap    *pageTable
@@ -354,6 +357,9 @@ func newPageStage(r *TriageReport, st *TriageStage, runID string, opt HTMLOption
 	}
 	if blocks := r.idleBlocks(st, Markdown); blocks != nil {
 		ps.IdleBars = idleBars(st)
+		if ps.StepBars = idleStepBars(st, r.Rank == nil); ps.StepBars != nil {
+			ps.StepCaption = idleStepCaption(st, r.Rank == nil)
+		}
 		ps.Idle = pageBlocks(blocks)
 	}
 	ps.Straggler = pageBlocks(r.stragglerBlocks(st, Markdown))

@@ -154,7 +154,13 @@ func stackedBars(kind, label string, rows []stackRow) *scene {
 
 // stackedBarsBy is stackedBars with segments coloured by color(key).
 func stackedBarsBy(kind, label string, rows []stackRow, color func(string) string) *scene {
-	const rowH, gap, top = 24, 10, 6
+	return stackedBarsSized(kind, label, rows, color, 24, 10)
+}
+
+// stackedBarsSized is stackedBarsBy with bars rowH high, gap apart (thin
+// bars for many rows: no text inside a bar under 20 px).
+func stackedBarsSized(kind, label string, rows []stackRow, color func(string) string, rowH, gap float64) *scene {
+	const top = 6
 	s := &scene{Kind: kind, Label: label, W: chartW}
 	barW := float64(chartW - labelW - 8)
 	y := float64(top)
@@ -174,8 +180,8 @@ func stackedBarsBy(kind, label string, rows []stackRow, color func(string) strin
 				continue
 			}
 			w := max(g.Pct, 0) / total * barW
-			s.bar(svgRect{X: px(x), Y: px(y), W: px(w), H: rowH, Class: "seg", Fill: color(g.Key), Title: g.Title})
-			if w >= 64 {
+			s.bar(svgRect{X: px(x), Y: px(y), W: px(w), H: px(rowH), Class: "seg", Fill: color(g.Key), Title: g.Title})
+			if w >= 64 && rowH >= 20 {
 				s.Texts = append(s.Texts, svgText{X: px(x + 4), Y: px(y + rowH/2 + 4), Class: "in", Text: fmt.Sprintf("%s %.0f%%", g.Key, g.Pct)})
 			}
 			x += w

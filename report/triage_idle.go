@@ -35,6 +35,19 @@ type TriageIdle struct {
 	Streams []TriageIdleScope `json:"streams"`
 	// WorstGaps are the longest device gaps, longest first.
 	WorstGaps []TriageIdleGap `json:"worst_gaps"`
+	// Steps are the stage's first steps, each in parts (the HTML
+	// report's bar per step; in SQL: idle_steps).
+	Steps []TriageIdleStep `json:"-"`
+	// StageSteps counts the stage's (step, rank) pairs, of which Steps
+	// are the first.
+	StageSteps int64 `json:"-"`
+}
+
+// TriageIdleStep is one step of one rank in parts (device scope, summed
+// over the rank's devices).
+type TriageIdleStep struct {
+	Rank, Step, WindowNS int64
+	Parts                []TriageIdlePart
 }
 
 // TriageIdleScope is the device's or one stream's step time in parts.
@@ -109,6 +122,24 @@ func (r *TriageReport) addIdle(d *queries.TriageData, section func(string) *Tria
 			p.SharePct = &v
 		}
 		sc.Parts = append(sc.Parts, p)
+	}
+	for _, row := range d.IdleSteps {
+		st := section(row.Stage)
+		if st.Idle == nil {
+			continue // no stage rows: no section to draw in
+		}
+		id := st.Idle
+		id.StageSteps = row.StageSteps
+		if n := len(id.Steps); n == 0 || id.Steps[n-1].Rank != row.Rank || id.Steps[n-1].Step != row.Step {
+			id.Steps = append(id.Steps, TriageIdleStep{Rank: row.Rank, Step: row.Step, WindowNS: row.WindowNS})
+		}
+		p := TriageIdlePart{Part: row.Part, NS: row.NS, PerStepUS: float64(row.NS) / 1000}
+		if row.SharePct.Valid {
+			v := row.SharePct.Float64
+			p.SharePct = &v
+		}
+		last := &id.Steps[len(id.Steps)-1]
+		last.Parts = append(last.Parts, p)
 	}
 	for _, g := range d.IdleGaps {
 		st := section(g.Stage)
@@ -294,10 +325,53 @@ func idleBars(st *TriageStage) *scene {
 	for _, s := range st.Idle.Streams {
 		rows = append(rows, row("stream "+strconv.FormatInt(*s.Stream, 10), s))
 	}
-	return stackedBarsBy("idle", "Busy and idle time by cause per step, "+st.displayName, rows, func(k string) string {
-		if c, ok := idlePartColors[k]; ok {
-			return c
+	return stackedBarsBy("idle", "Busy and idle time by cause per step, "+st.displayName, rows, idlePartColor)
+}
+
+func idlePartColor(k string) string {
+	if c, ok := idlePartColors[k]; ok {
+		return c
+	}
+	return "#c7c7c7"
+}
+
+// idleStepBars is the stage's first steps, one 100% bar each (the
+// device's parts, each part's share_pct of that step); nil without steps.
+// With every rank shown a bar is one rank's step.
+func idleStepBars(st *TriageStage, ranks bool) *scene {
+	if st.Idle == nil || len(st.Idle.Steps) == 0 {
+		return nil
+	}
+	var rows []stackRow
+	for _, s := range st.Idle.Steps {
+		label := "step " + strconv.FormatInt(s.Step, 10)
+		if ranks {
+			label = fmt.Sprintf("rank %d step %d", s.Rank, s.Step)
 		}
-		return "#c7c7c7"
-	})
+		r := stackRow{Label: label}
+		for _, p := range s.Parts {
+			if p.SharePct == nil || p.NS == 0 {
+				continue
+			}
+			name := idlePartNames[p.Part]
+			r.Segs = append(r.Segs, stackSeg{Key: name, Pct: *p.SharePct,
+				Title: fmt.Sprintf("%s of %s, %s: %s, %s of the step", label, fmtDur(float64(s.WindowNS)), strings.ToLower(name),
+					fmtDur(float64(p.NS)), fmtPct(*p.SharePct))})
+		}
+		rows = append(rows, r)
+	}
+	return stackedBarsSized("idle steps", "Busy and idle time by cause, each step, "+st.displayName, rows, idlePartColor, 14, 4)
+}
+
+// idleStepCaption says which steps idleStepBars drew.
+func idleStepCaption(st *TriageStage, ranks bool) string {
+	n, unit := len(st.Idle.Steps), "steps"
+	if ranks {
+		unit = "steps of a rank"
+	}
+	which := fmt.Sprintf("all %d %s", n, unit)
+	if int64(n) < st.Idle.StageSteps {
+		which = fmt.Sprintf("the first %d of %d %s", n, st.Idle.StageSteps, unit)
+	}
+	return fmt.Sprintf("Each step in busy time and idle time by cause (device: the union of its streams; %s, edge steps left out; the step time on hover)", which)
 }

@@ -172,3 +172,52 @@ func TestTriageIdleHTML(t *testing.T) {
 		t.Errorf("device bar widths %v, want in proportion 9:2:1", widths)
 	}
 }
+
+// TestIdleStepBars: the per-step rows become one bar per step in their
+// stage, segments in the rows' order with each part's share, the caption
+// says how many of the stage's steps are drawn, and JSON leaves them out.
+func TestIdleStepBars(t *testing.T) {
+	t.Parallel()
+	d := idleTriageData()
+	for step, parts := range []map[string]int64{{"busy": 4000, "host_bound": 2000}, {"busy": 5000, "launch_latency": 1000}} {
+		for _, p := range IdleParts {
+			d.IdleSteps = append(d.IdleSteps, queries.IdleByStepRow{Stage: "decode", Rank: 0, Step: int64(step + 1), StageSteps: 5,
+				WindowNS: 6000, Part: p, NS: parts[p], SharePct: sql.NullFloat64{Float64: 100 * float64(parts[p]) / 6000, Valid: true}})
+		}
+	}
+	r := NewTriage(d, TriageOptions{})
+	st := &r.Stages[1]
+	if len(st.Idle.Steps) != 2 || st.Idle.Steps[1].Step != 2 || len(st.Idle.Steps[1].Parts) != len(IdleParts) || st.Idle.StageSteps != 5 {
+		t.Fatalf("steps %+v", st.Idle.Steps)
+	}
+	sc := idleStepBars(st, false)
+	if sc == nil || sc.Bars != 4 {
+		t.Fatalf("bars %+v", sc)
+	}
+	var labels, titles []string
+	for _, tx := range sc.Texts {
+		if tx.Class == "lbl" {
+			labels = append(labels, tx.Text)
+		}
+	}
+	for _, rc := range sc.Rects {
+		if rc.Title != "" {
+			titles = append(titles, rc.Title)
+		}
+	}
+	if !slices.Equal(labels, []string{"step 1", "step 2"}) {
+		t.Errorf("labels %v", labels)
+	}
+	if want := "step 2 of 6.00 µs, launch latency: 1.00 µs, 16.7% of the step"; !slices.Contains(titles, want) {
+		t.Errorf("titles %v lack %q", titles, want)
+	}
+	if c := idleStepCaption(st, false); !strings.Contains(c, "the first 2 of 5 steps") {
+		t.Errorf("caption %q", c)
+	}
+	if names := jsonKeyPaths(t, r, "stages[].idle.steps", "stages[].idle.stage_steps"); len(names) != 0 {
+		t.Errorf("JSON has %v", names)
+	}
+	if idleStepBars(&r.Stages[0], false) != nil {
+		t.Error("prefill has no step rows: no chart")
+	}
+}
