@@ -360,7 +360,7 @@ func idleStepBars(st *TriageStage, ranks bool) *scene {
 		}
 		rows = append(rows, r)
 	}
-	return stackedBarsSized("idle-steps", "Busy and idle time by cause, each step, "+st.displayName, rows, idlePartColor, 14, 4)
+	return stackedBarsSized("idle steps", "Busy and idle time by cause, each step, "+st.displayName, rows, idlePartColor, 14, 4)
 }
 
 // idleStepCaption says which steps idleStepBars drew.
