@@ -444,6 +444,31 @@ func breakdown(ctx context.Context, path string) ([]step, error) {
 	_, e = queries.FusionSimilarity(ctx, db, queries.FusionSimilarityParams{Run: p.Run, Mapping: p.Mapping,
 		Rank: p.Rank, Stage: p.Stage})
 	check("fusion_similarity", e)
+	// Where the GPU waits, launch overhead, spread, comm overlap (issue 37)
+	fresh, e := queries.IdleFresh(ctx, db, p.Run, fp)
+	check("idle_fresh", e)
+	ip := queries.IdleParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Gaps: queries.DefaultIdleGaps,
+		Steps: queries.DefaultIdleSteps, Fresh: fresh}
+	_, e = queries.IdleByStage(ctx, db, ip)
+	check("idle_by_stage", e)
+	_, e = queries.IdleByStep(ctx, db, ip)
+	check("idle_by_step", e)
+	_, e = queries.IdleWorstGaps(ctx, db, ip)
+	check("idle_worst_gaps", e)
+	lp := queries.LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}
+	_, e = queries.LaunchByKernel(ctx, db, lp)
+	check("launch_by_kernel", e)
+	_, e = queries.LaunchByStage(ctx, db, lp)
+	check("launch_by_stage", e)
+	_, e = queries.KernelSpread(ctx, db, lp)
+	check("kernel_spread", e)
+	_, e = queries.CommOverlap(ctx, db, lp)
+	check("comm_overlap", e)
+	// --rank all only: the straggler rank (the bench run has one rank)
+	_, e = queries.StragglerRanks(ctx, db, queries.StragglerParams{Run: p.Run, Stage: p.Stage})
+	check("straggler_ranks", e)
+	_, e = queries.StragglerSites(ctx, db, queries.StragglerParams{Run: p.Run, Stage: p.Stage})
+	check("straggler_sites", e)
 	return steps, err
 }
 
