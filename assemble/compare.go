@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/analysis"
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/target"
@@ -64,13 +64,13 @@ func (e *NotComparableError) Error() string {
 // Compare compares two runs (baseArg and candArg are the arguments that
 // named them, for messages): it finds their steps again for this
 // comparison alone when they were found another way than asked
-// (ingest.ReadSteps: the warehouse is not written), reads both sides and
+// (aggregates.ReadSteps: the warehouse is not written), reads both sides and
 // decides (analysis.NewCompare).
 func Compare(ctx context.Context, w *schema.Warehouse, base, cand target.Run, baseArg, candArg string, o CompareOptions) (*analysis.CompareReport, error) {
 	if base.ID == cand.ID {
 		return nil, &SameRunError{Base: baseArg, Candidate: candArg, Label: base.Label}
 	}
-	q, err := ingest.ReadSteps(ctx, w.DB, []int64{base.ID, cand.ID}, o.StepsBy)
+	q, err := aggregates.ReadSteps(ctx, w.DB, []int64{base.ID, cand.ID}, o.StepsBy)
 	if err != nil {
 		return nil, err
 	}

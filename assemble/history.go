@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/analysis"
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/stats"
@@ -36,7 +36,7 @@ type HistoryOptions struct {
 
 // History selects and orders the runs, finds again, for this history
 // alone, the steps of runs whose steps were found another way than asked
-// (ingest.ReadSteps), and builds the history: what `history` prints and
+// (aggregates.ReadSteps), and builds the history: what `history` prints and
 // `report --history` draws. A selection that holds nothing is an error.
 func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analysis.HistoryReport, error) {
 	rows, err := queries.RunsTagged(ctx, w.DB, o.Tags)
@@ -91,7 +91,7 @@ func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analy
 	for i, r := range runs {
 		ids[i] = r.RunID
 	}
-	q, err := ingest.ReadSteps(ctx, w.DB, ids, o.StepsBy)
+	q, err := aggregates.ReadSteps(ctx, w.DB, ids, o.StepsBy)
 	if err != nil {
 		return nil, err
 	}

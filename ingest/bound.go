@@ -107,30 +107,15 @@ func isOutOfMemory(err error) bool {
 		strings.Contains(msg, "could not allocate block of size") || strings.Contains(msg, "failed to pin block")
 }
 
-// DuckDBFinishMiB is DuckDB's memory_limit while Finish saves runs' copies
-// (overlap, steps, fuse-pattern and overlap-table rows) on a file
-// warehouse. Unbounded, DuckDB kept every operator of those statements in
-// memory, which grew with the kernels of a run (issue 38: 5 M kernels
-// peaked at 5 GB). Bounded, its sorts, windows, joins and aggregates spill
-// to the warehouse's temporary directory (<file>.tmp): a 262 MB trace of
-// 420 k kernels, 0.84 M events, peaked at 470 MiB in the finish, 369 MiB
-// bounded, for 16.2 -> 17.2 CPU-s (bench/README.md, "Finish bounded").
-// Should a save still not fit, the bound is lifted and that save made again
-// (finishBound), so a bound never fails a finish that would have passed.
-const DuckDBFinishMiB = 200
-
 type finishBoundKey struct{}
 
-// BoundFinish bounds DuckDB's memory to DuckDBFinishMiB for a finish on a
-// file warehouse (an in-memory one is left alone: it has nowhere to spill
-// to but memory). The returned context carries the bound, which the saves
-// lift when one runs out of memory under it; restore puts the caller's
-// limit back.
-func BoundFinish(ctx context.Context, db *sql.DB) (_ context.Context, restore func() error, _ error) {
-	return boundFinish(ctx, db, DuckDBFinishMiB)
-}
-
-func boundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ context.Context, restore func() error, _ error) {
+// BoundFinish bounds DuckDB's memory to limitMiB for a finish on a file
+// warehouse (aggregates.Finish; an in-memory one is left alone: it has
+// nowhere to spill to but memory). The returned context carries the bound,
+// which a save lifts when it runs out of memory under it
+// (LiftFinishBound); restore puts the caller's limit back. It lives here,
+// beside the bound of a loading file, because both are one mechanism.
+func BoundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ context.Context, restore func() error, _ error) {
 	none := func() error { return nil }
 	var path sql.NullString
 	if err := db.QueryRowContext(ctx, `SELECT path FROM duckdb_databases() WHERE database_name = current_database()`).Scan(&path); err != nil {
@@ -154,8 +139,10 @@ func boundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ context.Conte
 	return context.WithValue(ctx, finishBoundKey{}, b), func() error { return b.restore(ctx) }, nil
 }
 
-// finishBound is the bound BoundFinish put in ctx, or nil.
-func finishBound(ctx context.Context) *duckBound {
+// LiftFinishBound says whether a save that failed with err should be made
+// again: err is DuckDB running out of memory under the bound BoundFinish
+// put in ctx, and that bound is now lifted (for the rest of the finish).
+func LiftFinishBound(ctx context.Context, err error) bool {
 	b, _ := ctx.Value(finishBoundKey{}).(*duckBound)
-	return b
+	return isOutOfMemory(err) && b.lift(ctx)
 }

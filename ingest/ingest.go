@@ -35,25 +35,19 @@ func stmt(name string) string {
 	return string(b)
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
+type execer = inline.Execer
 
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
+type queryer = inline.Queryer
 
 // execNamed runs one of our statements with its named arguments written
-// into it (inline.Args), so that DuckDB plans it once instead of twice.
-func execNamed(ctx context.Context, e execer, query string, args ...any) (sql.Result, error) {
-	q, a := inline.Args(query, args)
-	return e.ExecContext(ctx, q, a...)
+// into it (inline.Exec).
+func execNamed(ctx context.Context, e inline.Execer, query string, args ...any) (sql.Result, error) {
+	return inline.Exec(ctx, e, query, args...)
 }
 
 // queryNamed is execNamed for a query.
-func queryNamed(ctx context.Context, e queryer, query string, args ...any) (*sql.Rows, error) {
-	q, a := inline.Args(query, args)
-	return e.QueryContext(ctx, q, a...)
+func queryNamed(ctx context.Context, e inline.Queryer, query string, args ...any) (*sql.Rows, error) {
+	return inline.Query(ctx, e, query, args...)
 }
 
 // MemoryLimit is the Go heap size ingest is tuned for (runtime/debug's soft

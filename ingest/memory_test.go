@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
@@ -137,78 +136,5 @@ func TestIngestRetriesOutOfBound(t *testing.T) {
 	}
 	if got := count(w); got != want || want[0] == 0 {
 		t.Fatalf("kernels, frames, traces %v, want %v", got, want)
-	}
-}
-
-// TestFinishBounded: a finish on a warehouse file runs under DuckDB's
-// finish bound and puts the caller's limit back; a save that runs out of
-// memory under the bound (8 MiB here) is made again without it, and the
-// saved copies equal those of a finish that was never bounded.
-func TestFinishBounded(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	const path = "../testdata/demo/sglang-llama"
-	dump := func(w *schema.Warehouse) string {
-		t.Helper()
-		return schematest.Dump(t, w.DB, `SELECT * FROM kernel_overlap_store ORDER BY ALL`) +
-			schematest.Dump(t, w.DB, `SELECT * FROM step_kernel_store ORDER BY ALL`) +
-			schematest.Dump(t, w.DB, `SELECT * FROM step_total_store ORDER BY ALL`)
-	}
-	finish := func(ctx context.Context, w *schema.Warehouse) {
-		t.Helper()
-		if err := SavePendingOverlap(ctx, w.DB); err != nil {
-			t.Fatal(err)
-		}
-		if err := SavePendingSteps(ctx, w.DB); err != nil {
-			t.Fatal(err)
-		}
-	}
-	plain, _ := limitedWarehouse(t)
-	if _, err := Ingest(ctx, plain, []string{path}, Options{Jobs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	finish(ctx, plain) // no bound in its context
-	want := dump(plain)
-	if !strings.Contains(want, "\n") || len(strings.Split(want, "\n")) < 100 {
-		t.Fatalf("the unbounded finish saved almost nothing:\n%s", want)
-	}
-
-	w, limit := limitedWarehouse(t)
-	before := limit()
-	if _, err := Ingest(ctx, w, []string{path}, Options{Jobs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	bctx, restore, err := boundFinish(ctx, w.DB, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := limit(); got != "8.0 MiB" {
-		t.Fatalf("bounded finish: memory_limit %q, want 8.0 MiB", got)
-	}
-	finish(bctx, w)
-	if got := limit(); got != before {
-		t.Fatalf("after a finish that ran out of 8 MiB: memory_limit %q, want the caller's %q (the bound lifted)", got, before)
-	}
-	if err := restore(); err != nil {
-		t.Fatal(err)
-	}
-	if got := dump(w); got != want {
-		t.Fatalf("copies saved under the bound differ from the unbounded ones:\n%s\nwant:\n%s", got, want)
-	}
-
-	// Finish itself bounds and restores.
-	v, limit := limitedWarehouse(t)
-	before = limit()
-	if _, err := Ingest(ctx, v, []string{path}, Options{Jobs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := Finish(ctx, v.DB, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
-	if got := limit(); got != before {
-		t.Fatalf("memory_limit after Finish %q, want %q", got, before)
-	}
-	if got := dump(v); got != want {
-		t.Fatalf("copies saved by Finish differ from the unbounded ones:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -178,3 +178,14 @@ func TestRunSummaries(t *testing.T) {
 		t.Fatalf("%d runs (want the demo's 6, two emptied, one mixed), %v", n, err)
 	}
 }
+
+// threeDemoRuns is a copy, for t alone, of a warehouse holding three demo
+// runs, ingested once per test binary and not finished.
+func threeDemoRuns(t *testing.T) *schema.Warehouse {
+	t.Helper()
+	return schematest.Open(t, schematest.Template(t, "three-demo-runs", func(ctx context.Context, w *schema.Warehouse) error {
+		demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
+		_, err := Ingest(ctx, w, demo, Options{Jobs: 2})
+		return err
+	}))
+}

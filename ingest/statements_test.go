@@ -58,11 +58,10 @@ func TestEveryStatementPrepares(t *testing.T) {
 	if err := prepareConn(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
-	// Two statements read rows Go hands them as a virtual table (a table
-	// function or a query appender): stand in an empty table of its columns.
+	// A statement reads rows Go hands it as a virtual table (a table
+	// function): stand in an empty table of its columns.
 	stand := map[string][]schema.Column{
 		schema.RowsTable: linkColumns,
-		"_swept":         columns(sweptColumns, repeatType(duckdb.TYPE_BIGINT, len(sweptColumns))...),
 	}
 	for table, cols := range stand {
 		var defs []string
@@ -88,10 +87,8 @@ func TestEveryStatementPrepares(t *testing.T) {
 }
 
 // TestEveryStatementNameExists checks that every statement name the code
-// can ask stmt for is embedded: the literal stmt("x") calls, and the names
-// the stores build at run time (a store's record statement with "_runs"
-// for a batch of runs, its batchable check likewise), which no compiler
-// checks. It also finds embedded files nothing names.
+// can ask stmt for is embedded (the literal stmt("x") calls), and finds
+// embedded files nothing names.
 func TestEveryStatementNameExists(t *testing.T) {
 	t.Parallel()
 	have := map[string]bool{}
@@ -101,26 +98,6 @@ func TestEveryStatementNameExists(t *testing.T) {
 	wanted := map[string]string{} // name -> where it is asked for
 	for _, n := range literalStmtNames(t) {
 		wanted[n] = "a call naming it"
-	}
-	for _, s := range []runStore{overlapStore(), stepStore()} {
-		for _, n := range append(append([]string{}, s.stmts...), s.after...) {
-			wanted[n] = "runStore " + s.what
-		}
-		wanted[s.commit] = "runStore " + s.what
-		wanted[s.commit+"_runs"] = "runStore " + s.what + " (a batch)"
-		if s.batchable != "" {
-			wanted[s.batchable] = "runStore " + s.what
-			wanted[s.batchable+"_runs"] = "runStore " + s.what + " (a batch)"
-		}
-	}
-	for _, s := range []rankStore{fusionStore(""), overlapRowsStore("", 0)} {
-		for _, n := range []string{s.forget, s.clear, s.commit, s.commit + "_runs"} {
-			wanted[n] = "rankStore " + s.what
-		}
-		if s.batchable != "" {
-			wanted[s.batchable] = "rankStore " + s.what
-			wanted[s.batchable+"_runs"] = "rankStore " + s.what + " (a batch)"
-		}
 	}
 	var missing []string
 	for n, where := range wanted {
@@ -167,7 +144,7 @@ func goFiles(t *testing.T) []*ast.File {
 }
 
 // nameArgs are the functions that take a statement name, and where.
-var nameArgs = map[string]int{"stmt": 0, "pendingRuns": 2, "someRuns": 2, "exec": 0}
+var nameArgs = map[string]int{"stmt": 0, "exec": 0}
 
 // literalStmtNames returns the string literals passed as a statement name
 // to stmt or to a function that hands its name to stmt (nameArgs), and

@@ -15,6 +15,7 @@
 package inline
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"math"
@@ -208,4 +209,27 @@ func float(v float64) (string, bool) {
 		return "", false
 	}
 	return "CAST('" + strconv.FormatFloat(v, 'g', -1, 64) + "' AS DOUBLE)", true
+}
+
+// Execer runs a statement: a *sql.DB, *sql.Conn or *sql.Tx.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Queryer runs a query: a *sql.DB, *sql.Conn or *sql.Tx.
+type Queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Exec runs one of our statements on e with its named arguments written
+// in (Args), so that DuckDB plans it once instead of twice.
+func Exec(ctx context.Context, e Execer, query string, args ...any) (sql.Result, error) {
+	q, a := Args(query, args)
+	return e.ExecContext(ctx, q, a...)
+}
+
+// Query is Exec for a query.
+func Query(ctx context.Context, e Queryer, query string, args ...any) (*sql.Rows, error) {
+	q, a := Args(query, args)
+	return e.QueryContext(ctx, q, a...)
 }

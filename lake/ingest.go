@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
@@ -12,7 +13,7 @@ import (
 
 // Ingest ingests trace files straight into the lake at dir, with no
 // warehouse file: the traces go through the ordinary ingest into a
-// throw-away in-memory warehouse (ingest.Finish saves their overlap and
+// throw-away in-memory warehouse (aggregates.FinishPerRun saves their overlap and
 // step aggregates), which Write then copies into the lake. Files whose
 // content is already in the lake are skipped before they are read.
 //
@@ -46,7 +47,7 @@ func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options,
 	}
 	res, err := ingest.Ingest(ctx, w, paths, opt)
 	if err == nil {
-		err = ingest.Finish(ctx, w.DB, cat)
+		err = aggregates.FinishPerRun(ctx, w.DB, cat)
 	}
 	if err != nil {
 		return res, nil, interrupted(ctx, err, res, nil)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
@@ -85,7 +86,7 @@ func TestConcurrentLakeIngestReconciled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.Finish(ctx, w.DB, catalog.Default()); err != nil {
+	if err := aggregates.FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
 	wr, err := Write(ctx, w.DB, dir, WriteOptions{})

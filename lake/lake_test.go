@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
@@ -30,7 +31,7 @@ var (
 )
 
 // demoWarehouse is a warehouse file holding testdata/demo, ingested once
-// per test binary (ingest.Finish run); tests open it read-only.
+// per test binary (aggregates.FinishPerRun run); tests open it read-only.
 func demoWarehouse(t *testing.T) string {
 	t.Helper()
 	demoOnce.Do(func() {
@@ -52,7 +53,7 @@ func demoWarehouse(t *testing.T) string {
 			err = fmt.Errorf("%d demo files failed", res.Failed())
 		}
 		if err == nil {
-			err = ingest.Finish(ctx, w.DB, catalog.Default())
+			err = aggregates.FinishPerRun(ctx, w.DB, catalog.Default())
 		}
 		demoErr = err
 	})

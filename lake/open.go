@@ -576,12 +576,12 @@ var derivedViews = []string{"kernel_overlap_runs", "step_store_runs", "device_bu
 // under the constant fingerprint the SQL library gives a lake (0: see
 // _overlap_fingerprint in sqllib/overlap.sql). The saved busy rows are
 // summed from the saved overlap by the library's _device_busy_saved, as
-// ingest.SaveOverlap sums them in a warehouse.
+// aggregates.SaveOverlap sums them in a warehouse.
 func derivedSQL(traces string) (q, comments []string) {
 	q = []string{
 		`DROP TABLE kernel_overlap_runs`,
 		`DROP TABLE step_store_runs`,
-		// what ingest.SaveOverlap sums from kernel_overlap_store, summed here
+		// what aggregates.SaveOverlap sums from kernel_overlap_store, summed here
 		`DROP TABLE device_busy_store`,
 		`CREATE VIEW device_busy_store AS SELECT * FROM _device_busy_saved(NULL)`,
 		fmt.Sprintf(`CREATE TABLE _lake_traces AS

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -40,7 +40,7 @@ func TestDeviceBusyStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	// SaveOverlap saves what device_busy_for computes, and only for run 1.
@@ -120,7 +120,7 @@ func TestDeviceBusyStore(t *testing.T) {
 		t.Errorf("stale busy rows read with the new fingerprint given")
 	}
 	// A reclassification too.
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(`UPDATE device_busy_store SET streams = -7 WHERE trace_id = 1`)
@@ -130,7 +130,7 @@ func TestDeviceBusyStore(t *testing.T) {
 	}
 	// Saving again replaces the rows: one copy.
 	for range 2 {
-		if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+		if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,14 +157,14 @@ func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 	db := f.db
 	storeFixture(f, 7)
 	ctx := context.Background()
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	table, err := Text("overlap_by_kernel")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveOverlapRows(ctx, db, []int64{1}, table, DefaultMinDurNS); err != nil {
+	if err := aggregates.SaveOverlapRows(ctx, db, []int64{1}, table, DefaultMinDurNS); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(`INSERT INTO fusion_store_runs SELECT 1, 0, _fusion_fingerprint(1), now()::TIMESTAMP`)

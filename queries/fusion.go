@@ -99,7 +99,7 @@ func scanFusionMatches(rows *sql.Rows) (FusionMatchesRow, error) {
 }
 
 // FusionMatchesCached returns FusionMatches(p), read from the rows
-// ingest.SaveFusion saved when p is a single-trace report of one rank and
+// aggregates.SaveFusion saved when p is a single-trace report of one rank and
 // that copy is current (fusion_fresh.sql, fusion_matches_saved.sql), and
 // computed otherwise. saved says which.
 func FusionMatchesCached(ctx context.Context, q Querier, p FusionMatchesParams) (rows []FusionMatchesRow, saved bool, err error) {

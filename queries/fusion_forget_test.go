@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
@@ -32,7 +33,7 @@ func TestFusionCopiesForgotten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveFusion(ctx, w.DB, []int64{1}, match); err != nil {
+	if err := aggregates.SaveFusion(ctx, w.DB, []int64{1}, match); err != nil {
 		t.Fatal(err)
 	}
 	p := FusionMatchesParams{Run: 1, Rank: sql.NullInt64{Int64: 0, Valid: true}}
@@ -40,7 +41,7 @@ func TestFusionCopiesForgotten(t *testing.T) {
 		t.Fatalf("before 0016: saved %v %v", saved, err)
 	}
 	migrationData(t, w.DB, 16)
-	if pending, err := ingest.FusionPending(ctx, w.DB); err != nil || len(pending) != 1 || pending[0] != 1 {
+	if pending, err := aggregates.FusionPending(ctx, w.DB); err != nil || len(pending) != 1 || pending[0] != 1 {
 		t.Errorf("pending after 0016: %v %v, want [1]", pending, err)
 	}
 	want, err := FusionMatches(ctx, w.DB, p)

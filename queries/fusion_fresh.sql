@@ -1,5 +1,5 @@
 -- fusion_fresh: whether run $run's rank $rank has saved fuse-pattern rows
--- (fusion_match_store, written by ingest.SaveFusion) that are current: the
+-- (fusion_match_store, written by aggregates.SaveFusion) that are current: the
 -- fingerprint recorded with them is the run's now (_fusion_fingerprint:
 -- its kernels, the installed catalog, its model, TP size and traces).
 --

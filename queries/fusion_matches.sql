@@ -22,7 +22,7 @@
 --   $runs       NULL for the report above; else a list of run ids, and the
 --               rows of every rank of those runs are computed at once, each
 --               (run, rank) as the single-trace report of that rank alone
---               ($run and $rank are then ignored; ingest.SaveFusion)
+--               ($run and $rank are then ignored; aggregates.SaveFusion)
 --
 -- Columns:
 --   stage, pattern (the entry's name), id, status

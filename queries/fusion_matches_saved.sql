@@ -1,6 +1,6 @@
 -- fusion_matches_saved: the rows fusion_matches.sql gives for a
 -- single-trace report ($mapping NULL) of run $run's rank $rank, read from
--- the copy ingest.SaveFusion saved (current only when fusion_fresh.sql
+-- the copy aggregates.SaveFusion saved (current only when fusion_fresh.sql
 -- says so): the saved rows cover every stage with no share floor, so a
 -- stage and a floor are filters here. Same columns, same order:
 -- stage (prefill, decode, mixed, unknown, others by name), then

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
@@ -27,7 +28,7 @@ func finishedDemoTemplate(t testing.TB) string {
 		if err != nil {
 			return err
 		}
-		return ingest.Finish(ctx, w.DB, catalog.Default())
+		return aggregates.FinishPerRun(ctx, w.DB, catalog.Default())
 	})
 }
 

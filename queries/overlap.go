@@ -32,7 +32,7 @@ type OverlapByKernelParams struct {
 const DefaultMinDurUS = 5
 
 // DefaultMinDurNS is DefaultMinDurUS in ns: the floor target.Finish saves
-// the overlap rows for (ingest.SaveOverlapRows).
+// the overlap rows for (aggregates.SaveOverlapRows).
 const DefaultMinDurNS = DefaultMinDurUS * 1000
 
 // OverlapRow is one row of overlap_by_kernel.sql. Times are nanoseconds.
@@ -93,7 +93,7 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([
 }
 
 // OverlapByKernelCached returns OverlapByKernel(p), read from the rows
-// ingest.SaveOverlapRows saved when p is a single-trace report of one rank
+// aggregates.SaveOverlapRows saved when p is a single-trace report of one rank
 // and that copy is current and made for p's verdict floor
 // (overlap_rows_fresh.sql, overlap_by_kernel_saved.sql), and computed
 // otherwise. saved says which.

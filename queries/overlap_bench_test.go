@@ -3,9 +3,10 @@ package queries
 import (
 	"context"
 	"database/sql"
-	"github.com/tracehouse/tracehouse/ingest"
 	"testing"
 	"time"
+
+	"github.com/tracehouse/tracehouse/aggregates"
 )
 
 // Benchmark data shapes, both 1 M kernels of run 1 (4 traces: 2 ranks x 2
@@ -69,7 +70,7 @@ func fillBench(tb testing.TB, db *sql.DB, shape string) {
 // BenchmarkOverlap1M times what triage runs for the overlap section of one
 // run of 1 M kernels: OverlapByKernel (all ranks, and rank 0 alone, as
 // triage defaults to) and StageBusy, on both data shapes, computing the
-// overlap and then reading a copy saved by ingest.SaveOverlap.
+// overlap and then reading a copy saved by aggregates.SaveOverlap.
 func BenchmarkOverlap1M(b *testing.B) {
 	for _, shape := range []string{"serving", "dense"} {
 		db := newMemoryFixture(b).db
@@ -77,12 +78,12 @@ func BenchmarkOverlap1M(b *testing.B) {
 		fillBench(b, db, shape)
 		b.Logf("%s: generated 1.25 M kernels in %v", shape, time.Since(start))
 		benchOverlap(b, db, shape)
-		// The same after ingest.SaveOverlap (what ingest can do once).
+		// The same after aggregates.SaveOverlap (what ingest can do once).
 		start = time.Now()
-		if err := ingest.SaveOverlap(context.Background(), db, 1); err != nil {
+		if err := aggregates.SaveOverlap(context.Background(), db, 1); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%s: ingest.SaveOverlap took %v", shape, time.Since(start))
+		b.Logf("%s: aggregates.SaveOverlap took %v", shape, time.Since(start))
 		benchOverlap(b, db, shape+"-stored")
 	}
 }

@@ -18,16 +18,16 @@
 --   $min_dur_ns the "total >= 5 us" floor of the verdicts, in ns
 --   $overlap_fp the run's overlap_fingerprint.sql, NULL to compute it here
 --   $runs       NULL for the report above; else a list of run ids whose
---               per-kernel overlap is saved and current (ingest.SaveOverlap),
+--               per-kernel overlap is saved and current (aggregates.SaveOverlap),
 --               and the rows of every rank of those runs are computed at
 --               once, each (run, rank) as the single-trace report of that
 --               rank alone ($run, $rank and $overlap_fp are then ignored;
---               ingest.SaveOverlapRows)
+--               aggregates.SaveOverlapRows)
 --
 -- Columns (figures in ns, summed over the rank(s) and devices of the stage):
 --   total/hidden/hidden_by_compute/exclusive  sums of kernel_overlap (read
 --              through kernel_overlap_cached: the saved copy when
---              ingest.SaveOverlap ran and it is current, computed otherwise)
+--              aggregates.SaveOverlap ran and it is current, computed otherwise)
 --   busy_share_pct  total / GPU busy time of the stage (union of intervals
 --                   per device, summed), the denominator of `share` here
 --   exclusive_pct, hidden_pct  exclusive / total, hidden / total

@@ -1,6 +1,6 @@
 -- overlap_by_kernel_saved: the rows overlap_by_kernel.sql gives for a
 -- single-trace report ($mapping NULL) of run $run's rank $rank, read from
--- the copy ingest.SaveOverlapRows saved (current, and made for the
+-- the copy aggregates.SaveOverlapRows saved (current, and made for the
 -- report's verdict floor, only when overlap_rows_fresh.sql says so): the
 -- saved rows cover every stage with no share floor, so a stage and a floor
 -- are filters here. Same columns, same order: stage (prefill, decode,

@@ -1,6 +1,6 @@
 -- overlap_rows_fresh: whether run $run's rank $rank has saved
 -- overlap-opportunity rows (overlap_row_store, written by
--- ingest.SaveOverlapRows) that are current and made for the verdict floor
+-- aggregates.SaveOverlapRows) that are current and made for the verdict floor
 -- $min_dur_ns: the fingerprint recorded with them is the run's now
 -- (_overlap_rows_fingerprint: its kernels, the classifier, its traces).
 --

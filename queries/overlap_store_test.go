@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
@@ -30,7 +30,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	if got := dumpOverlap(t, db, "kernel_overlap_cached(1)"); got != computed {
@@ -58,7 +58,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	storedRank1, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank1, MinShare: 0})
@@ -95,7 +95,7 @@ func TestKernelOverlapStore(t *testing.T) {
 	}
 	// So does one of a name whose kernels are even in number (their
 	// (name, category) pairs used to cancel out in the fingerprint).
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(`UPDATE kernel_overlap_store SET hidden_by_compute_ns = -7 WHERE kernel_id = (SELECT min(kernel_id) FROM kernel_overlap_store)`)
@@ -110,7 +110,7 @@ func TestKernelOverlapStore(t *testing.T) {
 		t.Errorf("stale copy read after a category change of name %d (an even number of kernels)", even)
 	}
 	// Saved again, then a changed kernel makes it stale again.
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(`UPDATE kernel_overlap_store SET hidden_by_compute_ns = -7 WHERE kernel_id = (SELECT min(kernel_id) FROM kernel_overlap_store)`)
@@ -119,10 +119,10 @@ func TestKernelOverlapStore(t *testing.T) {
 		t.Errorf("stale copy read after a kernel change")
 	}
 	// Storing twice keeps one copy.
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
 	var n, kernels int

@@ -4,9 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/tracehouse/tracehouse/ingest"
 	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/aggregates"
 )
 
 // Stage totals of the hand-made case of overlap_by_kernel_test.go, computed
@@ -42,7 +43,7 @@ func TestStageBusy(t *testing.T) {
 	}
 	for _, stored := range []bool{false, true} {
 		if stored {
-			if err := ingest.SaveOverlap(ctx, db, 1); err != nil {
+			if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 				t.Fatal(err)
 			}
 		}

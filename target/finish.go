@@ -8,17 +8,18 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 )
 
-// Finish is ingest.Finish (the catalog installed, each run's overlap and
+// Finish is aggregates.FinishPerRun (the catalog installed, each run's overlap and
 // step aggregates saved) plus each run's fuse-pattern rows per rank
-// (ingest.SaveFusion with queries/fusion_matches.sql), which compare reads
+// (aggregates.SaveFusion with queries/fusion_matches.sql), which compare reads
 // instead of matching both runs' kernels again, and its overlap-opportunity
-// rows per rank (ingest.SaveOverlapRows with queries/overlap_by_kernel.sql),
-// which a triage of one rank reads. Like ingest.Finish it
+// rows per rank (aggregates.SaveOverlapRows with queries/overlap_by_kernel.sql),
+// which a triage of one rank reads. Like aggregates.FinishPerRun it
 // works from what the warehouse holds, so running it again finishes an
 // interrupted job. `ingest`, `triage PATH`, `compare PATH` and `capture`
 // end with it.
@@ -31,15 +32,15 @@ import (
 // alone left the other core idle (0.6 MB trace: 110 -> 81-99 ms; 270 MB:
 // 580 -> 460-540 ms, for about 35 MiB more at the peak).
 //
-// A run whose copy cannot be saved fails alone (ingest.Finish): the saves
+// A run whose copy cannot be saved fails alone (aggregates.FinishPerRun): the saves
 // go on for the other runs and copies, and Finish returns an
-// *ingest.FinishError naming each failed run and copy. On a file warehouse
+// *aggregates.FinishError naming each failed run and copy. On a file warehouse
 // DuckDB's memory is bounded meanwhile (ingest.BoundFinish).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
-	if err := ingest.FinishCatalog(ctx, db, cat); err != nil {
+	if err := aggregates.FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, restore, err := ingest.BoundFinish(ctx, db)
+	ctx, restore, err := ingest.BoundFinish(ctx, db, aggregates.DuckDBFinishMiB)
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	var mu sync.Mutex
 	var failed []error
 	alone := func(err error) error {
-		var fe *ingest.FinishError
+		var fe *aggregates.FinishError
 		if errors.As(err, &fe) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -57,25 +58,25 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 		}
 		return err
 	}
-	g, gctx := errgroup.WithContext(ingest.Announce(ctx, ingest.PhaseSaving))
+	g, gctx := errgroup.WithContext(aggregates.Announce(ctx, aggregates.PhaseSaving))
 	g.Go(func() error { return alone(saveFusion(gctx, db)) })
 	g.Go(func() error {
-		if err := alone(ingest.SavePendingOverlap(gctx, db)); err != nil {
+		if err := alone(aggregates.SavePendingOverlap(gctx, db)); err != nil {
 			return err
 		}
 		h, hctx := errgroup.WithContext(gctx)
-		h.Go(func() error { return alone(ingest.SavePendingSteps(hctx, db)) })
+		h.Go(func() error { return alone(aggregates.SavePendingSteps(hctx, db)) })
 		h.Go(func() error { return alone(saveOverlapRows(hctx, db)) })
 		return h.Wait()
 	})
 	err = g.Wait()
-	return ingest.JoinFinishErrors(append(failed, err, restore())...)
+	return aggregates.JoinFinishErrors(append(failed, err, restore())...)
 }
 
 // saveFusion saves the fuse-pattern rows of every run without a current
 // copy.
 func saveFusion(ctx context.Context, db *sql.DB) error {
-	runs, err := ingest.FusionPending(ctx, db)
+	runs, err := aggregates.FusionPending(ctx, db)
 	if err != nil || len(runs) == 0 {
 		return err
 	}
@@ -83,13 +84,13 @@ func saveFusion(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	return ingest.SaveFusion(ctx, db, runs, match)
+	return aggregates.SaveFusion(ctx, db, runs, match)
 }
 
 // saveOverlapRows saves the overlap-opportunity rows of every run without a
 // current copy; it needs the saved overlap only for speed.
 func saveOverlapRows(ctx context.Context, db *sql.DB) error {
-	runs, err := ingest.OverlapRowsPending(ctx, db)
+	runs, err := aggregates.OverlapRowsPending(ctx, db)
 	if err != nil || len(runs) == 0 {
 		return err
 	}
@@ -97,5 +98,5 @@ func saveOverlapRows(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	return ingest.SaveOverlapRows(ctx, db, runs, table, queries.DefaultMinDurNS)
+	return aggregates.SaveOverlapRows(ctx, db, runs, table, queries.DefaultMinDurNS)
 }

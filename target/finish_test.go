@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
@@ -63,7 +64,7 @@ func TestFinishSavesFusion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w, pairs := finishedDemo(t)
-	if pending, err := ingest.FusionPending(ctx, w.DB); err != nil || len(pending) != 0 {
+	if pending, err := aggregates.FusionPending(ctx, w.DB); err != nil || len(pending) != 0 {
 		t.Fatalf("after Finish, pending %v %v", pending, err)
 	}
 	matched := 0
@@ -113,7 +114,7 @@ func TestFinishSavesOverlapRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w, pairs := finishedDemo(t)
-	if pending, err := ingest.OverlapRowsPending(ctx, w.DB); err != nil || len(pending) != 0 {
+	if pending, err := aggregates.OverlapRowsPending(ctx, w.DB); err != nil || len(pending) != 0 {
 		t.Fatalf("after Finish, pending %v %v", pending, err)
 	}
 	compared, filtered := 0, 0
@@ -188,7 +189,7 @@ func TestFinishSavesOverlapRows(t *testing.T) {
 
 // TestFinishFailedSaveLeavesTheOthers: when one of the saves Finish runs
 // side by side fails for every run (its table no longer fits its rows),
-// Finish names each run in an *ingest.FinishError and records the
+// Finish names each run in an *aggregates.FinishError and records the
 // failures; the other saves go on and complete, none leaves a copy
 // recorded without its rows, and the next Finish (the table repaired)
 // tries the failed copies again and completes every save.
@@ -204,7 +205,7 @@ func TestFinishFailedSaveLeavesTheOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Finish(ctx, w.DB, catalog.Default())
-	fe, ok := err.(*ingest.FinishError)
+	fe, ok := err.(*aggregates.FinishError)
 	if !ok || !strings.Contains(err.Error(), "save fuse patterns") {
 		t.Fatalf("Finish with the fuse-pattern save failing: %v", err)
 	}
@@ -256,7 +257,7 @@ func TestFinishFailedSaveLeavesTheOthers(t *testing.T) {
 	}
 
 	for name, pending := range map[string]func(context.Context, *sql.DB) ([]int64, error){
-		"fuse patterns": ingest.FusionPending, "overlap rows": ingest.OverlapRowsPending,
+		"fuse patterns": aggregates.FusionPending, "overlap rows": aggregates.OverlapRowsPending,
 	} {
 		if runs, err := pending(ctx, w.DB); err != nil || len(runs) != 0 {
 			t.Errorf("%s still pending after the second Finish: %v %v", name, runs, err)

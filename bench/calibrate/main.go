@@ -17,7 +17,7 @@
 // ingested into one warehouse (ingest.Ingest, target.Finish: what
 // `tracehouse ingest` does), and each pair is compared as `tracehouse
 // compare BASE CANDIDATE` does it with the default gates (queries through
-// ingest.ReadSteps and queries.CompareFetch, analysis.NewCompare). Pair i
+// aggregates.ReadSteps and queries.CompareFetch, analysis.NewCompare). Pair i
 // of a step count has its own base (seed) and its own candidate seed, the
 // same for every case of that pair, so that cases differ only by the edit.
 //
@@ -37,6 +37,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
@@ -210,7 +211,7 @@ func (c *comparer) compare(base, cand string) (*analysis.CompareReport, error) {
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("run %s or %s not in the warehouse (rebuild with -rebuild)", base, cand)
 	}
-	q, err := ingest.ReadSteps(c.ctx, c.db, []int64{b, k}, "")
+	q, err := aggregates.ReadSteps(c.ctx, c.db, []int64{b, k}, "")
 	if err != nil {
 		return nil, err
 	}

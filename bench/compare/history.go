@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
@@ -26,7 +27,7 @@ import (
 // bench/out/history-<runs>runs-<steps>steps/: every run from the 70th on
 // has its decode attention 20% slower, so the run at 70% of the series is
 // the one change point. Timed, as history does it: the runs listed, their
-// steps checked (ingest.StepsStale) and their saved aggregates'
+// steps checked (aggregates.StepsStale) and their saved aggregates'
 // freshness, the per-step samples of the series (queries.HistorySteps),
 // medians, intervals and change points (analysis.NewHistory), text and JSON
 // rendered (discarded). Two series: a kernel pattern (the kernel store)
@@ -116,7 +117,7 @@ func history(ctx context.Context, db *sql.DB, p queries.HistoryStepsParams, o an
 		ids[i] = r.RunID
 	}
 	lap("runs")
-	stale, err := ingest.StepsStale(ctx, db, ids, "")
+	stale, err := aggregates.StepsStale(ctx, db, ids, "")
 	if err != nil {
 		return nil, err
 	}

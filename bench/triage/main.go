@@ -49,6 +49,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/migrations"
@@ -249,7 +250,7 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 	fmt.Fprintf(os.Stderr, "replicated to %d GPU events (%d copies) in %.1f s\n", base*copies, copies, time.Since(t1).Seconds())
 	if saved {
 		t2 := time.Now()
-		if err := ingest.SaveOverlap(ctx, w.DB, run); err != nil {
+		if err := aggregates.SaveOverlap(ctx, w.DB, run); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the per-kernel overlap in %.1f s\n", time.Since(t2).Seconds())
@@ -259,7 +260,7 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 		if err != nil {
 			return err
 		}
-		if err := ingest.SaveFusion(ctx, w.DB, []int64{run}, match); err != nil {
+		if err := aggregates.SaveFusion(ctx, w.DB, []int64{run}, match); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the fuse-pattern rows in %.1f s\n", time.Since(t3).Seconds())
@@ -269,13 +270,13 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 		if err != nil {
 			return err
 		}
-		if err := ingest.SaveOverlapRows(ctx, w.DB, []int64{run}, table, queries.DefaultMinDurNS); err != nil {
+		if err := aggregates.SaveOverlapRows(ctx, w.DB, []int64{run}, table, queries.DefaultMinDurNS); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the overlap rows in %.1f s\n", time.Since(t4).Seconds())
 		// and the step aggregates with the idle rows per step, as Finish does
 		t5 := time.Now()
-		if err := ingest.SaveSteps(ctx, w.DB, run); err != nil {
+		if err := aggregates.SaveSteps(ctx, w.DB, run); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the step aggregates and idle rows in %.1f s\n", time.Since(t5).Seconds())

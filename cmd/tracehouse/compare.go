@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/assemble"
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/target"
 	"github.com/tracehouse/tracehouse/vocab"
@@ -131,7 +131,7 @@ func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
 	case o.Alpha <= 0 || o.Alpha >= 1:
 		return usagef("--alpha %v: want a level between 0 and 1", o.Alpha)
 	}
-	if err := ingest.CheckStepsBy(o.StepsBy); err != nil {
+	if err := aggregates.CheckStepsBy(o.StepsBy); err != nil {
 		return &usageError{err}
 	}
 	if o.Format == report.CSV && o.Out == "" {

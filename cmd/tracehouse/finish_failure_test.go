@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -54,13 +55,13 @@ func TestFinishFailureStaysWithItsRun(t *testing.T) {
 				continue
 			}
 			notes++
-			want := fmt.Sprintf("note: run trtllm-llama is stored, but saving its overlap failed (attempt %d of %d: ", i+1, ingest.FinishAttempts)
+			want := fmt.Sprintf("note: run trtllm-llama is stored, but saving its overlap failed (attempt %d of %d: ", i+1, aggregates.FinishAttempts)
 			if !strings.HasPrefix(line, "note: run trtllm-llama is stored, but saving its ") ||
-				!strings.Contains(line, fmt.Sprintf("(attempt %d of %d: ", i+1, ingest.FinishAttempts)) || !strings.Contains(line, "Out of Range Error") {
+				!strings.Contains(line, fmt.Sprintf("(attempt %d of %d: ", i+1, aggregates.FinishAttempts)) || !strings.Contains(line, "Out of Range Error") {
 				t.Errorf("ingest %s: note %q, want one like %q...", run, line, want)
 			}
 		}
-		if i < ingest.FinishAttempts && notes == 0 || i >= ingest.FinishAttempts && notes != 0 {
+		if i < aggregates.FinishAttempts && notes == 0 || i >= aggregates.FinishAttempts && notes != 0 {
 			t.Errorf("ingest %s: %d notes after %d attempts\n%s", run, notes, i, stderr)
 		}
 	}
@@ -82,19 +83,19 @@ func TestFinishFailedLines(t *testing.T) {
 	}}
 	boom := errors.New("save overlap of run(s) [2]: Out of Memory Error:\nfailed to allocate")
 	for _, c := range []struct {
-		failures []ingest.FinishFailure
+		failures []aggregates.FinishFailure
 		code     int
 		lines    []string
 	}{
-		{[]ingest.FinishFailure{{Run: 2, Label: "older", Store: "overlap", Attempts: 2, Err: boom}}, 0,
+		{[]aggregates.FinishFailure{{Run: 2, Label: "older", Store: "overlap", Attempts: 2, Err: boom}}, 0,
 			[]string{"note: run older is stored, but saving its overlap failed (attempt 2 of 3: a later ingest tries again; reports compute it meanwhile): save overlap of run(s) [2]: Out of Memory Error: failed to allocate"}},
-		{[]ingest.FinishFailure{{Run: 1, Label: "mine", Store: "steps", Attempts: 1, Err: boom},
+		{[]aggregates.FinishFailure{{Run: 1, Label: "mine", Store: "steps", Attempts: 1, Err: boom},
 			{Run: 2, Label: "older", Store: "fuse patterns", Attempts: 3, Err: boom}}, exitError,
 			[]string{"error: run mine is stored, but saving its steps failed (attempt 1 of 3: a later ingest tries again; reports compute it meanwhile): save overlap of run(s) [2]: Out of Memory Error: failed to allocate",
 				"note: run older is stored, but saving its fuse patterns failed (attempt 3 of 3: not tried again until the run changes; reports compute it): save overlap of run(s) [2]: Out of Memory Error: failed to allocate"}},
 	} {
 		io, _, errOut := testIO("")
-		err := finishFailed(io, res, &ingest.FinishError{Failures: c.failures})
+		err := finishFailed(io, res, &aggregates.FinishError{Failures: c.failures})
 		if got := exitCode(err); got != c.code {
 			t.Errorf("%v: exit %d, want %d", c.failures, got, c.code)
 		}

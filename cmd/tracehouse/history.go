@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/assemble"
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/stats"
@@ -151,7 +151,7 @@ func (o *HistoryOptions) parse(stage string, tags []string, minChange float64) e
 		return usagef("--min-change %v: want a percentage >= 0", minChange)
 	}
 	o.Rule.MinChange = minChange / 100
-	if err := ingest.CheckStepsBy(o.StepsBy); err != nil {
+	if err := aggregates.CheckStepsBy(o.StepsBy); err != nil {
 		return &usageError{err}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/lake"
@@ -163,7 +164,7 @@ func ingestRun(opts *IngestOptions) error {
 		// DuckDB's INTERRUPT errors.
 		return res.Interrupted()
 	}
-	if fe, ok := err.(*ingest.FinishError); ok {
+	if fe, ok := err.(*aggregates.FinishError); ok {
 		return finishFailed(opts.IO, res, fe)
 	}
 	if err != nil {
@@ -178,7 +179,7 @@ func ingestRun(opts *IngestOptions) error {
 // fails alone, on one line. A run this command stored makes it exit 1
 // (after the files' summary); an earlier run's copy tried again (a bounded
 // retry) is a note, and this command's own runs decide the exit status.
-func finishFailed(io *IOStreams, res *ingest.Result, fe *ingest.FinishError) error {
+func finishFailed(io *IOStreams, res *ingest.Result, fe *aggregates.FinishError) error {
 	mine := map[string]bool{}
 	for _, f := range res.Files {
 		if f.Status == ingest.StatusIngested {

@@ -10,10 +10,11 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/ingest"
 )
 
-// Phases the progress display names besides ingest's own (ingest.Phase*).
+// Phases the progress display names besides the finish's own (aggregates.Phase*).
 const (
 	// phaseRead is the bar of bytes read.
 	phaseRead = "reading"
@@ -37,10 +38,10 @@ func withProgress(ctx context.Context, ios *IOStreams, opt ingest.Options) (_ co
 	}
 	b := &bar{w: ios.ErrOut}
 	opt.Progress = b
-	return ingest.WithPhaser(ctx, b), opt, b.finish
+	return aggregates.WithPhaser(ctx, b), opt, b.finish
 }
 
-// bar is the progress display: ingest.ParsedProgress and ingest.Phaser.
+// bar is the progress display: ingest.ParsedProgress and aggregates.Phaser.
 // Workers call Add and Parsed concurrently, hence the mutex.
 //
 // The bar fills with the bytes read from disk (the total is known from the

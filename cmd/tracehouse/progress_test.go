@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
@@ -53,9 +54,9 @@ func TestProgressFirstTick(t *testing.T) {
 	if !strings.Contains(w.String(), "ingest: "+phaseLoad) {
 		t.Errorf("every byte read, and no %q: %q", phaseLoad, w.String())
 	}
-	b.Phase(ingest.PhaseOverlap)
-	if !strings.Contains(w.String(), "ingest: "+ingest.PhaseOverlap) {
-		t.Errorf("no %q: %q", ingest.PhaseOverlap, w.String())
+	b.Phase(aggregates.PhaseOverlap)
+	if !strings.Contains(w.String(), "ingest: "+aggregates.PhaseOverlap) {
+		t.Errorf("no %q: %q", aggregates.PhaseOverlap, w.String())
 	}
 	b.finish()
 	b.Phase("late")
@@ -76,7 +77,7 @@ func TestProgressPhases(t *testing.T) {
 		Steps: 6, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
-	phases := []string{phaseRead, phaseLoad, ingest.PhaseCatalog, ingest.PhaseSaving}
+	phases := []string{phaseRead, phaseLoad, aggregates.PhaseCatalog, aggregates.PhaseSaving}
 	for _, tty := range []bool{true, false} {
 		var errOut lockedBuffer
 		ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut, ErrTTY: tty}
@@ -94,7 +95,7 @@ func TestProgressPhases(t *testing.T) {
 			}
 			continue
 		}
-		for _, p := range []string{ingest.PhaseOverlap, ingest.PhaseSteps, ingest.PhaseFusion, ingest.PhaseOverlapRows} {
+		for _, p := range []string{aggregates.PhaseOverlap, aggregates.PhaseSteps, aggregates.PhaseFusion, aggregates.PhaseOverlapRows} {
 			if strings.Contains(out, "ingest: "+p+" ") {
 				t.Errorf("phase %q shown on its own while the saves run side by side:\n%q", p, out)
 			}

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/aggregates"
 )
 
 // TestSIGINTExits130: an interrupted command stops its work and exits 130
@@ -180,7 +180,7 @@ func TestInterruptWhileSavingSaysOneLine(t *testing.T) {
 	root.SetArgs([]string{"--db", db, "ingest", demoDir + "/sglang-llama"})
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
-	_, err := root.ExecuteContextC(ingest.WithPhaser(ctx, cancelOnPhase{ingest.PhaseSaving, cancel}))
+	_, err := root.ExecuteContextC(aggregates.WithPhaser(ctx, cancelOnPhase{aggregates.PhaseSaving, cancel}))
 	if want := "interrupted: 4 of 4 file(s) stored, nothing partial; run the same command again to finish"; err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q (stderr %q)", err, want, errOut.String())
 	}

@@ -1,0 +1,56 @@
+// Package aggregates owns the copies a warehouse keeps of what reports
+// would otherwise compute from every event of a run: the per-kernel
+// overlap and per-device busy time, the per-step aggregates (with the idle
+// rows per step), and each rank's fuse-pattern and overlap-opportunity
+// rows. It says what is saved and when a copy is stale (the *_pending
+// statements; the fingerprints are the SQL library's), computes and stores
+// the copies (Finish, called after every ingest), and gives readers steps
+// found another way than those stored (ReadSteps).
+//
+// It sits above ingest (which stores the events and finds the steps) and
+// below target and the commands.
+package aggregates
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"math"
+
+	"github.com/tracehouse/tracehouse/inline"
+)
+
+//go:embed sql/*.sql
+var sqlFiles embed.FS
+
+func stmt(name string) string {
+	b, err := sqlFiles.ReadFile("sql/" + name + ".sql")
+	if err != nil {
+		// The files are embedded at build time; a missing one is a build bug.
+		panic("aggregates: missing embedded sql/" + name + ".sql")
+	}
+	return string(b)
+}
+
+// execNamed runs one of our statements with its named arguments written
+// into it (inline.Exec).
+func execNamed(ctx context.Context, e inline.Execer, query string, args ...any) (sql.Result, error) {
+	return inline.Exec(ctx, e, query, args...)
+}
+
+// queryNamed is execNamed for a query.
+func queryNamed(ctx context.Context, e inline.Queryer, query string, args ...any) (*sql.Rows, error) {
+	return inline.Query(ctx, e, query, args...)
+}
+
+// null marks an absent kernel id in a swept row.
+const null = math.MinInt64
+
+// nullable is v for an appender, NULL when it is null.
+func nullable(v int64) driver.Value {
+	if v == null {
+		return nil
+	}
+	return v
+}

@@ -1,0 +1,143 @@
+package aggregates
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+)
+
+// DuckDBFinishMiB is DuckDB's memory_limit while a finish saves runs'
+// copies (overlap, steps, fuse-pattern and overlap-table rows) on a file
+// warehouse. Unbounded, DuckDB kept every operator of those statements in
+// memory, which grew with the kernels of a run (issue 38: 5 M kernels
+// peaked at 5 GB). Bounded, its sorts, windows, joins and aggregates spill
+// to the warehouse's temporary directory (<file>.tmp): a 262 MB trace of
+// 420 k kernels, 0.84 M events, peaked at 470 MiB in the finish, 369 MiB
+// bounded, for 16.2 -> 17.2 CPU-s (bench/README.md, "Finish bounded").
+// Should a save still not fit, the bound is lifted and that save made again
+// (ingest.LiftFinishBound), so a bound never fails a finish that would
+// have passed.
+const DuckDBFinishMiB = 200
+
+// FinishPerRun completes what reports need after an ingest, but the
+// per-rank rows: the catalog they match fuse patterns against, and the
+// saved per-kernel overlap and per-step aggregates of every run whose copy
+// is missing or older than one of its traces (target.Finish also saves the
+// fuse-pattern and overlap-opportunity rows). It works from what the
+// warehouse holds, not from one ingest's result, so after an interrupted
+// ingest (or a crash between a trace's commit and this step) running it
+// again finishes the job. A lake's ingest ends with it.
+//
+// A run whose copy cannot be saved (DuckDB out of memory, say) fails alone:
+// the others are saved, the failure is recorded (finish_failures) so that
+// later finishes leave that run alone until one of its traces changes, and
+// FinishPerRun returns a *FinishError naming it.
+//
+// On a file warehouse DuckDB's memory is bounded meanwhile
+// (ingest.BoundFinish).
+func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
+	if err := FinishCatalog(ctx, db, cat); err != nil {
+		return err
+	}
+	ctx, restore, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
+	if err != nil {
+		return err
+	}
+	err = SavePendingOverlap(ctx, db)
+	var fe *FinishError
+	if err == nil || errors.As(err, &fe) {
+		err = JoinFinishErrors(err, SavePendingSteps(ctx, db))
+	}
+	return JoinFinishErrors(err, restore())
+}
+
+// FinishCatalog is a finish's first step: the catalog installed (reported as
+// PhaseCatalog).
+func FinishCatalog(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
+	phase(ctx, PhaseCatalog)
+	return ingest.InstallCatalog(ctx, db, cat)
+}
+
+// SavePendingOverlap is a finish's second step: the per-kernel overlap saved
+// (SaveOverlap) for every run whose copy is missing or out of date.
+func SavePendingOverlap(ctx context.Context, db *sql.DB) error {
+	runs, err := pendingRuns(ctx, db, "overlap_pending")
+	if err != nil {
+		return fmt.Errorf("find runs without a saved overlap: %w", err)
+	}
+	if len(runs) > 0 {
+		phase(ctx, PhaseOverlap)
+	}
+	return overlapStore().save(ctx, db, runs)
+}
+
+// SavePendingSteps is FinishPerRun's last step: the step aggregates saved for
+// every run whose copy is missing or out of date. They read the saved
+// overlap, so it comes after SavePendingOverlap.
+func SavePendingSteps(ctx context.Context, db *sql.DB) error {
+	runs, err := pendingRuns(ctx, db, "steps_pending")
+	if err != nil {
+		return fmt.Errorf("find runs without saved steps: %w", err)
+	}
+	if len(runs) > 0 {
+		phase(ctx, PhaseSteps)
+	}
+	return stepStore().save(ctx, db, runs)
+}
+
+// pendingRuns runs one of the *_pending queries: run ids, one per row. A
+// run whose save failed FinishAttempts times for its current traces is not
+// pending.
+func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) {
+	rows, err := queryNamed(ctx, db, stmt(name), sql.Named("max_attempts", FinishAttempts))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var runs []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		runs = append(runs, id)
+	}
+	return runs, rows.Err()
+}
+
+// SaveOverlap computes run's per-kernel overlap once (sweepOverlap) and
+// saves it in kernel_overlap_store, so that reports read it instead of
+// sorting the run's kernels again (about 2 CPU-seconds per million kernels
+// in SQL), and its
+// per-device busy time (device_busy_store) summed from it. Calling it
+// again replaces the copy. Reports ignore the copy, and compute, as soon as
+// the run's kernels or their names' categories change, so a stale copy is
+// never read.
+func SaveOverlap(ctx context.Context, db *sql.DB, run int64) error {
+	return overlapStore().saveOne(ctx, db, run)
+}
+
+// overlapStore saves per-kernel overlap: forget the copy first and record
+// it last, so that even without the transaction a half-written copy could
+// not be read.
+func overlapStore() runStore {
+	return runStore{what: "overlap",
+		stmts: []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy"},
+		fill:  sweepOverlap, after: []string{"overlap_store_busy"},
+		commit: "overlap_store_commit"}
+}
+
+// stepStore saves step aggregates, and the idle rows per step
+// (sqllib/idle.sql) that the same record guards; in a batch they read the runs' saved
+// overlap, so only runs whose copy is current go together.
+func stepStore() runStore {
+	return runStore{what: "steps",
+		stmts: []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
+			"idle_store_clear_steps", "idle_store_clear_gaps",
+			"step_store_kernels", "step_store_totals", "idle_store_steps", "idle_store_gaps"},
+		commit: "step_store_commit", batchable: "overlap_store_current"}
+}

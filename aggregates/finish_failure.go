@@ -1,0 +1,161 @@
+package aggregates
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tracehouse/tracehouse/ingest"
+)
+
+// FinishAttempts bounds the saves of one copy of one run (for the same
+// traces) that may fail: the first, made by the ingest that stored the
+// run, and the next finishes' retries, which cover a cause that passes (a
+// full disk, memory taken by something else). After that the run is left
+// alone until one of its traces changes: a cause that stays (a run too
+// large for the memory, a value out of range) would otherwise cost every
+// later ingest the failing save, and fail it.
+const FinishAttempts = 3
+
+// FinishFailure is one run whose saved copy (Store: "overlap", "steps",
+// "fuse patterns" or "overlap rows") could not be made, for the
+// Attempts-th time. Its traces are stored and stay; readers compute what
+// the copy would have held, as for any run without a current copy.
+type FinishFailure struct {
+	Run      int64
+	Label    string
+	Store    string
+	Attempts int
+	Err      error
+}
+
+func (f FinishFailure) Error() string {
+	next := "a later ingest tries again; reports compute it meanwhile"
+	if f.Attempts >= FinishAttempts {
+		next = "not tried again until the run changes; reports compute it"
+	}
+	return fmt.Sprintf("run %s is stored, but saving its %s failed (attempt %d of %d: %s): %v",
+		f.Label, f.Store, f.Attempts, FinishAttempts, next, f.Err)
+}
+
+// FinishError is a finish that could not save some runs' copies. Each
+// failure is recorded (finish_failures), every other run and copy was
+// saved, and later finishes succeed: they try a failed copy again at most
+// FinishAttempts times in all.
+type FinishError struct {
+	Failures []FinishFailure
+}
+
+func (e *FinishError) Error() string {
+	msgs := make([]string, len(e.Failures))
+	for i, f := range e.Failures {
+		msgs[i] = f.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// JoinFinishErrors merges the FinishErrors among errs into one; any other
+// error wins (it is returned, the failures joined to it).
+func JoinFinishErrors(errs ...error) error {
+	var fe FinishError
+	var other []error
+	for _, err := range errs {
+		var e *FinishError
+		switch {
+		case err == nil:
+		case errors.As(err, &e):
+			fe.Failures = append(fe.Failures, e.Failures...)
+		default:
+			other = append(other, err)
+		}
+	}
+	if len(other) > 0 {
+		if len(fe.Failures) > 0 {
+			other = append(other, &fe)
+		}
+		return errors.Join(other...)
+	}
+	if len(fe.Failures) > 0 {
+		return &fe
+	}
+	return nil
+}
+
+// saveIsolated saves the batches bs with save, keeping a run's failure its
+// own: a batch of several runs that fails is saved again run by run (each
+// rank alone, the least memory), and a run that still fails is recorded
+// (recordFailure) and reported in the returned *FinishError while the
+// others are saved. An interruption (ctx done) is no run's failure: it is
+// returned as it is, as is a failure to record one.
+func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch,
+	save func(context.Context, *sql.DB, batch) error) error {
+	var failed []FinishFailure
+	var one func(b batch) error
+	one = func(b batch) error {
+		err := save(ctx, db, b)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// Out of memory under the finish's bound: the bound goes (for the
+		// rest of the finish) and the batch is saved again.
+		if ingest.LiftFinishBound(ctx, err) {
+			if err = save(ctx, db, b); err == nil || ctx.Err() != nil {
+				return err
+			}
+		}
+		if len(b.runs) > 1 {
+			for _, run := range b.runs {
+				alone := batch{runs: []int64{run}, perRank: true}
+				for _, r := range b.ranks {
+					if r.run == run {
+						alone.ranks = append(alone.ranks, r)
+					}
+				}
+				if err := one(alone); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		f, rerr := recordFailure(ctx, db, store, b.runs[0], err)
+		if rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		failed = append(failed, f)
+		return nil
+	}
+	for _, b := range bs {
+		if err := one(b); err != nil {
+			return err
+		}
+	}
+	if len(failed) > 0 {
+		return &FinishError{Failures: failed}
+	}
+	return nil
+}
+
+// recordFailure remembers in finish_failures that saving store of run
+// failed with err, in a statement of its own (the save's transaction was
+// rolled back), and names the run.
+func recordFailure(ctx context.Context, db *sql.DB, store string, run int64, err error) (FinishFailure, error) {
+	f := FinishFailure{Run: run, Label: fmt.Sprint(run), Store: store, Err: err}
+	rows, rerr := queryNamed(ctx, db, stmt("finish_failure_record"),
+		sql.Named("run", run), sql.Named("store", store), sql.Named("error", err.Error()))
+	if rerr == nil {
+		for rows.Next() {
+			rerr = rows.Scan(&f.Attempts)
+		}
+		rerr = errors.Join(rerr, rows.Err(), rows.Close())
+	}
+	if rerr != nil {
+		return f, fmt.Errorf("record that saving the %s of run %d failed: %w", store, run, rerr)
+	}
+	var label string
+	if rerr := db.QueryRowContext(ctx, `SELECT label FROM runs WHERE run_id = ?`, run).Scan(&label); rerr == nil {
+		f.Label = label
+	}
+	return f, nil
+}

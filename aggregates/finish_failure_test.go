@@ -1,0 +1,155 @@
+package aggregates
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
+)
+
+// TestFinishFailsForThatRunAlone (issue 36 item A, issue 38): a run whose
+// saved copies cannot be made (one kernel's end overflows int64, so
+// DuckDB's sums fail: "Out of Range Error") fails alone. The run it was
+// batched with is saved; the failure is recorded; later ingests of other
+// runs finish their own runs and retry the failed one FinishAttempts
+// times in all, then leave it; once the run changes (a new trace, the
+// value repaired) it is saved.
+func TestFinishFailsForThatRunAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := schematest.Open(t, "")
+	const (
+		sg = "../testdata/demo/sglang-llama/2025-07-04_18-26-43/1751653603.1234567-"
+		sf = "../testdata/demo/sglang-formal/2025-07-04_23-27-18/1751671638.1234567-"
+	)
+	ingestAs := func(label string, paths ...string) {
+		t.Helper()
+		var runs int
+		if err := w.DB.QueryRow(`SELECT count(*) FROM runs WHERE label = ?`, label).Scan(&runs); err != nil {
+			t.Fatal(err)
+		}
+		res, err := ingest.Ingest(ctx, w, paths, ingest.Options{Run: label, Append: runs > 0, Jobs: 1})
+		if err != nil || res.Failed() > 0 {
+			t.Fatalf("ingest %s: %v %+v", label, err, res)
+		}
+	}
+	ingestAs("a", sg+"TP-0-DECODE.trace.json.gz", sg+"TP-0-EXTEND.trace.json.gz")
+	ingestAs("b", "../testdata/demo/trtllm-llama")
+	a := runID(t, w, "a")
+	var kernel, dur int64
+	if err := w.DB.QueryRow(`SELECT kernel_id, dur_ns FROM kernels WHERE run_id = ? ORDER BY kernel_id LIMIT 1`, a).Scan(&kernel, &dur); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.DB.Exec(`UPDATE kernels SET dur_ns = 9000000000000000000 WHERE kernel_id = ?`, kernel); err != nil {
+		t.Fatal(err)
+	}
+
+	// The finish of a and b together: a fails, b is saved.
+	failedAlone := func(step string, attempts int) {
+		t.Helper()
+		err := FinishPerRun(ctx, w.DB, catalog.Default())
+		fe, ok := err.(*FinishError)
+		if !ok {
+			t.Fatalf("%s: Finish returned %v, want a *FinishError alone", step, err)
+		}
+		var got []string
+		for _, f := range fe.Failures {
+			if f.Label != "a" || f.Run != a || f.Attempts != attempts {
+				t.Errorf("%s: failure %+v, want run a (%d), attempt %d", step, f, a, attempts)
+			}
+			got = append(got, f.Store)
+		}
+		// The overlap and the step aggregates sum kernel ends; Finish does
+		// not save fuse-pattern or overlap-table rows (target.Finish does).
+		if want := []string{"overlap", "steps"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: failed copies %v, want %v", step, got, want)
+		}
+		got2 := schematest.Dump(t, w.DB, `SELECT run_id, store, attempts FROM finish_failures ORDER BY ALL`)
+		want := schematest.Dump(t, w.DB, fmt.Sprintf(`SELECT %d::INTEGER, s, %d::INTEGER FROM (VALUES ('overlap'), ('steps')) v(s) ORDER BY ALL`, a, attempts))
+		if got2 != want {
+			t.Errorf("%s: finish_failures\n%s\nwant\n%s", step, got2, want)
+		}
+	}
+	failedAlone("a and b", 1)
+	savedExactly := func(step string, labels ...string) {
+		t.Helper()
+		for _, table := range []string{"kernel_overlap_runs", "step_store_runs"} {
+			got := schematest.Dump(t, w.DB, `SELECT label FROM runs WHERE run_id IN (SELECT run_id FROM `+table+`) ORDER BY label`)
+			want := ""
+			for _, l := range labels {
+				want += l + "\n"
+			}
+			if got != want {
+				t.Errorf("%s: runs with a copy in %s:\n%s\nwant\n%s", step, table, got, want)
+			}
+		}
+	}
+	savedExactly("a and b", "b")
+
+	// Later ingests of other runs succeed: each finishes its own run and
+	// tries a's copies again, until FinishAttempts.
+	ingestAs("c", sf+"TP-0-DECODE.trace.json.gz")
+	failedAlone("c", 2)
+	ingestAs("d", sf+"TP-1-DECODE.trace.json.gz")
+	failedAlone("d", 3)
+	ingestAs("e", sf+"TP-0-EXTEND.trace.json.gz")
+	if err := FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatalf("e: Finish after a's last attempt: %v", err)
+	}
+	savedExactly("e", "b", "c", "d", "e")
+	for _, pending := range []string{"overlap_pending", "steps_pending"} {
+		if runs, err := pendingRuns(ctx, w.DB, pending); err != nil || len(runs) != 0 {
+			t.Errorf("%s after a's last attempt: %v %v", pending, runs, err)
+		}
+	}
+
+	// a changes (the value repaired, one more trace): saved.
+	if _, err := w.DB.Exec(`UPDATE kernels SET dur_ns = ? WHERE kernel_id = ?`, dur, kernel); err != nil {
+		t.Fatal(err)
+	}
+	ingestAs("a", sg+"TP-1-DECODE.trace.json.gz")
+	if err := FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatalf("Finish after a changed: %v", err)
+	}
+	savedExactly("a changed", "a", "b", "c", "d", "e")
+}
+
+// TestFinishInterruptedRecordsNothing: a save stopped by its context is no
+// run's failure: nothing is recorded and the run stays pending.
+func TestFinishInterruptedRecordsNothing(t *testing.T) {
+	t.Parallel()
+	w := threeDemoRuns(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	runs, err := pendingRuns(ctx, w.DB, "overlap_pending")
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("pending: %v %v", runs, err)
+	}
+	bs := []batch{{runs: runs}}
+	err = saveIsolated(ctx, w.DB, "overlap", bs, func(ctx context.Context, db *sql.DB, b batch) error {
+		cancel()
+		return ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("saveIsolated interrupted: %v", err)
+	}
+	if got := schematest.Dump(t, w.DB, `SELECT * FROM finish_failures`); got != "" {
+		t.Errorf("finish_failures after an interruption:\n%s", got)
+	}
+}
+
+// runID is the id of the run labelled label.
+func runID(t *testing.T, w *schema.Warehouse, label string) int64 {
+	t.Helper()
+	var id int64
+	if err := w.DB.QueryRow(`SELECT run_id FROM runs WHERE label = ?`, label).Scan(&id); err != nil {
+		t.Fatalf("run %s: %v", label, err)
+	}
+	return id
+}

@@ -1,0 +1,41 @@
+package aggregates
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// FusionPending lists the runs whose saved fuse-pattern rows are missing or
+// older than one of their traces (what SaveFusion still has to do).
+func FusionPending(ctx context.Context, db *sql.DB) ([]int64, error) {
+	runs, err := pendingRuns(ctx, db, "fusion_pending")
+	if err != nil {
+		return nil, fmt.Errorf("find runs without saved fuse patterns: %w", err)
+	}
+	return runs, nil
+}
+
+// SaveFusion computes the fuse-pattern rows of each rank of runs once and
+// saves them in fusion_match_store, so that compare reads them instead of
+// walking the runs' streams again (about 3-4 CPU-seconds per million
+// kernels). match is the text of queries/fusion_matches.sql (ingest cannot
+// import queries: its tests ingest), run with $runs: each rank's rows are
+// those of a single-trace report of that rank, every stage, no share
+// floor. Small runs are computed together (batchKernels). Calling it again
+// replaces the copies; readers ignore a copy whose run, catalog or gates
+// changed since (_fusion_fingerprint). It needs the catalog installed.
+func SaveFusion(ctx context.Context, db *sql.DB, runs []int64, match string) error {
+	phase(ctx, PhaseFusion)
+	return fusionStore(match).save(ctx, db, runs)
+}
+
+// fusionStore saves the rows of match (queries/fusion_matches.sql).
+func fusionStore(match string) rankStore {
+	return rankStore{
+		what: "fuse patterns", table: "fusion_match_store",
+		forget: "fusion_store_forget", clear: "fusion_store_clear", commit: "fusion_store_commit",
+		query: match,
+		args:  []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0)},
+	}
+}

@@ -1,0 +1,48 @@
+package aggregates
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// OverlapRowsPending lists the runs whose saved overlap-opportunity rows
+// are missing or older than one of their traces (what SaveOverlapRows
+// still has to do).
+func OverlapRowsPending(ctx context.Context, db *sql.DB) ([]int64, error) {
+	runs, err := pendingRuns(ctx, db, "overlap_rows_pending")
+	if err != nil {
+		return nil, fmt.Errorf("find runs without saved overlap rows: %w", err)
+	}
+	return runs, nil
+}
+
+// SaveOverlapRows computes the overlap-opportunity rows of each rank of
+// runs once and saves them in overlap_row_store, so that a triage of one
+// rank reads them instead of aggregating every kernel's overlap again
+// (about 0.45 s per million kernels). table is the text of
+// queries/overlap_by_kernel.sql (ingest cannot import queries: its tests
+// ingest), run for a single-trace report of each rank, every stage, no
+// share floor, with the verdict floor minDurNS (recorded with the copy).
+// Calling it again replaces the copies; readers ignore a copy whose run,
+// classifier or traces changed since (_overlap_rows_fingerprint), or whose
+// floor is not theirs. It needs the per-kernel overlap saved first (Finish)
+// only for speed: without it the rows are computed from the kernels.
+func SaveOverlapRows(ctx context.Context, db *sql.DB, runs []int64, table string, minDurNS int64) error {
+	phase(ctx, PhaseOverlapRows)
+	return overlapRowsStore(table, minDurNS).save(ctx, db, runs)
+}
+
+// overlapRowsStore saves the rows of table (queries/overlap_by_kernel.sql)
+// for the verdict floor minDurNS.
+func overlapRowsStore(table string, minDurNS int64) rankStore {
+	return rankStore{
+		what: "overlap rows", table: "overlap_row_store",
+		forget: "overlap_rows_forget", clear: "overlap_rows_clear", commit: "overlap_rows_commit",
+		query: table,
+		args: []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0),
+			sql.Named("min_dur_ns", minDurNS), sql.Named("overlap_fp", nil)},
+		commitArgs: []any{sql.Named("min_dur_ns", minDurNS)},
+		batchable:  "overlap_store_current",
+	}
+}

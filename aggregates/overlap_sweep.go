@@ -1,0 +1,339 @@
+package aggregates
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/tracehouse/tracehouse/inline"
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// sweepChunkKernels bounds the GPU events one read of sweepOverlap holds:
+// groups are read in ranges of at most this many (a larger group alone), so
+// Go's share of saving a run with millions of kernels stays about 30 MiB.
+const sweepChunkKernels = 1 << 18
+
+// sweepGroupLimit is the largest group sweepOverlap sweeps in Go (about
+// 110 bytes an event, so 55 MiB): a run with a larger one is saved by the
+// SQL macro, which spills, so that memory stays bounded whatever a single
+// trace holds on one device. A 1 GB trace has about 320 k.
+const sweepGroupLimit = 1 << 19
+
+// sweepKernel is one GPU event of an overlap group (trace, stage, device),
+// as overlap_store_kernels.sql reads it.
+type sweepKernel struct {
+	id, stream, ts, dur int64
+	comp                bool
+}
+
+// sweptKernel is what kernel_overlap_for computes for one GPU event besides
+// what the kernels table holds.
+type sweptKernel struct {
+	id                     int64
+	hidden, hiddenByComp   int64
+	startRank, startsToEnd int64
+	unionShare             int64
+	prev, next             int64 // null when none
+}
+
+// sweepGroup computes kernel_overlap_for's figures for the events of one
+// group, given sorted by (ts, id), in that order. starts carries the
+// number of starts seen before this group (kernel_overlap_for numbers
+// start ranks across every group of its call) and is advanced past it.
+//
+// It is the SQL's sweep (kernel_overlap_for, sqllib/overlap.sql) written as one pass
+// over the group's instants: between two consecutive instants the number
+// of active streams and of streams running compute is constant, so the
+// integrals of ">= 2 streams active", ">= 1" and ">= 2 streams running
+// compute" advance by the gap times an indicator. A kernel's hidden time is
+// the first integral at its end minus at its start; its hidden-by-compute
+// time sums, over the gaps between its stream's instants, the ">= 2
+// compute" integral where its stream runs compute itself, else the ">= 1"
+// one. At one instant starts come before ends, each by kernel id, and the
+// gap to the next instant belongs to the last of them (union_share_ns),
+// exactly as the SQL orders its points.
+func sweepGroup(ks []sweepKernel, starts *int64) []sweptKernel {
+	n := len(ks)
+	out := make([]sweptKernel, n)
+	sid := make([]int32, n)
+	streams := map[int64]int32{}
+	for i := range ks {
+		out[i].prev, out[i].next = null, null
+		s, ok := streams[ks[i].stream]
+		if !ok {
+			s = int32(len(streams))
+			streams[ks[i].stream] = s
+		}
+		sid[i] = s
+		out[i].id = ks[i].id
+	}
+	ns := len(streams)
+	// Neighbours on the stream, by start then id: ks is in that order.
+	last := make([]int32, ns)
+	for s := range last {
+		last[s] = -1
+	}
+	for i := range ks {
+		if j := last[sid[i]]; j >= 0 {
+			out[i].prev = ks[j].id
+			out[j].next = ks[i].id
+		}
+		last[sid[i]] = int32(i)
+	}
+	ends := make([]int32, n)
+	for i := range ends {
+		ends[i] = int32(i)
+	}
+	slices.SortFunc(ends, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(ks[a].ts+ks[a].dur, ks[b].ts+ks[b].dur), cmp.Compare(ks[a].id, ks[b].id))
+	})
+
+	type stream struct {
+		active, comp int64 // events active / compute events active
+		at           int64 // the stream's last instant, when seen
+		c1, c2       int64 // the compute integrals at that instant
+		byComp       int64 // its hidden-by-compute integral up to there
+		seen         bool
+	}
+	st := make([]stream, ns)
+	var nActive, nComp int          // streams active / running compute
+	var multi, c1, c2 int64         // integrals up to the current instant
+	var prevT int64                 // the previous instant
+	lastPoint, started := -1, false // the event whose point came last
+	// touch brings stream s's hidden-by-compute integral up to instant t,
+	// under its state since its previous instant.
+	touch := func(s int32, t int64) {
+		x := &st[s]
+		if x.seen && x.at != t && x.active > 0 {
+			if x.comp > 0 {
+				x.byComp += c2 - x.c2
+			} else {
+				x.byComp += c1 - x.c1
+			}
+		}
+		x.at, x.c1, x.c2, x.seen = t, c1, c2, true
+	}
+	i, j := 0, 0
+	for i < n || j < n {
+		t := int64(0)
+		switch {
+		case i < n && j < n:
+			t = min(ks[i].ts, ks[ends[j]].ts+ks[ends[j]].dur)
+		case i < n:
+			t = ks[i].ts
+		default:
+			t = ks[ends[j]].ts + ks[ends[j]].dur
+		}
+		if started {
+			gap := t - prevT
+			if nActive >= 1 {
+				out[lastPoint].unionShare += gap
+			}
+			if nActive >= 2 {
+				multi += gap
+			}
+			if nComp >= 1 {
+				c1 += gap
+			}
+			if nComp >= 2 {
+				c2 += gap
+			}
+		}
+		for ; i < n && ks[i].ts == t; i++ {
+			s := sid[i]
+			touch(s, t)
+			*starts++
+			out[i].startRank = *starts
+			out[i].hidden = -multi
+			out[i].hiddenByComp = -st[s].byComp
+			if st[s].active++; st[s].active == 1 {
+				nActive++
+			}
+			if ks[i].comp {
+				if st[s].comp++; st[s].comp == 1 {
+					nComp++
+				}
+			}
+			lastPoint = i
+		}
+		for ; j < n && ks[ends[j]].ts+ks[ends[j]].dur == t; j++ {
+			k := ends[j]
+			s := sid[k]
+			touch(s, t)
+			out[k].startsToEnd = *starts
+			out[k].hidden += multi
+			out[k].hiddenByComp += st[s].byComp
+			if st[s].active--; st[s].active == 0 {
+				nActive--
+			}
+			if ks[k].comp {
+				if st[s].comp--; st[s].comp == 0 {
+					nComp--
+				}
+			}
+			lastPoint = int(k)
+		}
+		prevT, started = t, true
+	}
+	return out
+}
+
+// overlapGroup is one group's key and size (overlap_store_groups.sql).
+type overlapGroup struct{ key, kernels int64 }
+
+// sweepOverlap fills kernel_overlap_store with kernel_overlap_for's rows
+// for the runs args select ($run, or $runs with $run NULL), inside the
+// caller's transaction on conn: groups are read in ranges of at most
+// sweepChunkKernels events (a larger group alone), swept in Go
+// (sweepGroup) and joined back to their kernels on the way in
+// (overlap_store_rows.sql). The SQL macro sorts five times (four of them
+// over twice as many points as events), with single-threaded windows
+// between: for 85 k kernels its INSERT took 210-255 ms alone, this 85-135
+// (bench/README.md).
+func sweepOverlap(ctx context.Context, conn *sql.Conn, args []any) error {
+	return sweepOverlapBy(ctx, conn, args, sweepChunkKernels, sweepGroupLimit)
+}
+
+// sweepOverlapBy is sweepOverlap reading ranges of at most chunk events,
+// and leaving runs with a group over limit events to the SQL macro.
+func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limit int64) error {
+	groups, err := overlapGroups(ctx, conn, args)
+	if err != nil {
+		return fmt.Errorf("overlap_store_groups: %w", err)
+	}
+	for _, g := range groups {
+		if g.kernels > limit {
+			if _, err := execNamed(ctx, conn, stmt("overlap_store_macro"), args...); err != nil {
+				return fmt.Errorf("overlap_store_macro: %w", err)
+			}
+			return nil
+		}
+	}
+	var starts int64
+	for lo := 0; lo < len(groups); {
+		hi := lo + 1
+		size := groups[lo].kernels
+		for hi < len(groups) && size+groups[hi].kernels <= chunk {
+			size += groups[hi].kernels
+			hi++
+		}
+		if err := sweepRange(ctx, conn, args, groups[lo:hi], &starts); err != nil {
+			return err
+		}
+		lo = hi
+	}
+	return nil
+}
+
+// sweptColumns are the columns of the rows sweepRange hands to
+// overlap_store_rows.sql (as the table _swept).
+var sweptColumns = []string{"kernel_id", "hidden_ns", "hidden_by_compute_ns", "start_rank", "starts_before_end",
+	"union_share_ns", "prev_kernel_id", "next_kernel_id"}
+
+// sweepRange sweeps the groups gs (consecutive in key order) and stores
+// their rows.
+func sweepRange(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGroup, starts *int64) error {
+	ks, err := readSweepKernels(ctx, conn, args, gs)
+	if err != nil {
+		return fmt.Errorf("overlap_store_kernels: %w", err)
+	}
+	out := make([]sweptKernel, 0, len(ks))
+	for _, g := range gs {
+		out = append(out, sweepGroup(ks[:g.kernels], starts)...)
+		ks = ks[g.kernels:]
+	}
+	types := make([]duckdb.Type, len(sweptColumns))
+	for i := range types {
+		types[i] = duckdb.TYPE_BIGINT
+	}
+	return schema.WithQueryAppender(conn, stmt("overlap_store_rows"), "_swept", sweptColumns, types, func(a *schema.Appender) error {
+		for i := range out {
+			r := &out[i]
+			if err := a.Append(r.id, r.hidden, r.hiddenByComp, r.startRank, r.startsToEnd, r.unionShare,
+				nullable(r.prev), nullable(r.next)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// readSweepKernels reads the GPU events of the groups gs, in key, start
+// and id order (overlap_store_kernels.sql). It reads through the driver:
+// database/sql's Scan of 85 k rows cost about as much as the sweep.
+func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGroup) ([]sweepKernel, error) {
+	var n int64
+	for _, g := range gs {
+		n += g.kernels
+	}
+	q, rest := inline.Args(stmt("overlap_store_kernels"),
+		append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key)}, args...))
+	if len(rest) > 0 {
+		return nil, fmt.Errorf("arguments not written into the query: %v", rest)
+	}
+	ks := make([]sweepKernel, 0, n)
+	err := conn.Raw(func(dc any) error {
+		qc, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return errors.New("driver connection cannot query")
+		}
+		rows, err := qc.QueryContext(ctx, q, nil)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		v := make([]driver.Value, 5)
+		for {
+			if err := rows.Next(v); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			var k sweepKernel
+			var ok [5]bool
+			k.id, ok[0] = v[0].(int64)
+			k.stream, ok[1] = v[1].(int64)
+			k.ts, ok[2] = v[2].(int64)
+			k.dur, ok[3] = v[3].(int64)
+			k.comp, ok[4] = v[4].(bool)
+			if ok != [5]bool{true, true, true, true, true} {
+				return fmt.Errorf("unexpected row %v", v)
+			}
+			ks = append(ks, k)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(ks)) != n {
+		// the groups were counted in the same transaction: never expected
+		return nil, fmt.Errorf("read %d GPU events of groups holding %d", len(ks), n)
+	}
+	return ks, nil
+}
+
+// overlapGroups lists the overlap groups of the runs args select, in key
+// order, with their sizes.
+func overlapGroups(ctx context.Context, conn *sql.Conn, args []any) ([]overlapGroup, error) {
+	rows, err := queryNamed(ctx, conn, stmt("overlap_store_groups"), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []overlapGroup
+	for rows.Next() {
+		var g overlapGroup
+		if err := rows.Scan(&g.key, &g.kernels); err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}

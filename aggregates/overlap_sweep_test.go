@@ -1,0 +1,113 @@
+package aggregates
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/schema/schematest"
+)
+
+// TestSweepOverlapMatchesSQL: the per-kernel overlap saved by the Go sweep
+// is, row for row and column for column (start ranks included), what the
+// SQL macro kernel_overlap_for computes. The two are one algorithm with
+// one owner: the macro (sqllib/overlap.sql) defines the figures and is
+// what every reader without a current saved copy, a lake, and a run with
+// a group too large for Go's memory bound use; the Go sweep exists for
+// speed alone, when ingest saves a run (one pass instead of four sorts of
+// two points per kernel). Checked on random kernels crowded into few
+// instants so that starts and ends tie within and across streams, with
+// zero-length events, nested events on one stream, NULL streams and
+// devices, a stage outside the four known ones, a name without a category
+// and several runs; saved run by run and as one batch, in ranges of one
+// group, of several, and all at once (and, past the group limit, by the
+// macro itself).
+func TestSweepOverlapMatchesSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := schematest.Open(t, "").DB
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO runs (run_id, label, ingested_at) VALUES (1, 'a', TIMESTAMP '2026-01-01'), (2, 'b', TIMESTAMP '2026-01-01')`)
+	exec(`INSERT INTO kernel_names (name_id, name, short_name, base_name, family, category) VALUES
+		(1, 'gemm', 'gemm', 'gemm', 'gemm', 'compute'),
+		(2, 'flash', 'flash', 'flash', 'attention', 'compute'),
+		(3, 'nccl', 'nccl', 'nccl', 'communication', 'communication'),
+		(4, 'copy', 'copy', 'copy', 'memcpy', 'memory'),
+		(5, 'odd', 'odd', 'odd', NULL, NULL)`)
+	rng := rand.New(rand.NewPCG(7, 11))
+	stages := []string{"prefill", "decode", "warmup"}
+	var rows []string
+	for trace := 1; trace <= 4; trace++ {
+		run := 1 + (trace-1)/2
+		for i := range 400 {
+			device, stream := "NULL", "NULL"
+			if d := rng.IntN(3); d < 2 {
+				device = fmt.Sprint(d)
+			}
+			if s := rng.IntN(4); s < 3 {
+				stream = fmt.Sprint(7 + s)
+			}
+			dur := 0
+			if rng.IntN(6) > 0 {
+				dur = rng.IntN(40)
+			}
+			rows = append(rows, fmt.Sprintf("(%d, %d, %d, %d, '%s', %d, 'kernel', %d, %d, %s, %s, false)",
+				int64(trace)<<32+int64(i), trace, run, trace%2, stages[rng.IntN(3)], 1+rng.IntN(5),
+				1000+rng.IntN(120)*5, dur, device, stream))
+		}
+	}
+	exec(`INSERT INTO kernels (kernel_id, trace_id, run_id, rank, stage, name_id, kind, ts_ns, dur_ns, device, stream, graph_launch) VALUES ` +
+		strings.Join(rows, ",\n"))
+
+	dump := func(q string) string { return schematest.Dump(t, db, q+` ORDER BY kernel_id`) }
+	store := func(chunk, limit int64) runStore {
+		s := overlapStore()
+		s.fill = func(ctx context.Context, conn *sql.Conn, args []any) error {
+			return sweepOverlapBy(ctx, conn, args, chunk, limit)
+		}
+		return s
+	}
+	// the last: a group over the limit, so the macro saves the runs
+	for _, c := range []struct{ chunk, limit int64 }{{1, sweepGroupLimit}, {500, sweepGroupLimit},
+		{sweepChunkKernels, sweepGroupLimit}, {sweepChunkKernels, 20}} {
+		chunk := c.chunk
+		for run := 1; run <= 2; run++ {
+			if err := store(chunk, c.limit).saveOne(ctx, db, int64(run)); err != nil {
+				t.Fatal(err)
+			}
+			want := dump(fmt.Sprintf(`SELECT * FROM kernel_overlap_for(%d)`, run))
+			if n := strings.Count(want, "\n"); n != 800 {
+				t.Fatalf("run %d: %d rows", run, n)
+			}
+			if got := dump(fmt.Sprintf(`SELECT * FROM kernel_overlap_store WHERE run_id = %d`, run)); got != want {
+				t.Errorf("chunk %d, run %d: saved rows differ from kernel_overlap_for:\n%s", chunk, run, firstDiff(got, want))
+			}
+		}
+		if err := store(chunk, c.limit).saveBatch(ctx, db, batch{runs: []int64{1, 2}}); err != nil {
+			t.Fatal(err)
+		}
+		want := dump(`SELECT * FROM kernel_overlap_for(NULL, runs := [1, 2])`)
+		if got := dump(`SELECT * FROM kernel_overlap_store`); got != want {
+			t.Errorf("chunk %d, runs 1 and 2 in one batch: saved rows differ:\n%s", chunk, firstDiff(got, want))
+		}
+	}
+}
+
+// firstDiff shows the first line where two dumps differ.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return fmt.Sprintf("line %d:\n got %s\nwant %s", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("%d lines vs %d", len(g), len(w))
+}

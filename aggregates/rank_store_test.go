@@ -1,0 +1,225 @@
+package aggregates
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
+)
+
+func TestBatches(t *testing.T) {
+	t.Parallel()
+	ranks := []runRank{{1, 0, 5}, {1, 1, 5}, {2, 0, 30}, {3, 0, 4}, {4, 0, 3}, {4, 2, 3}}
+	// run 5 has no GPU events: it only forgets its copy
+	got := batches([]int64{1, 2, 3, 4, 5}, []int64{1, 2, 3, 4, 5}, ranks, 12)
+	want := []batch{
+		{runs: []int64{1}, ranks: ranks[:2]},
+		{runs: []int64{2}, ranks: ranks[2:3], perRank: true},
+		{runs: []int64{3, 4, 5}, ranks: ranks[3:]},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batches:\n got %+v\nwant %+v", got, want)
+	}
+	if got := batches([]int64{1, 2}, []int64{1, 2}, ranks[:3], 1<<21); len(got) != 1 || got[0].perRank || len(got[0].ranks) != 3 {
+		t.Errorf("one batch: %+v", got)
+	}
+	// run 2 may not go with others: it is saved rank by rank
+	got = batches([]int64{1, 2, 3}, []int64{1, 3}, ranks[:4], 1<<21)
+	want = []batch{
+		{runs: []int64{1}, ranks: ranks[:2]},
+		{runs: []int64{2}, ranks: ranks[2:3], perRank: true},
+		{runs: []int64{3}, ranks: ranks[3:4]},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batches, run 2 alone:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// threeDemoRuns is a copy, for t alone, of a warehouse holding three demo
+// runs, ingested once per test binary and not finished: two ranks and two
+// stages; another framework, model and TP size (other gates); another
+// framework again.
+func threeDemoRuns(t *testing.T) *schema.Warehouse {
+	t.Helper()
+	return schematest.Open(t, schematest.Template(t, "three-demo-runs", func(ctx context.Context, w *schema.Warehouse) error {
+		demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
+		_, err := ingest.Ingest(ctx, w, demo, ingest.Options{Jobs: 2})
+		return err
+	}))
+}
+
+// TestSavedRowsSameInBatches: fuse-pattern and overlap rows of demo runs
+// saved rank by rank (every run over the limit), in several batches and in
+// one are the same rows, and each way records every rank with the
+// fingerprint its readers compute.
+func TestSavedRowsSameInBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := threeDemoRuns(t)
+	if err := FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := FusionPending(ctx, w.DB)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("pending runs %v %v", runs, err)
+	}
+	match, err := queries.Text("fusion_matches")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := queries.Text("overlap_by_kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores := []rankStore{fusionStore(match), overlapRowsStore(table, 5000)}
+	// each store's records and the fingerprint a reader compares them with
+	records := map[string][2]string{
+		"fusion_match_store": {"fusion_store_runs", "_fusion_fingerprint"},
+		"overlap_row_store":  {"overlap_row_runs", "_overlap_rows_fingerprint"},
+	}
+	// every rank with GPU events gets one record, whichever statement wrote it
+	want := schematest.Dump(t, w.DB, "SELECT DISTINCT run_id, rank FROM kernels ORDER BY ALL")
+	if strings.Count(want, "\n") < 4 {
+		t.Fatalf("want ranks of several runs, one with two ranks: %s", want)
+	}
+	// (the overlap rows of a run go in a batch only when its per-kernel
+	// overlap is saved and current, as after Finish)
+	if cur, err := someRuns(ctx, w.DB, "overlap_store_current", runs); err != nil || !reflect.DeepEqual(cur, runs) {
+		t.Fatalf("runs with current overlap: %v %v, want %v", cur, err, runs)
+	}
+	for _, s := range stores {
+		var first string
+		rec, fp := records[s.table][0], records[s.table][1]
+		for _, limit := range []int64{1, 700, 1 << 40} {
+			s.limit = limit
+			if err := s.save(ctx, w.DB, runs); err != nil {
+				t.Fatal(err)
+			}
+			if got := schematest.Dump(t, w.DB, "SELECT run_id, rank FROM "+rec+" ORDER BY ALL"); got != want {
+				t.Errorf("%s with batches of %d kernels: records\n%s\nwant\n%s", rec, limit, got, want)
+			}
+			if stale := schematest.Dump(t, w.DB, "SELECT r.run_id, r.rank FROM "+rec+" r WHERE r.fingerprint <> "+fp+"(r.run_id)"); stale != "" {
+				t.Errorf("%s with batches of %d kernels: records not current:\n%s", rec, limit, stale)
+			}
+			got := schematest.Dump(t, w.DB, "SELECT * FROM "+s.table+" ORDER BY ALL")
+			if first == "" {
+				first = got
+				if strings.Count(got, "\n") < 20 {
+					t.Fatalf("%s: only %d rows", s.table, strings.Count(got, "\n"))
+				}
+				continue
+			}
+			if got != first {
+				t.Errorf("%s with batches of %d kernels differs from rank by rank", s.table, limit)
+			}
+		}
+	}
+}
+
+// TestRunStoresSameInBatches: the per-kernel overlap, busy rows and step
+// aggregates Finish saves for three demo runs in one batch are those saved
+// run by run (start ranks are numbered across a batch: compared from each
+// group's first).
+func TestRunStoresSameInBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := threeDemoRuns(t)
+	dump := func() string {
+		return schematest.Dump(t, w.DB, `SELECT * EXCLUDE (start_rank, starts_before_end, first_rank),
+			start_rank - first_rank, starts_before_end - first_rank
+			FROM (SELECT *, min(start_rank) OVER (PARTITION BY trace_id, stage, device) AS first_rank FROM kernel_overlap_store)
+			ORDER BY kernel_id`) +
+			schematest.Dump(t, w.DB, `SELECT * FROM device_busy_store ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT * FROM step_kernel_store ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT * FROM step_total_store ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT run_id, fingerprint FROM kernel_overlap_runs ORDER BY ALL`) +
+			schematest.Dump(t, w.DB, `SELECT run_id, fingerprint FROM step_store_runs ORDER BY ALL`)
+	}
+	runs, err := pendingRuns(ctx, w.DB, "overlap_pending")
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("pending %v %v", runs, err)
+	}
+	if err := FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	batched := dump()
+	if n := strings.Count(batched, "\n"); n < 1000 {
+		t.Fatalf("only %d rows saved", n)
+	}
+	for _, run := range runs {
+		if err := SaveOverlap(ctx, w.DB, run); err != nil {
+			t.Fatal(err)
+		}
+		if err := SaveSteps(ctx, w.DB, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if alone := dump(); alone != batched {
+		t.Errorf("saved in one batch and run by run differ")
+	}
+}
+
+// TestSomeRunsBatched: the runs whose saved overlap is current, asked for
+// all at once (overlap_store_current_runs.sql), are those the one-run
+// statement accepts, with runs current, stale, without a record and
+// unknown.
+func TestSomeRunsBatched(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := threeDemoRuns(t)
+	if err := FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	var runs []int64
+	rows, err := w.DB.QueryContext(ctx, "SELECT run_id FROM runs ORDER BY run_id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var run int64
+		if err := rows.Scan(&run); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	if err := rows.Close(); err != nil || len(runs) != 3 {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+	oneByOne := func(ask []int64) []int64 {
+		var out []int64
+		for _, run := range ask {
+			got, err := someRuns(ctx, w.DB, "overlap_store_current", []int64{run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, got...)
+		}
+		return out
+	}
+	ask := append([]int64{999}, runs...) // 999: no such run
+	check := func(want []int64) {
+		t.Helper()
+		got, err := someRuns(ctx, w.DB, "overlap_store_current", ask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alone := oneByOne(ask); !reflect.DeepEqual(got, alone) || !reflect.DeepEqual(got, want) {
+			t.Errorf("current runs: at once %v, one by one %v, want %v", got, alone, want)
+		}
+	}
+	check(runs)
+	// the second run's copy goes stale, the third loses its record
+	if _, err := w.DB.ExecContext(ctx, "UPDATE kernel_overlap_runs SET fingerprint = fingerprint + 1 WHERE run_id = ?", runs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.DB.ExecContext(ctx, "DELETE FROM kernel_overlap_runs WHERE run_id = ?", runs[2]); err != nil {
+		t.Fatal(err)
+	}
+	check(runs[:1])
+}

@@ -1,0 +1,19 @@
+-- fusion_pending: the runs whose saved fuse-pattern rows (aggregates.SaveFusion)
+-- are missing or older than one of their traces, i.e. what Finish still has
+-- to save; runs given the mapping role by the caller are left out, as in
+-- overlap_pending.sql, as are runs whose save failed
+-- $max_attempts times.
+--
+-- One row per run, by run_id.
+-- Columns: run_id.
+-- Parameters: $max_attempts.
+SELECT t.run_id
+FROM traces t
+LEFT JOIN (SELECT run_id, min(stored_at) AS stored_at FROM fusion_store_runs GROUP BY run_id) s
+       ON s.run_id = t.run_id
+LEFT JOIN finish_failures f ON f.run_id = t.run_id AND f.store = 'fuse patterns'
+GROUP BY t.run_id
+HAVING bool_or(t.role <> 'mapping' OR t.role_source <> 'flag')
+   AND (any_value(s.stored_at) IS NULL OR max(t.ingested_at) > any_value(s.stored_at))
+   AND (coalesce(any_value(f.attempts), 0) < $max_attempts OR max(t.ingested_at) > any_value(f.traces_at))
+ORDER BY t.run_id
