@@ -67,7 +67,7 @@ func TestFinishFailsForThatRunAlone(t *testing.T) {
 			got = append(got, f.Store)
 		}
 		// The overlap and the step aggregates sum kernel ends; Finish does
-		// not save fuse-pattern or overlap-table rows (target.Finish does).
+		// not save fuse-pattern or overlap-table rows (Finish does).
 		if want := []string{"overlap", "steps"}; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: failed copies %v, want %v", step, got, want)
 		}

@@ -19,23 +19,22 @@ func FusionPending(ctx context.Context, db *sql.DB) ([]int64, error) {
 // SaveFusion computes the fuse-pattern rows of each rank of runs once and
 // saves them in fusion_match_store, so that compare reads them instead of
 // walking the runs' streams again (about 3-4 CPU-seconds per million
-// kernels). match is the text of queries/fusion_matches.sql (ingest cannot
-// import queries: its tests ingest), run with $runs: each rank's rows are
-// those of a single-trace report of that rank, every stage, no share
-// floor. Small runs are computed together (batchKernels). Calling it again
-// replaces the copies; readers ignore a copy whose run, catalog or gates
-// changed since (_fusion_fingerprint). It needs the catalog installed.
-func SaveFusion(ctx context.Context, db *sql.DB, runs []int64, match string) error {
+// kernels). Each rank's rows are those of a single-trace report of that
+// rank, every stage, no share floor (_fusion_matches_for, which
+// queries/fusion_matches.sql reads too). Small runs are computed together
+// (batchKernels). Calling it again replaces the copies; readers ignore a
+// copy whose run, catalog or gates changed since (_fusion_fingerprint). It
+// needs the catalog installed.
+func SaveFusion(ctx context.Context, db *sql.DB, runs []int64) error {
 	phase(ctx, PhaseFusion)
-	return fusionStore(match).save(ctx, db, runs)
+	return fusionStore().save(ctx, db, runs)
 }
 
-// fusionStore saves the rows of match (queries/fusion_matches.sql).
-func fusionStore(match string) rankStore {
+// fusionStore saves the rows of _fusion_matches_for (fusion_store_rows.sql).
+func fusionStore() rankStore {
 	return rankStore{
-		what: "fuse patterns", table: "fusion_match_store",
-		forget: "fusion_store_forget", clear: "fusion_store_clear", commit: "fusion_store_commit",
-		query: match,
-		args:  []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0)},
+		what:   "fuse patterns",
+		forget: "fusion_store_forget", clear: "fusion_store_clear", rows: "fusion_store_rows", commit: "fusion_store_commit",
+		args: []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0)},
 	}
 }

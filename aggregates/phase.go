@@ -5,22 +5,24 @@ import "context"
 // Phaser hears which phase the work after an ingest's reading has moved
 // to (the catalog, the saved overlap, steps and fuse-pattern rows): work a
 // byte count does not show, so a progress display can name it instead of
-// sitting at 100% through a long Finish. Finish and SaveFusion (which
-// target.Finish calls) take no Options, so it rides on the context:
-// WithPhaser. Without one, nothing is reported.
+// sitting at 100% through a long Finish. The finish's steps take no
+// Options, so it rides on the context: WithPhaser. Without one, nothing
+// is reported. It lives here, not in ingest, because only the finish has
+// phases a byte count does not show.
 type Phaser interface {
 	Phase(name string)
 }
 
-// Phases Finish, SaveFusion and SaveOverlapRows report, in this order.
+// Phases FinishPerRun, SaveFusion and SaveOverlapRows report, in this
+// order.
 const (
 	PhaseCatalog = "installing the catalog"
 	PhaseOverlap = "saving overlap"
 	PhaseSteps   = "saving step aggregates"
 	PhaseFusion  = "saving fuse-pattern rows"
-	// PhaseOverlapRows is SaveOverlapRows (target.Finish, after SaveFusion).
+	// PhaseOverlapRows is SaveOverlapRows (Finish, after SaveFusion).
 	PhaseOverlapRows = "saving overlap rows"
-	// PhaseSaving is target.Finish's one name for the saves it runs side
+	// PhaseSaving is Finish's one name for the saves it runs side
 	// by side (Announce).
 	PhaseSaving = "saving overlap, steps, fuse-pattern and overlap rows"
 )

@@ -24,16 +24,13 @@ type runRank struct {
 }
 
 // rankStore says how to save per-rank rows of runs: the statements that
-// forget and clear a run's copy and record a rank's, and the query whose
-// rows are saved (run with $runs, or with $run and $rank), which ends with
-// run_id and rank columns. args are the query's other arguments,
-// commitArgs the record's besides those recordArgs gives.
+// forget and clear a run's copy, insert the rows (run with $runs, or with
+// $run and $rank) and record a rank's. args are the insert's other
+// arguments, commitArgs the record's besides those recordArgs gives.
 type rankStore struct {
-	what                  string // for errors: "fuse patterns"
-	table                 string // where the rows go
-	forget, clear, commit string // statement names
-	query                 string
-	args, commitArgs      []any
+	what                        string // for errors: "fuse patterns"
+	forget, clear, rows, commit string // statement names
+	args, commitArgs            []any
 	// batchable, when set, names a statement saying whether the query may
 	// take run $run with others; the others are saved rank by rank
 	batchable string
@@ -151,7 +148,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 	fail := func(step string, err error) error {
 		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
 	}
-	insert := "INSERT INTO " + s.table + " SELECT r.run_id, r.rank, r.* EXCLUDE (run_id, rank) FROM (\n" + s.query + "\n) r"
+	insert := stmt(s.rows)
 	return inConnTx(ctx, db, fail, func(conn *sql.Conn) error {
 		// Forget the copies first and record each last, so that even
 		// without the transaction a half-written copy could not be read.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
@@ -69,19 +68,12 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("pending runs %v %v", runs, err)
 	}
-	match, err := queries.Text("fusion_matches")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := queries.Text("overlap_by_kernel")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores := []rankStore{fusionStore(match), overlapRowsStore(table, 5000)}
-	// each store's records and the fingerprint a reader compares them with
-	records := map[string][2]string{
-		"fusion_match_store": {"fusion_store_runs", "_fusion_fingerprint"},
-		"overlap_row_store":  {"overlap_row_runs", "_overlap_rows_fingerprint"},
+	stores := []rankStore{fusionStore(), overlapRowsStore(5000)}
+	// each store's table, records and the fingerprint a reader compares
+	// them with
+	records := map[string][3]string{
+		"fuse patterns": {"fusion_match_store", "fusion_store_runs", "_fusion_fingerprint"},
+		"overlap rows":  {"overlap_row_store", "overlap_row_runs", "_overlap_rows_fingerprint"},
 	}
 	// every rank with GPU events gets one record, whichever statement wrote it
 	want := schematest.Dump(t, w.DB, "SELECT DISTINCT run_id, rank FROM kernels ORDER BY ALL")
@@ -95,7 +87,7 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 	}
 	for _, s := range stores {
 		var first string
-		rec, fp := records[s.table][0], records[s.table][1]
+		table, rec, fp := records[s.what][0], records[s.what][1], records[s.what][2]
 		for _, limit := range []int64{1, 700, 1 << 40} {
 			s.limit = limit
 			if err := s.save(ctx, w.DB, runs); err != nil {
@@ -107,16 +99,16 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 			if stale := schematest.Dump(t, w.DB, "SELECT r.run_id, r.rank FROM "+rec+" r WHERE r.fingerprint <> "+fp+"(r.run_id)"); stale != "" {
 				t.Errorf("%s with batches of %d kernels: records not current:\n%s", rec, limit, stale)
 			}
-			got := schematest.Dump(t, w.DB, "SELECT * FROM "+s.table+" ORDER BY ALL")
+			got := schematest.Dump(t, w.DB, "SELECT * FROM "+table+" ORDER BY ALL")
 			if first == "" {
 				first = got
 				if strings.Count(got, "\n") < 20 {
-					t.Fatalf("%s: only %d rows", s.table, strings.Count(got, "\n"))
+					t.Fatalf("%s: only %d rows", table, strings.Count(got, "\n"))
 				}
 				continue
 			}
 			if got != first {
-				t.Errorf("%s with batches of %d kernels differs from rank by rank", s.table, limit)
+				t.Errorf("%s with batches of %d kernels differs from rank by rank", table, limit)
 			}
 		}
 	}

@@ -90,8 +90,8 @@ func TestEveryStatementNameExists(t *testing.T) {
 			wanted[s.batchable+"_runs"] = "runStore " + s.what + " (a batch)"
 		}
 	}
-	for _, s := range []rankStore{fusionStore(""), overlapRowsStore("", 0)} {
-		for _, n := range []string{s.forget, s.clear, s.commit, s.commit + "_runs"} {
+	for _, s := range []rankStore{fusionStore(), overlapRowsStore(0)} {
+		for _, n := range []string{s.forget, s.clear, s.rows, s.commit, s.commit + "_runs"} {
 			wanted[n] = "rankStore " + s.what
 		}
 		if s.batchable != "" {

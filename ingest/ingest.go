@@ -35,19 +35,10 @@ func stmt(name string) string {
 	return string(b)
 }
 
-type execer = inline.Execer
-
-type queryer = inline.Queryer
-
 // execNamed runs one of our statements with its named arguments written
 // into it (inline.Exec).
 func execNamed(ctx context.Context, e inline.Execer, query string, args ...any) (sql.Result, error) {
 	return inline.Exec(ctx, e, query, args...)
-}
-
-// queryNamed is execNamed for a query.
-func queryNamed(ctx context.Context, e inline.Queryer, query string, args ...any) (*sql.Rows, error) {
-	return inline.Query(ctx, e, query, args...)
 }
 
 // MemoryLimit is the Go heap size ingest is tuned for (runtime/debug's soft

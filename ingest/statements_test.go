@@ -20,14 +20,6 @@ import (
 // sqlType names the column types the virtual tables use.
 var sqlType = map[duckdb.Type]string{duckdb.TYPE_BIGINT: "BIGINT", duckdb.TYPE_BOOLEAN: "BOOLEAN", duckdb.TYPE_VARCHAR: "VARCHAR"}
 
-func repeatType(t duckdb.Type, n int) []duckdb.Type {
-	ts := make([]duckdb.Type, n)
-	for i := range ts {
-		ts[i] = t
-	}
-	return ts
-}
-
 // sqlNames lists the embedded statements by name (file name without .sql).
 func sqlNames(t *testing.T) []string {
 	t.Helper()

@@ -160,11 +160,7 @@ func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
-	table, err := Text("overlap_by_kernel")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := aggregates.SaveOverlapRows(ctx, db, []int64{1}, table, DefaultMinDurNS); err != nil {
+	if err := aggregates.SaveOverlapRows(ctx, db, []int64{1}, DefaultMinDurNS); err != nil {
 		t.Fatal(err)
 	}
 	f.exec(`INSERT INTO fusion_store_runs SELECT 1, 0, _fusion_fingerprint(1), now()::TIMESTAMP`)

@@ -29,11 +29,7 @@ func TestFusionCopiesForgotten(t *testing.T) {
 	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
 	}
-	match, err := Text("fusion_matches")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := aggregates.SaveFusion(ctx, w.DB, []int64{1}, match); err != nil {
+	if err := aggregates.SaveFusion(ctx, w.DB, []int64{1}); err != nil {
 		t.Fatal(err)
 	}
 	p := FusionMatchesParams{Run: 1, Rank: sql.NullInt64{Int64: 0, Valid: true}}

@@ -31,8 +31,8 @@ type OverlapByKernelParams struct {
 // time in the stage is under 5 µs is `negligible` whatever its overlap.
 const DefaultMinDurUS = 5
 
-// DefaultMinDurNS is DefaultMinDurUS in ns: the floor target.Finish saves
-// the overlap rows for (aggregates.SaveOverlapRows).
+// DefaultMinDurNS is DefaultMinDurUS in ns: the floor target.Finish has
+// aggregates.Finish save the overlap rows for (aggregates.SaveOverlapRows).
 const DefaultMinDurNS = DefaultMinDurUS * 1000
 
 // OverlapRow is one row of overlap_by_kernel.sql. Times are nanoseconds.

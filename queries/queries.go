@@ -24,7 +24,8 @@ type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// Text returns the SQL of the named query file (without .sql).
+// Text returns the SQL of the named query file (without .sql): for the
+// query tests and bench/triage's EXPLAIN; no package runs it.
 func Text(name string) (string, error) {
 	b, err := files.ReadFile(name + ".sql")
 	if err != nil {

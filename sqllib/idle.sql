@@ -1,7 +1,7 @@
 -- idle: where the GPU waits (issue 37). Every gap in a step's GPU activity
 -- gets one cause, so a step's busy time plus its idle time by cause is its
 -- step time exactly. migrations/0020_idle.sql holds the saved copies
--- (idle_step_store, idle_gap_store), written by ingest.SaveSteps with the
+-- (idle_step_store, idle_gap_store), written by aggregates.SaveSteps with the
 -- step aggregates and guarded by the same record (step_store_runs).
 --
 -- Gaps are taken per step (kernels.step), in two scopes:

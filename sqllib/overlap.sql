@@ -46,7 +46,7 @@
 -- call the table macro kernel_overlap_for(run) with the run id instead; the
 -- view is kernel_overlap_for(NULL), i.e. every run. The whole costs about
 -- 2 CPU-seconds per million kernels, so a run's result is also saved once
--- (kernel_overlap_store, by ingest.SaveOverlap after ingest) and read back
+-- (kernel_overlap_store, by aggregates.SaveOverlap after ingest) and read back
 -- by kernel_overlap_cached while the run's fingerprint matches.
 --
 -- One algorithm, two implementations: ingest/overlap_sweep.go runs this
@@ -355,7 +355,7 @@ GROUP BY run_id, trace_id, rank, stage, device;
 -- _device_busy_saved(run, runs := NULL): device_busy_for's rows for run
 -- `run` (every run when NULL, or the runs listed), summed from the saved
 -- per-kernel overlap (kernel_overlap_store: union_share_ns adds up to the
--- busy time): what ingest.SaveOverlap stores in device_busy_store, and
+-- busy time): what aggregates.SaveOverlap stores in device_busy_store, and
 -- what a lake's device_busy_store view shows.
 CREATE MACRO _device_busy_saved(run, runs := NULL) AS TABLE
 SELECT run_id, trace_id, rank, stage, device,

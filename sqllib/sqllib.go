@@ -29,20 +29,21 @@ var files embed.FS
 // binds the macros and tables a macro or view names when it is created,
 // so a module comes after the modules it calls.
 var Modules = []string{
-	"classify",  // kernel_family, kernel_rule, family_category
-	"events",    // kernel_events, py_frames
-	"runs",      // _run_id
-	"catalog",   // catalog_keywords
-	"overlap",   // kernel_overlap_for, overlap_kernels, device busy time, fingerprints
-	"scope",     // name_scope, kernel_scope, scope_names, scope_kernels
-	"fusion",    // _fusion_*: catalog matching
-	"steps",     // step_*_for, step_*_cached
-	"idle",      // idle_gaps, idle_steps: where the GPU waits
-	"launch",    // launch_events, launch_kernels, launch_stages: launch overhead
-	"spread",    // kernel_spread: duration spread per kernel
-	"comm",      // comm_overlap: communication hidden under computation
-	"straggler", // straggler_arrivals, straggler_ranks, straggler_sites: the late rank
-	"columns",   // descriptions of the tables' and views' columns (after the views)
+	"classify",     // kernel_family, kernel_rule, family_category
+	"events",       // kernel_events, py_frames
+	"runs",         // _run_id
+	"catalog",      // catalog_keywords
+	"overlap",      // kernel_overlap_for, overlap_kernels, device busy time, fingerprints
+	"scope",        // name_scope, kernel_scope, scope_names, scope_kernels
+	"overlap_rows", // _overlap_rows_for: the overlap-opportunity table
+	"fusion",       // _fusion_*: catalog matching
+	"steps",        // step_*_for, step_*_cached
+	"idle",         // idle_gaps, idle_steps: where the GPU waits
+	"launch",       // launch_events, launch_kernels, launch_stages: launch overhead
+	"spread",       // kernel_spread: duration spread per kernel
+	"comm",         // comm_overlap: communication hidden under computation
+	"straggler",    // straggler_arrivals, straggler_ranks, straggler_sites: the late rank
+	"columns",      // descriptions of the tables' and views' columns (after the views)
 }
 
 // Module is one file of the library.

@@ -6,7 +6,7 @@
 -- which evidence comes first) and assigns each GPU event to one
 -- (kernels.step, ingest/link.go or ingest/sql/link_steps.sql). The
 -- aggregates below read a run's per-kernel overlap (kernel_overlap_cached,
--- overlap module). ingest.SaveSteps saves them after ingest
+-- overlap module). aggregates.SaveSteps saves them after ingest
 -- (step_kernel_store, step_total_store, step_store_runs), and the *_cached
 -- macros read the copy while the run's fingerprint matches, as with the
 -- overlap. Given `runs :=` (a list of run ids), the *_for macros cover

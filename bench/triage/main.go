@@ -254,23 +254,15 @@ func build(ctx context.Context, dir, db string, kernels, seedMB int64, saved boo
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the per-kernel overlap in %.1f s\n", time.Since(t2).Seconds())
-		// and the fuse-pattern rows, as target.Finish does after ingest
+		// and the fuse-pattern rows, as aggregates.Finish does after ingest
 		t3 := time.Now()
-		match, err := queries.Text("fusion_matches")
-		if err != nil {
-			return err
-		}
-		if err := aggregates.SaveFusion(ctx, w.DB, []int64{run}, match); err != nil {
+		if err := aggregates.SaveFusion(ctx, w.DB, []int64{run}); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the fuse-pattern rows in %.1f s\n", time.Since(t3).Seconds())
-		// and the overlap-opportunity rows, as target.Finish does last
+		// and the overlap-opportunity rows, as aggregates.Finish does last
 		t4 := time.Now()
-		table, err := queries.Text("overlap_by_kernel")
-		if err != nil {
-			return err
-		}
-		if err := aggregates.SaveOverlapRows(ctx, w.DB, []int64{run}, table, queries.DefaultMinDurNS); err != nil {
+		if err := aggregates.SaveOverlapRows(ctx, w.DB, []int64{run}, queries.DefaultMinDurNS); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "saved the overlap rows in %.1f s\n", time.Since(t4).Seconds())
