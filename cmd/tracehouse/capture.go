@@ -305,7 +305,7 @@ func captureRun(opts *CaptureOptions) error {
 		if r.Server.Evidence == "given" {
 			evidence = "--framework flag"
 		}
-		pctx, iopt, done := withProgress(ctx, opts.IO, ingest.Options{Run: r.Run, Framework: r.Framework, Role: r.Role, Tags: tags,
+		pctx, iopt, done := withProgress(ctx, opts.common, ingest.Options{Run: r.Run, Framework: r.Framework, Role: r.Role, Tags: tags,
 			FrameworkEvidence: evidence, Model: r.Model, SourceDir: r.Dir})
 		res, err := ingest.Ingest(pctx, w, r.Files(), iopt)
 		done()
@@ -318,7 +318,7 @@ func captureRun(opts *CaptureOptions) error {
 	}
 	// The saved overlap, steps and fuse rows of every captured run, shown as
 	// phases on a terminal.
-	fctx, _, done := withProgress(ctx, opts.IO, ingest.Options{})
+	fctx, _, done := withProgress(ctx, opts.common, ingest.Options{})
 	err = target.Finish(fctx, w.DB, catalog.Default())
 	done()
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -172,9 +173,12 @@ func (c common) render(fm report.Format, d report.Doc) error {
 // (capture's notes and summaries). An error line is never wrapped: it is
 // one line, to be grepped for whole.
 func (c common) message(lines ...string) {
+	// One write, so that notices from concurrent workers never interleave.
 	// Text rendering of plain lines fails only when stderr does, and
 	// then there is nowhere left to say so.
-	_ = report.Render(c.IO.ErrOut, report.Text, report.Doc{Blocks: []any{report.Lines(lines)}, Width: c.Width})
+	var b bytes.Buffer
+	_ = report.Render(&b, report.Text, report.Doc{Blocks: []any{report.Lines(lines)}, Width: c.Width})
+	_, _ = c.IO.ErrOut.Write(b.Bytes())
 }
 
 func (f *Factory) common(cmd *cobra.Command) common {

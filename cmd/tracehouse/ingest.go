@@ -148,7 +148,7 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	defer w.Close()
-	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	ctx, iopt, done := withProgress(opts.Ctx, opts.common, opts.ingestOptions())
 	res, err := ingest.Ingest(ctx, w, opts.Paths, iopt)
 	if err != nil {
 		done()
@@ -206,7 +206,7 @@ func ingestLakeRun(opts *IngestOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, iopt, done := withProgress(opts.Ctx, opts.IO, opts.ingestOptions())
+	ctx, iopt, done := withProgress(opts.Ctx, opts.common, opts.ingestOptions())
 	res, wr, err := lake.Ingest(ctx, opts.Lake, opts.Paths, iopt, catalog.Default(), engine)
 	done()
 	if err != nil {

@@ -30,9 +30,11 @@ const (
 // read, then those Finish reports through the returned context (the
 // catalog, overlap, step aggregates, fuse-pattern rows), so that a long
 // ingest never looks stuck. Pass the context to the ingest and to
-// target.Finish / target.Resolve; done clears the display.
-func withProgress(ctx context.Context, ios *IOStreams, opt ingest.Options) (_ context.Context, _ ingest.Options, done func()) {
-	opt.Notice = func(msg string) { fmt.Fprintf(ios.ErrOut, "note: %s\n", oneLine(msg)) }
+// target.Finish / target.Resolve; done clears the display. Notices wrap
+// to the text width as every message does.
+func withProgress(ctx context.Context, c common, opt ingest.Options) (_ context.Context, _ ingest.Options, done func()) {
+	ios := c.IO
+	opt.Notice = func(msg string) { c.message("note: " + oneLine(msg)) }
 	if !ios.ErrTTY {
 		return ctx, opt, func() {}
 	}

@@ -14,7 +14,7 @@ import (
 // on with what landed and the exit status is 1). runs is empty when no
 // file of a path could be stored.
 func resolveArg(c common, w *schema.Warehouse, cat *catalog.Catalog, arg, role string) (runs []target.Run, ingestErr, err error) {
-	pctx, iopt, done := withProgress(c.Ctx, c.IO, ingest.Options{Role: role})
+	pctx, iopt, done := withProgress(c.Ctx, c, ingest.Options{Role: role})
 	r, err := target.Resolve(pctx, w, arg, iopt, cat)
 	done()
 	if err != nil {
