@@ -34,7 +34,7 @@ func newCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command 
 	cmd := &cobra.Command{
 		Use:         "compare BASE CANDIDATE",
 		Annotations: creates,
-		Short:       "What changed between two runs, whether it is real, and whether CI should fail",
+		Short:       "What changed between two runs, is it real, should CI fail",
 		Long: `Compare two runs step by step (README "Comparing runs"): per stage, the step time,
 kernel time, GPU busy, idle and exposed-communication time per step (median
 per side, 95% interval, two-sided Mann-Whitney U test), where the step-time

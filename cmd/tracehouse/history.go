@@ -34,7 +34,7 @@ func newCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command 
 	minChange := stats.DefaultChangeRule.MinChange * 100
 	cmd := &cobra.Command{
 		Use:   "history --kernel PATTERN | --family F | --metric step_time|busy|exposed_comm|idle|idle_<cause>",
-		Short: "One series over many runs, per step, with its change points: when did this get slow",
+		Short: "One series over many runs, per step: when did this get slow",
 		Long: `Follow one figure over runs (README "History: when did it get slow"): the time per step of
 the kernels whose short name matches --kernel (an RE2 pattern; matching
 kernels are summed), of a kernel --family (attention, gemm, moe, norm,

@@ -101,3 +101,47 @@ func TestHelpFlagColumnsAlign(t *testing.T) {
 	}
 	walk(root)
 }
+
+// TestHelpFitsTheWidth (issue 34): at 80 columns every command's help
+// lists its subcommands and flags within the width (pflag's one-line
+// listing ran to 157 columns); example command lines are left whole to be
+// copied.
+func TestHelpFitsTheWidth(t *testing.T) {
+	t.Parallel()
+	env := func(k string) string {
+		if k == "COLUMNS" {
+			return "80"
+		}
+		return testEnv(k)
+	}
+	io, _, _ := testIO("")
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, s := range c.Commands() {
+			walk(s, append(append([]string{}, path...), s.Name()))
+		}
+	}
+	walk(newCmdRoot(&Factory{IO: io, Getenv: env}), nil)
+	for _, p := range paths {
+		io, out, _ := testIO("")
+		if code := run(append(append([]string{}, p...), "--help"), io, env); code != 0 {
+			t.Errorf("%v --help: exit %d", p, code)
+			continue
+		}
+		section := ""
+		for _, l := range strings.Split(out.String(), "\n") {
+			if l != "" && !strings.HasPrefix(l, " ") {
+				section = l
+				continue
+			}
+			switch section {
+			case "Flags:", "Global Flags:", "Available Commands:":
+				if n := utf8.RuneCountInString(l); n > 80 {
+					t.Errorf("tracehouse %s --help: %s line is %d wide: %q", strings.Join(p, " "), section, n, l)
+				}
+			}
+		}
+	}
+}

@@ -46,7 +46,7 @@ func newCmdReport(f *Factory, runF func(*ReportOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:         "report (--markdown FILE | --html FILE) [RUN | PATH ...]",
 		Annotations: creates,
-		Short:       "One document for many runs: markdown for a pull request, HTML with charts for a bug report",
+		Short:       "One document for many runs: markdown, or HTML with charts",
 		Long: `Write the triage report of several runs into one document, grouped by model,
 then framework (SGLang, vLLM, TensorRT-LLM, TokenSpeed), with a table of
 contents: per run the triage header and, per stage, the kernel, overlap and

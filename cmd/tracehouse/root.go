@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -21,7 +22,7 @@ TensorRT-LLM and TokenSpeed into an embedded DuckDB warehouse, and answers
 from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		Example: `  tracehouse ingest profiles/
   tracehouse runs
-  tracehouse sql "SELECT family, sum(dur_ns)/1e6 AS ms FROM kernel_events GROUP BY 1 ORDER BY 2 DESC"`,
+  tracehouse sql "SELECT family, sum(dur_ns) FROM kernel_events GROUP BY 1"`,
 		Args:          subcommandOnly,
 		RunE:          showHelp,
 		SilenceUsage:  true,
@@ -44,6 +45,14 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 	}
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
+	// Flag descriptions wrap to the text width (cobra's own template,
+	// with pflag's wrapped listing in place of the one-line one).
+	if w := f.textWidth(); w > 0 {
+		n := strconv.Itoa(w)
+		cmd.SetUsageTemplate(strings.NewReplacer(
+			".LocalFlags.FlagUsages", "(.LocalFlags.FlagUsagesWrapped "+n+")",
+			".InheritedFlags.FlagUsages", "(.InheritedFlags.FlagUsagesWrapped "+n+")").Replace(cmd.UsageTemplate()))
+	}
 	cmd.AddCommand(
 		newCmdIngest(f, nil),
 		newCmdRuns(f, nil),

@@ -26,7 +26,7 @@ func newCmdSlice(f *Factory, runF func(*SliceOptions) error) *cobra.Command {
 	var rank int
 	cmd := &cobra.Command{
 		Use:   "slice IN -o OUT",
-		Short: "Write a smaller trace holding only selected steps, stage, time window or rank",
+		Short: "Write a smaller trace: the chosen steps, stage, window or rank",
 		Long: `Write a smaller, valid trace (Perfetto's UI struggles above a few hundred MB)
 holding exactly the GPU events (kernels, memcpys, memsets) that pass every
 filter given, and what belongs to them: their launches (by correlation),

@@ -34,7 +34,7 @@ func newCmdSynth(f *Factory, runF func(*SynthOptions) error) *cobra.Command {
 	opts := &SynthOptions{}
 	cmd := &cobra.Command{
 		Use:   "synth --out DIR",
-		Short: "Write realistic synthetic traces (for demos, tests and benchmarks)",
+		Short: "Write realistic synthetic traces (demos, tests, benchmarks)",
 		Long: `Write seeded, realistic torch.profiler traces in a serving framework's file
 layout and naming: SGLang (timestamp directory, -TP-<r>-EXTEND/-DECODE files,
 server_args.json), vLLM (dp0_pp0_tp0_dcp0_ep0_rank0.<id>.pt.trace.json.gz with

@@ -20,7 +20,7 @@ func newCmdVersion(f *Factory, runF func(*VersionOptions) error) *cobra.Command 
 	opts := &VersionOptions{}
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the tracehouse version, its VCS commit and the DuckDB version",
+		Short: "Print the version, its VCS commit and the DuckDB version",
 		Args:  maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO = f.IO
