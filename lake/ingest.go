@@ -37,6 +37,10 @@ func Ingest(ctx context.Context, dir string, paths []string, opt ingest.Options,
 	}
 	w, err := schema.Open(ctx, schema.Memory, engine)
 	if err != nil {
+		if ctx.Err() != nil {
+			// stopped while setting up: no file was read
+			return nil, nil, fmt.Errorf("interrupted before any file was read: nothing written to the lake; run the same command again: %w", ctx.Err())
+		}
 		return nil, nil, err
 	}
 	defer w.Close()

@@ -53,6 +53,24 @@ func TestInterruptedLakeIngestCounts(t *testing.T) {
 	}
 }
 
+// TestLakeIngestInterruptedAtStart: an ingest --lake interrupted while it
+// sets up (before any file is read) says so and that the lake got nothing,
+// not the engine's error about the statement it was running.
+func TestLakeIngestInterruptedAtStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err := Ingest(ctx, dir, []string{demo + "/sglang-llama"}, ingest.Options{Jobs: 1}, catalog.Default(), schema.Options{Threads: 1})
+	want := "interrupted before any file was read: nothing written to the lake; run the same command again: context canceled"
+	if err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v\nwant %s", err, want)
+	}
+	if traces, _ := filepath.Glob(filepath.Join(dir, "traces", "*.parquet")); len(traces) > 0 {
+		t.Errorf("committed: %v", traces)
+	}
+}
+
 // TestConcurrentLakeIngestReconciled: files a process ingested while
 // another put the same traces into the lake under another run (the race
 // of two concurrent 'ingest --lake --run alpha' / '--run beta') count as
