@@ -382,10 +382,15 @@ func printTable(res map[string]*tally, pairs int, noise, share float64) error {
 		t := res[key("k10", n)]
 		rows = append(rows, row{"one kernel 10% slower (at the 10% gate)", fmt.Sprint(n), "regressions naming it", t.named, t.pairs, "", nil})
 	}
+	// A change under the gate is held to what the issue asks of one
+	// (everything 2% slower under the 5% gate): at most 5 in 100. Not 0:
+	// the gate compares the measured change with the threshold, and a
+	// kernel 5% slower measures past 10% now and then by noise alone (the
+	// first 100-pair run: 2, 4 and 0 in 100 at 12, 30 and 100 steps).
 	for _, n := range stepCounts {
 		t := res[key("k5", n)]
 		rows = append(rows, row{"one kernel 5% slower (under the gate)", fmt.Sprint(n), "regression verdicts", t.regression, t.pairs,
-			"0 (under the threshold)", atMost(0)})
+			"<= 5 in 100", atMost(5)})
 	}
 	for _, n := range stepCounts {
 		t := res[key("all2", n)]

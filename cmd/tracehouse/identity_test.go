@@ -95,7 +95,7 @@ func TestNightlyCaptureIsItsOwnRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("night 2: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "note: ") || !strings.Contains(errOut, "run traces is an earlier capture, so these traces are run traces-2") {
+	if !strings.Contains(errOut, "note: ") || !strings.Contains(unwrapped(errOut), "run traces is an earlier capture, so these traces are run traces-2") {
 		t.Errorf("night 2 says nothing of the label it took: %q", errOut)
 	}
 	runs := runsOf(t, db)

@@ -58,3 +58,7 @@ func TestIngestNotesFitTheWidth(t *testing.T) {
 		})
 	}
 }
+
+// unwrapped is s with its line breaks and runs of spaces as single spaces:
+// messages wrapped to the width, read as the sentences they are.
+func unwrapped(s string) string { return strings.Join(strings.Fields(s), " ") }
