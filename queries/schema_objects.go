@@ -14,9 +14,10 @@ type SchemaObjectsRow struct {
 }
 
 // SchemaObjects lists the warehouse's tables, views and macros (object
-// NULL), or the columns or parameters of one of them.
-func SchemaObjects(ctx context.Context, q Querier, object sql.NullString) ([]SchemaObjectsRow, error) {
-	return collect(ctx, q, "schema_objects", []any{sql.Named("object", object)}, func(rows *sql.Rows) (SchemaObjectsRow, error) {
+// ""), or the columns or parameters of one of them.
+func SchemaObjects(ctx context.Context, q Querier, object string) ([]SchemaObjectsRow, error) {
+	obj := sql.NullString{String: object, Valid: object != ""}
+	return collect(ctx, q, "schema_objects", []any{sql.Named("object", obj)}, func(rows *sql.Rows) (SchemaObjectsRow, error) {
 		var r SchemaObjectsRow
 		err := rows.Scan(&r.Kind, &r.Name, &r.Type, &r.Description)
 		return r, err

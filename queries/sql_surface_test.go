@@ -2,7 +2,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -64,7 +63,7 @@ func TestSchemaObjectsDescribeEverything(t *testing.T) {
 	t.Parallel()
 	db := newFixture(t).db
 	ctx := context.Background()
-	objs, err := SchemaObjects(ctx, db, sql.NullString{})
+	objs, err := SchemaObjects(ctx, db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +88,7 @@ func TestSchemaObjectsDescribeEverything(t *testing.T) {
 		t.Errorf("listed %d tables and %d views, the catalog has %d and %d", kinds["table"], kinds["view"], tables, views)
 	}
 
-	cols, err := SchemaObjects(ctx, db, sql.NullString{String: "kernels", Valid: true})
+	cols, err := SchemaObjects(ctx, db, "kernels")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +144,7 @@ func TestSchemaObjectsOnceWithAStaleLibrary(t *testing.T) {
 	if err := r.DB.QueryRow(`SELECT count(*) FROM duckdb_functions() WHERE database_name = 'temp' AND function_name = 'overlap_kernels'`).Scan(&temp); err != nil || temp != 1 {
 		t.Fatalf("fixture: %d temporary overlap_kernels (%v)", temp, err)
 	}
-	objs, err := SchemaObjects(ctx, r.DB, sql.NullString{})
+	objs, err := SchemaObjects(ctx, r.DB, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,14 +158,14 @@ func TestSchemaObjectsOnceWithAStaleLibrary(t *testing.T) {
 	if !seen["table macro overlap_kernels"] || !seen["view kernel_events"] {
 		t.Errorf("listing lacks the library: %v", seen)
 	}
-	params, err := SchemaObjects(ctx, r.DB, sql.NullString{String: "overlap_kernels", Valid: true})
+	params, err := SchemaObjects(ctx, r.DB, "overlap_kernels")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(params) != 3 {
 		t.Errorf("overlap_kernels: %d parameters listed, want 3: %+v", len(params), params)
 	}
-	cols, err := SchemaObjects(ctx, r.DB, sql.NullString{String: "kernel_events", Valid: true})
+	cols, err := SchemaObjects(ctx, r.DB, "kernel_events")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@
 -- (kernel_overlap_store, by aggregates.SaveOverlap after ingest) and read back
 -- by kernel_overlap_cached while the run's fingerprint matches.
 --
--- One algorithm, two implementations: ingest/overlap_sweep.go runs this
+-- One algorithm, two implementations: aggregates/overlap_sweep.go runs this
 -- sweep in Go, in one pass, when it saves a run's overlap (a run with a
 -- group over 512 k kernels is left to kernel_overlap_for, which spills);
 -- kernel_overlap_for is the definition, and what reads the overlap of a

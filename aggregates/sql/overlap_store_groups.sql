@@ -1,6 +1,6 @@
 -- overlap_store_groups: the overlap groups (_overlap_group: trace, stage,
 -- device) of the runs whose overlap is being saved, in key order, with
--- their GPU events, so that ingest/overlap_sweep.go reads them in ranges.
+-- their GPU events, so that aggregates/overlap_sweep.go reads them in ranges.
 -- The events are kernel_overlap_for's (those with a kernel_names row).
 -- Parameters: $run, or with $runs (a list of run ids, $run NULL) every run
 -- listed.

@@ -1,6 +1,6 @@
 -- overlap_store_kernels: the GPU events of the overlap groups with keys in
 -- [$lo, $hi] of the runs whose overlap is being saved, as
--- ingest/overlap_sweep.go sweeps them: by group, then start, then id (the
+-- aggregates/overlap_sweep.go sweeps them: by group, then start, then id (the
 -- order in which kernel_overlap_for numbers starts), with what its sweep
 -- reads (migrations/0017_finish_batch.sql, _k). The group of each row
 -- follows from overlap_store_groups.sql's counts.

@@ -1,5 +1,5 @@
 -- overlap_store_macro: third step of saving a run's overlap when one of
--- its overlap groups is too large to sweep in Go (ingest/overlap_sweep.go,
+-- its overlap groups is too large to sweep in Go (aggregates/overlap_sweep.go,
 -- sweepGroupLimit): kernel_overlap_for($run) (every rank and stage) into
 -- kernel_overlap_store, computed by DuckDB, which spills.
 -- Parameters: $run, or with $runs (a list of run ids, $run NULL) every run

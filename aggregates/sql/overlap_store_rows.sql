@@ -1,5 +1,5 @@
 -- overlap_store_rows: third step of saving a run's overlap: the rows
--- ingest/overlap_sweep.go swept for a range of groups (the table _swept of
+-- aggregates/overlap_sweep.go swept for a range of groups (the table _swept of
 -- its query appender), with their kernels' columns, into
 -- kernel_overlap_store: the columns and values of kernel_overlap_for
 -- (migrations/0017_finish_batch.sql).

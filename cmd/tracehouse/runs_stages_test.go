@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/assemble"
 	"github.com/tracehouse/tracehouse/synth"
 )
 
@@ -68,7 +69,7 @@ func TestRunsStagesAreTheKernels(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("runs vllm-qwen-moe: exit %d: %s", code, stderr)
 	}
-	var d runDetailJSON
+	var d assemble.RunDetailJSON
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tracehouse/tracehouse/assemble"
 )
 
 // TestRunsRmRename: one run's details, rename, removal (all or nothing),
@@ -15,7 +17,7 @@ func TestRunsRmRename(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("runs RUN exit %d: %s", code, stderr)
 	}
-	var d runDetailJSON
+	var d assemble.RunDetailJSON
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}

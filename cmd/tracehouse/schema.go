@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -65,16 +64,15 @@ func schemaRun(opts *SchemaOptions) error {
 	if err := lake.Describe(opts.Ctx, w); err != nil {
 		return err
 	}
-	object := sql.NullString{String: opts.Object, Valid: opts.Object != ""}
-	rows, err := queries.SchemaObjects(opts.Ctx, w.DB, object)
+	rows, err := queries.SchemaObjects(opts.Ctx, w.DB, opts.Object)
 	if err != nil {
 		return err
 	}
-	if object.Valid && len(rows) == 0 {
+	if opts.Object != "" && len(rows) == 0 {
 		return fmt.Errorf("no table, view or macro named %q: run 'tracehouse schema' for the list", opts.Object)
 	}
 	name, typ := "Object", "Parameters"
-	if object.Valid {
+	if opts.Object != "" {
 		name, typ = "Name", "Type"
 	}
 	// Names are typed back into `sql`: never cut; a long type or
