@@ -2,10 +2,13 @@
 // would otherwise compute from every event of a run: the per-kernel
 // overlap and per-device busy time, the per-step aggregates (with the idle
 // rows per step), and each rank's fuse-pattern and overlap-opportunity
-// rows. It says what is saved and when a copy is stale (the *_pending
-// statements; the fingerprints are the SQL library's), computes and stores
-// the copies (Finish, called after every ingest), and gives readers steps
-// found another way than those stored (ReadSteps).
+// rows. It says what is saved and when a copy is due for saving (the
+// *_pending statements), computes and stores the copies (Finish, called
+// after every ingest), and gives readers steps found another way than
+// those stored (ReadSteps). Whether a saved copy is current is not decided
+// here: the SQL library defines it once per copy (_overlap_current,
+// _steps_current, _fusion_current, _overlap_rows_current), and this
+// package asks it like every reader.
 //
 // It sits above ingest (which stores the events and finds the steps) and
 // below target and the commands.

@@ -330,7 +330,8 @@ func (w *writer) batch(ctx context.Context, srcs []*source, n int) ([]TraceResul
 }
 
 // fresh marks the traces whose runs' saved overlap and step aggregates
-// are current in the source: only those are copied.
+// are current in the source (the SQL library's _overlap_current and
+// _steps_current): only those are copied.
 func (w *writer) fresh(ctx context.Context, srcs []*source) error {
 	overlap, steps := map[int64]bool{}, map[int64]bool{}
 	for _, s := range srcs {
@@ -338,9 +339,7 @@ func (w *writer) fresh(ctx context.Context, srcs []*source) error {
 			continue
 		}
 		var o, st bool
-		err := w.conn.QueryRowContext(ctx, `SELECT
-			(SELECT count(*) > 0 FROM kernel_overlap_runs WHERE run_id = $1 AND fingerprint = _overlap_fingerprint($1)),
-			(SELECT count(*) > 0 FROM step_store_runs WHERE run_id = $1 AND fingerprint = _steps_fingerprint($1))`, s.runID).Scan(&o, &st)
+		err := w.conn.QueryRowContext(ctx, `SELECT _overlap_current($1), _steps_current($1)`, s.runID).Scan(&o, &st)
 		if err != nil {
 			return fmt.Errorf("lake: saved aggregates of run %s: %w", s.label, err)
 		}

@@ -1,10 +1,13 @@
 -- overlap_fingerprint: the fingerprint of run $run's overlap inputs
 -- (_overlap_fingerprint: a hash of every kernel of the run and its name's
--- category), as text. The saved copies a report reads (device busy rows,
--- overlap-opportunity rows, fuse-pattern rows) are each current only while
--- it matches; computing it costs a pass over the run's kernels, so a report
--- computes it once and passes it to each check as $overlap_fp
--- (stage_busy.sql, overlap_rows_fresh.sql, fusion_fresh.sql).
+-- category), as text. Every saved copy a report reads (device busy rows,
+-- overlap-opportunity rows, fuse-pattern rows, idle rows) builds its
+-- fingerprint on it, and computing it costs a pass over the run's kernels,
+-- so a report computes it once and passes it as $overlap_fp to each check
+-- (stage_busy.sql, overlap_rows_fresh.sql, fusion_fresh.sql,
+-- idle_fresh.sql), which hands it to the library's one definition of that
+-- copy being current (_overlap_current, _overlap_rows_current,
+-- _fusion_current, _steps_current).
 --
 -- Parameters: $run.
 --

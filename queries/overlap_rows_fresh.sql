@@ -1,13 +1,11 @@
 -- overlap_rows_fresh: whether run $run's rank $rank has saved
 -- overlap-opportunity rows (overlap_row_store, written by
--- aggregates.SaveOverlapRows) that are current and made for the verdict floor
--- $min_dur_ns: the fingerprint recorded with them is the run's now
--- (_overlap_rows_fingerprint: its kernels, the classifier, its traces).
+-- aggregates.SaveOverlapRows) that are current and made for the verdict
+-- floor $min_dur_ns, as the SQL library defines it for every reader
+-- (_overlap_rows_current, sqllib/overlap_rows.sql).
 --
 -- Parameters: $run, $rank, $min_dur_ns; $overlap_fp: the run's
 -- overlap_fingerprint.sql, NULL to compute it here.
 --
 -- Columns: fresh. One row.
-SELECT coalesce((SELECT min_dur_ns = $min_dur_ns AND fingerprint = _overlap_rows_fingerprint($run, ofp := $overlap_fp)
-                 FROM overlap_row_runs
-                 WHERE run_id = $run AND rank = $rank), false) AS fresh
+SELECT _overlap_rows_current($run, $rank, $min_dur_ns, ofp := $overlap_fp) AS fresh

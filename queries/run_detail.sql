@@ -14,14 +14,13 @@
 --   server_args_keys  number of top-level keys of server_args.json, NULL
 --                     when none was found
 --   overlap_saved     whether the run's per-kernel overlap is saved and
---                     current (ingest finished; else reports recompute it)
+--                     current (_overlap_current; else reports recompute it)
 SELECT r.run_id, r.label, r.framework, coalesce(r.framework_evidence, '') AS framework_evidence,
        coalesce(r.model, 'unknown') AS model, coalesce(r.source_dir, '') AS source_dir,
        r.tp_size, r.dp_size, r.ep_size, r.pp_size, r.cuda_graph, r.ingested_at,
        coalesce(list_transform(list_sort(map_keys(r.tags)), k -> k || '=' || r.tags[k]), []::VARCHAR[]) AS tags,
        CASE WHEN r.server_args IS NULL THEN NULL
             ELSE len(json_keys(r.server_args)) END AS server_args_keys,
-       coalesce((SELECT o.fingerprint = _overlap_fingerprint(r.run_id)
-                 FROM kernel_overlap_runs o WHERE o.run_id = r.run_id), false) AS overlap_saved
+       _overlap_current(r.run_id) AS overlap_saved
 FROM runs r
 WHERE r.label = $label

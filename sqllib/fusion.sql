@@ -511,6 +511,17 @@ CREATE MACRO _fusion_fingerprint(run, ofp := NULL) AS (
                 (SELECT list(hash(trace_id, framework, tp_rank) ORDER BY trace_id) FROM traces WHERE run_id = run))
 );
 
+-- _fusion_current(run, rnk, ofp := NULL): whether rank rnk of run `run`
+-- has saved fuse-pattern rows (fusion_match_store, aggregates.SaveFusion)
+-- that are current: their record (fusion_store_runs) holds the fingerprint
+-- the run has now (_fusion_fingerprint; ofp as in _overlap_current). The
+-- one definition its readers ask (queries/fusion_fresh.sql); false without
+-- a record (always in a lake, which keeps none).
+CREATE MACRO _fusion_current(run, rnk, ofp := NULL) AS
+    coalesce(list_contains((SELECT list(f.fingerprint) FROM fusion_store_runs f
+                            WHERE f.run_id = run AND f.rank = rnk),
+                           _fusion_fingerprint(run, ofp := ofp)), false);
+
 -- _fusion_matches_for(run, mapping, rnk, stg, share_floor, runs): the rows
 -- of triage's fuse-pattern table (matched as this module says),
 -- as queries/fusion_matches.sql reads them for a report (runs NULL: run

@@ -2,7 +2,8 @@
 -- gets one cause, so a step's busy time plus its idle time by cause is its
 -- step time exactly. migrations/0020_idle.sql holds the saved copies
 -- (idle_step_store, idle_gap_store), written by aggregates.SaveSteps with the
--- step aggregates and guarded by the same record (step_store_runs).
+-- step aggregates and guarded by the same record (step_store_runs): they
+-- are current exactly when the steps' copy is (_steps_current, steps module).
 --
 -- Gaps are taken per step (kernels.step), in two scopes:
 --   device  the union of the device's streams: a gap is an instant inside
@@ -227,28 +228,12 @@ JOIN kernels k ON k.kernel_id = w.kernel_id
 JOIN kernels p ON p.kernel_id = w.prev_kernel_id
 LEFT JOIN launches l ON l.launch_id = w.launch_id;
 
--- _steps_fp(run, ofp): _steps_fingerprint(run), with the run's overlap
--- fingerprint precomputed when ofp is given (as _overlap_fp): a report
--- that has it reads the kernels once more, not twice.
-CREATE MACRO _steps_fp(run, ofp) AS
-    CASE WHEN getvariable('tracehouse_lake') IS NOT NULL THEN 0::UBIGINT
-         WHEN ofp IS NULL THEN _steps_fingerprint(run)
-         ELSE (SELECT hash(ofp::UBIGINT, count(*), bit_xor(hash(kernel_id, step)))
-               FROM kernels WHERE run_id = run)
-    END;
-
--- _idle_fresh(run): the run's saved idle rows are current.
-CREATE MACRO _idle_fresh(run) AS (
-    SELECT count(*) > 0 FROM step_store_runs
-    WHERE run_id = run AND fingerprint = _steps_fingerprint(run)
-);
-
 -- _idle_steps_cached(run, launch_gap_ns := 30000, fresh := NULL):
 -- _idle_steps_for(run), read from idle_step_store when launch_gap_ns is
 -- the saved one and the copy is current (fresh, or checked when NULL).
 CREATE MACRO _idle_steps_cached(run, launch_gap_ns := 30000, fresh := NULL) AS TABLE
 WITH _f AS (
-    SELECT launch_gap_ns = _idle_default_gap() AND coalesce(fresh, _idle_fresh(run)) AS saved
+    SELECT launch_gap_ns = _idle_default_gap() AND coalesce(fresh, _steps_current(run)) AS saved
 )
 SELECT * FROM idle_step_store WHERE run_id = run AND (SELECT saved FROM _f)
 UNION ALL
@@ -259,7 +244,7 @@ SELECT * FROM _idle_steps_for(run, launch_gap_ns := launch_gap_ns, skip := (SELE
 -- _idle_steps_cached reads idle_step_store.
 CREATE MACRO _idle_worst_gaps_cached(run, launch_gap_ns := 30000, fresh := NULL) AS TABLE
 WITH _f AS (
-    SELECT launch_gap_ns = _idle_default_gap() AND coalesce(fresh, _idle_fresh(run)) AS saved
+    SELECT launch_gap_ns = _idle_default_gap() AND coalesce(fresh, _steps_current(run)) AS saved
 )
 SELECT * FROM idle_gap_store WHERE run_id = run AND (SELECT saved FROM _f)
 UNION ALL

@@ -289,17 +289,28 @@ CREATE MACRO _overlap_fingerprint(run) AS
 CREATE MACRO _overlap_fp(run, ofp) AS
     CASE WHEN ofp IS NULL THEN _overlap_fingerprint(run) ELSE ofp::UBIGINT END;
 
+-- _overlap_current(run, ofp := NULL): whether run's saved per-kernel
+-- overlap (kernel_overlap_store, and the busy time summed from it,
+-- device_busy_store) is current: its record (kernel_overlap_runs) holds
+-- the fingerprint the run's kernels have now (_overlap_fp: ofp when the
+-- caller computed it). The one definition every reader of that copy asks
+-- (kernel_overlap_cached, device_busy_cached, queries/run_detail.sql,
+-- aggregates' overlap_store_current.sql, lake.Write), false without a
+-- record. The fingerprint is compared outside the record's subquery: with
+-- run from a column (a statement over a list of runs), DuckDB 1.5.6
+-- compared the fingerprint's correlated subquery wrongly in a WHERE clause
+-- and matched no run.
+CREATE MACRO _overlap_current(run, ofp := NULL) AS
+    coalesce(list_contains((SELECT list(fingerprint) FROM kernel_overlap_runs WHERE run_id = run),
+                           _overlap_fp(run, ofp)), false);
+
 -- kernel_overlap_cached(run, rank := NULL, stage := NULL, ofp := NULL): the
 -- rows of kernel_overlap_for(run, rank, stage), read from
 -- kernel_overlap_store when the run's saved copy is current, computed
 -- otherwise; ofp is the run's fingerprint when the caller computed it
 -- (_overlap_fp). Same columns.
 CREATE MACRO kernel_overlap_cached(run, rank := NULL, stage := NULL, ofp := NULL) AS TABLE
-WITH _fresh AS (
-    SELECT count(*) > 0 AS fresh
-    FROM kernel_overlap_runs
-    WHERE run_id = run AND fingerprint = _overlap_fp(run, ofp)
-)
+WITH _fresh AS (SELECT _overlap_current(run, ofp) AS fresh)
 SELECT s.*
 FROM kernel_overlap_store s
 WHERE s.run_id = run
@@ -373,29 +384,13 @@ GROUP BY run_id, trace_id, rank, stage, device;
 -- device_busy_store when the run's saved overlap is current, computed
 -- otherwise (ofp as in kernel_overlap_cached). Same columns.
 CREATE MACRO device_busy_cached(run, ofp := NULL) AS TABLE
-WITH _fresh AS (
-    SELECT count(*) > 0 AS fresh
-    FROM kernel_overlap_runs
-    WHERE run_id = run AND fingerprint = _overlap_fp(run, ofp)
-)
+WITH _fresh AS (SELECT _overlap_current(run, ofp) AS fresh)
 SELECT run_id, trace_id, rank, stage, device, kernels, kernel_ns, busy_ns,
        first_ns, last_end_ns, streams
 FROM device_busy_store
 WHERE run_id = run AND (SELECT fresh FROM _fresh)
 UNION ALL
 SELECT * FROM device_busy_for(run, skip := (SELECT fresh FROM _fresh));
-
--- _overlap_rows_fingerprint(run, ofp := NULL): changes whenever an input of
--- the run's saved overlap-opportunity rows (overlap_row_store) changes:
--- what changes its overlap (its kernels, their names' categories), the
--- classifier (a migration changing the rules bumps its version and
--- reclassifies: families and categories), or the run's traces (their
--- kernels' sites, CPU ops and graph launches come with them).
-CREATE MACRO _overlap_rows_fingerprint(run, ofp := NULL) AS (
-    SELECT hash(_overlap_fp(run, ofp),
-                (SELECT max(version) FROM classifier_versions),
-                (SELECT list(hash(trace_id, ingested_at) ORDER BY trace_id) FROM traces WHERE run_id = run))
-);
 
 -- overlap_kernels(run, rank := NULL, stage := NULL): kernel_overlap_for's
 -- columns for one run (id or label), read from the copy saved at ingest

@@ -1,7 +1,8 @@
 -- overlap_rows: triage's overlap-opportunity table, one definition for
 -- the report that computes it (queries/overlap_by_kernel.sql) and the copy
--- aggregates.SaveOverlapRows saves per rank (overlap_row_store). After the scope module: it reads
--- kernel_overlap_cached (overlap) and name_scope (scope).
+-- aggregates.SaveOverlapRows saves per rank (overlap_row_store), with its
+-- fingerprint and when that copy is current. After the scope module: it
+-- reads kernel_overlap_cached (overlap) and name_scope (scope).
 
 -- _overlap_rows_for(run, mapping, rnk, stg, share_floor, dur_floor, ofp,
 -- runs): one row per (stage, kernel short_name) of run `run` (runs NULL:
@@ -339,3 +340,28 @@ ORDER BY r.grp,
          CASE r.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
          r.stage, r.priority, r.exclusive_ns DESC, r.kernel;
+
+-- _overlap_rows_fingerprint(run, ofp := NULL): changes whenever an input of
+-- the run's saved overlap-opportunity rows (overlap_row_store) changes:
+-- what changes its overlap (its kernels, their names' categories), the
+-- classifier (a migration changing the rules bumps its version and
+-- reclassifies: families and categories), or the run's traces (their
+-- kernels' sites, CPU ops and graph launches come with them).
+CREATE MACRO _overlap_rows_fingerprint(run, ofp := NULL) AS (
+    SELECT hash(_overlap_fp(run, ofp),
+                (SELECT max(version) FROM classifier_versions),
+                (SELECT list(hash(trace_id, ingested_at) ORDER BY trace_id) FROM traces WHERE run_id = run))
+);
+
+-- _overlap_rows_current(run, rnk, dur_floor, ofp := NULL): whether rank
+-- rnk of run `run` has saved overlap-opportunity rows (overlap_row_store,
+-- aggregates.SaveOverlapRows) that are current and made for the verdict
+-- floor dur_floor (ns): their record (overlap_row_runs) holds that floor
+-- and the fingerprint the run has now (_overlap_rows_fingerprint; ofp as
+-- in _overlap_current). The one definition its readers ask
+-- (queries/overlap_rows_fresh.sql); false without a record (always in a
+-- lake, which keeps none).
+CREATE MACRO _overlap_rows_current(run, rnk, dur_floor, ofp := NULL) AS
+    coalesce(list_contains((SELECT list(o.fingerprint) FROM overlap_row_runs o
+                            WHERE o.run_id = run AND o.rank = rnk AND o.min_dur_ns = dur_floor),
+                           _overlap_rows_fingerprint(run, ofp := ofp)), false);

@@ -8,10 +8,10 @@
 -- aggregates below read a run's per-kernel overlap (kernel_overlap_cached,
 -- overlap module). aggregates.SaveSteps saves them after ingest
 -- (step_kernel_store, step_total_store, step_store_runs), and the *_cached
--- macros read the copy while the run's fingerprint matches, as with the
+-- macros read the copy while it is current (_steps_current), as with the
 -- overlap. Given `runs :=` (a list of run ids), the *_for macros cover
 -- every run listed, from their saved overlap, which the caller checks is
--- current (ingest/sql/overlap_store_current.sql).
+-- current (_overlap_current, asked by aggregates/sql/overlap_store_current.sql).
 
 -- step_kernels_for(run, skip := false, runs := NULL): one row per (trace,
 -- rank, stage, step, name) of run `run`'s GPU events that belong to a step
@@ -82,24 +82,34 @@ SELECT run_id, trace_id, rank, stage, step,
 FROM _u
 GROUP BY run_id, trace_id, rank, stage, step;
 
--- _steps_fingerprint(run): changes whenever the inputs of the run's step
--- aggregates change: what changes its overlap, or any event's step. In a
--- lake, the constant 0 (see _overlap_fingerprint).
-CREATE MACRO _steps_fingerprint(run) AS
+-- _steps_fingerprint(run, ofp := NULL): changes whenever the inputs of the
+-- run's step aggregates change: what changes its overlap (_overlap_fp:
+-- ofp when the caller computed it, so the kernels are read once more, not
+-- twice), or any event's step. In a lake, the constant 0 (see
+-- _overlap_fingerprint).
+CREATE MACRO _steps_fingerprint(run, ofp := NULL) AS
     CASE WHEN getvariable('tracehouse_lake') IS NOT NULL THEN 0::UBIGINT ELSE (
-    SELECT hash(_overlap_fingerprint(run), count(*), bit_xor(hash(kernel_id, step)))
+    SELECT hash(_overlap_fp(run, ofp), count(*), bit_xor(hash(kernel_id, step)))
     FROM kernels
     WHERE run_id = run AND getvariable('tracehouse_lake') IS NULL
     ) END;
 
+-- _steps_current(run, ofp := NULL): whether run's saved step aggregates
+-- (step_kernel_store, step_total_store) and the idle rows saved with them
+-- (idle_step_store, idle_gap_store: same transaction, same record) are
+-- current: their record (step_store_runs) holds the fingerprint the run
+-- has now (_steps_fingerprint; ofp as in _overlap_current). The one
+-- definition every reader of those copies asks (the *_cached macros here
+-- and in the idle module, queries/steps_fresh.sql, idle_fresh.sql,
+-- lake.Write); false without a record.
+CREATE MACRO _steps_current(run, ofp := NULL) AS
+    coalesce(list_contains((SELECT list(fingerprint) FROM step_store_runs WHERE run_id = run),
+                           _steps_fingerprint(run, ofp := ofp)), false);
+
 -- step_kernels_cached(run): step_kernels_for(run), read from
 -- step_kernel_store when the run's saved copy is current. Same columns.
 CREATE MACRO step_kernels_cached(run) AS TABLE
-WITH _fresh AS (
-    SELECT count(*) > 0 AS fresh
-    FROM step_store_runs
-    WHERE run_id = run AND fingerprint = _steps_fingerprint(run)
-)
+WITH _fresh AS (SELECT _steps_current(run) AS fresh)
 SELECT s.* FROM step_kernel_store s
 WHERE s.run_id = run AND (SELECT fresh FROM _fresh)
 UNION ALL
@@ -108,11 +118,7 @@ SELECT * FROM step_kernels_for(run, skip := (SELECT fresh FROM _fresh));
 -- step_totals_cached(run): step_totals_for(run), read from step_total_store
 -- when the run's saved copy is current. Same columns.
 CREATE MACRO step_totals_cached(run) AS TABLE
-WITH _fresh AS (
-    SELECT count(*) > 0 AS fresh
-    FROM step_store_runs
-    WHERE run_id = run AND fingerprint = _steps_fingerprint(run)
-)
+WITH _fresh AS (SELECT _steps_current(run) AS fresh)
 SELECT s.* FROM step_total_store s
 WHERE s.run_id = run AND (SELECT fresh FROM _fresh)
 UNION ALL

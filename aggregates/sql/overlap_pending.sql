@@ -8,6 +8,13 @@
 -- until one of its traces is newer than the failures: retrying it for ever
 -- would cost every later ingest that save, and fail it.
 --
+-- Due is not the opposite of current (_overlap_current, what readers ask):
+-- a copy made stale by a reclassification or another catalog (the
+-- fuse-pattern and overlap-row fingerprints cover them) is not due, so a
+-- finish never fingerprints every run of the warehouse, nor saves every
+-- run's rows again each time a report switches catalogs; readers compute
+-- what is stale, and the run's next ingest saves it again.
+--
 -- One row per run, by run_id.
 -- Columns: run_id.
 -- Parameters: $max_attempts.

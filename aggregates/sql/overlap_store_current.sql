@@ -1,13 +1,8 @@
 -- overlap_store_current: whether run $run's saved per-kernel overlap
--- (aggregates.SaveOverlap) is current: queries/overlap_by_kernel.sql reads it
--- for a batch of runs, and computes the others' rows rank by rank
--- (aggregates.SaveOverlapRows). One run; overlap_store_current_runs.sql takes
--- several. With run_id from a column (one statement for a list of runs),
--- DuckDB 1.5.6 compared the fingerprint's correlated subquery wrongly in a
--- WHERE clause and matched no run, so that form computes it in a
--- projection.
+-- (aggregates.SaveOverlap) is current, as the SQL library defines it for
+-- every reader (_overlap_current, sqllib/overlap.sql): the step aggregates
+-- and overlap rows of such runs are saved in batches from it, the others'
+-- run by run. One run; overlap_store_current_runs.sql takes several.
 -- Parameters: $run.
 -- Columns: current (one row).
-SELECT count(*) > 0 AS current
-FROM kernel_overlap_runs
-WHERE run_id = $run AND fingerprint = _overlap_fp($run, NULL)
+SELECT _overlap_current($run) AS current
