@@ -163,16 +163,21 @@ func fitTable(t *Table, width int, note *int) fitted {
 		// Fold columns into the details line: those that may go for the
 		// others to read well (Detail 2, the rightmost first) until the
 		// others fit at the widths they read well at; then those that go
-		// only to fit (Detail 1) until the others fit at all; then the
-		// gap between columns narrows to one.
+		// only to fit (Detail 1) until the others fit at all, and further
+		// while that shows more names whole (the names get the width
+		// first); then the gap between columns narrows to one.
+		nextFold := func(sh []bool, level int) int {
+			j := -1
+			for i := n - 1; i >= 0; i-- {
+				if sh[i] && cols[i].Detail >= level && (j < 0 || cols[i].Detail > cols[j].Detail) {
+					j = i
+				}
+			}
+			return j
+		}
 		fold := func(level int, over func() bool) {
 			for over() {
-				j := -1
-				for i := n - 1; i >= 0; i-- {
-					if shown[i] && cols[i].Detail >= level && (j < 0 || cols[i].Detail > cols[j].Detail) {
-						j = i
-					}
-				}
+				j := nextFold(shown, level)
 				if j < 0 {
 					return
 				}
@@ -181,6 +186,58 @@ func fitTable(t *Table, width int, note *int) fitted {
 		}
 		fold(2, func() bool { return sum(wantOf) > width })
 		fold(1, func() bool { return sum(minOf) > width })
+		// wholeNames is how many name cells the columns sh leave whole:
+		// the names' columns get what the others leave at their least,
+		// a column each in turn, as the widths are given below.
+		wholeNames := func(sh []bool) int {
+			spare, k := width, 0
+			nw := map[int]int{}
+			for i := range n {
+				if !sh[i] {
+					continue
+				}
+				spare -= minOf(i)
+				if k++; k > 1 {
+					spare -= gap
+				}
+				if cols[i].Kernel {
+					nw[i] = minOf(i)
+				}
+			}
+			for grew := true; grew && spare > 0; {
+				grew = false
+				for i := range n {
+					if w, ok := nw[i]; ok && w < natural(i) && spare > 0 {
+						nw[i]++
+						spare--
+						grew = true
+					}
+				}
+			}
+			whole := 0
+			for i, w := range nw {
+				for _, r := range rows {
+					if textWidth(r[i]) <= w {
+						whole++
+					}
+				}
+			}
+			return whole
+		}
+		// A secondary column goes only where that makes names whole: a
+		// name too long for the line whatever folds (a cuBLAS name) is
+		// cut as it would be, beside its figures.
+		if sum(minOf) <= width {
+			best := wholeNames(shown)
+			trial := slices.Clone(shown)
+			for j := nextFold(trial, 1); j >= 0; j = nextFold(trial, 1) {
+				trial[j] = false
+				if c := wholeNames(trial); c > best {
+					best = c
+					copy(shown, trial)
+				}
+			}
+		}
 		if sum(minOf) > width {
 			gap = 1
 		}
@@ -203,38 +260,25 @@ func fitTable(t *Table, width int, note *int) fitted {
 			widths[i] = minOf(i)
 		}
 		spare := width - sum(func(i int) int { return widths[i] })
-		// The names first, up to 40% of the line; then every other
-		// shortened column alike; then the names again.
-		grow := func(i, to int) {
-			if add := min(spare, to-widths[i]); add > 0 {
-				widths[i] += add
-				spare -= add
-			}
-		}
-		for i := range n {
-			if shown[i] && cols[i].Kernel {
-				grow(i, min(natural(i), max(nameMin, width*2/5)))
-			}
-		}
-		flexible := func(i int) bool { return shown[i] && !cols[i].Right && !cols[i].Keep && !cols[i].Kernel }
-		for spare > 0 {
-			grew := false
-			for i := range n {
-				if flexible(i) && widths[i] < natural(i) && spare > 0 {
-					widths[i]++
-					spare--
-					grew = true
+		// The names first (a column each in turn), whole if they can be;
+		// then every other shortened column alike.
+		grow := func(flexible func(int) bool) {
+			for spare > 0 {
+				grew := false
+				for i := range n {
+					if flexible(i) && widths[i] < natural(i) && spare > 0 {
+						widths[i]++
+						spare--
+						grew = true
+					}
+				}
+				if !grew {
+					return
 				}
 			}
-			if !grew {
-				break
-			}
 		}
-		for i := range n {
-			if shown[i] && cols[i].Kernel {
-				grow(i, natural(i))
-			}
-		}
+		grow(func(i int) bool { return shown[i] && cols[i].Kernel })
+		grow(func(i int) bool { return shown[i] && !cols[i].Right && !cols[i].Keep && !cols[i].Kernel })
 	}
 	// Cut what does not fit.
 	for i := range n {

@@ -222,6 +222,60 @@ func TestFitTableGivesTheNameWidthFirst(t *testing.T) {
 	}
 }
 
+// TestFitTableFoldsBeforeCuttingAName: a secondary (Detail) column goes
+// under the row before a name is cut, at any level: the compare kernel
+// table's shape, where at 120 columns the launches column stayed in the
+// row while names were cut to 32. Where the name fits whole beside the
+// secondary columns, nothing folds.
+func TestFitTableFoldsBeforeCuttingAName(t *testing.T) {
+	t.Parallel()
+	name := "BatchDecodeWithPagedKVCacheKernel<…>" // 36 columns
+	cols := []Column{{Name: "Bucket", Keep: true}, {Name: "Kernel", Kernel: true}, {Name: "Family", Keep: true, Detail: 1},
+		{Name: "Base µs", Right: true}, {Name: "Cand µs", Right: true}, {Name: "Delta µs", Right: true}, {Name: "Delta %", Right: true},
+		{Name: "p (BH)", Keep: true}, {Name: "Launches/step", Right: true, Detail: 1}, {Name: "µs/launch", Right: true, Detail: 1}}
+	row := []string{"same", name, "attention", "58.5", "71.0", "12.5", "+21.4%", "too few", "4", "14.6 -> 17.8"}
+	tab := &Table{Columns: cols, Rows: [][]string{row}}
+	// Whole, the row is 6+36+9+7+7+8+7+7+13+12 = 112 plus 9 gaps of 2:
+	// 130. Without µs/launch (14 with its gap) it is 116.
+	for _, c := range []struct {
+		width  int
+		folded []string // the columns under the row
+	}{
+		{130, nil},
+		{120, []string{"µs/launch"}},
+		{100, []string{"Family", "Launches/step", "µs/launch"}},
+	} {
+		note := 0
+		f := fitTable(tab, c.width, &note)
+		if f.rows[0][1] != name {
+			t.Errorf("%d: name cut to %q while %q stay in the row", c.width, f.rows[0][1], f.head)
+		}
+		var folded []string
+		for i, col := range cols {
+			if !slices.Contains(f.head, col.Name) && (col.Short == "" || !slices.Contains(f.head, col.Short)) {
+				folded = append(folded, cols[i].Name)
+			}
+		}
+		if !slices.Equal(folded, c.folded) {
+			t.Errorf("%d: folded %q, want %q (head %q)", c.width, folded, c.folded, f.head)
+		}
+	}
+	// A name no fold makes whole leaves the secondary columns in the row:
+	// folding them would only cut the name later.
+	long := "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	tab = &Table{Columns: cols, Rows: [][]string{{"same", long, "gemm", "58.5", "71.0", "12.5", "+21.4%", "too few", "4", "14.6 -> 17.8"}}}
+	note := 0
+	// (µs/launch goes all the same: without it the row is 123 wide.)
+	if f := fitTable(tab, 120, &note); !slices.Contains(f.head, "Launches/step") || !slices.Contains(f.head, "Family") || f.rows[0][1] == long {
+		t.Errorf("a name cut whatever folds: head %q, row %q", f.head, f.rows[0])
+	}
+	// Of two names, one made whole by folding: the column folds.
+	tab.Rows = append(tab.Rows, row)
+	if f := fitTable(tab, 120, &note); slices.Contains(f.head, "µs/launch") || f.rows[1][1] != name {
+		t.Errorf("one name made whole: head %q, rows %q", f.head, f.rows)
+	}
+}
+
 func TestWrapBreaksLongWords(t *testing.T) {
 	t.Parallel()
 	got := wrapLine("  path: "+strings.Repeat("a", 30), 12)
