@@ -14,6 +14,7 @@
 //	DIR/kernel_names/<hash>.parquet, DIR/sites/<hash>.parquet  the names one trace uses
 //	DIR/<table>/_schema.parquet                              no rows: the table's columns
 //	DIR/_tracehouse/schema_version, views.sql, catalog/*.parquet, sums/, ids/, tmp/
+//	DIR/_tracehouse/merged/gen-<N>.json, merged/<table>/<chunk>.parquet  merged generations (merge.go)
 //
 // Every file holds whole warehouse rows, with the warehouse's column names
 // and types (partition columns included, so a reader needs no path
@@ -28,6 +29,14 @@
 // (the same command) replaces its leftovers. Ids are claimed in the file
 // system (claim.go), so every file is final when written: no id is ever
 // rewritten after the fact.
+//
+// Compact (merge.go) merges committed traces' files into a few large
+// files per table, published as a generation by creating its manifest;
+// readers read the traces a generation holds from it and every other
+// committed trace from its own files (found from its checksum record,
+// verify.go, not by walking directories), so an opening costs what it
+// reads, not how many traces the lake holds. The traces' own files are
+// never removed or changed by merging.
 package lake
 
 import (

@@ -77,6 +77,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("LAKE_TEST_CRASH_AFTER") != "" {
 		crashRole()
 	}
+	if os.Getenv("LAKE_TEST_COMPACT_CRASH_AFTER") != "" {
+		compactCrashRole()
+	}
 	code := m.Run()
 	if demoPath != "" {
 		os.RemoveAll(filepath.Dir(demoPath))

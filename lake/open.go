@@ -122,7 +122,12 @@ func OpenRead(ctx context.Context, dir string, engine schema.Options, opt ReadOp
 	if err != nil {
 		return nil, err
 	}
-	damage, err := attach(ctx, w, abs, runs)
+	damage, notes, err := attach(ctx, w, abs, runs)
+	if err == nil && opt.Warn != nil {
+		for _, n := range notes {
+			opt.Warn(fmt.Sprintf("lake %s: %s", dir, n))
+		}
+	}
 	if err == nil && len(damage) > 0 {
 		if opt.Warn == nil {
 			err = &DamagedError{Dir: dir, Damage: damage}
@@ -150,11 +155,13 @@ func OpenRead(ctx context.Context, dir string, engine schema.Options, opt ReadOp
 // commits by other writers stay out of it); the event tables are views
 // over their files, showing the rows of those traces only.
 //
-// It returns the damaged files it found: their runs are left out.
-func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string) ([]Damage, error) {
+// It returns the damaged files it found (their runs are left out) and
+// notes of merged files found damaged (their traces are read from their
+// own files instead).
+func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string) ([]Damage, []string, error) {
 	conn, err := w.DB.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer conn.Close()
 	exec := func(q string) error {
@@ -164,7 +171,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 		return nil
 	}
 	if err := exec(`SET parquet_metadata_cache = true`); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The warehouse's columns and descriptions, and the files' layouts,
 	// are read once for every table: a query per table was a third of an
@@ -172,15 +179,19 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 	order := viewOrder()
 	cols, comments, err := warehouseTables(ctx, conn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rc, err := loadChecks(dir)
+	mg, err := readMerged(dir, runs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	froms, err := listedFiles(ctx, conn, dir, order, runs, rc)
+	rc, err := loadChecks(dir, mg.covered)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	froms, err := listedFiles(ctx, conn, dir, order, runs, rc, mg)
+	if err != nil {
+		return nil, nil, err
 	}
 	damage := rc.damaged()
 	var leftOut []int64
@@ -191,7 +202,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 	var ddl []string
 	for _, t := range order {
 		if len(cols[t.Name]) == 0 {
-			return nil, fmt.Errorf("lake: the warehouse has no table %s", t.Name)
+			return nil, nil, fmt.Errorf("lake: the warehouse has no table %s", t.Name)
 		}
 		kind := "VIEW"
 		if t.layout == commit || t.layout == byRun || t.layout == dimension {
@@ -200,19 +211,19 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 		from := froms[t.Name]
 		have, err := fileColumns(ctx, conn, from)
 		if err != nil {
-			return nil, fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
+			return nil, nil, fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
 		}
 		if err := exec("DROP TABLE " + ident(t.Name)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		q := selectSQL(from, t, cols[t.Name], have)
+		q := selectSQL(from, t, cols[t.Name], have, true)
 		if t.layout == commit && len(leftOut) > 0 {
 			// the runs with a damaged file: none of their traces shows,
 			// so neither do their rows of any other table
 			q += "\nWHERE run_id NOT IN (" + intList(leftOut) + ")"
 		}
 		if err := exec(fmt.Sprintf("CREATE %s %s AS\n%s", kind, ident(t.Name), q)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, c := range comments[t.Name] {
 			ddl = append(ddl, c.statement(kind, t.Name))
@@ -240,7 +251,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 		describeTable, strings.Join(lits, ", ")))
 	// One call for the bookkeeping views: DuckDB runs the statements in
 	// turn (no value is bound, so the driver allows it).
-	return damage, exec(strings.Join(derived, ";\n"))
+	return damage, mg.notes, exec(strings.Join(derived, ";\n"))
 }
 
 // describeTable holds the COMMENT statements Describe runs.
@@ -387,9 +398,175 @@ func fileColumns(ctx context.Context, q querier, from string) (map[string]bool, 
 // the directories of those runs only (see OpenRuns).
 // Files of traces not committed are left out, and so are files that do
 // not match their records (rc notes them).
-func listedFiles(ctx context.Context, q querier, dir string, tables []Table, runs []string, rc *readerChecks) (map[string]string, error) {
+func listedFiles(ctx context.Context, q querier, dir string, tables []Table, runs []string, rc *readerChecks, mg *merged) (map[string]string, error) {
+	var files map[string][]string
+	var err error
+	if rc.unrecorded == 0 {
+		files, err = recordedFiles(dir, tables, runs, rc)
+	} else {
+		files, err = walkedFiles(dir, tables, runs, rc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, t := range tables {
+		files[t.Name] = append(files[t.Name], mg.files[t.Name]...)
+		for _, f := range files[t.Name] {
+			all = append(all, literal(f))
+		}
+		if len(files[t.Name]) == 0 {
+			return nil, fmt.Errorf("lake %s: read %s: no Parquet files under %s", dir, t.Name, filepath.Join(dir, t.Name))
+		}
+	}
+	// One signature per file: its schema elements, sorted.
+	rows, err := q.QueryContext(ctx, `SELECT file_name,
+		string_agg(concat_ws(' ', name, type, repetition_type, num_children), ',' ORDER BY name, type)
+		FROM parquet_schema([`+strings.Join(all, ", ")+`]) GROUP BY file_name`)
+	if err != nil {
+		return nil, unreadable(ctx, q, dir, all, err)
+	}
+	defer rows.Close()
+	layout := map[string]string{}
+	for rows.Next() {
+		var file, l string
+		if err := rows.Scan(&file, &l); err != nil {
+			return nil, err
+		}
+		layout[file] = l
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// read is the read_parquet call over some of a table's files
+	read := func(t Table, fs []string) (string, error) {
+		seen := map[string]bool{}
+		list := make([]string, len(fs))
+		for i, f := range fs {
+			l, ok := layout[f]
+			if !ok {
+				return "", fmt.Errorf("lake %s: read %s: no schema read for %s", dir, t.Name, f)
+			}
+			seen[l] = true
+			list[i] = literal(f)
+		}
+		union := ""
+		if len(seen) > 1 {
+			union = ", union_by_name = true"
+		}
+		return fmt.Sprintf(`read_parquet([%s], hive_partitioning = false%s)`, strings.Join(list, ", "), union), nil
+	}
+	froms := map[string]string{}
+	for _, t := range tables {
+		ids := chunkFilter(t, runs, mg)
+		if ids == nil {
+			from, err := read(t, files[t.Name])
+			if err != nil {
+				return nil, err
+			}
+			froms[t.Name] = from
+			continue
+		}
+		// A chunk holds other runs too: the table shows the traces of the
+		// runs asked for, as their own files would (the chunk's row
+		// groups of other traces are skipped by their statistics).
+		own := files[t.Name][:len(files[t.Name])-len(mg.files[t.Name])]
+		chunks, err := read(t, mg.files[t.Name])
+		if err != nil {
+			return nil, err
+		}
+		from := fmt.Sprintf("SELECT * FROM %s WHERE trace_id IN (%s)", chunks, intList(ids))
+		if len(own) > 0 {
+			ownFrom, err := read(t, own)
+			if err != nil {
+				return nil, err
+			}
+			from += "\nUNION ALL BY NAME SELECT * FROM " + ownFrom
+		}
+		froms[t.Name] = "(" + from + ")"
+	}
+	return froms, nil
+}
+
+// chunkFilter is the trace ids of the runs asked for that merged chunks
+// of table t hold, when t is kept per run and read for some runs only
+// (nil: no filter).
+func chunkFilter(t Table, runs []string, mg *merged) []int64 {
+	if runs == nil || len(mg.files[t.Name]) == 0 || t.layout != byTrace && t.layout != byTraceStageRank {
+		return nil
+	}
+	return mg.traceIDs
+}
+
+// merged is what a reader takes of the lake's current merged generation
+// (merge.go): the chunk files it reads, by table, the traces they hold,
+// and notes of chunks left out for a damaged file.
+type merged struct {
+	files   map[string][]string // table -> chunk files, checked
+	covered map[string]bool     // trace file names the chunks hold
+	// with runs: the ids of those runs' traces in the chunks
+	traceIDs []int64
+	notes    []string
+}
+
+// readMerged reads the current generation and checks the chunk files a
+// reader of runs (nil: all) reads: the small tables' files of every chunk,
+// the per-run tables' files of the chunks holding one of the runs. A chunk
+// with a damaged file is not used: its traces are read from their own
+// files, which merging never removes, and a note says so.
+func readMerged(dir string, runs []string) (*merged, error) {
+	mg := &merged{files: map[string][]string{}, covered: map[string]bool{}}
+	m, err := currentManifest(dir)
+	if err != nil || m == nil {
+		return mg, err
+	}
+	want := wantedRuns(runs)
+	for _, c := range m.Chunks {
+		selected := want == nil || slices.ContainsFunc(c.Traces, func(t chunkTrace) bool { return want[t.Run] })
+		var take []chunkFile
+		bad := ""
+		for _, f := range c.Files {
+			t, ok := lookupTable(f.Table)
+			if !ok {
+				return nil, fmt.Errorf("lake %s: %s names table %s, unknown to this tracehouse: upgrade tracehouse", dir, manifestName(m.Generation), f.Table)
+			}
+			if !selected && (t.layout == byTrace || t.layout == byTraceStageRank) {
+				continue
+			}
+			path := filepath.Join(dir, filepath.FromSlash(f.Path))
+			what, err := f.sum().check(path)
+			if err != nil {
+				return nil, fmt.Errorf("lake %s: check %s: %w", dir, f.Path, err)
+			}
+			if what != "" {
+				bad = fmt.Sprintf("merged file %s is damaged (%s): its %d trace(s) are read from their own files; run 'tracehouse compact --lake' to merge them again", f.Path, what, len(c.Traces))
+				break
+			}
+			take = append(take, chunkFile{Table: f.Table, Path: path})
+		}
+		if bad != "" {
+			mg.notes = append(mg.notes, bad)
+			continue
+		}
+		for _, f := range take {
+			mg.files[f.Table] = append(mg.files[f.Table], f.Path)
+		}
+		for _, t := range c.Traces {
+			mg.covered[t.Name] = true
+			if want[t.Run] {
+				mg.traceIDs = append(mg.traceIDs, t.ID)
+			}
+		}
+	}
+	return mg, nil
+}
+
+// walkedFiles lists each table's files by walking its directories (with
+// runs, those of the runs only): for a lake holding traces written before
+// checksum records existed, whose files only the directories know.
+func walkedFiles(dir string, tables []Table, runs []string, rc *readerChecks) (map[string][]string, error) {
 	files := map[string][]string{}
-	var all, roots []string
+	var roots []string
 	for _, t := range tables {
 		walk := func(root string) error {
 			return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -425,52 +602,98 @@ func listedFiles(ctx context.Context, q querier, dir string, tables []Table, run
 		if err != nil {
 			return nil, fmt.Errorf("lake %s: read %s: %w", dir, t.Name, err)
 		}
-		for _, f := range files[t.Name] {
-			all = append(all, literal(f))
-		}
-		if len(files[t.Name]) == 0 {
-			return nil, fmt.Errorf("lake %s: read %s: no Parquet files under %s", dir, t.Name, filepath.Join(dir, t.Name))
-		}
 	}
 	rc.missing(roots)
-	// One signature per file: its schema elements, sorted.
-	rows, err := q.QueryContext(ctx, `SELECT file_name,
-		string_agg(concat_ws(' ', name, type, repetition_type, num_children), ',' ORDER BY name, type)
-		FROM parquet_schema([`+strings.Join(all, ", ")+`]) GROUP BY file_name`)
-	if err != nil {
-		return nil, unreadable(ctx, q, dir, all, err)
-	}
-	defer rows.Close()
-	layout := map[string]string{}
-	for rows.Next() {
-		var file, l string
-		if err := rows.Scan(&file, &l); err != nil {
-			return nil, err
-		}
-		layout[file] = l
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	froms := map[string]string{}
+	return files, nil
+}
+
+// recordedFiles lists each table's files from the records of the
+// committed traces not merged (with runs, those of the runs only for the
+// tables kept per run), each table's _schema.parquet, and the row files
+// of those traces' runs: no directory is walked, so an opening costs what
+// the traces it reads cost, not what the lake holds. Each file is checked
+// against its record (a damaged one is noted in rc and left out).
+func recordedFiles(dir string, tables []Table, runs []string, rc *readerChecks) (map[string][]string, error) {
+	files := map[string][]string{}
 	for _, t := range tables {
-		seen := map[string]bool{}
-		list := make([]string, len(files[t.Name]))
-		for i, f := range files[t.Name] {
-			l, ok := layout[f]
-			if !ok {
-				return nil, fmt.Errorf("lake %s: read %s: no schema read for %s", dir, t.Name, f)
-			}
-			seen[l] = true
-			list[i] = literal(f)
+		sf := filepath.Join(dir, t.Name, schemaFile)
+		ok, err := exists(sf)
+		if err != nil {
+			return nil, fmt.Errorf("lake %s: %w", dir, err)
 		}
-		union := ""
-		if len(seen) > 1 {
-			union = ", union_by_name = true"
+		if ok {
+			files[t.Name] = append(files[t.Name], sf)
 		}
-		froms[t.Name] = fmt.Sprintf(`read_parquet([%s], hive_partitioning = false%s)`, strings.Join(list, ", "), union)
 	}
-	return froms, nil
+	want := wantedRuns(runs)
+	runDone := map[int64]bool{}
+	for _, s := range rc.traces {
+		selected := want == nil || want[s.run]
+		for _, f := range s.files {
+			name, _, _ := strings.Cut(f.path, "/")
+			t, ok := lookupTable(name)
+			if !ok || !selected && (t.layout == byTrace || t.layout == byTraceStageRank) {
+				continue
+			}
+			path, ok, err := rc.checked(f, s)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				files[name] = append(files[name], path)
+			}
+		}
+		if runDone[s.runID] {
+			continue
+		}
+		runDone[s.runID] = true
+		f := fileSum{path: "runs/" + itoa(s.runID) + ".parquet"}
+		rs := rc.runRecords[s.runID]
+		if rs != nil && len(rs.files) == 1 {
+			path, ok, err := rc.checked(rs.files[0], rs)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				files["runs"] = append(files["runs"], path)
+			}
+			continue
+		}
+		// a run row whose writer was killed before its record: read
+		// unchecked, as before records existed
+		path := filepath.Join(dir, filepath.FromSlash(f.path))
+		there, err := exists(path)
+		if err != nil {
+			return nil, fmt.Errorf("lake %s: %w", dir, err)
+		}
+		if there {
+			files["runs"] = append(files["runs"], path)
+		}
+	}
+	return files, nil
+}
+
+// wantedRuns are the labels of runs as the records hold them (escaped);
+// nil for every run.
+func wantedRuns(runs []string) map[string]bool {
+	if runs == nil {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, r := range runs {
+		want[partValue(r)] = true
+	}
+	return want
+}
+
+// lookupTable is the table of Tables named name.
+func lookupTable(name string) (Table, bool) {
+	for _, t := range Tables {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Table{}, false
 }
 
 // unreadable names the file that failed a read of every file's schema (a
@@ -537,14 +760,16 @@ var variableRoot = fmt.Sprintf("getvariable('%s')", Variable)
 
 // viewSQL is the view standing for table t, over its files: see selectSQL.
 func viewSQL(from string, t Table, cols []column) string {
-	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS\n%s", ident(t.Name), selectSQL(from, t, cols, nil))
+	return fmt.Sprintf("CREATE OR REPLACE VIEW %s AS\n%s", ident(t.Name), selectSQL(from, t, cols, nil, false))
 }
 
 // selectSQL reads table t from its files (from): its columns (NULL where
 // the files have none; have nil means all there) with the warehouse's
 // types, one row per key for dimensions, and only the rows of traces in
 // the traces table or view (so nothing of a trace still being written).
-func selectSQL(from string, t Table, cols []column, have map[string]bool) string {
+// merged says from may read a run's row twice (from a merged chunk and
+// from its own file, merge.go): one row per run is kept.
+func selectSQL(from string, t Table, cols []column, have map[string]bool, merged bool) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		src := ident(c.name)
@@ -561,6 +786,10 @@ func selectSQL(from string, t Table, cols []column, have map[string]bool) string
 		order = "\nORDER BY " + ident(t.key)
 	case byRun:
 		where = "\nWHERE run_id IN (SELECT run_id FROM traces)"
+		if merged {
+			distinct = "DISTINCT ON (run_id) "
+			order = "\nORDER BY run_id"
+		}
 	default:
 		where = "\nWHERE trace_id IN (SELECT trace_id FROM traces)"
 	}

@@ -253,12 +253,23 @@ type readerChecks struct {
 	runOf     map[string]*sums   // file below the lake -> its record file
 	seen      map[string]bool    // files listed and checked
 	damage    map[int64][]Damage // by run id
+	// covered are the committed traces a merged generation holds (read
+	// from its chunks, not from their own files: merge.go)
+	covered map[string]bool
+	// traces are the records of the committed traces not covered, and
+	// runRecords their runs' row records (nil: none); unrecorded counts
+	// those without a record (written before records existed)
+	traces     []*sums
+	runRecords map[int64]*sums
+	unrecorded int
 }
 
-// loadChecks reads the traces committed and their records.
-func loadChecks(dir string) (*readerChecks, error) {
+// loadChecks reads the traces committed and the records of those not
+// covered by a merged generation.
+func loadChecks(dir string, covered map[string]bool) (*readerChecks, error) {
 	rc := &readerChecks{dir: dir, committed: map[string]bool{}, records: map[string]fileSum{},
-		runOf: map[string]*sums{}, seen: map[string]bool{}, damage: map[int64][]Damage{}}
+		runOf: map[string]*sums{}, seen: map[string]bool{}, damage: map[int64][]Damage{},
+		covered: covered, runRecords: map[int64]*sums{}}
 	ents, err := os.ReadDir(filepath.Join(dir, "traces"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("lake %s: %w", dir, err)
@@ -276,14 +287,19 @@ func loadChecks(dir string) (*readerChecks, error) {
 			continue
 		}
 		rc.committed[name] = true
+		if covered[name] {
+			continue
+		}
 		s, err := readSums(filepath.Join(dir, metaDir, sumsDir, strings.TrimSuffix(name, ".parquet")))
 		if err != nil {
 			return nil, err
 		}
 		if s == nil {
+			rc.unrecorded++
 			continue
 		}
 		add(s)
+		rc.traces = append(rc.traces, s)
 		if !runsRead[s.runID] {
 			runsRead[s.runID] = true
 			rs, err := readSums(runSumsPath(dir, s.runID))
@@ -292,6 +308,7 @@ func loadChecks(dir string) (*readerChecks, error) {
 			}
 			if rs != nil {
 				add(rs)
+				rc.runRecords[s.runID] = rs
 			}
 		}
 	}
@@ -304,7 +321,7 @@ func loadChecks(dir string) (*readerChecks, error) {
 // not match its record (noted as damage).
 func (rc *readerChecks) take(path string, t Table) (bool, error) {
 	name := filepath.Base(path)
-	if t.layout != byRun && name != schemaFile && !rc.committed[name] {
+	if t.layout != byRun && name != schemaFile && (!rc.committed[name] || rc.covered[name]) {
 		return false, nil
 	}
 	rel, err := filepath.Rel(rc.dir, path)
@@ -327,6 +344,22 @@ func (rc *readerChecks) take(path string, t Table) (bool, error) {
 	s := rc.runOf[rel]
 	rc.damage[s.runID] = append(rc.damage[s.runID], Damage{File: rel, What: what, Run: s.run, RunID: s.runID})
 	return false, nil
+}
+
+// checked checks a recorded file of record s (of the traces listed from
+// their records): its path, and whether it is read (not when damaged:
+// noted).
+func (rc *readerChecks) checked(f fileSum, s *sums) (string, bool, error) {
+	path := filepath.Join(rc.dir, filepath.FromSlash(f.path))
+	what, err := f.check(path)
+	if err != nil {
+		return "", false, fmt.Errorf("lake %s: check %s: %w", rc.dir, f.path, err)
+	}
+	if what != "" {
+		rc.damage[s.runID] = append(rc.damage[s.runID], Damage{File: f.path, What: what, Run: s.run, RunID: s.runID})
+		return "", false, nil
+	}
+	return path, true, nil
 }
 
 // missing notes the recorded files under the walked roots (below the

@@ -639,7 +639,7 @@ func TestEveryCommandStatesLakeAccess(t *testing.T) {
 	changesRows := map[string]bool{
 		"tag": true, "rm": true, "rename": true, "reclassify": true, "capture": true,
 		// ingest and export write a lake through package lake; the rest read
-		"ingest": false, "export": false, "runs": false, "sql": false, "schema": false,
+		"ingest": false, "export": false, "compact": false, "runs": false, "sql": false, "schema": false,
 		"catalog": false, "catalog check": false, "catalog list": false, "catalog show": false,
 		"triage": false, "compare": false, "report": false, "history": false,
 		"synth": false, "perfetto-fix": false, "slice": false, "version": false,

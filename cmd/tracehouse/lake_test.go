@@ -52,6 +52,7 @@ func TestLakeEndToEnd(t *testing.T) {
 		{"Schema", testLakeSchema},
 		{"Errors", testLakeErrors},
 		{"Damaged", testLakeDamaged},
+		{"Compact", testLakeCompact},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db, exported, ingested) })
 	}
@@ -281,6 +282,43 @@ func testLakeDamaged(t *testing.T, db, exported, ingested string) {
 	code, _, stderr = runCmd(t, "--lake", dir, "triage", "trtllm-llama")
 	if code != 1 || !strings.HasPrefix(stderr, warning) {
 		t.Errorf("triage of the damaged run: exit %d %q", code, stderr)
+	}
+}
+
+// testLakeCompact: compact merges the ingested lake's 16 traces into one
+// generation; reports and every table's counts over it are the
+// warehouse's; compacting again changes nothing; compact wants --lake.
+func testLakeCompact(t *testing.T, db, exported, ingested string) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	if err := os.CopyFS(dir, os.DirFS(ingested)); err != nil {
+		t.Fatal(err)
+	}
+	oneLine := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	code, _, stderr := runCmd(t, "--lake", dir, "compact", "--grace", "0")
+	if want := fmt.Sprintf("merged 16 trace(s) into generation 1 of %s: 16 trace(s) in 1 chunk(s), 0 read from their own files", dir); code != 0 || oneLine(stderr) != want {
+		t.Fatalf("compact: exit %d: %q, want %q", code, stderr, want)
+	}
+	code, _, stderr = runCmd(t, "--lake", dir, "compact")
+	if want := fmt.Sprintf("nothing new to merge in %s: generation 1 holds 16 trace(s) in 1 chunk(s), 0 read from their own files", dir); code != 0 || oneLine(stderr) != want {
+		t.Errorf("compact again: exit %d: %q, want %q", code, stderr, want)
+	}
+	for _, args := range [][]string{
+		{"triage", "vllm-qwen-moe"},
+		{"compare", "sglang-llama", "sglang-formal", "--format", "json"},
+		{"sql", "--format", "csv", `SELECT (SELECT count(*) FROM kernel_events), (SELECT count(DISTINCT kernel_id) FROM kernels),
+			(SELECT count(*) FROM launches), (SELECT count(*) FROM cpu_ops), (SELECT count(*) FROM py_frames),
+			(SELECT count(*) FROM annotations), (SELECT count(*) FROM steps), (SELECT count(*) FROM traces),
+			(SELECT count(*) FROM runs), (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
+			(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama'))`},
+	} {
+		wcode, want, wstderr := runCmd(t, append([]string{"--db", db}, args...)...)
+		code, got, stderr := runCmd(t, append([]string{"--lake", dir}, args...)...)
+		if wcode != 0 || code != 0 || got != want || stderr != wstderr {
+			t.Errorf("%v over the compacted lake: exit %d %q (warehouse: exit %d %q); output equal: %v", args[:2], code, stderr, wcode, wstderr, got == want)
+		}
+	}
+	if code, _, stderr := runCmd(t, "--db", db, "compact"); code != 2 || !strings.Contains(stderr, "compact merges a lake's files: add --lake DIR") {
+		t.Errorf("compact without --lake: exit %d %q", code, stderr)
 	}
 }
 

@@ -73,6 +73,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 		newCmdSlice(f, nil),
 		newCmdVersion(f, nil),
 		newCmdExport(f, nil),
+		newCmdCompact(f, nil),
 	)
 	// cobra's completion command, made now so that an unknown shell is a
 	// usage error rather than its help and exit 0
@@ -91,7 +92,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 // nothing there, so giving it is a usage error. (report says so itself,
 // naming its own flags.)
 var noFormat = map[string]bool{
-	"ingest": true, "export": true, "tag": true, "synth": true, "version": true,
+	"ingest": true, "export": true, "compact": true, "tag": true, "synth": true, "version": true,
 	"rm": true, "rename": true, "reclassify": true, "completion": true,
 }
 

@@ -1,0 +1,510 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tracehouse/tracehouse/schema"
+)
+
+// demoRuns are the demo warehouse's run ids and labels, by id.
+func demoRuns(t *testing.T, db *sql.DB) (ids []int64, labels []string) {
+	t.Helper()
+	rows, err := db.Query(`SELECT run_id, label FROM runs ORDER BY run_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var l string
+		if err := rows.Scan(&id, &l); err != nil {
+			t.Fatal(err)
+		}
+		ids, labels = append(ids, id), append(labels, l)
+	}
+	if len(ids) < 4 {
+		t.Fatalf("the demo has %d runs; these tests need 4 or more", len(ids))
+	}
+	return ids, labels
+}
+
+// tableQueries are, per table, the query whose rows a lake holding the
+// runs labelled runs (nil: all) must give exactly as the warehouse does.
+func tableQueries(runs []string) map[string]string {
+	in := "SELECT run_id FROM runs"
+	if runs != nil {
+		quoted := make([]string, len(runs))
+		for i, r := range runs {
+			quoted[i] = literal(r)
+		}
+		in += " WHERE label IN (" + strings.Join(quoted, ", ") + ")"
+	}
+	traces := "SELECT trace_id FROM traces WHERE run_id IN (" + in + ")"
+	out := map[string]string{}
+	for _, tb := range Tables {
+		cols := "*"
+		if tb.store == storeOverlap {
+			cols = "* EXCLUDE (start_rank, starts_before_end)" // renumbered per trace
+		}
+		switch tb.layout {
+		case dimension:
+			var used []string
+			for _, o := range []string{"kernels", "launches", "cpu_ops", "py_frame_events"} {
+				if tb.key == "site_id" && o == "kernels" {
+					continue
+				}
+				used = append(used, fmt.Sprintf("SELECT %s FROM %s WHERE trace_id IN (%s)", tb.key, o, traces))
+			}
+			if tb.key == "name_id" {
+				used = used[:1]
+			}
+			out[tb.Name] = fmt.Sprintf("SELECT * FROM %s WHERE %s IN (%s)", tb.Name, tb.key, strings.Join(used, " UNION "))
+		case byRun, commit:
+			out[tb.Name] = fmt.Sprintf("SELECT %s FROM %s WHERE run_id IN (%s)", cols, tb.Name, in)
+		default:
+			out[tb.Name] = fmt.Sprintf("SELECT %s FROM %s WHERE trace_id IN (%s)", cols, tb.Name, traces)
+		}
+	}
+	return out
+}
+
+// sameAsWarehouse opens the lake (for the runs labelled runs; nil: every
+// run) and checks every table gives exactly the warehouse's rows of the
+// runs the lake holds (want), and that no other run shows.
+func sameAsWarehouse(t *testing.T, src *sql.DB, dir string, want, runs []string, warn func(string)) {
+	t.Helper()
+	lk, err := OpenRead(context.Background(), dir, schema.Options{Threads: 1}, ReadOptions{Runs: runs, Warn: warn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	var got []string
+	rows, err := lk.DB.Query(`SELECT label FROM runs ORDER BY label`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var l string
+		rows.Scan(&l)
+		got = append(got, l)
+	}
+	rows.Close()
+	sorted := slices.Clone(want)
+	slices.Sort(sorted)
+	if !slices.Equal(got, sorted) {
+		t.Fatalf("the lake shows runs %v, want %v", got, sorted)
+	}
+	shown := want
+	if runs != nil {
+		shown = runs
+	}
+	for table, q := range tableQueries(shown) {
+		w, l := dump(t, src, q), dump(t, lk.DB, q)
+		if !slices.Equal(w, l) {
+			t.Errorf("%s (runs %v): lake has %d rows, warehouse %d; first difference:\n%s", table, shown, len(l), len(w), firstDiff(w, l))
+		}
+		if tb := tableByName(table); runs != nil && (tb.layout == byTrace || tb.layout == byTraceStageRank) {
+			// the runs not asked for show nothing
+			var n int
+			if err := lk.DB.QueryRow(fmt.Sprintf(`SELECT count(*) FROM %s WHERE trace_id NOT IN (SELECT trace_id FROM traces JOIN runs USING (run_id) WHERE label IN (%s))`,
+				table, strings.Join(quoteAll(runs), ", "))).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%s: %d rows of runs not asked for", table, n)
+			}
+		}
+	}
+}
+
+// noWarning is a reader's Warn that fails the test: nothing is damaged.
+func noWarning(t *testing.T) func(string) {
+	return func(s string) { t.Errorf("warning: %s", s) }
+}
+
+func quoteAll(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = literal(s)
+	}
+	return out
+}
+
+// mergedFiles counts the files under _tracehouse/merged/<table>/.
+func mergedFiles(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, tb := range Tables {
+		ents, err := os.ReadDir(filepath.Join(dir, metaDir, mergedDir, tb.Name))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		n += len(ents)
+	}
+	return n
+}
+
+// TestCompactSameAnswers: a lake of some demo runs, merged into several
+// chunks, answers every table's query exactly as the warehouse does,
+// whole and for one run; runs written after the merge are read from their
+// own files beside the chunks; merging again takes them in (and the small
+// last chunk with them); with nothing new it changes nothing.
+func TestCompactSameAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := openDemo(t)
+	ids, labels := demoRuns(t, src.DB)
+	dir := t.TempDir()
+	half := len(ids) / 2
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[:half]}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsWarehouse(t, src.DB, dir, labels[:half], nil, nil)
+	// chunks small enough that the demo's runs make several
+	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}}
+	res, err := Compact(ctx, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var traces int
+	if err := src.DB.QueryRow(`SELECT count(*) FROM traces WHERE run_id IN (` + intList(ids[:half]) + `)`).Scan(&traces); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Published || res.Generation != 1 || res.Merged != traces || res.Covered != traces || res.Left != 0 || res.Chunks < 2 {
+		t.Fatalf("first compact: %+v, want generation 1 with all %d traces in 2 or more chunks", res, traces)
+	}
+	sameAsWarehouse(t, src.DB, dir, labels[:half], nil, nil)
+	sameAsWarehouse(t, src.DB, dir, labels[:half], labels[:1], nil)
+	sameAsWarehouse(t, src.DB, dir, labels[:half], []string{labels[1], "no-such-run"}, nil)
+
+	// Later runs are read from their own files, beside the chunks.
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
+	sameAsWarehouse(t, src.DB, dir, labels, []string{labels[0], labels[len(labels)-1]}, nil)
+
+	res2, err := Compact(ctx, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all int
+	if err := src.DB.QueryRow(`SELECT count(*) FROM traces`).Scan(&all); err != nil {
+		t.Fatal(err)
+	}
+	if !res2.Published || res2.Generation != 2 || res2.Merged != all-traces || res2.Covered != all || res2.Left != 0 {
+		t.Fatalf("second compact: %+v, want generation 2 with %d new traces, %d in all", res2, all-traces, all)
+	}
+	sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
+	for _, l := range labels {
+		sameAsWarehouse(t, src.DB, dir, labels, []string{l}, nil)
+	}
+	// Grace 0: the first generation's manifest and the chunk files only
+	// it named are gone.
+	if gens, err := generations(dir); err != nil || !slices.Equal(gens, []int{2}) {
+		t.Errorf("generations %v (%v), want [2]", gens, err)
+	}
+	m, err := currentManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := 0
+	for _, c := range m.Chunks {
+		named += len(c.Files)
+	}
+	if n := mergedFiles(t, dir); n != named {
+		t.Errorf("%d chunk files on disk, the generation names %d", n, named)
+	}
+
+	// Idempotent: nothing new, nothing changes.
+	res3, err := Compact(ctx, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res3.Published || res3.Generation != 2 || res3.Merged != 0 || res3.Covered != all {
+		t.Errorf("third compact: %+v, want nothing published", res3)
+	}
+	if gens, _ := generations(dir); !slices.Equal(gens, []int{2}) {
+		t.Errorf("generations %v after a compact with nothing to do", gens)
+	}
+}
+
+// TestCompactGraceKeepsOldGeneration: with a grace period, the replaced
+// generation's manifest and files stay for the readers that opened it; a
+// reader of the old generation still reads every row.
+func TestCompactGraceKeepsOldGeneration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := openDemo(t)
+	ids, labels := demoRuns(t, src.DB)
+	dir := t.TempDir()
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[:2]}); err != nil {
+		t.Fatal(err)
+	}
+	opt := CompactOptions{Grace: time.Hour, Engine: schema.Options{Threads: 1}}
+	if _, err := Compact(ctx, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	// a reader opens generation 1
+	old, err := Open(ctx, dir, schema.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	before := dump(t, old.DB, "SELECT * FROM kernels")
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[2:3]}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compact(ctx, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the one chunk was small: generation 2 rewrote it
+	if !res.Published || res.Generation != 2 || res.Removed != 0 {
+		t.Fatalf("second compact: %+v", res)
+	}
+	if gens, _ := generations(dir); !slices.Equal(gens, []int{1, 2}) {
+		t.Errorf("generations %v, want [1 2] within the grace period", gens)
+	}
+	if after := dump(t, old.DB, "SELECT * FROM kernels"); !slices.Equal(before, after) {
+		t.Errorf("a reader of generation 1 read %d kernel rows, then %d", len(before), len(after))
+	}
+	sameAsWarehouse(t, src.DB, dir, labels[:3], nil, nil)
+	// past the grace period (no reader left), the next compact removes it
+	res, err = Compact(ctx, dir, CompactOptions{Grace: 0, Engine: schema.Options{Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Removed == 0 {
+		t.Errorf("nothing removed past the grace period: %+v", res)
+	}
+	if gens, _ := generations(dir); !slices.Equal(gens, []int{2}) {
+		t.Errorf("generations %v, want [2]", gens)
+	}
+	sameAsWarehouse(t, src.DB, dir, labels[:3], nil, nil)
+}
+
+// TestCompactWhileWriting: writers commit runs while compactions merge,
+// in parallel: every reader sees each committed trace exactly once, and
+// once all are done and merged the lake equals the warehouse.
+func TestCompactWhileWriting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := openDemo(t)
+	ids, labels := demoRuns(t, src.DB)
+	dir := t.TempDir()
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	// the default grace: a compaction never removes another's files
+	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: DefaultGrace, Engine: schema.Options{Threads: 1}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(ids))
+	for _, id := range ids[1:] {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			// one run per writer, each its own batch of commits
+			_, err := Write(ctx, src.DB, dir, WriteOptions{Runs: []int64{id}, Batch: 1})
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := Compact(ctx, dir, opt)
+			errs <- err
+		}()
+	}
+	// a reader meanwhile: every trace it shows is whole, and once
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 3 {
+			lk, err := Open(ctx, dir, schema.Options{Threads: 1})
+			if err != nil {
+				errs <- err
+				return
+			}
+			var dup, kernels, want int64
+			err = lk.DB.QueryRow(`SELECT count(*) - count(DISTINCT kernel_id) FROM kernels`).Scan(&dup)
+			if err == nil {
+				err = lk.DB.QueryRow(`SELECT count(*) FROM kernels`).Scan(&kernels)
+			}
+			var shown []string
+			if err == nil {
+				shown = dump(t, lk.DB, `SELECT content_hash FROM traces`)
+			}
+			lk.Close()
+			if err != nil {
+				errs <- err
+				return
+			}
+			q := `SELECT count(*) FROM kernels WHERE trace_id IN (SELECT trace_id FROM traces WHERE content_hash IN (` + strings.Join(quoteAll(shown), ", ") + `))`
+			if err := src.DB.QueryRow(q).Scan(&want); err != nil {
+				errs <- err
+				return
+			}
+			if dup != 0 || kernels != want {
+				errs <- fmt.Errorf("a reader during the compactions saw %d kernel rows (%d twice), its %d traces have %d", kernels, dup, len(shown), want)
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	sameAsWarehouse(t, src.DB, dir, labels, nil, noWarning(t))
+	res, err := Compact(ctx, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all int
+	if err := src.DB.QueryRow(`SELECT count(*) FROM traces`).Scan(&all); err != nil {
+		t.Fatal(err)
+	}
+	if res.Covered != all || res.Left != 0 {
+		t.Errorf("after the writers: %+v, want all %d traces merged", res, all)
+	}
+	sameAsWarehouse(t, src.DB, dir, labels, nil, noWarning(t))
+}
+
+// compactCrashRole, run by TestMain in a child process, compacts the lake
+// and dies (os.Exit: no deferred cleanup, like a kill) right after the
+// N-th file it moves into place.
+func compactCrashRole() {
+	n, _ := strconv.Atoi(os.Getenv("LAKE_TEST_COMPACT_CRASH_AFTER"))
+	count := 0
+	testHookMoved = func(string) {
+		if count++; count == n {
+			os.Exit(3)
+		}
+	}
+	_, err := Compact(context.Background(), os.Getenv("LAKE_TEST_DIR"), CompactOptions{ChunkBytes: 64 << 10, Grace: 0})
+	fmt.Fprintf(os.Stderr, "finished without crashing after %d files: %v\n", count, err)
+	os.Exit(0)
+}
+
+// TestKilledCompactLeavesLakeReadable kills compactions right after their
+// n-th file lands (mid-chunk, after the last chunk file, after the
+// manifest): the lake reads exactly as the warehouse after each; the next
+// compaction finishes the job and removes what the killed ones left.
+func TestKilledCompactLeavesLakeReadable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := openDemo(t)
+	_, labels := demoRuns(t, src.DB)
+	dir := t.TempDir()
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []int{1, 9, 20} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "LAKE_TEST_COMPACT_CRASH_AFTER="+strconv.Itoa(after), "LAKE_TEST_DIR="+dir)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+			t.Fatalf("after %d files: want exit 3, got %v: %s", after, err, out)
+		}
+		gens, err := generations(dir)
+		if err != nil || len(gens) != 0 {
+			t.Fatalf("after %d files: generations %v (%v): none was published", after, gens, err)
+		}
+		if mergedFiles(t, dir) == 0 {
+			t.Fatalf("after %d files: no leftover chunk files: the kill tested nothing", after)
+		}
+		sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
+	}
+	res, err := Compact(ctx, dir, CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Published || res.Generation != 1 || res.Left != 0 {
+		t.Fatalf("compact after the kills: %+v", res)
+	}
+	named := 0
+	for _, c := range mustManifest(t, dir).Chunks {
+		named += len(c.Files)
+	}
+	if n := mergedFiles(t, dir); n != named {
+		t.Errorf("%d chunk files on disk, generation 1 names %d: the killed compactions' files stayed", n, named)
+	}
+	sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
+	sameAsWarehouse(t, src.DB, dir, labels, labels[:1], nil)
+}
+
+func mustManifest(t *testing.T, dir string) *manifest {
+	t.Helper()
+	m, err := currentManifest(dir)
+	if err != nil || m == nil {
+		t.Fatalf("no current generation: %v", err)
+	}
+	return m
+}
+
+// TestDamagedChunkFallsBack: a merged file that no longer matches its
+// record is not read; its traces are read from their own files (every
+// answer unchanged), with a note; the next compact merges them again.
+func TestDamagedChunkFallsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := openDemo(t)
+	_, labels := demoRuns(t, src.DB)
+	dir := t.TempDir()
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}}
+	if _, err := Compact(ctx, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	m := mustManifest(t, dir)
+	var kernels chunkFile
+	for _, f := range m.Chunks[0].Files {
+		if f.Table == "kernels" {
+			kernels = f
+		}
+	}
+	if kernels.Path == "" {
+		t.Fatal("the first chunk has no kernels file")
+	}
+	path := filepath.Join(dir, filepath.FromSlash(kernels.Path))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(path, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	sameAsWarehouse(t, src.DB, dir, labels, nil, func(s string) { notes = append(notes, s) })
+	if len(notes) != 1 || !strings.Contains(notes[0], kernels.Path+" is damaged") || !strings.Contains(notes[0], "read from their own files") {
+		t.Errorf("notes %q, want one naming %s", notes, kernels.Path)
+	}
+	res, err := Compact(ctx, dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Published || res.Generation != 2 {
+		t.Fatalf("compact of a damaged chunk: %+v, want generation 2", res)
+	}
+	notes = nil
+	sameAsWarehouse(t, src.DB, dir, labels, nil, func(s string) { notes = append(notes, s) })
+	if len(notes) != 0 {
+		t.Errorf("notes after the repair: %q", notes)
+	}
+}
