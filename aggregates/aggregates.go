@@ -15,13 +15,9 @@
 package aggregates
 
 import (
-	"context"
-	"database/sql"
 	"database/sql/driver"
 	"embed"
 	"math"
-
-	"github.com/tracehouse/tracehouse/inline"
 )
 
 //go:embed sql/*.sql
@@ -34,17 +30,6 @@ func stmt(name string) string {
 		panic("aggregates: missing embedded sql/" + name + ".sql")
 	}
 	return string(b)
-}
-
-// execNamed runs one of our statements with its named arguments written
-// into it (inline.Exec).
-func execNamed(ctx context.Context, e inline.Execer, query string, args ...any) (sql.Result, error) {
-	return inline.Exec(ctx, e, query, args...)
-}
-
-// queryNamed is execNamed for a query.
-func queryNamed(ctx context.Context, e inline.Queryer, query string, args ...any) (*sql.Rows, error) {
-	return inline.Query(ctx, e, query, args...)
 }
 
 // null marks an absent kernel id in a swept row.

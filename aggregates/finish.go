@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/inline"
 )
 
 // DuckDBFinishMiB is DuckDB's memory_limit while a finish saves runs'
@@ -176,7 +177,7 @@ func SavePendingSteps(ctx context.Context, db *sql.DB) error {
 // run whose save failed FinishAttempts times for its current traces is not
 // pending.
 func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) {
-	rows, err := queryNamed(ctx, db, stmt(name), sql.Named("max_attempts", FinishAttempts))
+	rows, err := inline.Query(ctx, db, stmt(name), sql.Named("max_attempts", FinishAttempts))
 	if err != nil {
 		return nil, err
 	}

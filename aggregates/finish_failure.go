@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracehouse/tracehouse/ingest"
+	"github.com/tracehouse/tracehouse/inline"
 )
 
 // FinishAttempts bounds the saves of one copy of one run (for the same
@@ -142,7 +143,7 @@ func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch,
 // rolled back), and names the run.
 func recordFailure(ctx context.Context, db *sql.DB, store string, run int64, err error) (FinishFailure, error) {
 	f := FinishFailure{Run: run, Label: fmt.Sprint(run), Store: store, Err: err}
-	rows, rerr := queryNamed(ctx, db, stmt("finish_failure_record"),
+	rows, rerr := inline.Query(ctx, db, stmt("finish_failure_record"),
 		sql.Named("run", run), sql.Named("store", store), sql.Named("error", err.Error()))
 	if rerr == nil {
 		for rows.Next() {

@@ -210,7 +210,7 @@ func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limi
 	}
 	for _, g := range groups {
 		if g.kernels > limit {
-			if _, err := execNamed(ctx, conn, stmt("overlap_store_macro"), args...); err != nil {
+			if _, err := inline.Exec(ctx, conn, stmt("overlap_store_macro"), args...); err != nil {
 				return fmt.Errorf("overlap_store_macro: %w", err)
 			}
 			return nil
@@ -322,7 +322,7 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 // overlapGroups lists the overlap groups of the runs args select, in key
 // order, with their sizes.
 func overlapGroups(ctx context.Context, conn *sql.Conn, args []any) ([]overlapGroup, error) {
-	rows, err := queryNamed(ctx, conn, stmt("overlap_store_groups"), args...)
+	rows, err := inline.Query(ctx, conn, stmt("overlap_store_groups"), args...)
 	if err != nil {
 		return nil, err
 	}

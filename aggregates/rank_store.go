@@ -153,20 +153,20 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		// Forget the copies first and record each last, so that even
 		// without the transaction a half-written copy could not be read.
 		for _, name := range []string{s.forget, s.clear} {
-			if _, err := execNamed(ctx, conn, stmt(name), runArgs(b.runs)...); err != nil {
+			if _, err := inline.Exec(ctx, conn, stmt(name), runArgs(b.runs)...); err != nil {
 				return fail(name+": ", err)
 			}
 		}
 		if b.perRank {
 			for _, r := range b.ranks {
 				args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
-				if _, err := execNamed(ctx, conn, insert, args...); err != nil {
+				if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 					return fail(fmt.Sprintf("rank %d: ", r.rank), err)
 				}
 			}
 		} else if len(b.ranks) > 0 {
 			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
-			if _, err := execNamed(ctx, conn, insert, args...); err != nil {
+			if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 				return fail("", err)
 			}
 		}
@@ -174,7 +174,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 			return nil
 		}
 		name, args := recordArgs(s.commit, b)
-		if _, err := execNamed(ctx, conn, stmt(name), append(args, s.commitArgs...)...); err != nil {
+		if _, err := inline.Exec(ctx, conn, stmt(name), append(args, s.commitArgs...)...); err != nil {
 			return fail(name+": ", err)
 		}
 		return nil
@@ -234,7 +234,7 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 	args := runArgs(b.runs)
 	return inConnTx(ctx, db, fail, func(conn *sql.Conn) error {
 		for _, name := range s.stmts {
-			if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
+			if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
 				return fail(name+": ", err)
 			}
 		}
@@ -244,7 +244,7 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 			}
 		}
 		for _, name := range s.after {
-			if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
+			if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
 				return fail(name+": ", err)
 			}
 		}
@@ -253,7 +253,7 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		if len(b.runs) > 1 {
 			name, arg = s.commit+"_runs", sql.Named("runs", b.runs)
 		}
-		if _, err := execNamed(ctx, conn, stmt(name), arg); err != nil {
+		if _, err := inline.Exec(ctx, conn, stmt(name), arg); err != nil {
 			return fail(name+": ", err)
 		}
 		return nil
@@ -294,7 +294,7 @@ func someRuns(ctx context.Context, db *sql.DB, name string, runs []int64) ([]int
 // someRunsAtOnce keeps the runs the statement name lists when given $runs,
 // in runs' order.
 func someRunsAtOnce(ctx context.Context, db *sql.DB, name string, runs []int64) ([]int64, error) {
-	rows, err := queryNamed(ctx, db, stmt(name), sql.Named("runs", runs))
+	rows, err := inline.Query(ctx, db, stmt(name), sql.Named("runs", runs))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -321,7 +321,7 @@ func someRunsAtOnce(ctx context.Context, db *sql.DB, name string, runs []int64) 
 
 // runRanks lists the ranks with GPU events of runs (run_ranks.sql).
 func runRanks(ctx context.Context, db *sql.DB, runs []int64) ([]runRank, error) {
-	rows, err := queryNamed(ctx, db, stmt("run_ranks"), sql.Named("runs", runs))
+	rows, err := inline.Query(ctx, db, stmt("run_ranks"), sql.Named("runs", runs))
 	if err != nil {
 		return nil, err
 	}

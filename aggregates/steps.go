@@ -143,7 +143,7 @@ func overlaySteps(ctx context.Context, conn *sql.Conn, runs []int64, stepsBy str
 		`CREATE OR REPLACE TEMP TABLE kernels AS SELECT * FROM ` + stored("kernels") + ` WHERE list_contains($traces::BIGINT[], trace_id::BIGINT)`,
 	}
 	for _, q := range setup {
-		if _, err := execNamed(ctx, conn, q, sql.Named("traces", traces)); err != nil {
+		if _, err := inline.Exec(ctx, conn, q, sql.Named("traces", traces)); err != nil {
 			return fmt.Errorf("find steps: %w", err)
 		}
 	}
@@ -181,7 +181,7 @@ func (t traceSteps) matches(stepsBy string) bool {
 }
 
 func runTraces(ctx context.Context, db *sql.DB, run int64) ([]traceSteps, error) {
-	rows, err := queryNamed(ctx, db, stmt("run_traces"), sql.Named("run", run))
+	rows, err := inline.Query(ctx, db, stmt("run_traces"), sql.Named("run", run))
 	if err != nil {
 		return nil, fmt.Errorf("read traces of run %d: %w", run, err)
 	}

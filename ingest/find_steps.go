@@ -30,7 +30,7 @@ func FindSteps(ctx context.Context, e inline.Execer, trace int64, stepsBy string
 		{"insert_steps", []any{sql.Named("trace", trace), sql.Named("steps_by", by)}},
 		{"link_steps", []any{sql.Named("trace", trace)}},
 	} {
-		if _, err := execNamed(ctx, e, stmt(q.name), q.args...); err != nil {
+		if _, err := inline.Exec(ctx, e, stmt(q.name), q.args...); err != nil {
 			return fmt.Errorf("find steps of trace %d: %s: %w", trace, q.name, err)
 		}
 	}

@@ -6,7 +6,6 @@ package ingest
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tracehouse/tracehouse/inline"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/vocab"
 )
@@ -33,12 +31,6 @@ func stmt(name string) string {
 		panic("ingest: missing embedded sql/" + name + ".sql")
 	}
 	return string(b)
-}
-
-// execNamed runs one of our statements with its named arguments written
-// into it (inline.Exec).
-func execNamed(ctx context.Context, e inline.Execer, query string, args ...any) (sql.Result, error) {
-	return inline.Exec(ctx, e, query, args...)
 }
 
 // MemoryLimit is the Go heap size ingest is tuned for (runtime/debug's soft

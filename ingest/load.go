@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tracehouse/tracehouse/ingest/decode"
+	"github.com/tracehouse/tracehouse/inline"
 	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/parseerr"
@@ -290,7 +291,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	base := info.baseNS
 	exec := func(name string, args ...any) error {
-		if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
+		if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
 			return &dbError{fmt.Errorf("%s: %s: %w", c.path, name, err)}
 		}
 		return nil
@@ -358,7 +359,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if info.hasBase {
 		baseArg = base
 	}
-	_, err = execNamed(ctx, conn, stmt("insert_trace"),
+	_, err = inline.Exec(ctx, conn, stmt("insert_trace"),
 		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", t.jsonBytes),
 		sql.Named("compressed", compressed), sql.Named("rank", rank),

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tracehouse/tracehouse/ingest/decode"
+	"github.com/tracehouse/tracehouse/inline"
 	"github.com/tracehouse/tracehouse/limits"
 	"github.com/tracehouse/tracehouse/nsys"
 	"github.com/tracehouse/tracehouse/schema"
@@ -259,7 +260,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	}
 
 	exec := func(name string, args ...any) error {
-		if _, err := execNamed(ctx, conn, stmt(name), args...); err != nil {
+		if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
 			return &dbError{fmt.Errorf("%s: %s: %w", c.path, name, err)}
 		}
 		return nil
@@ -320,7 +321,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 		}
 	}
 	t.jsonBytes = size
-	_, err = execNamed(ctx, conn, stmt("insert_trace"),
+	_, err = inline.Exec(ctx, conn, stmt("insert_trace"),
 		sql.Named("trace_id", id), sql.Named("run_id", run.id), sql.Named("path", path),
 		sql.Named("content_hash", hash), sql.Named("bytes", c.size), sql.Named("json_bytes", size),
 		sql.Named("compressed", false), sql.Named("rank", plan.rank),
