@@ -11,24 +11,6 @@ import (
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
-// limitedWarehouse is a warehouse for t whose caller set DuckDB's memory
-// limit to 3 GiB, and a reader of the limit in force.
-func limitedWarehouse(t *testing.T) (*schema.Warehouse, func() string) {
-	t.Helper()
-	w := schematest.Open(t, "")
-	if _, err := w.DB.Exec(`SET memory_limit = '3GiB'`); err != nil {
-		t.Fatal(err)
-	}
-	return w, func() string {
-		t.Helper()
-		var s string
-		if err := w.DB.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-}
-
 // TestFinishBounded: a finish on a warehouse file runs under DuckDB's
 // finish bound and puts the caller's limit back; a save that runs out of
 // memory under the bound (8 MiB here) is made again without it, and the
@@ -52,7 +34,7 @@ func TestFinishBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	plain, _ := limitedWarehouse(t)
+	plain, _ := schematest.Limited(t)
 	if _, err := ingest.Ingest(ctx, plain, []string{path}, ingest.Options{Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +44,7 @@ func TestFinishBounded(t *testing.T) {
 		t.Fatalf("the unbounded finish saved almost nothing:\n%s", want)
 	}
 
-	w, limit := limitedWarehouse(t)
+	w, limit := schematest.Limited(t)
 	before := limit()
 	if _, err := ingest.Ingest(ctx, w, []string{path}, ingest.Options{Jobs: 1}); err != nil {
 		t.Fatal(err)
@@ -86,7 +68,7 @@ func TestFinishBounded(t *testing.T) {
 	}
 
 	// FinishPerRun itself bounds and restores.
-	v, limit := limitedWarehouse(t)
+	v, limit := schematest.Limited(t)
 	before = limit()
 	if _, err := ingest.Ingest(ctx, v, []string{path}, ingest.Options{Jobs: 1}); err != nil {
 		t.Fatal(err)

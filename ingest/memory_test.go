@@ -10,30 +10,12 @@ import (
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
-// limitedWarehouse is a warehouse for t whose caller set DuckDB's memory
-// limit to 3 GiB, and a reader of the limit in force.
-func limitedWarehouse(t *testing.T) (*schema.Warehouse, func() string) {
-	t.Helper()
-	w := schematest.Open(t, "")
-	if _, err := w.DB.Exec(`SET memory_limit = '3GiB'`); err != nil {
-		t.Fatal(err)
-	}
-	return w, func() string {
-		t.Helper()
-		var s string
-		if err := w.DB.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-}
-
 // TestIngestRestoresMemoryLimit: DuckDB's memory limit is bounded while
 // files load into a warehouse file, and the caller's limit is back after.
 func TestIngestRestoresMemoryLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, limit := limitedWarehouse(t)
+	w, limit := schematest.Limited(t)
 	before := limit()
 	// One run's four files keep both jobs busy; the whole demo (16 files)
 	// tested the same bound for three times the CPU time.
@@ -54,7 +36,7 @@ func TestIngestRestoresMemoryLimit(t *testing.T) {
 func TestDuckBoundLift(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, limit := limitedWarehouse(t)
+	w, limit := schematest.Limited(t)
 	before := limit()
 	b, err := boundDuckDB(ctx, w, 2*DuckDBMemoryPerJob)
 	if err != nil {

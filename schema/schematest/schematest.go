@@ -156,6 +156,26 @@ func Open(tb testing.TB, template string) *schema.Warehouse {
 	return w
 }
 
+// Limited opens a migrated warehouse for tb (Open) whose caller set
+// DuckDB's memory limit to 3 GiB, and returns with it a reader of the
+// limit in force: for the tests that a step bounding DuckDB's memory puts
+// the caller's limit back (ingest's loads, aggregates' finish).
+func Limited(tb testing.TB) (*schema.Warehouse, func() string) {
+	tb.Helper()
+	w := Open(tb, "")
+	if _, err := w.DB.Exec(`SET memory_limit = '3GiB'`); err != nil {
+		tb.Fatal(err)
+	}
+	return w, func() string {
+		tb.Helper()
+		var s string
+		if err := w.DB.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}
+}
+
 func copyFile(dst, src string) error {
 	if _, err := os.Stat(src + ".wal"); err == nil {
 		return fmt.Errorf("%s has a write-ahead log: it is still open for writing", src)
