@@ -353,11 +353,11 @@ const detailIndent = "    "
 
 // detailLines are the lines under a row holding its folded columns
 // (indices parts of r), "Column: value" joined by "; " as many to a line
-// as fit; a value too long for a line alone is shortened as its column
-// would be (a long location keeps its file, line and function).
+// as fit, in their order where they fit; a value too long for a line
+// alone is shortened as its column would be (a long location keeps its
+// file, line and function).
 func detailLines(cols []Column, r []string, parts []int, width int) []string {
-	var out []string
-	line := ""
+	var lines []detailLine
 	for _, i := range parts {
 		head := detailName(cols[i]) + ": "
 		item := head + r[i]
@@ -374,20 +374,35 @@ func detailLines(cols []Column, r []string, parts []int, width int) []string {
 				item = head + cutColumn(cols[i], []string{r[i]}, room)[0]
 			}
 		}
-		switch {
-		case line == "":
-			line = detailIndent + item
-		case textWidth(line)+2+textWidth(item) <= width:
-			line += "; " + item
-		default:
-			out = append(out, wrapLine(line, width)...)
-			line = detailIndent + item
+		// An item goes on the last line when it has room, else on the
+		// first line with room for it (a short family beside a short CPU
+		// op rather than a line of its own above a long location); one
+		// too long for a line alone wraps on lines of its own.
+		placed := false
+		fits := func(k int) bool { return lines[k].open && textWidth(lines[k].text)+2+textWidth(item) <= width }
+		for k := range lines {
+			if j := (k + len(lines) - 1) % len(lines); fits(j) {
+				lines[j].text += "; " + item
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			text := detailIndent + item
+			lines = append(lines, detailLine{text, textWidth(text) <= width})
 		}
 	}
-	if line != "" {
-		out = append(out, wrapLine(line, width)...)
+	var out []string
+	for _, l := range lines {
+		out = append(out, wrapLine(l.text, width)...)
 	}
 	return out
+}
+
+// detailLine is a line of detailLines; open while more fits on it.
+type detailLine struct {
+	text string
+	open bool
 }
 
 // detailName is a folded column's name in its row's details line: its

@@ -328,3 +328,25 @@ func TestFitTableWrapsProse(t *testing.T) {
 		}
 	}
 }
+
+// TestDetailLinesPack: folded columns go under their row in their order
+// while they fit on the last line; a short one that does not fit there
+// joins an earlier line with room rather than start a line of its own.
+func TestDetailLinesPack(t *testing.T) {
+	t.Parallel()
+	cols := []Column{{Name: "Family", Keep: true, Detail: 1}, {Name: "Python location", Cut: CutPath, Detail: 2}, {Name: "CPU op", Detail: 2}}
+	r := []string{"gemm", "python/sglang/srt/layers/quantization/unquant.py:131 apply", "aten::mm"}
+	got := detailLines(cols, r, []int{0, 1, 2}, 80)
+	want := []string{"    Family: gemm; CPU op: aten::mm", "    Python location: python/sglang/srt/layers/quantization/unquant.py:131 apply"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// in order when the last line has room: the share after the
+	// per-launch time, on a line of its own
+	cols = []Column{{Name: "Launches/step", Detail: 1}, {Name: "µs/launch", Detail: 1}, {Name: "Share %", Detail: 1}}
+	r = []string{"4", "14.8 -> 17.7", "11.8 -> 13.9"}
+	want = []string{"    Launches/step: 4; µs/launch: 14.8 -> 17.7", "    Share %: 11.8 -> 13.9"}
+	if got := detailLines(cols, r, []int{0, 1, 2}, 52); !slices.Equal(got, want) {
+		t.Errorf("in order:\n%s", strings.Join(got, "\n"))
+	}
+}

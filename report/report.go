@@ -99,7 +99,9 @@ type Column struct {
 	// Detail > 0: when the table does not fit, the column may move to an
 	// indented line under each row ("Column: value"): 2 so that the others
 	// read well (a location, a second name), 1 only when the table does
-	// not fit otherwise. Higher levels move first, then the rightmost.
+	// not fit otherwise or when that shows more kernel names whole (the
+	// names get the width first). Higher levels move first, then the
+	// rightmost.
 	Detail int
 	// Short is the header shown when the column is narrower than Name.
 	Short string

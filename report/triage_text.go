@@ -214,11 +214,15 @@ func (r *TriageReport) familyLine(st *TriageStage) string {
 }
 
 // kernelTable is a stage's kernel table. Text leaves Category out (the
-// family implies it) and shows kernel labels on a terminal.
+// family implies it), shows kernel labels on a terminal, and moves the
+// family under the row where that shows names whole (at 80 columns; the
+// family roll-up line above the table has them all).
 func (r *TriageReport) kernelTable(st *TriageStage, f Format) *Table {
 	text := f == Text
 	cols := []Column{{Name: "Kernel", Kernel: true}, {Name: "Family", Keep: true}}
-	if !text {
+	if text {
+		cols[1].Detail = 1
+	} else {
 		cols = append(cols, Column{Name: "Category"})
 	}
 	cols = append(cols, Column{Name: "GPU time", Right: true},
