@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tracehouse/tracehouse/analysis"
 )
@@ -62,8 +63,16 @@ type svgText struct {
 	Anchor string // start | middle | end
 	Class  string
 	Text   string
-	Title  string // the full text when Text is shortened
+	// More are the lines the text wraps onto, each drawn lineH under
+	// the one before (a long label wraps rather than be cut).
+	More  []string
+	Title string // the full text when Text is shortened
 }
+
+// lineH is the distance between the lines of a wrapped chart text (11 px
+// type; report.html.tmpl draws each line after the first as a tspan
+// dy="13").
+const lineH = 13
 
 type svgCircle struct {
 	CX, CY, R px
@@ -121,7 +130,7 @@ const (
 	chartW    = 960
 	labelW    = 120 // row labels of stacked bars
 	nameW     = 330 // kernel names of bar charts
-	nameChars = 40  // kernel labels longer than this are cut in charts (7 px a character fills nameW)
+	nameChars = 46  // bar labels longer than this wrap (6.5 px a character, at most 300 of nameW)
 )
 
 // shortenTo keeps the head and tail of s within n characters.
@@ -223,26 +232,41 @@ type barItem struct {
 	Title     string
 }
 
-// barLabels are the labels of one chart's bars left of them (baselines
-// ys): each item's label, cut to nameChars so that different labels stay
-// different (cutNames), with the full name on hover when it differs.
-func barLabels(names, labels []string, ys []px) []svgText {
-	shown := make([]string, len(names))
+// barLabels are the labels of one chart's bars, each item's label (its
+// name when it has none) wrapped into lines of at most nameChars: at
+// spaces, a long name after a '_', ',' or ':' (wrapWith), never cut, so
+// labels that differ stay different. The full name is on hover when the
+// label is not it.
+func barLabels(names, labels []string) [][]string {
+	out := make([][]string, len(names))
 	for i := range names {
-		shown[i] = labels[i]
-		if shown[i] == "" {
-			shown[i] = names[i]
+		l := labels[i]
+		if l == "" {
+			l = names[i]
 		}
-	}
-	shown = cutNames(shown, nameChars)
-	out := make([]svgText, len(names))
-	for i := range names {
-		out[i] = svgText{X: nameW - 8, Y: ys[i], Anchor: "end", Class: "lbl", Text: shown[i]}
-		if shown[i] != names[i] {
-			out[i].Title = names[i]
-		}
+		out[i] = wrapWith(l, nameChars, "")
 	}
 	return out
+}
+
+// barRows lays out one bar per label left of it, rows rowH high gap
+// apart, a wrapped label's row as high as its lines: the top of each
+// row, the height used, and the labels' texts.
+func barRows(names, labels []string, rowH, gap, top float64) ([]float64, float64, []svgText) {
+	lines := barLabels(names, labels)
+	ys := make([]float64, len(names))
+	var texts []svgText
+	y := top
+	for i, ls := range lines {
+		ys[i] = y
+		t := svgText{X: nameW - 8, Y: px(y + rowH - 4), Anchor: "end", Class: "lbl", Text: ls[0], More: ls[1:]}
+		if l := labels[i]; l != "" && l != names[i] || len(ls) > 1 {
+			t.Title = names[i]
+		}
+		texts = append(texts, t)
+		y += max(rowH, rowH+float64(len(ls)-1)*lineH) + gap
+	}
+	return ys, y, texts
 }
 
 // hBars draws one bar per item, longest first as given, scaled to the
@@ -255,22 +279,22 @@ func hBars(kind, label string, items []barItem) *scene {
 	for _, it := range items {
 		top1 = max(top1, it.Value)
 	}
-	names, labels, ys := make([]string, len(items)), make([]string, len(items)), make([]px, len(items))
+	names, labels := make([]string, len(items)), make([]string, len(items))
 	for i, it := range items {
-		names[i], labels[i], ys[i] = it.Name, it.Label, px(float64(top)+float64(i)*(rowH+gap)+rowH-4)
+		names[i], labels[i] = it.Name, it.Label
 	}
-	s.Texts = append(s.Texts, barLabels(names, labels, ys)...)
-	y := float64(top)
-	for _, it := range items {
+	ys, end, texts := barRows(names, labels, rowH, gap, top)
+	s.Texts = append(s.Texts, texts...)
+	for i, it := range items {
 		w := 0.0
 		if top1 > 0 {
 			w = max(it.Value, 0) / top1 * barW
 		}
+		y := ys[i]
 		s.bar(svgRect{X: nameW, Y: px(y), W: px(max(w, 1)), H: rowH, Fill: it.Fill, Title: it.Title})
 		s.Texts = append(s.Texts, svgText{X: px(nameW + w + 6), Y: px(y + rowH - 4), Class: "val", Text: it.ValueText})
-		y += rowH + gap
 	}
-	s.H = px(y + top)
+	s.H = px(end + top)
 	return s
 }
 
@@ -297,13 +321,14 @@ func divergingBars(kind, label string, items []deltaItem) *scene {
 	for _, it := range items {
 		top1 = max(top1, math.Abs(it.Value))
 	}
-	names, labels, ys := make([]string, len(items)), make([]string, len(items)), make([]px, len(items))
+	names, labels := make([]string, len(items)), make([]string, len(items))
 	for i, it := range items {
-		names[i], labels[i], ys[i] = it.Name, it.Label, px(float64(top)+float64(i)*(rowH+gap)+rowH-4)
+		names[i], labels[i] = it.Name, it.Label
 	}
-	s.Texts = append(s.Texts, barLabels(names, labels, ys)...)
-	y := float64(top)
-	for _, it := range items {
+	ys, end, texts := barRows(names, labels, rowH, gap, top)
+	s.Texts = append(s.Texts, texts...)
+	for i, it := range items {
+		y := ys[i]
 		w := 0.0
 		if top1 > 0 {
 			w = math.Abs(it.Value) / top1 * (half - 130) // room for the value
@@ -321,10 +346,9 @@ func divergingBars(kind, label string, items []deltaItem) *scene {
 			vt.X, vt.Anchor = px(zero-w-6), "end"
 		}
 		s.Texts = append(s.Texts, vt)
-		y += rowH + gap
 	}
-	s.Lines = append(s.Lines, svgLine{X1: px(zero), Y1: 0, X2: px(zero), Y2: px(y), Class: "zero"})
-	s.H = px(y + top)
+	s.Lines = append(s.Lines, svgLine{X1: px(zero), Y1: 0, X2: px(zero), Y2: px(end), Class: "zero"})
+	s.H = px(end + top)
 	return s
 }
 
@@ -540,21 +564,53 @@ func lineScene(c LineChart) *scene {
 		}
 		pts = ""
 	}
+	// A run's label wraps after a '-', '_', '.' or '/' into lines as
+	// wide as the room between two labelled points (at most
+	// maxLabelLines of them; only a label longer than that is cut, at
+	// its end). Every point is labelled up to 12 points, and while the
+	// longest part of a label between two separators fits that room;
+	// else every second point, or third, ...
+	longest := 0
+	for _, p := range c.Points {
+		for _, seg := range labelSegments(p.Run) {
+			longest = max(longest, len([]rune(seg)))
+		}
+	}
+	roomOf := func(every int) int {
+		if n < 2 {
+			return 24
+		}
+		return min(24, max(8, int((plotW-2*inset)/float64(n-1)*float64(every)/tickCharW)-1))
+	}
 	every := max(1, (n+11)/12)
+	for every < n-1 && roomOf(every) < min(longest, 24) {
+		every++
+	}
+	room := roomOf(every)
+	labelLines := 1
 	for i, p := range c.Points {
 		x, y := xOf(i), yOf(p.Value)
 		label := func() {
 			if i%every == 0 || p.Change != "" {
-				short := shortenTo(p.Run, 16)
-				t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: short}
+				lines := wrapLabel(p.Run, room)
+				if len(lines) > maxLabelLines {
+					lines = lines[:maxLabelLines]
+					lines[maxLabelLines-1] = cutEnd(lines[maxLabelLines-1]+"…", room)
+				}
+				labelLines = max(labelLines, len(lines))
+				t := svgText{X: px(x), Y: top + plotH + 16, Anchor: "middle", Class: "tick", Text: lines[0], More: lines[1:]}
 				// a label centred near an edge would be clipped: it
 				// starts (or ends) there instead
-				if half := float64(len([]rune(short))) * tickCharW / 2; x-half < 2 {
+				wide := 0
+				for _, l := range lines {
+					wide = max(wide, len([]rune(l)))
+				}
+				if half := float64(wide) * tickCharW / 2; x-half < 2 {
 					t.X, t.Anchor = 2, "start"
 				} else if x+half > chartW-2 {
 					t.X, t.Anchor = chartW-2, "end"
 				}
-				if short != p.Run {
+				if len(lines) > 1 {
 					t.Title = p.Run
 				}
 				s.Texts = append(s.Texts, t)
@@ -598,6 +654,49 @@ func lineScene(c LineChart) *scene {
 		unit += " (axis starts at " + strconv.FormatFloat(lo, 'f', dec, 64) + ")"
 	}
 	s.Texts = append(s.Texts, svgText{X: 4, Y: 12, Class: "tick", Text: unit})
-	s.H = top + plotH + bottom - 20
+	s.H = px(top + plotH + bottom - 20 + float64(labelLines-1)*lineH)
 	return s
+}
+
+// maxLabelLines is the most lines a history chart's run label wraps onto.
+const maxLabelLines = 3
+
+// labelSegments splits a run label after each '-', '_', '.' or '/': the
+// places it may wrap.
+func labelSegments(s string) []string {
+	var out []string
+	start := 0
+	for i, r := range s {
+		if strings.ContainsRune("-_./", r) {
+			out = append(out, s[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// wrapLabel packs a label's segments into lines of at most room
+// characters; a segment longer than that is broken where the line ends.
+func wrapLabel(s string, room int) []string {
+	var out []string
+	line := ""
+	for _, seg := range labelSegments(s) {
+		if line != "" && len([]rune(line))+len([]rune(seg)) > room {
+			out = append(out, line)
+			line = ""
+		}
+		line += seg
+		for len([]rune(line)) > room {
+			r := []rune(line)
+			out = append(out, string(r[:room]))
+			line = string(r[room:])
+		}
+	}
+	if line != "" || len(out) == 0 {
+		out = append(out, line)
+	}
+	return out
 }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -78,8 +80,20 @@ func TestReportBars(t *testing.T) {
 	if w := float64(s.Rects[2].W); w != 1 {
 		t.Errorf("zero bar %v, want a 1-unit stub", w)
 	}
-	if s.Texts[0].Title != long || len([]rune(s.Texts[0].Text)) != nameChars {
-		t.Errorf("label %q (title %q): want %d characters with the full name on hover", s.Texts[0].Text, s.Texts[0].Title, nameChars)
+	// The long name wraps onto three lines, nothing cut, the rows under
+	// it moved down by the two lines it added.
+	lbl := s.Texts[0]
+	lines := append([]string{lbl.Text}, lbl.More...)
+	if lbl.Title != long || len(lines) != 3 || strings.Join(lines, "") != long {
+		t.Errorf("label %q (title %q): want the whole name on 3 lines, the full name on hover", lines, lbl.Title)
+	}
+	for _, l := range lines {
+		if textWidth(l) > nameChars {
+			t.Errorf("label line %q is wider than %d", l, nameChars)
+		}
+	}
+	if got, want := float64(s.Rects[1].Y-s.Rects[0].Y), float64(16+6+2*lineH); got != want {
+		t.Errorf("the second bar is %v under the first, want %v", got, want)
 	}
 }
 
@@ -318,7 +332,8 @@ func TestReportRoundTicks(t *testing.T) {
 
 // TestReportChartLabelsDistinct: two kernels whose names differ only far
 // into their template arguments (DeepGEMM's shapes) get different labels
-// in one chart, each within nameChars, the full name on hover.
+// in one chart, wrapped into lines within nameChars rather than cut, the
+// full name on hover.
 func TestReportChartLabelsDistinct(t *testing.T) {
 	a := "void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, 0u, 0u, 7168u, 128u, 128u, 128u, 1u, 128u, 2u, false, cutlass::bfloat16_t, 36864u>"
 	b := "void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, 0u, 0u, 7168u, 128u, 128u, 128u, 1u, 128u, 2u, false, cutlass::bfloat16_t, 24576u>"
@@ -329,14 +344,64 @@ func TestReportChartLabelsDistinct(t *testing.T) {
 		var labels []string
 		for _, x := range s.Texts {
 			if x.Class == "lbl" {
-				labels = append(labels, x.Text)
-				if textWidth(x.Text) > nameChars || (x.Title != a && x.Title != b) {
-					t.Errorf("label %q (title %q): want at most %d columns, the full name on hover", x.Text, x.Title, nameChars)
+				lines := append([]string{x.Text}, x.More...)
+				labels = append(labels, strings.Join(lines, " "))
+				for _, l := range lines {
+					if textWidth(l) > nameChars || strings.Contains(l, "…") {
+						t.Errorf("label line %q: want at most %d columns, nothing cut", l, nameChars)
+					}
+				}
+				if x.Title != a && x.Title != b {
+					t.Errorf("label %q (title %q): want the full name on hover", lines, x.Title)
 				}
 			}
 		}
 		if len(labels) != 2 || labels[0] == labels[1] {
 			t.Errorf("%s labels %q: want two different ones", s.Kind, labels)
 		}
+	}
+}
+
+// TestHistoryRunLabelsWrap: a run label wider than the room between two
+// points wraps after a '-' (never inside a word), the chart growing by a
+// line; where even a part between two dashes does not fit, every second
+// point is labelled; no label is cut. Six points leave room for
+// "tokenspeed-deepseek" whole.
+func TestHistoryRunLabelsWrap(t *testing.T) {
+	labels := func(runs []string) (map[string][]string, *scene) {
+		vals := make([]int64, len(runs))
+		for i := range vals {
+			vals[i] = 100
+		}
+		h := testHistory(runs, vals, "decode")
+		s := lineScene(HistoryChart(h, &h.Stages[0]))
+		got := map[string][]string{}
+		for _, x := range s.Texts {
+			if x.Class == "tick" && x.Y == 26+180+16 {
+				got[strings.Join(append([]string{x.Text}, x.More...), "")] = append([]string{x.Text}, x.More...)
+			}
+		}
+		return got, s
+	}
+	var runs []string
+	for i := range 12 {
+		runs = append(runs, fmt.Sprintf("tokenspeed-deepseek-%02d", i))
+	}
+	// 12 points 70 units apart: 9 characters a line at 6.5 a character,
+	// less than "tokenspeed-"; two points apart, 20.
+	got, s := labels(runs)
+	want := map[string][]string{}
+	for i := 0; i < 12; i += 2 {
+		want[runs[i]] = []string{"tokenspeed-deepseek-", fmt.Sprintf("%02d", i)}
+	}
+	if !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+	if s.H != px(26+180+40+lineH) {
+		t.Errorf("height %v, want room for two label lines", s.H)
+	}
+	got, s = labels([]string{"short", "tokenspeed-deepseek", "sglang-llama", "a", "b", "c"})
+	if len(got) != 6 || len(got["tokenspeed-deepseek"]) != 1 || s.H != 26+180+40 {
+		t.Errorf("six points: labels %q, height %v", got, s.H)
 	}
 }

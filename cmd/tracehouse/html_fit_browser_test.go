@@ -17,13 +17,19 @@ import (
 // what does not fit into <pre id="fit">: a table wider than its section
 // (it would scroll sideways), a name column narrower than 150 px or than
 // another column of its table, two equal labels in one chart, a chart
-// text outside its chart, a contents entry cut.
+// label, legend or tick cut with an ellipsis inside a word or a name, a
+// chart text outside its chart, a contents entry cut.
 const htmlFitCheck = `
 (function () {
   var out = [];
   function where(el) { var s = el.closest('section'); return s ? s.id : '?'; }
-  // a chart text's own words, without its tooltip
-  function own(x) { return Array.prototype.filter.call(x.childNodes, function (n) { return n.nodeType === 3; }).map(function (n) { return n.nodeValue; }).join(''); }
+  // a chart text's own words, its wrapped lines (tspans) joined by a
+  // space, without its tooltip
+  function own(x) { return Array.prototype.filter.call(x.childNodes, function (n) { return n.nodeType === 3 || n.nodeName === 'tspan'; }).map(function (n) { return n.textContent; }).join(' '); }
+  // an ellipsis beside a letter, digit or '_' cut a word or a name
+  // ("kernel…concurrently", "sm100_fp8_gemm_1d1…"); one between
+  // brackets, commas or blanks folds template arguments ("<…>", "<…, 7168u, …>")
+  function cutInWord(t) { return /[A-Za-z0-9_]…|…[A-Za-z0-9_]/.test(t); }
   document.querySelectorAll('.tw').forEach(function (w) {
     var t = w.querySelector('table');
     if (t.scrollWidth > w.clientWidth + 1) out.push('table in ' + where(w) + ' (' + Array.prototype.map.call(t.tHead.rows[0].cells, function (c) { return c.textContent.trim(); }).join(', ') + ') is ' + t.scrollWidth + ' px in ' + w.clientWidth);
@@ -39,6 +45,9 @@ const htmlFitCheck = `
     s.querySelectorAll('text.lbl').forEach(function (x) {
       if (seen[own(x)]) out.push('chart "' + s.getAttribute('aria-label') + '" has two labels ' + own(x));
       seen[own(x)] = 1;
+    });
+    s.querySelectorAll('text.lbl, text.leg, text.tick').forEach(function (x) {
+      if (cutInWord(own(x))) out.push('chart "' + s.getAttribute('aria-label') + '" cuts a label inside a word: ' + own(x));
     });
     s.querySelectorAll('text.lbl, text.tick, text.val, text.leg').forEach(function (x) {
       var b = x.getBBox();
@@ -65,7 +74,8 @@ const htmlFitCheck = `
 // TestReportHTMLFitsInBrowser renders the demo's report (every run, a
 // comparison, a history) and lays it out in headless Chromium at 1000 and
 // 1400 px (issue 34 item 5): no table scrolls sideways, the name column is
-// the wide one, chart labels are distinct and inside their chart, and
+// the wide one, chart labels are distinct, whole (wrapped, never cut
+// inside a word) and inside their chart, and
 // contents entries wrap rather than being cut; nothing makes the page
 // scroll sideways.
 func TestReportHTMLFitsInBrowser(t *testing.T) {
