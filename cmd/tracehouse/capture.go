@@ -88,9 +88,12 @@ two-trace triage.
 
 --framework is detected from the URL when omitted.`,
 		Example: `  tracehouse capture --url http://localhost:30000 --output-dir /shared/profiles
-  tracehouse capture --url http://localhost:8000 --output-dir /tmp/vllm-profile --run qwen-tp2 --workload decode
-  tracehouse capture --mapping-url http://gpu1:30000 --formal-url http://gpu2:30000 --output-dir /shared/profiles
-  tracehouse capture --url http://localhost:30000 --output-dir /shared/profiles --then none --tag commit=abc123`,
+  tracehouse capture --url http://localhost:8000 \
+    --output-dir /tmp/vllm-profile --run qwen-tp2 --workload decode
+  tracehouse capture --mapping-url http://gpu1:30000 \
+    --formal-url http://gpu2:30000 --output-dir /shared/profiles
+  tracehouse capture --url http://localhost:30000 \
+    --output-dir /shared/profiles --then none --tag commit=abc123`,
 		Args:        maxArgs(0),
 		Annotations: map[string]string{writesAnnotation: "yes", createsAnnotation: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -35,13 +35,13 @@ func newCmdCompare(f *Factory, runF func(*CompareOptions) error) *cobra.Command 
 		Use:         "compare BASE CANDIDATE",
 		Annotations: creates,
 		Short:       "What changed between two runs, is it real, should CI fail",
-		Long: `Compare two runs step by step (README "Comparing runs"): per stage, the step time,
-kernel time, GPU busy, idle and exposed-communication time per step (median
-per side, 95% interval, two-sided Mann-Whitney U test), where the step-time
-delta went (by kernel family, overlap and idle: the rows add up exactly),
-the kernel table with same/new/gone/renamed buckets (p-values adjusted by
-Benjamini-Hochberg across the stage's kernels; "~" = not significant),
-overlap and fusion-status changes, and a verdict.
+		Long: `Compare two runs step by step (README "Comparing runs"): per stage, the
+step time, kernel time, GPU busy, idle and exposed-communication time per
+step (median per side, 95% interval, two-sided Mann-Whitney U test), where
+the step-time delta went (by kernel family, overlap and idle: the rows add
+up exactly), the kernel table with same/new/gone/renamed buckets (p-values
+adjusted by Benjamini-Hochberg across the stage's kernels; "~" = not
+significant), overlap and fusion-status changes, and a verdict.
 
 A sample is one step (a kernel's summed time in that step), never one
 launch, so runs with different numbers of steps compare. Steps come from
@@ -76,7 +76,8 @@ alone also exits 1 when a stage cannot be decided.`,
   tracehouse compare tag:baseline=true @latest --fail-on-regression
   tracehouse compare base/ cand/ --db :memory: --stage decode
   tracehouse compare run-a run-b --rank all --format json | jq .verdict
-  tracehouse compare run-a run-b --steps-by 'lm_head|logits' --format csv --out cmp/`,
+  tracehouse compare run-a run-b --steps-by 'lm_head|logits' \
+    --format csv --out cmp/`,
 		Args: exactArgs(2, "BASE and CANDIDATE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)

@@ -26,7 +26,7 @@ func TestFlagsThatDoNothingSaySo(t *testing.T) {
 		{[]string{"--format", "json", "version"}, "tracehouse: --format does not apply to 'tracehouse version': it prints no table\n"},
 		{[]string{"--db", db, "--format", "json", "rm", "r"}, "tracehouse: --format does not apply to 'tracehouse rm': it prints no table\n"},
 		{[]string{"--format", "json", "completion", "bash"}, "tracehouse: --format does not apply to 'tracehouse completion bash': it prints no table\n"},
-		{[]string{"completion", "tcsh"}, "tracehouse: unknown command \"tcsh\" for \"tracehouse completion\"; did you mean bash or zsh or fish?\n"},
+		{[]string{"completion", "tcsh"}, "tracehouse: unknown command \"tcsh\" for \"tracehouse completion\"; did you mean bash or fish or zsh?\n"}, // in the help's (sorted) order
 		{[]string{"triag"}, "tracehouse: unknown command \"triag\" for \"tracehouse\"; did you mean tag or triage?\n"},
 		{[]string{"catalog", "lst"}, "tracehouse: unknown command \"lst\" for \"tracehouse catalog\"; did you mean list?\n"},
 	} {

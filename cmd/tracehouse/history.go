@@ -33,21 +33,22 @@ func newCmdHistory(f *Factory, runF func(*HistoryOptions) error) *cobra.Command 
 	var tags []string
 	minChange := stats.DefaultChangeRule.MinChange * 100
 	cmd := &cobra.Command{
-		Use:   "history --kernel PATTERN | --family F | --metric step_time|busy|exposed_comm|idle|idle_<cause>",
+		Use:   "history --kernel PATTERN | --family F | --metric METRIC",
 		Short: "One series over many runs, per step: when did this get slow",
-		Long: `Follow one figure over runs (README "History: when did it get slow"): the time per step of
-the kernels whose short name matches --kernel (an RE2 pattern; matching
-kernels are summed), of a kernel --family (attention, gemm, moe, norm,
-communication, ...), or a step --metric: step_time (the step's GPU window),
-busy (GPU busy time), exposed_comm (communication not hidden under
-compute), idle (step time minus busy time) or the idle time of one cause:
-idle_host_bound, idle_launch_latency, idle_sync, idle_graph_internal,
-idle_other (README "Where the GPU waits"). One row per run and stage, in ingest order (--by TAG: ordered by
-that tag's value, numbers in their numeric order, e.g. 0.4.9 before
-0.4.10), with the median per step, its 95% interval (from 6 steps),
-launches per step and share (of the summed kernel time for kernels, of the
-step time for metrics). Runs are every run, or those carrying every
---tag KEY=VALUE; --last N keeps the newest N of the order.
+		Long: `Follow one figure over runs (README "History: when did it get slow"): the
+time per step of the kernels whose short name matches --kernel (an RE2
+pattern; matching kernels are summed), of a kernel --family (attention,
+gemm, moe, norm, communication, ...), or a step --metric: step_time (the
+step's GPU window), busy (GPU busy time), exposed_comm (communication not
+hidden under compute), idle (step time minus busy time) or the idle time of
+one cause: idle_host_bound, idle_launch_latency, idle_sync,
+idle_graph_internal, idle_other (README "Where the GPU waits"). One row per
+run and stage, in ingest order (--by TAG: ordered by that tag's value,
+numbers in their numeric order, e.g. 0.4.9 before 0.4.10), with the median
+per step, its 95% interval (from 6 steps), launches per step and share (of
+the summed kernel time for kernels, of the step time for metrics). Runs are
+every run, or those carrying every --tag KEY=VALUE; --last N keeps the
+newest N of the order.
 
 Change points, marked per stage: ` + wrapText("Change points, marked per stage: "+analysis.RuleText(stats.DefaultChangeRule)+".", 76)[len("Change points, marked per stage: "):] + `
 --window and --min-change set the window and the floor. "When did this get
@@ -72,7 +73,8 @@ usage errors.`,
 		Example: `  tracehouse history --kernel 'BatchDecodeWithPagedKVCache' --stage decode
   tracehouse history --metric step_time --tag branch=main --by commit_date
   tracehouse history --family attention --format csv > attention.csv
-  tracehouse history --metric busy --tag branch=main --last 20 --fail-on-regression`,
+  tracehouse history --metric busy --tag branch=main --last 20 \
+    --fail-on-regression`,
 		Args: maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.common = f.common(cmd)

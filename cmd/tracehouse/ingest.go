@@ -69,10 +69,12 @@ shared directory at once (no lock; a trace appears whole or not at all), and
 re-ingesting a file is a no-op. Read the lake with --lake on runs, sql,
 triage, compare.`,
 		Example: `  tracehouse ingest profiles/
-  tracehouse ingest --run llama-tp8-nightly --tag date=2026-11-29 /data/traces/*.json.gz
+  tracehouse ingest --run llama-tp8-nightly --tag date=2026-11-29 \
+    /data/traces/*.json.gz
   tracehouse ingest --run llama-tp8-nightly --append /data/traces/late-rank/
   tracehouse ingest --stage decode --framework sglang decode-trace.json
-  nsys export --type sqlite --output decode.sqlite decode.nsys-rep && tracehouse ingest decode.sqlite
+  nsys export --type sqlite --output decode.sqlite decode.nsys-rep &&
+    tracehouse ingest decode.sqlite
   tracehouse ingest --lake /shared/lake /data/traces/node-17/`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -4,10 +4,12 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rivo/uniseg"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -102,17 +104,27 @@ func TestHelpFlagColumnsAlign(t *testing.T) {
 	walk(root)
 }
 
-// TestHelpFitsTheWidth (issue 34): at 80 columns every command's help
-// lists its subcommands and flags within the width (pflag's one-line
-// listing ran to 157 columns); example command lines are left whole to be
-// copied.
+// TestHelpFitsTheWidth (issue 34): at 80 and 120 columns every line of
+// every command's help fits the width, counted in terminal columns: the
+// description, the usage line, the subcommands, the flags (pflag's
+// one-line listing ran to 157 columns) and the examples, which continue
+// on the next line after " \" (they ran to 115). At 60 columns, where
+// the examples wrap by themselves, each still reads back as the same
+// words as written (a shell joins the continued lines).
 func TestHelpFitsTheWidth(t *testing.T) {
 	t.Parallel()
-	env := func(k string) string {
-		if k == "COLUMNS" {
-			return "80"
+	help := func(path []string, cols int) string {
+		env := func(k string) string {
+			if k == "COLUMNS" {
+				return strconv.Itoa(cols)
+			}
+			return testEnv(k)
 		}
-		return testEnv(k)
+		io, out, _ := testIO("")
+		if code := run(append(slices.Clone(path), "--help"), io, env); code != 0 {
+			t.Errorf("%v --help at %d columns: exit %d", path, cols, code)
+		}
+		return out.String()
 	}
 	io, _, _ := testIO("")
 	var paths [][]string
@@ -123,25 +135,27 @@ func TestHelpFitsTheWidth(t *testing.T) {
 			walk(s, append(append([]string{}, path...), s.Name()))
 		}
 	}
-	walk(newCmdRoot(&Factory{IO: io, Getenv: env}), nil)
+	walk(newCmdRoot(&Factory{IO: io, Getenv: testEnv}), nil)
+	if len(paths) < 20 {
+		t.Fatalf("%d commands: the walk missed some", len(paths))
+	}
+	// examples is the Examples section of a help, its continued lines
+	// joined as a shell joins them, as words.
+	examples := func(h string) []string {
+		_, ex, _ := strings.Cut(h, "\nExamples:\n")
+		ex, _, _ = strings.Cut(ex, "\n\n")
+		return strings.Fields(strings.ReplaceAll(ex, " \\\n", " "))
+	}
 	for _, p := range paths {
-		io, out, _ := testIO("")
-		if code := run(append(append([]string{}, p...), "--help"), io, env); code != 0 {
-			t.Errorf("%v --help: exit %d", p, code)
-			continue
-		}
-		section := ""
-		for _, l := range strings.Split(out.String(), "\n") {
-			if l != "" && !strings.HasPrefix(l, " ") {
-				section = l
-				continue
-			}
-			switch section {
-			case "Flags:", "Global Flags:", "Available Commands:":
-				if n := utf8.RuneCountInString(l); n > 80 {
-					t.Errorf("tracehouse %s --help: %s line is %d wide: %q", strings.Join(p, " "), section, n, l)
+		for _, cols := range []int{80, 120} {
+			for i, l := range strings.Split(help(p, cols), "\n") {
+				if n := uniseg.StringWidth(l); n > cols {
+					t.Errorf("tracehouse %s --help at %d columns: line %d is %d wide: %q", strings.Join(p, " "), cols, i+1, n, l)
 				}
 			}
+		}
+		if whole, narrow := examples(help(p, 1000)), examples(help(p, 60)); !slices.Equal(whole, narrow) {
+			t.Errorf("tracehouse %s --help: the examples at 60 columns read\n%q\nnot\n%q", strings.Join(p, " "), narrow, whole)
 		}
 	}
 }

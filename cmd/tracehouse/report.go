@@ -80,7 +80,8 @@ Progress goes to standard error, one line per run.`,
 		Example: `  tracehouse ingest testdata/demo
   tracehouse report --markdown report.md --html report.html
   tracehouse report --html demo.html sglang-llama vllm-qwen-moe --stage decode
-  tracehouse report --html cmp.html --compare sglang-llama,sglang-formal sglang-llama sglang-formal
+  tracehouse report --html cmp.html --compare sglang-llama,sglang-formal \
+    sglang-llama sglang-formal
   tracehouse report --markdown - --tag branch=main | less
   tracehouse report --html main.html --tag branch=main \
     --history '--metric step_time --tag branch=main --by commit_date' \

@@ -46,12 +46,14 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"table", "markdown", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err} })
 	// Flag descriptions wrap to the text width (cobra's own template,
-	// with pflag's wrapped listing in place of the one-line one).
+	// with pflag's wrapped listing in place of the one-line one, and a
+	// last line that fits 80 columns).
 	if w := f.textWidth(); w > 0 {
 		n := strconv.Itoa(w)
 		cmd.SetUsageTemplate(strings.NewReplacer(
 			".LocalFlags.FlagUsages", "(.LocalFlags.FlagUsagesWrapped "+n+")",
-			".InheritedFlags.FlagUsages", "(.InheritedFlags.FlagUsagesWrapped "+n+")").Replace(cmd.UsageTemplate()))
+			".InheritedFlags.FlagUsages", "(.InheritedFlags.FlagUsagesWrapped "+n+")",
+			"for more information about a command.", "for more about a command.").Replace(cmd.UsageTemplate()))
 	}
 	cmd.AddCommand(
 		newCmdIngest(f, nil),
@@ -85,6 +87,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 			c.Args, c.RunE = subcommandOnly, showHelp
 		}
 	}
+	fitHelp(cmd, f.textWidth())
 	return cmd
 }
 

@@ -52,7 +52,8 @@ its name ends in .gz, written under a temporary name and renamed when
 complete; an existing file is replaced only with --force, and never the input
 or a device, FIFO or other special file.`,
 		Example: `  tracehouse slice big-TP-0.trace.json.gz -o steps-10-12.json.gz --step 10:12
-  tracehouse slice trace.json.gz -o decode.json.gz --stage decode --window 2s:2.5s
+  tracehouse slice trace.json.gz -o decode.json.gz --stage decode \
+    --window 2s:2.5s
   tracehouse slice merged-run.json.gz -o rank3.json.gz --rank 3`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(cmd *cobra.Command, args []string) error {

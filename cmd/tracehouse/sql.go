@@ -37,11 +37,14 @@ All times are integer nanoseconds (*_ns).
 --format arrow writes the result as an Arrow IPC stream on standard output,
 for pyarrow.ipc.open_stream, polars.read_ipc_stream or pandas. --lake DIR
 runs the SQL over a Parquet lake instead of the warehouse.`,
-		Example: `  tracehouse sql "SELECT family, round(sum(dur_ns)/1e6, 2) AS ms FROM kernel_events GROUP BY 1 ORDER BY 2 DESC"
-  tracehouse sql --format csv "SELECT * FROM kernel_events WHERE run = 'sglang-llama' LIMIT 100" > k.csv
+		Example: `  tracehouse sql "SELECT family, round(sum(dur_ns)/1e6, 2) AS ms
+    FROM kernel_events GROUP BY 1 ORDER BY 2 DESC"
+  tracehouse sql --format csv \
+    "SELECT * FROM kernel_events WHERE run = 'sglang-llama' LIMIT 100" > k.csv
   echo "SELECT count(*) FROM kernels" | tracehouse sql
   tracehouse sql --format arrow "SELECT * FROM kernel_events" > kernels.arrows
-  tracehouse sql --lake /shared/lake "SELECT run, count(*) FROM kernel_events GROUP BY 1"`,
+  tracehouse sql --lake /shared/lake \
+    "SELECT run, count(*) FROM kernel_events GROUP BY 1"`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error

@@ -41,8 +41,8 @@ server_args.json), vLLM (dp0_pp0_tp0_dcp0_ep0_rank0.<id>.pt.trace.json.gz with
 per-step annotations), TensorRT-LLM (trace.json) or TokenSpeed (<id>-TP-<r>).
 The same flags always write the same bytes. Prints the written files.`,
 		Example: `  tracehouse synth --out /tmp/traces --framework vllm --ranks 2
-  tracehouse synth --out /tmp/big --size-mb 1000 --stage decode   # a 1 GB trace
-  tracehouse synth --out /tmp/demo --demo                          # the bundled demo set`,
+  tracehouse synth --out /tmp/big --size-mb 1000 --stage decode  # a 1 GB trace
+  tracehouse synth --out /tmp/demo --demo                        # the demo set`,
 		Args: maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IO = f.IO
