@@ -111,16 +111,19 @@ func tagRun(opts *TagOptions) error {
 	if err != nil {
 		return err
 	}
+	// The lines wrap to the text width like every message (a run's tags
+	// can be long: commit hashes, notes).
+	var lines []string
 	for _, k := range res.Missing {
-		fmt.Fprintf(opts.IO.ErrOut, "note: run %s has no tag %s\n", run.Label, k)
+		lines = append(lines, fmt.Sprintf("note: run %s has no tag %s", run.Label, k))
 	}
 	if len(res.MovedFrom) > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "moved from %s\n", strings.Join(res.MovedFrom, ", "))
+		lines = append(lines, "moved from "+strings.Join(res.MovedFrom, ", "))
 	}
 	tags := strings.Join(res.Tags, " ")
 	if tags == "" {
 		tags = "(no tags)"
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "run %s: %s\n", run.Label, tags)
+	opts.message(append(lines, fmt.Sprintf("run %s: %s", run.Label, tags))...)
 	return nil
 }

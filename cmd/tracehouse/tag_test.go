@@ -97,3 +97,32 @@ func equalTags(a, b map[string][]string) bool {
 	}
 	return true
 }
+
+// TestTagFitsTheWidth: what tag prints wraps to the width (issue 34 item
+// 4): long tags at 80 columns, every tag still there.
+func TestTagFitsTheWidth(t *testing.T) {
+	t.Parallel()
+	db := llamaCopy(t)
+	env := func(k string) string {
+		if k == "COLUMNS" {
+			return "80"
+		}
+		return testEnv(k)
+	}
+	io, _, errOut := testIO("")
+	tags := []string{"team=serving-infrastructure", "note=baseline-before-the-flashinfer-upgrade-of-july", "commit=5f3c2a9e1d7b4c6a8e0f2d4b6a8c0e2f4a6b8d0c"}
+	if code := run(append([]string{"--db", db, "tag", "sglang-llama"}, tags...), io, env); code != 0 {
+		t.Fatalf("tag: exit %d: %s", code, errOut)
+	}
+	got := errOut.String()
+	for _, l := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		if len([]rune(l)) > 80 {
+			t.Errorf("line of %d: %q", len([]rune(l)), l)
+		}
+	}
+	for _, tg := range append(tags, "gpu=h100") {
+		if !strings.Contains(strings.Join(strings.Fields(got), " "), tg) {
+			t.Errorf("%s missing from\n%s", tg, got)
+		}
+	}
+}
