@@ -64,15 +64,7 @@ type IdleWorstGapsRow struct {
 // IdleFresh says whether run's saved idle rows are current (idle_fresh.sql);
 // overlapFP is the run's OverlapFingerprint (invalid: computed here).
 func IdleFresh(ctx context.Context, q Querier, run int64, overlapFP sql.NullString) (bool, error) {
-	rows, err := collect(ctx, q, "idle_fresh", []any{sql.Named("run", run), sql.Named("overlap_fp", overlapFP)},
-		func(rows *sql.Rows) (bool, error) {
-			var b bool
-			return b, rows.Scan(&b)
-		})
-	if err != nil || len(rows) == 0 {
-		return false, err
-	}
-	return rows[0], nil
+	return isFresh(ctx, q, "idle_fresh", []any{sql.Named("run", run), sql.Named("overlap_fp", overlapFP)})
 }
 
 // IdleByStage returns each stage's busy and idle time by cause.
