@@ -281,6 +281,12 @@ func Compact(ctx context.Context, dir string, opt CompactOptions) (*CompactResul
 		return nil, err
 	}
 	defer w.Close()
+	// Merging streams rows from the traces' files into the chunk's; left
+	// unbounded, DuckDB kept far more of them in memory than it needed
+	// (1.6 GiB merging a lake of 1,000 small runs).
+	if _, err := w.DB.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%dMiB'`, compactMemoryMiB)); err != nil {
+		return nil, fmt.Errorf("lake %s: bound DuckDB's memory: %w", dir, err)
+	}
 	next := &manifest{Format: manifestFormat, Generation: gen + 1, Chunks: keep}
 	var written []string
 	for i, part := range pack(todo, opt.ChunkBytes) {
@@ -619,6 +625,9 @@ func sweepGenerations(dir string, grace time.Duration) (int, error) {
 	}
 	return removed, nil
 }
+
+// compactMemoryMiB is DuckDB's memory_limit while Compact merges.
+const compactMemoryMiB = 256
 
 // chunkRowGroup is the rows per row group of a chunk file: small enough
 // that a reader of one run skips most of a chunk's other runs by the row
