@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/tracehouse/tracehouse/bench/host"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -193,9 +196,15 @@ func readerRows(ctx context.Context, c config, l layout, add func(row)) error {
 }
 
 // historyLakeRows times history over every run, from the warehouse and from
-// the lake, and a triage over the lake.
+// the lake, and a triage over the lake (merged by 'compact' first, once:
+// a lake grown for months is compacted as it grows).
 func historyLakeRows(ctx context.Context, c config, l layout, add func(row)) error {
 	large := fmt.Sprintf("%d runs", l.largeN)
+	if c.cases["lake"] {
+		if err := compactRow(ctx, c, l, add); err != nil {
+			return err
+		}
+	}
 	for _, cmd := range []struct {
 		what  string
 		args  []string
@@ -223,6 +232,57 @@ func historyLakeRows(ctx context.Context, c config, l layout, add func(row)) err
 	return nil
 }
 
+// compactRow merges the large lake ('tracehouse compact', once: the lake
+// keeps its generation) and reports what it took and the files a reader
+// of the whole lake opens before and after.
+func compactRow(ctx context.Context, c config, l layout, add func(row)) error {
+	gens, err := filepath.Glob(filepath.Join(l.largeL, "_tracehouse", "merged", "gen-*.json"))
+	if err != nil || len(gens) > 0 {
+		return err
+	}
+	before, err := countFiles(l.largeL, false)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "compact --lake %s\n", l.largeL)
+	h := host.Now()
+	p, err := runCLI(ctx, c.bin, "--lake", l.largeL, "compact", "--grace", "0")
+	if err != nil {
+		return err
+	}
+	after, err := countFiles(l.largeL, true)
+	if err != nil {
+		return err
+	}
+	add(row{what: fmt.Sprintf("compact --lake, lake of %d runs (once)", l.largeN),
+		figure: fmt.Sprintf("%.1f s wall, %.1f s CPU, peak %d MiB (%s); Parquet files a reader opens: %d -> %d",
+			p.wall.Seconds(), p.cpu.Seconds(), p.peakMiB, h.Busy(), before, after),
+		target: "reported"})
+	return nil
+}
+
+// countFiles counts the Parquet files a reader of the whole lake opens:
+// every trace's own files, or with merged, the chunk files and the
+// tables' schema files.
+func countFiles(dir string, merged bool) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		inMerged := strings.HasPrefix(filepath.ToSlash(rel), "_tracehouse/merged/")
+		if d.IsDir() || !strings.HasSuffix(p, ".parquet") || strings.HasPrefix(filepath.ToSlash(rel), "_tracehouse/catalog/") {
+			return nil
+		}
+		if !merged && !inMerged || merged && (inMerged || d.Name() == "_schema.parquet") {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
 // sizeRows reports bytes per stored GPU event of both warehouses and lakes.
 func sizeRows(ctx context.Context, l layout, add func(row)) error {
 	large, small := fmt.Sprintf("%d runs", l.largeN), fmt.Sprintf("%d runs", l.smallN)
@@ -241,9 +301,17 @@ func sizeRows(ctx context.Context, l layout, add func(row)) error {
 		if err != nil {
 			return err
 		}
+		mb, err := treeBytes(filepath.Join(x.lake, "_tracehouse", "merged"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		merged := ""
+		if mb > 0 {
+			merged = fmt.Sprintf(" (of which merged %.0f B, %s)", float64(mb)/float64(gpu), mib(mb))
+		}
 		add(row{what: "bytes per stored GPU event, " + x.name,
-			figure: fmt.Sprintf("warehouse %.0f B (%s), lake %.0f B (%s), %d GPU events",
-				float64(wb)/float64(gpu), mib(wb), float64(lb)/float64(gpu), mib(lb), gpu),
+			figure: fmt.Sprintf("warehouse %.0f B (%s), lake %.0f B (%s)%s, %d GPU events",
+				float64(wb)/float64(gpu), mib(wb), float64(lb)/float64(gpu), mib(lb), merged, gpu),
 			target: "reported; linear in runs"})
 	}
 
