@@ -10,6 +10,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/analysis"
+	"github.com/tracehouse/tracehouse/natural"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/stats"
@@ -68,7 +69,7 @@ func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analy
 		if len(runs) == 0 {
 			return nil, fmt.Errorf("no selected run carries tag %s (--by)", o.By)
 		}
-		slices.SortStableFunc(runs, func(a, b analysis.HistoryRunInfo) int { return naturalCompare(a.By, b.By) })
+		slices.SortStableFunc(runs, func(a, b analysis.HistoryRunInfo) int { return natural.Compare(a.By, b.By) })
 	}
 	if o.Last > 0 && len(runs) > o.Last {
 		runs = runs[len(runs)-o.Last:]
@@ -181,44 +182,4 @@ func tagValue(tags []string, key string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// naturalCompare orders strings with their digit runs compared as
-// numbers: 0.4.9 < 0.4.10, run2 < run10; otherwise byte order.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digitsPrefix(a), digitsPrefix(b)
-		if da != "" && db != "" {
-			na, nb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
-			if c := compareInts(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			if a[0] < b[0] {
-				return -1
-			}
-			return 1
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) - len(b)
-}
-
-func digitsPrefix(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
-}
-
-// compareInts compares decimal digit strings without leading zeros.
-func compareInts(a, b string) int {
-	if len(a) != len(b) {
-		return len(a) - len(b)
-	}
-	return strings.Compare(a, b)
 }

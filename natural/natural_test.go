@@ -1,4 +1,4 @@
-package assemble
+package natural
 
 import (
 	"math/big"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestNaturalCompare: hand-picked orders, then random strings against a
+// TestCompare: hand-picked orders, then random strings against a
 // reference that cuts both into digit runs (compared as numbers) and
 // single other bytes.
-func TestNaturalCompare(t *testing.T) {
+func TestCompare(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		a, b string
@@ -24,8 +24,8 @@ func TestNaturalCompare(t *testing.T) {
 		{"b1", "a2", 1},
 		{"", "", 0},
 	} {
-		if got := sign(naturalCompare(c.a, c.b)); got != c.want {
-			t.Errorf("naturalCompare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		if got := sign(Compare(c.a, c.b)); got != c.want {
+			t.Errorf("Compare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -38,8 +38,8 @@ func TestNaturalCompare(t *testing.T) {
 	}
 	for range 20000 {
 		a, b := word(), word()
-		if got, want := sign(naturalCompare(a, b)), naturalReference(a, b); got != want {
-			t.Fatalf("naturalCompare(%q, %q) = %d, want %d", a, b, got, want)
+		if got, want := sign(Compare(a, b)), naturalReference(a, b); got != want {
+			t.Fatalf("Compare(%q, %q) = %d, want %d", a, b, got, want)
 		}
 	}
 }
