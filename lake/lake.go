@@ -101,6 +101,7 @@ var Tables = []Table{
 	{Name: "step_total_store", layout: byTraceStageRank, store: storeSteps},
 	{Name: "idle_step_store", layout: byTraceStageRank, store: storeSteps},
 	{Name: "idle_gap_store", layout: byTraceStageRank, store: storeSteps},
+	{Name: "comm_overlap_store", layout: byTraceStageRank, store: storeSteps},
 	{Name: "traces", layout: commit},
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
@@ -52,6 +53,7 @@ func TestCommOverlap(t *testing.T) {
 	if len(rows) != len(want) {
 		t.Fatalf("rows %+v", rows)
 	}
+	all := rows
 	for i := range want {
 		g, w := rows[i], want[i]
 		if g.Stage != w.Stage || g.Rank != w.Rank || g.CommNS != w.CommNS || g.CompNS != w.CompNS || g.OverlapNS != w.OverlapNS ||
@@ -62,6 +64,65 @@ func TestCommOverlap(t *testing.T) {
 	rows, err = CommOverlap(context.Background(), f.db, LaunchParams{Run: 1, Rank: rankOf(1)})
 	if err != nil || len(rows) != 1 || rows[0].Rank != 1 {
 		t.Errorf("rank 1: %+v %v", rows, err)
+	}
+	testCommOverlapSaved(t, f.db, all)
+}
+
+// testCommOverlapSaved: TestCommOverlap's run saved as ingest saves it
+// (with the step aggregates): the saved rows per device hold the known
+// nanoseconds, and CommOverlap reads them while they are current
+// (checked, or said fresh) and computes when told they are not, or once
+// a kernel changed.
+func testCommOverlapSaved(t *testing.T, db *sql.DB, want []CommOverlapRow) {
+	t.Helper()
+	ctx := context.Background()
+	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := aggregates.SaveSteps(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	got := schematest.Dump(t, db, `SELECT run_id, trace_id, rank, stage, device, comm_ns, comp_ns, overlap_ns
+		FROM comm_overlap_store ORDER BY ALL`)
+	const saved = "1 1 0 decode 0 220 150 70\n1 2 1 decode 1 10 0 0\n1 3 0 prefill 0 0 5 0\n"
+	if got != saved {
+		t.Errorf("saved rows:\n%s\nwant\n%s", got, saved)
+	}
+	var differ int
+	if err := db.QueryRow(`SELECT count(*) FROM (
+			(SELECT * FROM comm_overlap_store EXCEPT ALL SELECT * FROM _comm_parts_for(1))
+			UNION ALL (SELECT * FROM _comm_parts_for(1) EXCEPT ALL SELECT * FROM comm_overlap_store))`).Scan(&differ); err != nil || differ != 0 {
+		t.Errorf("saved and computed rows differ by %d (%v)", differ, err)
+	}
+	read := func(fresh sql.NullBool) []CommOverlapRow {
+		t.Helper()
+		rows, err := CommOverlap(ctx, db, LaunchParams{Run: 1, Fresh: fresh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	checked, isFresh, notFresh := sql.NullBool{}, sql.NullBool{Bool: true, Valid: true}, sql.NullBool{Valid: true}
+	for _, fresh := range []sql.NullBool{checked, isFresh, notFresh} {
+		if got := read(fresh); !slices.Equal(got, want) {
+			t.Errorf("fresh %+v: %+v, want %+v", fresh, got, want)
+		}
+	}
+	// The copy is what is read: a changed saved row shows while current.
+	if _, err := db.Exec(`UPDATE comm_overlap_store SET overlap_ns = overlap_ns + 1 WHERE rank = 1`); err != nil {
+		t.Fatal(err)
+	}
+	for fresh, wantNS := range map[sql.NullBool]int64{checked: 1, isFresh: 1, notFresh: 0} {
+		if got := read(fresh); got[2].OverlapNS != wantNS {
+			t.Errorf("fresh %+v: rank 1 overlap %d ns, want %d", fresh, got[2].OverlapNS, wantNS)
+		}
+	}
+	// A kernel moved: the copy is stale, the figures computed.
+	if _, err := db.Exec(`UPDATE kernels SET ts_ns = ts_ns + 1 WHERE kernel_id = 6`); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(checked); !slices.Equal(got, want) {
+		t.Errorf("after a kernel moved: %+v, want %+v", got, want)
 	}
 }
 
@@ -182,5 +243,51 @@ func TestCommOverlapMatchesBruteForce(t *testing.T) {
 	}
 	if seen != len(want) || overlapping == 0 {
 		t.Errorf("%d rows for %d stage-ranks, %d with overlap", seen, len(want), overlapping)
+	}
+	// The rows read above are the saved copy (FinishPerRun saved it for
+	// every run), which is what the definition computes.
+	var saved, differ int
+	if err := db.QueryRow(`SELECT count(*) FROM comm_overlap_store`).Scan(&saved); err != nil || saved == 0 {
+		t.Errorf("%d saved rows (%v)", saved, err)
+	}
+	fresh, err := StepsFresh(context.Background(), db, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range runs {
+		if !fresh[run] {
+			t.Errorf("run %d: the saved copy is not current", run)
+		}
+	}
+	all := `(SELECT list(run_id) FROM runs)`
+	if err := db.QueryRow(`SELECT count(*) FROM (
+			(SELECT * FROM comm_overlap_store EXCEPT ALL SELECT * FROM _comm_parts_for(NULL, runs := ` + all + `))
+			UNION ALL (SELECT * FROM _comm_parts_for(NULL, runs := ` + all + `) EXCEPT ALL SELECT * FROM comm_overlap_store))`).Scan(&differ); err != nil || differ != 0 {
+		t.Errorf("saved and computed rows differ by %d (%v)", differ, err)
+	}
+	// The public macro (by label, one rank) reads the same rows.
+	for _, run := range runs {
+		var label string
+		if err := db.QueryRow(`SELECT label FROM runs WHERE run_id = ?`, run).Scan(&label); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := CommOverlap(context.Background(), db, LaunchParams{Run: run, Rank: rankOf(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []CommOverlapRow
+		if err := scanAll(db, `SELECT stage, rank, comm_ns, comp_ns, overlap_ns, overlap_pct FROM comm_overlap('`+label+`', rank := 0)
+				ORDER BY CASE stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2 WHEN 'unknown' THEN 3 ELSE 4 END, stage`,
+			func(r *sql.Rows) error {
+				var c CommOverlapRow
+				got = append(got, c)
+				return r.Scan(&got[len(got)-1].Stage, &got[len(got)-1].Rank, &got[len(got)-1].CommNS, &got[len(got)-1].CompNS,
+					&got[len(got)-1].OverlapNS, &got[len(got)-1].OverlapPct)
+			}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, rows) || len(rows) == 0 {
+			t.Errorf("run %s: comm_overlap gives %+v, the query %+v", label, got, rows)
+		}
 	}
 }

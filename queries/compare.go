@@ -189,7 +189,8 @@ func CompareFetch(ctx context.Context, q Querier, p CompareParams, detail sql.Nu
 	if s.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Rank: detail}); err != nil {
 		return nil, err
 	}
-	if s.CommOverlap, err = CommOverlap(ctx, q, LaunchParams{Run: p.Run, Rank: detail}); err != nil {
+	if s.CommOverlap, err = CommOverlap(ctx, q, LaunchParams{Run: p.Run, Rank: detail,
+		Fresh: sql.NullBool{Bool: p.Fresh, Valid: true}}); err != nil {
 		return nil, err
 	}
 	return s, nil

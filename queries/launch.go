@@ -5,12 +5,15 @@ import (
 	"database/sql"
 )
 
-// LaunchParams selects the rows of launch_by_kernel.sql and
-// launch_by_stage.sql.
+// LaunchParams selects the rows of launch_by_kernel.sql,
+// launch_by_stage.sql, kernel_spread.sql and comm_overlap.sql.
 type LaunchParams struct {
 	Run   int64
 	Rank  sql.NullInt64  // invalid = every rank
 	Stage sql.NullString // NULL = every stage
+	// Fresh says whether the run's copies saved with its step aggregates
+	// are current (IdleFresh, StepsFresh); invalid = checked by the query.
+	Fresh sql.NullBool
 }
 
 func (p LaunchParams) args() []any {
@@ -107,9 +110,11 @@ type CommOverlapRow struct {
 	OverlapPct sql.NullFloat64
 }
 
-// CommOverlap returns each stage and rank's communication overlap.
+// CommOverlap returns each stage and rank's communication overlap, read
+// from the copy saved with the step aggregates when it is current.
 func CommOverlap(ctx context.Context, q Querier, p LaunchParams) ([]CommOverlapRow, error) {
-	return collect(ctx, q, "comm_overlap", p.args(), func(rows *sql.Rows) (CommOverlapRow, error) {
+	args := append(p.args(), sql.Named("fresh", p.Fresh))
+	return collect(ctx, q, "comm_overlap", args, func(rows *sql.Rows) (CommOverlapRow, error) {
 		var r CommOverlapRow
 		err := rows.Scan(&r.Stage, &r.Rank, &r.CommNS, &r.CompNS, &r.OverlapNS, &r.OverlapPct)
 		return r, err

@@ -251,13 +251,19 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	// hundreds of operators when not saved) come first, so they run side by
 	// side and the short ones fill in.
 	var fp sql.NullString
+	var fresh bool
 	var fpErr error
 	fpDone := make(chan struct{})
 	err = inParallel(ctx, q, func(ctx context.Context) (err error) {
 		// The saved copies read here (busy rows, overlap rows, fuse-pattern
 		// rows) are current while the run's overlap fingerprint matches: a
-		// pass over every kernel, done once rather than in each check.
+		// pass over every kernel, done once rather than in each check. The
+		// copies saved with the step aggregates (idle rows, comm overlap)
+		// are current while the steps fingerprint, built on it, matches.
 		fp, fpErr = OverlapFingerprint(ctx, q, p.Run)
+		if fpErr == nil {
+			fresh, fpErr = IdleFresh(ctx, q, p.Run, fp)
+		}
 		close(fpDone)
 		if fpErr != nil {
 			return fpErr
@@ -297,10 +303,6 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			return nil
 		}
 		// Saved at ingest with the step aggregates when current, else computed.
-		fresh, err := IdleFresh(ctx, q, p.Run, fp)
-		if err != nil {
-			return err
-		}
 		ip := IdleParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Gaps: DefaultIdleGaps, Steps: DefaultIdleSteps, Fresh: fresh}
 		if d.Idle, err = IdleByStage(ctx, q, ip); err != nil {
 			return err
@@ -321,6 +323,16 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		if d.Spread, err = KernelSpread(ctx, q, lp); err != nil {
 			return err
 		}
+		select {
+		case <-fpDone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if fpErr != nil {
+			return nil
+		}
+		// Saved at ingest with the step aggregates when current, else computed.
+		lp.Fresh = sql.NullBool{Bool: fresh, Valid: true}
 		d.CommOverlap, err = CommOverlap(ctx, q, lp)
 		return err
 	}, func(ctx context.Context) (err error) {

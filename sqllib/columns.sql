@@ -396,6 +396,16 @@ COMMENT ON COLUMN idle_gap_store.next_name_id IS 'next''s name (kernel_names.nam
 COMMENT ON COLUMN idle_gap_store.prev_name_id IS 'prev''s name (kernel_names.name_id).';
 COMMENT ON COLUMN idle_gap_store.site_id IS 'next''s Python site (its own, else its launch''s): for a host-bound gap, where the late launch came from; NULL when none.';
 
+-- comm_overlap_store
+COMMENT ON COLUMN comm_overlap_store.run_id IS 'The run (runs.run_id).';
+COMMENT ON COLUMN comm_overlap_store.trace_id IS 'The trace file (traces.trace_id).';
+COMMENT ON COLUMN comm_overlap_store.rank IS 'The rank (kernels.rank).';
+COMMENT ON COLUMN comm_overlap_store.stage IS 'The per-kernel stage (kernels.stage).';
+COMMENT ON COLUMN comm_overlap_store.device IS 'The device; NULL for events whose file gives none.';
+COMMENT ON COLUMN comm_overlap_store.comm_ns IS 'The union of the communication events'' intervals (category communication) on the device, ns.';
+COMMENT ON COLUMN comm_overlap_store.comp_ns IS 'The union of the computation events'' intervals (every category but communication and memory), ns.';
+COMMENT ON COLUMN comm_overlap_store.overlap_ns IS 'The time inside both unions, ns.';
+
 -- kernel_events
 COMMENT ON COLUMN kernel_events.kernel_id IS 'trace_id * 2^32 + the event''s ordinal in its file (kernels.kernel_id).';
 COMMENT ON COLUMN kernel_events.run IS 'The run''s label (runs.label).';

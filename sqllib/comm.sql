@@ -15,45 +15,81 @@
 -- classifier's category, which also counts custom all-reduce kernels.
 
 
--- comm_overlap(run, rank := NULL): per stage and rank of one run (id or
--- label), rank NULL = every rank. Columns:
---   stage, rank, comm_ns, comp_ns, overlap_ns (summed over the rank's
---   traces and devices)
---   overlap_pct   100 * overlap_ns / comm_ns (NULL without communication)
-CREATE MACRO comm_overlap(run, rank := NULL) AS TABLE
+-- _comm_parts_for(run, skip := false, runs := NULL): the definition, per
+-- (trace, rank, stage, device) of run `run` (or of every run listed in
+-- runs; nothing when skip). Columns:
+--   run_id, trace_id, rank, stage, device
+--   comm_ns, comp_ns, overlap_ns   as above, on that device
+-- migrations/0022_comm_overlap.sql holds its saved copy
+-- (comm_overlap_store), written by aggregates.SaveSteps with the step
+-- aggregates and guarded by the same record (step_store_runs), as the idle
+-- rows are.
+CREATE MACRO _comm_parts_for(run, skip := false, runs := NULL) AS TABLE
 WITH _k AS (
-    -- (rk: an unqualified `rank` would be the macro's parameter)
-    SELECT k.trace_id, k.rank AS rk, k.stage, k.device, k.ts_ns, k.ts_ns + k.dur_ns AS end_ns,
+    SELECT k.run_id, k.trace_id, k.rank, k.stage, k.device, k.ts_ns, k.ts_ns + k.dur_ns AS end_ns,
            (n.category = 'communication')::INTEGER AS comm,
            (n.category NOT IN ('communication', 'memory'))::INTEGER AS comp
     FROM kernels k
     JOIN kernel_names n USING (name_id)
-    WHERE k.run_id = _run_id(run) AND (rank IS NULL OR k.rank = rank) AND k.dur_ns > 0
+    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+      AND k.dur_ns > 0 AND NOT skip
 ),
 _edges AS (
     -- every start and end, the changes at one instant summed
-    SELECT trace_id, rk, stage, device, t, sum(dcomm) AS dcomm, sum(dcomp) AS dcomp
-    FROM (SELECT trace_id, rk, stage, device, ts_ns AS t, comm AS dcomm, comp AS dcomp FROM _k
+    SELECT run_id, trace_id, rank, stage, device, t, sum(dcomm) AS dcomm, sum(dcomp) AS dcomp
+    FROM (SELECT run_id, trace_id, rank, stage, device, ts_ns AS t, comm AS dcomm, comp AS dcomp FROM _k
           UNION ALL
-          SELECT trace_id, rk, stage, device, end_ns, -comm, -comp FROM _k)
-    GROUP BY trace_id, rk, stage, device, t
+          SELECT run_id, trace_id, rank, stage, device, end_ns, -comm, -comp FROM _k)
+    GROUP BY run_id, trace_id, rank, stage, device, t
 ),
 _sweep AS (
     -- how many of each run from t to the next instant
-    SELECT rk, stage,
+    SELECT run_id, trace_id, rank, stage, device,
            sum(dcomm) OVER w AS ncomm, sum(dcomp) OVER w AS ncomp,
            lead(t) OVER w - t AS len
     FROM _edges
-    WINDOW w AS (PARTITION BY trace_id, rk, stage, device ORDER BY t)
+    WINDOW w AS (PARTITION BY trace_id, rank, stage, device ORDER BY t)
 )
-SELECT stage, rk AS rank,
+SELECT run_id, trace_id, rank, stage, device,
        coalesce(sum(len) FILTER (WHERE ncomm > 0), 0)::BIGINT AS comm_ns,
        coalesce(sum(len) FILTER (WHERE ncomp > 0), 0)::BIGINT AS comp_ns,
-       coalesce(sum(len) FILTER (WHERE ncomm > 0 AND ncomp > 0), 0)::BIGINT AS overlap_ns,
-       CASE WHEN sum(len) FILTER (WHERE ncomm > 0) > 0
-            THEN 100.0 * coalesce(sum(len) FILTER (WHERE ncomm > 0 AND ncomp > 0), 0) / sum(len) FILTER (WHERE ncomm > 0)
-       END AS overlap_pct
+       coalesce(sum(len) FILTER (WHERE ncomm > 0 AND ncomp > 0), 0)::BIGINT AS overlap_ns
 FROM _sweep
-GROUP BY stage, rk;
+GROUP BY run_id, trace_id, rank, stage, device;
+
+-- _comm_parts_cached(run, fresh := NULL): _comm_parts_for(run), read from
+-- comm_overlap_store when the copy is current (fresh, or checked when
+-- NULL: _steps_current, the step aggregates' copy).
+CREATE MACRO _comm_parts_cached(run, fresh := NULL) AS TABLE
+WITH _f AS (
+    SELECT coalesce(fresh, _steps_current(run)) AS saved
+)
+SELECT * FROM comm_overlap_store WHERE run_id = run AND (SELECT saved FROM _f)
+UNION ALL
+SELECT * FROM _comm_parts_for(run, skip := (SELECT saved FROM _f));
+
+-- _comm_overlap_for(run, only_rank := NULL, fresh := NULL): comm_overlap
+-- of run_id run, the copy's freshness given (fresh) or checked (NULL).
+-- (only_rank: a parameter named like a column of the macros it calls
+-- makes DuckDB's binder reject them.)
+CREATE MACRO _comm_overlap_for(run, only_rank := NULL, fresh := NULL) AS TABLE
+SELECT stage, rank,
+       sum(comm_ns)::BIGINT AS comm_ns,
+       sum(comp_ns)::BIGINT AS comp_ns,
+       sum(overlap_ns)::BIGINT AS overlap_ns,
+       CASE WHEN sum(comm_ns) > 0 THEN 100.0 * sum(overlap_ns) / sum(comm_ns) END AS overlap_pct
+FROM _comm_parts_cached(run, fresh := fresh)
+WHERE only_rank IS NULL OR rank = only_rank
+GROUP BY stage, rank;
+
+-- comm_overlap(run, rank := NULL): per stage and rank of one run (id or
+-- label), rank NULL = every rank, read from the saved copy when current.
+-- Columns:
+--   stage, rank, comm_ns, comp_ns, overlap_ns (summed over the rank's
+--   traces and devices)
+--   overlap_pct   100 * overlap_ns / comm_ns (NULL without communication)
+CREATE MACRO comm_overlap(run, rank := NULL) AS TABLE
+SELECT * FROM _comm_overlap_for(_run_id(run), only_rank := rank);
 
 COMMENT ON MACRO TABLE comm_overlap IS 'Communication hidden under computation per stage and rank of one run (id or label), rank NULL = every rank: the union of communication time, of computation time, their overlap and its % of communication time (HTA''s comm-comp overlap).';
+COMMENT ON MACRO TABLE _comm_parts_for IS 'Internal (run_id only, always recomputes): use comm_overlap.';
