@@ -216,13 +216,16 @@ func overlapStore() runStore {
 }
 
 // stepStore saves step aggregates, and the idle rows per step
-// (sqllib/idle.sql) and the comm-comp overlap per device (sqllib/comm.sql)
-// that the same record guards; in a batch they read the runs' saved
-// overlap, so only runs whose copy is current go together.
+// (sqllib/idle.sql), the comm-comp overlap per device (sqllib/comm.sql),
+// the launch overhead and the duration spread per rank (sqllib/launch.sql,
+// spread.sql) that the same record guards; in a batch they read the runs'
+// saved overlap, so only runs whose copy is current go together.
 func stepStore() runStore {
 	return runStore{what: "steps",
 		stmts: []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
 			"idle_store_clear_steps", "idle_store_clear_gaps", "comm_store_clear",
-			"step_store_kernels", "step_store_totals", "idle_store_steps", "idle_store_gaps", "comm_store_rows"},
+			"launch_store_clear_kernels", "launch_store_clear_stages", "spread_store_clear",
+			"step_store_kernels", "step_store_totals", "idle_store_steps", "idle_store_gaps", "comm_store_rows",
+			"launch_store_kernels", "launch_store_stages", "spread_store_rows"},
 		commit: "step_store_commit", batchable: "overlap_store_current"}
 }

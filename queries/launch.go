@@ -17,7 +17,8 @@ type LaunchParams struct {
 }
 
 func (p LaunchParams) args() []any {
-	return []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
+	return []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
+		sql.Named("fresh", p.Fresh)}
 }
 
 // LaunchFigures are the launch-to-start delay and launch call duration
@@ -113,8 +114,7 @@ type CommOverlapRow struct {
 // CommOverlap returns each stage and rank's communication overlap, read
 // from the copy saved with the step aggregates when it is current.
 func CommOverlap(ctx context.Context, q Querier, p LaunchParams) ([]CommOverlapRow, error) {
-	args := append(p.args(), sql.Named("fresh", p.Fresh))
-	return collect(ctx, q, "comm_overlap", args, func(rows *sql.Rows) (CommOverlapRow, error) {
+	return collect(ctx, q, "comm_overlap", p.args(), func(rows *sql.Rows) (CommOverlapRow, error) {
 		var r CommOverlapRow
 		err := rows.Scan(&r.Stage, &r.Rank, &r.CommNS, &r.CompNS, &r.OverlapNS, &r.OverlapPct)
 		return r, err

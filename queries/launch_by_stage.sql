@@ -7,9 +7,11 @@
 -- launch_bound, launch_bound_pct, delay_p50_ns, delay_p90_ns, delay_max_ns,
 -- launch_p50_ns, launch_max_ns, short_ns). Sorted by stage.
 --
--- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every stage).
+-- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every
+-- stage); $fresh (true when the run's copies saved with its step
+-- aggregates are current, idle_fresh.sql; NULL = checked here).
 SELECT stage, events, launched, short, short_pct, launch_bound, launch_bound_pct, delay_p50_ns, delay_p90_ns,
        delay_max_ns, launch_p50_ns, launch_max_ns, short_ns
-FROM launch_stages($run, rank := $rank)
+FROM _launch_stages_cached($run, only_rank := $rank, fresh := $fresh)
 WHERE $stage IS NULL OR stage = $stage
 ORDER BY stage

@@ -313,16 +313,6 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		d.IdleGaps, err = IdleWorstGaps(ctx, q, ip)
 		return err
 	}, func(ctx context.Context) (err error) {
-		lp := LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}
-		if d.LaunchKernels, err = LaunchByKernel(ctx, q, lp); err != nil {
-			return err
-		}
-		if d.LaunchStages, err = LaunchByStage(ctx, q, lp); err != nil {
-			return err
-		}
-		if d.Spread, err = KernelSpread(ctx, q, lp); err != nil {
-			return err
-		}
 		select {
 		case <-fpDone:
 		case <-ctx.Done():
@@ -332,7 +322,16 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			return nil
 		}
 		// Saved at ingest with the step aggregates when current, else computed.
-		lp.Fresh = sql.NullBool{Bool: fresh, Valid: true}
+		lp := LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Fresh: sql.NullBool{Bool: fresh, Valid: true}}
+		if d.LaunchKernels, err = LaunchByKernel(ctx, q, lp); err != nil {
+			return err
+		}
+		if d.LaunchStages, err = LaunchByStage(ctx, q, lp); err != nil {
+			return err
+		}
+		if d.Spread, err = KernelSpread(ctx, q, lp); err != nil {
+			return err
+		}
 		d.CommOverlap, err = CommOverlap(ctx, q, lp)
 		return err
 	}, func(ctx context.Context) (err error) {

@@ -406,6 +406,50 @@ COMMENT ON COLUMN comm_overlap_store.comm_ns IS 'The union of the communication 
 COMMENT ON COLUMN comm_overlap_store.comp_ns IS 'The union of the computation events'' intervals (every category but communication and memory), ns.';
 COMMENT ON COLUMN comm_overlap_store.overlap_ns IS 'The time inside both unions, ns.';
 
+-- launch_kernel_store
+COMMENT ON COLUMN launch_kernel_store.run_id IS 'The run (runs.run_id).';
+COMMENT ON COLUMN launch_kernel_store.rank IS 'The rank (kernels.rank).';
+COMMENT ON COLUMN launch_kernel_store.stage IS 'The per-kernel stage (kernels.stage).';
+COMMENT ON COLUMN launch_kernel_store.short_name IS 'The kernel''s short name (kernel_names.short_name).';
+COMMENT ON COLUMN launch_kernel_store.events IS 'GPU events.';
+COMMENT ON COLUMN launch_kernel_store.launched IS 'Those with a launch of their own (not replayed by a graph, correlated).';
+COMMENT ON COLUMN launch_kernel_store.delay_p50_ns IS 'Median launch-to-start delay (start minus the launch call''s end) over the launched events, ns.';
+COMMENT ON COLUMN launch_kernel_store.delay_p90_ns IS 'Its p90, ns.';
+COMMENT ON COLUMN launch_kernel_store.delay_max_ns IS 'Its maximum, ns.';
+COMMENT ON COLUMN launch_kernel_store.launch_p50_ns IS 'Median duration of the launch call, ns.';
+COMMENT ON COLUMN launch_kernel_store.launch_max_ns IS 'Its maximum, ns.';
+COMMENT ON COLUMN launch_kernel_store.launch_bound IS 'Launched events shorter than their launch call.';
+COMMENT ON COLUMN launch_kernel_store.short IS 'Events under 10 us.';
+
+-- launch_stage_store
+COMMENT ON COLUMN launch_stage_store.run_id IS 'The run (runs.run_id).';
+COMMENT ON COLUMN launch_stage_store.rank IS 'The rank (kernels.rank).';
+COMMENT ON COLUMN launch_stage_store.stage IS 'The per-kernel stage (kernels.stage).';
+COMMENT ON COLUMN launch_stage_store.events IS 'GPU events.';
+COMMENT ON COLUMN launch_stage_store.launched IS 'Those with a launch of their own (not replayed by a graph, correlated).';
+COMMENT ON COLUMN launch_stage_store.short IS 'Events under short_ns.';
+COMMENT ON COLUMN launch_stage_store.short_pct IS '100 * short / events.';
+COMMENT ON COLUMN launch_stage_store.launch_bound IS 'Launched events shorter than their launch call.';
+COMMENT ON COLUMN launch_stage_store.launch_bound_pct IS '100 * launch_bound / launched; NULL when none was launched.';
+COMMENT ON COLUMN launch_stage_store.delay_p50_ns IS 'Median launch-to-start delay (start minus the launch call''s end) over the launched events, ns.';
+COMMENT ON COLUMN launch_stage_store.delay_p90_ns IS 'Its p90, ns.';
+COMMENT ON COLUMN launch_stage_store.delay_max_ns IS 'Its maximum, ns.';
+COMMENT ON COLUMN launch_stage_store.launch_p50_ns IS 'Median duration of the launch call, ns.';
+COMMENT ON COLUMN launch_stage_store.launch_max_ns IS 'Its maximum, ns.';
+COMMENT ON COLUMN launch_stage_store.short_ns IS 'The short-event threshold used, ns (10 us).';
+
+-- kernel_spread_store
+COMMENT ON COLUMN kernel_spread_store.run_id IS 'The run (runs.run_id).';
+COMMENT ON COLUMN kernel_spread_store.rank IS 'The rank (kernels.rank).';
+COMMENT ON COLUMN kernel_spread_store.stage IS 'The per-kernel stage (kernels.stage).';
+COMMENT ON COLUMN kernel_spread_store.short_name IS 'The kernel''s short name (kernel_names.short_name).';
+COMMENT ON COLUMN kernel_spread_store.events IS 'GPU events.';
+COMMENT ON COLUMN kernel_spread_store.min_ns IS 'Shortest duration, ns.';
+COMMENT ON COLUMN kernel_spread_store.p50_ns IS 'Median duration (interpolated), ns.';
+COMMENT ON COLUMN kernel_spread_store.p90_ns IS 'p90 of the duration (interpolated), ns.';
+COMMENT ON COLUMN kernel_spread_store.max_ns IS 'Longest duration, ns.';
+COMMENT ON COLUMN kernel_spread_store.stddev_ns IS 'Sample standard deviation of the duration, ns; NULL for one event.';
+
 -- kernel_events
 COMMENT ON COLUMN kernel_events.kernel_id IS 'trace_id * 2^32 + the event''s ordinal in its file (kernels.kernel_id).';
 COMMENT ON COLUMN kernel_events.run IS 'The run''s label (runs.label).';

@@ -59,14 +59,15 @@ GROUP BY run_id, trace_id, rank, stage, device;
 
 -- _comm_parts_cached(run, fresh := NULL): _comm_parts_for(run), read from
 -- comm_overlap_store when the copy is current (fresh, or checked when
--- NULL: _steps_current, the step aggregates' copy).
+-- NULL: _steps_current, the step aggregates' copy). A given fresh reaches
+-- skip as a constant (see _idle_steps_cached).
 CREATE MACRO _comm_parts_cached(run, fresh := NULL) AS TABLE
 WITH _f AS (
-    SELECT coalesce(fresh, _steps_current(run)) AS saved
+    SELECT _steps_current(run) AS saved WHERE fresh IS NULL
 )
-SELECT * FROM comm_overlap_store WHERE run_id = run AND (SELECT saved FROM _f)
+SELECT * FROM comm_overlap_store WHERE run_id = run AND CASE WHEN fresh IS NOT NULL THEN fresh ELSE (SELECT saved FROM _f) END
 UNION ALL
-SELECT * FROM _comm_parts_for(run, skip := (SELECT saved FROM _f));
+SELECT * FROM _comm_parts_for(run, skip := CASE WHEN fresh IS NOT NULL THEN fresh ELSE (SELECT saved FROM _f) END);
 
 -- _comm_overlap_for(run, only_rank := NULL, fresh := NULL): comm_overlap
 -- of run_id run, the copy's freshness given (fresh) or checked (NULL).

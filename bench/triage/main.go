@@ -448,7 +448,8 @@ func breakdown(ctx context.Context, path string) ([]step, error) {
 	check("idle_by_step", e)
 	_, e = queries.IdleWorstGaps(ctx, db, ip)
 	check("idle_worst_gaps", e)
-	lp := queries.LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage}
+	// saved with the step aggregates, read when current, as queries.Triage does
+	lp := queries.LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Fresh: sql.NullBool{Bool: fresh, Valid: true}}
 	_, e = queries.LaunchByKernel(ctx, db, lp)
 	check("launch_by_kernel", e)
 	_, e = queries.LaunchByStage(ctx, db, lp)
@@ -482,7 +483,7 @@ func explainQuery(ctx context.Context, path, name string) error {
 	}
 	args := []any{sql.Named("run", run), sql.Named("mapping", sql.NullInt64{}), sql.Named("rank", int64(0)),
 		sql.Named("stage", sql.NullString{}), sql.Named("min_share", 1.0), sql.Named("min_dur_ns", int64(5000)),
-		sql.Named("overlap_fp", nil)}
+		sql.Named("overlap_fp", nil), sql.Named("fresh", nil)}
 	rows, err := w.DB.QueryContext(ctx, "EXPLAIN ANALYZE "+text, usedArgs(text, args)...)
 	if err != nil {
 		return fmt.Errorf("explain %s: %w", name, err)
