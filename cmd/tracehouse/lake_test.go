@@ -404,7 +404,10 @@ func TestLakeConcurrentIngest(t *testing.T) {
 func TestLakeKilledIngest(t *testing.T) {
 	t.Parallel()
 	src := t.TempDir()
-	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 4, TargetBytes: 4 << 20, Seed: 11})
+	// Eight small traces rather than four larger ones: on a loaded host
+	// several traces can commit between seeing one commit and the kill
+	// landing, and the third kill still needs a trace left to interrupt.
+	m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: "r", Ranks: 8, TargetBytes: 2 << 20, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
