@@ -204,19 +204,8 @@ func Compact(ctx context.Context, dir string, opt CompactOptions) (*CompactResul
 	if opt.Grace < 0 {
 		opt.Grace = DefaultGrace
 	}
-	have, err := readVersion(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &NotLakeError{Dir: dir}
-	}
-	if err != nil {
+	if err := checkReadable(dir, dir); err != nil {
 		return nil, err
-	}
-	bin, err := binaryVersion()
-	if err != nil {
-		return nil, err
-	}
-	if have > bin {
-		return nil, &NewerError{Lake: dir, Version: have, Binary: bin}
 	}
 	cur, err := currentManifest(dir)
 	if err != nil {

@@ -57,6 +57,27 @@ func readVersion(dir string) (int, error) {
 	return v, nil
 }
 
+// checkReadable says whether at holds a lake this binary reads: one with
+// a schema version no newer than its own migrations. Errors name the lake
+// as dir (the user's spelling of at).
+func checkReadable(at, dir string) error {
+	have, err := readVersion(at)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &NotLakeError{Dir: dir}
+	}
+	if err != nil {
+		return err
+	}
+	bin, err := binaryVersion()
+	if err != nil {
+		return err
+	}
+	if have > bin {
+		return &NewerError{Lake: dir, Version: have, Binary: bin}
+	}
+	return nil
+}
+
 // Open opens the lake at dir for reading: an in-memory DuckDB database
 // with the warehouse's schema and SQL library (every macro and view) in
 // which each table of Tables is a view over the lake's Parquet files, so
@@ -100,19 +121,8 @@ func OpenRead(ctx context.Context, dir string, engine schema.Options, opt ReadOp
 	if err != nil {
 		return nil, err
 	}
-	have, err := readVersion(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &NotLakeError{Dir: dir}
-	}
-	if err != nil {
+	if err := checkReadable(abs, dir); err != nil {
 		return nil, err
-	}
-	bin, err := binaryVersion()
-	if err != nil {
-		return nil, err
-	}
-	if have > bin {
-		return nil, &NewerError{Lake: dir, Version: have, Binary: bin}
 	}
 	// Every connection names the lake (tracehouse_lake), which tells the
 	// SQL library that its tables never change: the fingerprints that
