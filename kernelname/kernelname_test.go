@@ -1,6 +1,7 @@
 package kernelname
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,7 @@ var realNames = []struct{ short, display string }{
 	{"_fwd_kernel_stage1", "_fwd_kernel_stage1"},
 	{"_fwd_kernel_stage2", "_fwd_kernel_stage2"},
 	{"_per_token_group_quant_fp8", "_per_token_group_quant_fp8"},
-	{"fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl_tiled", "fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl_tiled"},
+	{"fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl_tiled", "fmha_bf16_64_128_qkv_128_causal"},
 	{"fused_moe_kernel", "fused_moe_kernel"},
 	{"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "ncclDevKernel_AllGather_RING_LL"},
 	{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"},
@@ -31,8 +32,8 @@ var realNames = []struct{ short, display string }{
 	{"nvjet_tst_64x64_64x8_2x1_v_bz_TNT", "nvjet_tst_64x64_64x8_2x1_v_bz_TNT"},
 	{"nvjet_tst_64x8_64x16_4x1_v_bz_TNN", "nvjet_tst_64x8_64x16_4x1_v_bz_TNN"},
 	{"nvjet_tst_64x8_64x16_4x1_v_bz_TNT", "nvjet_tst_64x8_64x16_4x1_v_bz_TNT"},
-	{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
-	{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas"},
+	{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "xmma_bf16_tn_128x128x64"},
+	{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", "xmma_bf16_tn_256x128x64"},
 	{"void (anonymous namespace)::set_mla_kv_buffer_kernel<64>", "set_mla_kv_buffer_kernel<…>"},
 	{"void (anonymous namespace)::store_kvcache<8, 128, c10::BFloat16>", "store_kvcache<…>"},
 	{"void aiter::add_rmsnorm_quant_kernel<c10::BFloat16, 256, 8>", "add_rmsnorm_quant_kernel<…>"},
@@ -45,7 +46,7 @@ var realNames = []struct{ short, display string }{
 	{"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >", "vectorized_elementwise_kernel<…>"},
 	{"void count_and_sort_expert_tokens_kernel<int>", "count_and_sort_expert_tokens_kernel<…>"},
 	{"void cross_device_reduce_1stage<__nv_bfloat16, 2>", "cross_device_reduce_1stage<…>"},
-	{"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>", "cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8"},
+	{"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>", "cutlass_bf16_relu_64x64_64x4_tn"},
 	{"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int, int>, cutlass::gemm::collective::CollectiveMma<cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedCooperative<4, cute::tuple<cute::C<2>, cute::C<1>, cute::C<1> >, cutlass::gemm::KernelTmaWarpSpecializedCooperative>, cute::tuple<cute::C<128>, cute::C<256>, cute::C<64> >, cutlass::bfloat16_t>, cutlass::epilogue::collective::DefaultEpilogue<cutlass::bfloat16_t>, void> >", "GemmUniversal<…>"},
 	{"void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false, false, true, true, false, false, true, true, true, false, false>, flash::CollectiveEpilogueFwd<cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cutlass::bfloat16_t, cutlass::arch::Sm90, 256, true, true, false, false>, flash::VarlenDynamicPersistentTileScheduler<128, 128, 256, 128, false, true, true, true, true, true> > > >", "FlashAttnFwdSm90<…>"},
 	{"void deep_gemm::sm100_fp8_gemm_1d1d_impl<(cute::UMMA::Major)0, (cute::UMMA::Major)0, 0u, 2112u, 7168u, 128u, 112u, 128u, 1u, 4u, 2u, 32u, 128u, 128u, 148u, 1u, false, (deep_gemm::GemmType)0, false, cutlass::bfloat16_t>", "sm100_fp8_gemm_1d1d_impl<…>"},
@@ -79,7 +80,7 @@ var realNames = []struct{ short, display string }{
 	{"xqa_kernel_dt_bf16_d_128_beam_1_kvt_bf16_pagedKV_32_nqpkv_8_m_8_sm_90", "xqa_kernel_dt_bf16_d_128_beam_1_kvt_bf16_pagedKV_32_nqpkv_8_m_8_sm_90"},
 	{"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>", "splitKreduce_kernel<…>"},
 	{"void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, 128, 16, 4, 4, false, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float> >", "gemv2T_kernel_val<…>"},
-	{"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn"},
+	{"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", "ampere_bf16_128x128_32x5_nn"},
 	{"Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_ISA942_K1_LBSPP128_LPA0_LPB8_LRVW16_MIAV1_MMFGLC_NLCA1_NLCB1_PGR2_PLR1_SIA3_SS1_SU32_SUM0_SUS128_SVW4_TT4_64_TLDS1_USFGROn1_VWA1_VWB1_WSGRA0_WSGRB0_WS64_WG32_8_1", "Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_ISA942_K1_LBSPP128_LPA0_LPB8_LRVW16_MIAV1_MMFGLC_NLCA1_NLCB1_PGR2_PLR1_SIA3_SS1_SU32_SUM0_SUS128_SVW4_TT4_64_TLDS1_USFGROn1_VWA1_VWB1_WSGRA0_WSGRB0_WS64_WG32_8_1"},
 	{"void wvSplitK_hf_sml_<__hip_bfloat16, 64, 2, 16, 8, 2, 1>", "wvSplitK_hf_sml_<…>"},
 	{"void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor, ck::tensor_layout::gemm::ColumnMajor, ck::tensor_layout::gemm::RowMajor, ck::half_t, ck::half_t, float, ck::half_t> >", "kernel_gemm_xdl_cshuffle_v3<…>"},
@@ -97,6 +98,42 @@ var realNames = []struct{ short, display string }{
 	{"void moe::dev::routing::routingDeepSeek::routingMainKernel<moe::dev::routing::routingDeepSeek::KernelParams<__nv_bfloat16, float, float, false> >", "routingMainKernel<…>"},
 	{"void deep_gemm::fp8_gemm_kernel<4096u, 7168u, 128u, 128u, 128u, 1u, 8u, 128u, 128u, 128u, (deep_gemm::GemmType)0>", "fp8_gemm_kernel<…>"},
 	{"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"},
+	// Generated library names (library.go): cuBLAS's xmma and legacy
+	// kernels, CUTLASS 2 and 3, TensorRT-LLM's fmha_v2, as printed by
+	// profilers in public reports and CUTLASS's documentation.
+	{"sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "xmma_tf32_tn_128x128x32"},
+	{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "xmma_bf16_tn_64x64x64"},
+	{"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "xmma_f16_tn_128x128x64"},
+	{"sm89_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n_tilesize128x64x64_stage4_warpsize2x2x1_tensor16x8x32_algo2_execute_kernel__5x_cublas", "xmma_e4m3_tn_128x64x64"},
+	{"sm89_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n_tilesize256x64x64_stage4_warpsize4x1x1_tensor16x8x32_execute_kernel__5x_cublas", "xmma_e4m3_tn_256x64x64"},
+	{"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas", "xmma_f32_nn_256x128x8"},
+	{"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas", "xmma_f32_tn_64x64x8"},
+	{"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas", "xmma_f32_tn_128x128x8"},
+	{"sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize32x32x64_stage6_warpsize2x2x1_tensor16x8x16_execute_kernel__5x_cublas", "xmma_f16_tn_32x32x64"},
+	{"sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize96x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel", "xmma_f16_tn_96x128x32"},
+	{"sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize96x64x32_stage3_warpsize2x2x1_tensor16x8x16_kernel", "xmma_f16_nn_96x64x32"},
+	{"void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x256_16x3_nn_align4>", "cutlass_s1688gemm_128x256_16x3_nn"},
+	{"void cutlass::Kernel2<cutlass_80_tensorop_z884gemm_32x16_16x3_tt_align1>", "cutlass_z884gemm_32x16_16x3_tt"},
+	{"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_tn_align8>", "cutlass_bf16_relu_256x128_32x3_tn"},
+	{"cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_256x128_32x3_nn_align8", "cutlass_bf16_relu_256x128_32x3_nn"},
+	{"void cutlass::Kernel2<cutlass_80_tensorop_s16816gemm_bf16_64x64_64x6_tn_align8>", "cutlass_bf16_64x64_64x6_tn"},
+	{"cutlass_80_wmma_tensorop_f16_s161616gemm_f16_16x16_128x2_tn_align8", "cutlass_wmma_f16_16x16_128x2_tn"},
+	{"cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x64_32x4_tn_align8", "cutlass_f16_relu_256x64_32x4_tn"},
+	{"cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x128x64_2x1x1_0_tnt_align8_warpspecialized_cooperative_epi_tma", "cutlass3x_bf16_128x128x64_tnt"},
+	{"cutlass3x_sm90_tensorop_s64x256x16gemm_f16_f16_f32_void_f16_128x256x64_2x1x1_0_tnn_align8_warpspecialized_cooperative_epi_tma", "cutlass3x_f16_128x256x64_tnn"},
+	{"cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_void_bf16_128x128x64_1x1x1_0_tnn_align8_warpspecialized_pingpong_epi_tma", "cutlass3x_bf16_128x128x64_tnn"},
+	{"cutlass3x_sm90_tensorop_s64x128x32gemm_e4m3_e4m3_f32_bf16_bf16_128x128x128_1x2x1_0_tnn_align16_warpspecialized_cooperative_epi_tma", "cutlass3x_e4m3_128x128x128_tnn"},
+	{"cutlass3x_sm90_sptensorop_s64x256x64spgemm_e4m3_e4m3_f32_bf16_bf16_128x256x128_2x1x1_0_tnt_align32_warpspecialized_cooperative_fp8_fastaccum_epi_tma", "cutlass3x_sp_e4m3_128x256x128_tnt"},
+	{"cutlass3x_sm90_tensorop_i64x128x32gemm_s8_s8_s32_bf16_bf16_128x128x128_2x1x1_0_tnt_align16_warpspecialized_pingpong_epi_tma", "cutlass3x_s8_128x128x128_tnt"},
+	{"cutlass3x_sm90_tensorop_tf32gemm_f32_f32_f32_f32_f32_128x128x32_2x1x1_0_tnn_align4", "cutlass3x_tf32_128x128x32_tnn"},
+	{"fmha_v2_flash_attention_fp16_64_32_S_qkv_128_causal_sm86_kernel_nl", "fmha_fp16_64_32_qkv_128_causal"},
+	{"fmha_v2_flash_attention_fp16_64_256_S_32_tma_ws_sm90_kernel", "fmha_fp16_64_256_32"},
+	{"fmha_v2_flash_attention_fp16_64_128_S_128_sm80_kernel", "fmha_fp16_64_128_128"},
+	{"ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x3_nn", "ampere_bf16_128x64_64x3_nn"},
+	{"ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_nn", "ampere_bf16_256x128_64x3_nn"},
+	{"ampere_fp16_s1688gemm_fp16_128x128_ldg8_f2f_stages_32x1_nn", "ampere_fp16_128x128_32x1_nn"},
+	{"trt_ampere_h16816gemm_128x64_ldg8_nn_v1", "trt_ampere_h16816gemm_128x64_nn"},
+	{"trt_ampere_h16816gemm_256x64_ldg8_tn_v1", "trt_ampere_h16816gemm_256x64_tn"},
 }
 
 func TestDisplayRealNames(t *testing.T) {
@@ -207,6 +244,35 @@ func TestLabelsParts(t *testing.T) {
 			[]string{"void flashinfer::BatchPrefillWithRaggedKVCacheKernel<flashinfer::KernelTraits<(flashinfer::MaskMode)1, 128u, (flashinfer::PosEncodingMode)0, __nv_bfloat16, float, int>, flashinfer::RaggedParams<__nv_bfloat16, int> >",
 				"void flashinfer::BatchPrefillWithRaggedKVCacheKernel<flashinfer::KernelTraits<(flashinfer::MaskMode)1, 128u, (flashinfer::PosEncodingMode)0, __nv_bfloat16, float, long>, flashinfer::RaggedParams<__nv_bfloat16, long> >"},
 			[]string{"BatchPrefillWithRaggedKVCacheKernel<…, int, …>", "BatchPrefillWithRaggedKVCacheKernel<…, long, …>"}},
+		{"cuBLAS: the architecture, when the kernels differ in more than it",
+			[]string{"sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_stage3_warpsize2x2x1_tensor16x8x16_kernel",
+				"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
+			[]string{"sm80_xmma_f16_tn_128x128x64", "sm90_xmma_f16_tn_128x128x64"}},
+		{"cuBLAS: the parts that differ, in place",
+			[]string{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+				"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_on_kernel__5x_cublas",
+				"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
+				"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas"},
+			[]string{"xmma_bf16_tn_128x128x64_warpgroupsize1x1x1_segment_k_off", "xmma_bf16_tn_128x128x64_warpgroupsize1x1x1_segment_k_on",
+				"xmma_bf16_tn_128x128x64_warpgroupsize2x1x1_segment_k_off", "xmma_bf16_tn_256x128x64"}},
+		{"cuBLAS: a type group shown as written where only it differs",
+			[]string{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+				"sm90_xmma_gemm_bf16bf16_bf16f16_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
+			[]string{"xmma_bf16f32_tn_128x128x64", "xmma_bf16f16_tn_128x128x64"}},
+		{"CUTLASS 3: the schedule",
+			[]string{"cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_void_bf16_128x128x64_1x1x1_0_tnn_align8_warpspecialized_pingpong_epi_tma",
+				"cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32_void_bf16_128x128x64_1x1x1_0_tnn_align8_warpspecialized_cooperative_epi_tma"},
+			[]string{"cutlass3x_bf16_128x128x64_tnn_pingpong", "cutlass3x_bf16_128x128x64_tnn_cooperative"}},
+		{"CUTLASS 2: the alignment",
+			[]string{"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>",
+				"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align2>"},
+			[]string{"cutlass_bf16_relu_64x64_64x4_tn_align8", "cutlass_bf16_relu_64x64_64x4_tn_align2"}},
+		{"fmha_v2: the kernel variant",
+			[]string{"fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl_tiled", "fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl"},
+			[]string{"fmha_bf16_64_128_qkv_128_causal_kernel_nl_tiled", "fmha_bf16_64_128_qkv_128_causal_kernel_nl"}},
+		{"a library name beside a plain name it would equal keeps both apart",
+			[]string{"xmma_bf16_tn_128x128x64", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
+			[]string{"xmma_bf16_tn_128x128x64", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"}},
 		{"a template whose arguments one name only extends: shown whole",
 			[]string{"void f<a, b>", "void f<a, b, c>", "void f<a>"},
 			[]string{"f<a, b>", "f<…, c>", "f<a>"}},
@@ -217,5 +283,44 @@ func TestLabelsParts(t *testing.T) {
 				t.Errorf("%s: label %d = %q, want %q", c.name, i, got[i], c.want[i])
 			}
 		}
+	}
+}
+
+// TestLibraryNamesShort: every generated library name of realNames is
+// taken apart into parts that make up the whole name, and its display
+// name shows its tile within 32 characters (the least a kernel column gets
+// at 120 columns), where the whole name put it at character 40 to 90.
+func TestLibraryNamesShort(t *testing.T) {
+	t.Parallel()
+	tileRe := regexp.MustCompile(`(?:tilesize|_)([0-9]+x[0-9]+(?:x[0-9]+)?|[0-9]+_[0-9]+_S)_`)
+	n := 0
+	for _, c := range realNames {
+		p := Split(c.short)
+		if p.lib == nil {
+			if strings.Contains(c.short, "xmma_") || strings.Contains(c.short, "cutlass_") || strings.HasPrefix(c.short, "fmha_v2") {
+				t.Errorf("%s: not taken apart as a library name", c.short)
+			}
+			continue
+		}
+		n++
+		var raws []string
+		for _, s := range p.lib {
+			raws = append(raws, s.raw)
+		}
+		if got := strings.Join(raws, "_"); got != p.Name {
+			t.Errorf("%s: parts make %q", p.Name, got)
+		}
+		m := tileRe.FindStringSubmatch(p.Name)
+		if m == nil {
+			t.Fatalf("%s: test finds no tile", p.Name)
+		}
+		tile := strings.TrimSuffix(m[1], "_S")
+		d := Display(c.short)
+		if i := strings.Index(d, tile); i < 0 || i+len(tile) > 32 {
+			t.Errorf("%s: display %q does not show tile %s within 32 characters", p.Name, d, tile)
+		}
+	}
+	if n < 30 {
+		t.Errorf("only %d library names", n)
 	}
 }

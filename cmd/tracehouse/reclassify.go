@@ -24,7 +24,7 @@ rules (table classifier_rules). Opening a warehouse with a newer tracehouse
 already reclassifies when its rules changed; run this when classifier_rules
 was changed outside tracehouse (no tracehouse command edits it; the duckdb
 CLI can). It also sets every name's display_name (the name reports show),
-which a warehouse made before display names has none of until its next ingest.
+which a warehouse made by an older tracehouse lacks or has in an older form.
 No trace is re-read.`,
 		Example: `  tracehouse reclassify
   tracehouse sql "SELECT family, count(*) FROM kernel_names GROUP BY 1"`,
