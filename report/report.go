@@ -90,8 +90,9 @@ type Column struct {
 	// Keep: never shortened (numbers, p-values, gates, verdicts,
 	// priorities). Right columns are kept too.
 	Keep bool
-	// Kernel marks the kernel-name column: it gets the width first, and
-	// its cuts keep different names different.
+	// Kernel marks the kernel-name column (or a listing's name column,
+	// synth's file paths): it gets the width first, and its cuts keep
+	// different names different (a Wrap column wraps instead).
 	Kernel bool
 	// Sep, when set, splits a cell into items: a narrow cell keeps whole
 	// items and says how many it left out ("+2 more").

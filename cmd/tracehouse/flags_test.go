@@ -22,7 +22,6 @@ func TestFlagsThatDoNothingSaySo(t *testing.T) {
 		{[]string{"--db", db, "--format", "json", "ingest", dir}, "tracehouse: --format does not apply to 'tracehouse ingest': it prints no table\n"},
 		{[]string{"--db", db, "--format", "csv", "export", "--lake", dir}, "tracehouse: --format does not apply to 'tracehouse export': it prints no table\n"},
 		{[]string{"--db", db, "--format", "json", "tag", "r", "k=v"}, "tracehouse: --format does not apply to 'tracehouse tag': it prints no table\n"},
-		{[]string{"--format", "json", "synth", "--out", dir}, "tracehouse: --format does not apply to 'tracehouse synth': it prints no table\n"},
 		{[]string{"--format", "json", "version"}, "tracehouse: --format does not apply to 'tracehouse version': it prints no table\n"},
 		{[]string{"--db", db, "--format", "json", "rm", "r"}, "tracehouse: --format does not apply to 'tracehouse rm': it prints no table\n"},
 		{[]string{"--format", "json", "completion", "bash"}, "tracehouse: --format does not apply to 'tracehouse completion bash': it prints no table\n"},

@@ -95,7 +95,7 @@ from SQL: kernel, overlap and fusion triage, ad hoc queries, run comparison.`,
 // nothing there, so giving it is a usage error. (report says so itself,
 // naming its own flags.)
 var noFormat = map[string]bool{
-	"ingest": true, "export": true, "compact": true, "tag": true, "synth": true, "version": true,
+	"ingest": true, "export": true, "compact": true, "tag": true, "version": true,
 	"rm": true, "rename": true, "reclassify": true, "completion": true,
 }
 

@@ -2,18 +2,24 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/synth"
 	"github.com/tracehouse/tracehouse/vocab"
 )
 
 // SynthOptions are the parsed flags of `tracehouse synth`.
 type SynthOptions struct {
-	IO        *IOStreams
+	IO *IOStreams
+	// Format and Width are how the list of written files prints.
+	Format    report.Format
+	Width     int
 	Out       string
 	Framework string
 	Run       string
@@ -39,13 +45,21 @@ func newCmdSynth(f *Factory, runF func(*SynthOptions) error) *cobra.Command {
 layout and naming: SGLang (timestamp directory, -TP-<r>-EXTEND/-DECODE files,
 server_args.json), vLLM (dp0_pp0_tp0_dcp0_ep0_rank0.<id>.pt.trace.json.gz with
 per-step annotations), TensorRT-LLM (trace.json) or TokenSpeed (<id>-TP-<r>).
-The same flags always write the same bytes. Prints the written files.`,
+The same flags always write the same bytes. Prints the written files as a
+table fitted to the width, paths under DIR; --format csv or json give each
+file's path as written, for scripts.`,
 		Example: `  tracehouse synth --out /tmp/traces --framework vllm --ranks 2
   tracehouse synth --out /tmp/big --size-mb 1000 --stage decode  # a 1 GB trace
-  tracehouse synth --out /tmp/demo --demo                        # the demo set`,
+  tracehouse synth --out /tmp/demo --demo                        # the demo set
+  tracehouse synth --out /tmp/t --format csv | tail -n +2 | cut -d, -f1`,
 		Args: maxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
 			opts.IO = f.IO
+			opts.Width = f.textWidth()
+			if opts.Format, err = f.outputFormat(); err != nil {
+				return err
+			}
 			if opts.Out == "" {
 				return usagef("--out DIR is required")
 			}
@@ -97,8 +111,51 @@ func synthRun(opts *SynthOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, file := range m.Files {
-		fmt.Fprintf(opts.IO.Out, "%s\t%d events\t%d GPU events\n", file.Path, file.Events, file.GPUEvents)
+	d := synthDoc(opts.Out, m, opts.Format)
+	d.Width = opts.Width
+	return report.Render(opts.IO.Out, opts.Format, d)
+}
+
+// synthFileJSON is the JSON shape (and the CSV columns) of one written
+// file; a test pins these names.
+type synthFileJSON struct {
+	Path      string `json:"path"`
+	Events    int64  `json:"events"`
+	GPUEvents int64  `json:"gpu_events"`
+}
+
+// synthDoc lists the files synth wrote. Text and markdown name DIR once
+// and each file by its path under it, so that a file's row fits 80
+// columns (a path under DIR wraps in its column rather than being cut;
+// the counts move under the row when the line is short). CSV and JSON
+// give each path as written, one file a row, for scripts: this, not
+// tab-separated text, is how a script reads the list, as for every other
+// tracehouse listing.
+func synthDoc(dir string, m synth.Manifest, fm report.Format) report.Doc {
+	js := make([]synthFileJSON, 0, len(m.Files))
+	for _, f := range m.Files {
+		js = append(js, synthFileJSON{f.Path, f.Events, f.GPUEvents})
 	}
-	return nil
+	if fm == report.CSV || fm == report.JSON {
+		t := &report.Table{Name: "files", Columns: []report.Column{{Name: "path"}, {Name: "events", Right: true}, {Name: "gpu_events", Right: true}}}
+		for _, f := range js {
+			t.Rows = append(t.Rows, []string{f.Path, strconv.FormatInt(f.Events, 10), strconv.FormatInt(f.GPUEvents, 10)})
+		}
+		return report.Doc{Blocks: []any{t}, JSON: js}
+	}
+	t := &report.Table{Name: "files", Empty: "no files written",
+		Columns: []report.Column{{Name: "File", Kernel: true, Wrap: true}, {Name: "Events", Right: true, Detail: 1}, {Name: "GPU events", Short: "GPU ev.", Right: true, Detail: 1}}}
+	for _, f := range js {
+		rel := f.Path
+		if r, err := filepath.Rel(dir, f.Path); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			rel = r
+		}
+		t.Rows = append(t.Rows, []string{rel, strconv.FormatInt(f.Events, 10), strconv.FormatInt(f.GPUEvents, 10)})
+	}
+	files := "files"
+	if len(js) == 1 {
+		files = "file"
+	}
+	head := report.Lines{fmt.Sprintf("Wrote %d trace %s under %s:", len(js), files, dir)}
+	return report.Doc{Blocks: []any{head, t}}
 }
