@@ -131,6 +131,9 @@ func checkFile(path string, mustExist bool) error {
 // checkOurs refuses a DuckDB database that holds tables but none of
 // tracehouse's (migrating it would fill someone else's database with ours).
 func checkOurs(ctx context.Context, db *sql.DB, path string) error {
+	if _, ok := storedVersion(ctx, db); ok {
+		return nil
+	}
 	var ours bool
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FILTER (table_name = 'schema_migrations' AND schema_name = 'main') > 0,
