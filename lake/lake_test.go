@@ -379,10 +379,7 @@ func TestOpenFilesOfTwoLayouts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	src := openDemo(t)
-	dir := t.TempDir()
-	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	dir := copyLake(t) // every demo run written
 	files, err := filepath.Glob(filepath.Join(dir, "steps", "run=sglang-llama", "*.parquet"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no steps files of sglang-llama: %v", err)

@@ -80,10 +80,40 @@ func tableQueries(runs []string) map[string]string {
 	return out
 }
 
+// demoRows are the demo warehouse's rows of each query sameAsWarehouse
+// asked, by query text: the warehouse is one read-only file per test
+// binary, so a query's rows are the same for every test, and reading them
+// again for each check was a tenth of this package's test CPU.
+var demoRows = struct {
+	sync.Mutex
+	rows map[string][]string
+}{rows: map[string][]string{}}
+
+// demoDump is dump of the demo warehouse src (openDemo's), read once per
+// query and test binary.
+func demoDump(t *testing.T, src *schema.Warehouse, q string) []string {
+	t.Helper()
+	if src.Path != demoPath || !src.ReadOnly {
+		t.Fatalf("demoDump of %s (read-only %v): only the demo warehouse's rows never change", src.Path, src.ReadOnly)
+	}
+	demoRows.Lock()
+	rows, ok := demoRows.rows[q]
+	demoRows.Unlock()
+	if ok {
+		return rows
+	}
+	rows = dump(t, src.DB, q)
+	demoRows.Lock()
+	demoRows.rows[q] = rows
+	demoRows.Unlock()
+	return rows
+}
+
 // sameAsWarehouse opens the lake (for the runs labelled runs; nil: every
-// run) and checks every table gives exactly the warehouse's rows of the
-// runs the lake holds (want), and that no other run shows.
-func sameAsWarehouse(t *testing.T, src *sql.DB, dir string, want, runs []string, warn func(string)) {
+// run) and checks every table gives exactly the rows of the runs the lake
+// holds (want) that the demo warehouse src gives, and that no other run
+// shows.
+func sameAsWarehouse(t *testing.T, src *schema.Warehouse, dir string, want, runs []string, warn func(string)) {
 	t.Helper()
 	lk, err := OpenRead(context.Background(), dir, schema.Options{Threads: 1}, ReadOptions{Runs: runs, Warn: warn})
 	if err != nil {
@@ -111,7 +141,7 @@ func sameAsWarehouse(t *testing.T, src *sql.DB, dir string, want, runs []string,
 		shown = runs
 	}
 	for table, q := range tableQueries(shown) {
-		w, l := dump(t, src, q), dump(t, lk.DB, q)
+		w, l := demoDump(t, src, q), dump(t, lk.DB, q)
 		if !slices.Equal(w, l) {
 			t.Errorf("%s (runs %v): lake has %d rows, warehouse %d; first difference:\n%s", table, shown, len(l), len(w), firstDiff(w, l))
 		}
@@ -171,7 +201,7 @@ func TestCompactSameAnswers(t *testing.T) {
 	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[:half]}); err != nil {
 		t.Fatal(err)
 	}
-	sameAsWarehouse(t, src.DB, dir, labels[:half], nil, nil)
+	sameAsWarehouse(t, src, dir, labels[:half], nil, nil)
 	// chunks small enough that the demo's runs make several
 	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}}
 	res, err := Compact(ctx, dir, opt)
@@ -185,16 +215,16 @@ func TestCompactSameAnswers(t *testing.T) {
 	if !res.Published || res.Generation != 1 || res.Merged != traces || res.Covered != traces || res.Left != 0 || res.Chunks < 2 {
 		t.Fatalf("first compact: %+v, want generation 1 with all %d traces in 2 or more chunks", res, traces)
 	}
-	sameAsWarehouse(t, src.DB, dir, labels[:half], nil, nil)
-	sameAsWarehouse(t, src.DB, dir, labels[:half], labels[:1], nil)
-	sameAsWarehouse(t, src.DB, dir, labels[:half], []string{labels[1], "no-such-run"}, nil)
+	sameAsWarehouse(t, src, dir, labels[:half], nil, nil)
+	sameAsWarehouse(t, src, dir, labels[:half], labels[:1], nil)
+	sameAsWarehouse(t, src, dir, labels[:half], []string{labels[1], "no-such-run"}, nil)
 
 	// Later runs are read from their own files, beside the chunks.
 	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
-	sameAsWarehouse(t, src.DB, dir, labels, []string{labels[0], labels[len(labels)-1]}, nil)
+	sameAsWarehouse(t, src, dir, labels, nil, nil)
+	sameAsWarehouse(t, src, dir, labels, []string{labels[0], labels[len(labels)-1]}, nil)
 
 	res2, err := Compact(ctx, dir, opt)
 	if err != nil {
@@ -207,9 +237,9 @@ func TestCompactSameAnswers(t *testing.T) {
 	if !res2.Published || res2.Generation != 2 || res2.Merged != all-traces || res2.Covered != all || res2.Left != 0 {
 		t.Fatalf("second compact: %+v, want generation 2 with %d new traces, %d in all", res2, all-traces, all)
 	}
-	sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
+	sameAsWarehouse(t, src, dir, labels, nil, nil)
 	for _, l := range labels {
-		sameAsWarehouse(t, src.DB, dir, labels, []string{l}, nil)
+		sameAsWarehouse(t, src, dir, labels, []string{l}, nil)
 	}
 	// Grace 0: the first generation's manifest and the chunk files only
 	// it named are gone.
@@ -281,7 +311,7 @@ func TestCompactGraceKeepsOldGeneration(t *testing.T) {
 	if after := dump(t, old.DB, "SELECT * FROM kernels"); !slices.Equal(before, after) {
 		t.Errorf("a reader of generation 1 read %d kernel rows, then %d", len(before), len(after))
 	}
-	sameAsWarehouse(t, src.DB, dir, labels[:3], nil, nil)
+	sameAsWarehouse(t, src, dir, labels[:3], nil, nil)
 	// past the grace period (no reader left), the next compact removes it
 	res, err = Compact(ctx, dir, CompactOptions{Grace: 0, Engine: schema.Options{Threads: 1}})
 	if err != nil {
@@ -293,7 +323,7 @@ func TestCompactGraceKeepsOldGeneration(t *testing.T) {
 	if gens, _ := generations(dir); !slices.Equal(gens, []int{2}) {
 		t.Errorf("generations %v, want [2]", gens)
 	}
-	sameAsWarehouse(t, src.DB, dir, labels[:3], nil, nil)
+	sameAsWarehouse(t, src, dir, labels[:3], nil, nil)
 }
 
 // TestCompactWhileWriting: writers commit runs while compactions merge,
@@ -367,7 +397,7 @@ func TestCompactWhileWriting(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	sameAsWarehouse(t, src.DB, dir, labels, nil, noWarning(t))
+	sameAsWarehouse(t, src, dir, labels, nil, noWarning(t))
 	res, err := Compact(ctx, dir, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +409,7 @@ func TestCompactWhileWriting(t *testing.T) {
 	if res.Covered != all || res.Left != 0 {
 		t.Errorf("after the writers: %+v, want all %d traces merged", res, all)
 	}
-	sameAsWarehouse(t, src.DB, dir, labels, nil, noWarning(t))
+	sameAsWarehouse(t, src, dir, labels, nil, noWarning(t))
 }
 
 // compactCrashRole, run by TestMain in a child process, compacts the lake
@@ -407,10 +437,7 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 	ctx := context.Background()
 	src := openDemo(t)
 	_, labels := demoRuns(t, src.DB)
-	dir := t.TempDir()
-	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	dir := copyLake(t) // every demo run written
 	for _, after := range []int{1, 9, 20} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "LAKE_TEST_COMPACT_CRASH_AFTER="+strconv.Itoa(after), "LAKE_TEST_DIR="+dir)
@@ -426,7 +453,7 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 		if mergedFiles(t, dir) == 0 {
 			t.Fatalf("after %d files: no leftover chunk files: the kill tested nothing", after)
 		}
-		sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
+		sameAsWarehouse(t, src, dir, labels, nil, nil)
 	}
 	res, err := Compact(ctx, dir, CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}})
 	if err != nil {
@@ -442,8 +469,8 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 	if n := mergedFiles(t, dir); n != named {
 		t.Errorf("%d chunk files on disk, generation 1 names %d: the killed compactions' files stayed", n, named)
 	}
-	sameAsWarehouse(t, src.DB, dir, labels, nil, nil)
-	sameAsWarehouse(t, src.DB, dir, labels, labels[:1], nil)
+	sameAsWarehouse(t, src, dir, labels, nil, nil)
+	sameAsWarehouse(t, src, dir, labels, labels[:1], nil)
 }
 
 func mustManifest(t *testing.T, dir string) *manifest {
@@ -463,10 +490,7 @@ func TestDamagedChunkFallsBack(t *testing.T) {
 	ctx := context.Background()
 	src := openDemo(t)
 	_, labels := demoRuns(t, src.DB)
-	dir := t.TempDir()
-	if _, err := Write(ctx, src.DB, dir, WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	dir := copyLake(t) // every demo run written
 	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}}
 	if _, err := Compact(ctx, dir, opt); err != nil {
 		t.Fatal(err)
@@ -491,7 +515,7 @@ func TestDamagedChunkFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notes []string
-	sameAsWarehouse(t, src.DB, dir, labels, nil, func(s string) { notes = append(notes, s) })
+	sameAsWarehouse(t, src, dir, labels, nil, func(s string) { notes = append(notes, s) })
 	if len(notes) != 1 || !strings.Contains(notes[0], kernels.Path+" is damaged") || !strings.Contains(notes[0], "read from their own files") {
 		t.Errorf("notes %q, want one naming %s", notes, kernels.Path)
 	}
@@ -503,7 +527,7 @@ func TestDamagedChunkFallsBack(t *testing.T) {
 		t.Fatalf("compact of a damaged chunk: %+v, want generation 2", res)
 	}
 	notes = nil
-	sameAsWarehouse(t, src.DB, dir, labels, nil, func(s string) { notes = append(notes, s) })
+	sameAsWarehouse(t, src, dir, labels, nil, func(s string) { notes = append(notes, s) })
 	if len(notes) != 0 {
 		t.Errorf("notes after the repair: %q", notes)
 	}
