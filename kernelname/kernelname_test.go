@@ -81,7 +81,7 @@ var realNames = []struct{ short, display string }{
 	{"void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, false>", "splitKreduce_kernel<…>"},
 	{"void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, 128, 16, 4, 4, false, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, cublasGemvTensorStridedBatched<__nv_bfloat16>, float> >", "gemv2T_kernel_val<…>"},
 	{"ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn", "ampere_bf16_128x128_32x5_nn"},
-	{"Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_ISA942_K1_LBSPP128_LPA0_LPB8_LRVW16_MIAV1_MMFGLC_NLCA1_NLCB1_PGR2_PLR1_SIA3_SS1_SU32_SUM0_SUS128_SVW4_TT4_64_TLDS1_USFGROn1_VWA1_VWB1_WSGRA0_WSGRB0_WS64_WG32_8_1", "Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_ISA942_K1_LBSPP128_LPA0_LPB8_LRVW16_MIAV1_MMFGLC_NLCA1_NLCB1_PGR2_PLR1_SIA3_SS1_SU32_SUM0_SUS128_SVW4_TT4_64_TLDS1_USFGROn1_VWA1_VWB1_WSGRA0_WSGRB0_WS64_WG32_8_1"},
+	{"Cijk_Ailk_Bljk_BBS_BH_MT128x128x64_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_ISA942_K1_LBSPP128_LPA0_LPB8_LRVW16_MIAV1_MMFGLC_NLCA1_NLCB1_PGR2_PLR1_SIA3_SS1_SU32_SUM0_SUS128_SVW4_TT4_64_TLDS1_USFGROn1_VWA1_VWB1_WSGRA0_WSGRB0_WS64_WG32_8_1", "Cijk_Ailk_Bljk_BBS_MT128x128x64"},
 	{"void wvSplitK_hf_sml_<__hip_bfloat16, 64, 2, 16, 8, 2, 1>", "wvSplitK_hf_sml_<…>"},
 	{"void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor, ck::tensor_layout::gemm::ColumnMajor, ck::tensor_layout::gemm::RowMajor, ck::half_t, ck::half_t, float, ck::half_t> >", "kernel_gemm_xdl_cshuffle_v3<…>"},
 	{"void ck_tile::kentry<1, ck_tile::FmhaFwdKernel<int>, ck_tile::FmhaFwdKernel::Kargs>", "FmhaFwdKernel<…>"},
@@ -134,6 +134,24 @@ var realNames = []struct{ short, display string }{
 	{"ampere_fp16_s1688gemm_fp16_128x128_ldg8_f2f_stages_32x1_nn", "ampere_fp16_128x128_32x1_nn"},
 	{"trt_ampere_h16816gemm_128x64_ldg8_nn_v1", "trt_ampere_h16816gemm_128x64_nn"},
 	{"trt_ampere_h16816gemm_256x64_ldg8_tn_v1", "trt_ampere_h16816gemm_256x64_tn"},
+	// ROCm's Tensile GEMMs (rocBLAS, hipBLASLt), as rocprof, MIOpenDriver's
+	// log and hipBLASLt's assembly sources print them; other ROCm kernels.
+	{"Cijk_Ailk_Bljk_HHS_BH_MT128x128x16_MI16x16x16x1_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM1_AF1EM1_AMAS3_ASE_ASGT_ASAE01_ASCE01_ASEM1_AAC0_BL1_BS1_DTL0_DTVA0_DVO0_ETSP_EPS1_FL0_GRVW8_GSU1_GSUASB_GLS0_ISA1100_IU1_K1_KLA_LBSPP128_LPA0_LPB8_LDL1_LRVW16_LWPMn1_LDW0_FMA_MIAV1_MDA2_NTA0_NTB0_NTC0_NTD0_NEPBS0_NLCA1_NLCB1_ONLL1_OPLV0_PK0_PAP0_PGR1_PLR1_RK0_SIA1_SS1_SU32_SUM0_SUS128_SCIUI1_SPO0_SRVW0_SSO0_SVW4_SNLL0_TT4_64_TLDS1_USFGROn1_VAW2_VSn1_VW4_WSGRA1_WSGRB1_WS32_WG32_4_1_WGM4", "Cijk_Ailk_Bljk_HHS_MT128x128x16"},
+	{"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_LDSB1_GRPM1_GSU1_ISA950_K1_WG32_8_1", "Cijk_Alik_Bljk_BBS_MT256x256x64"},
+	{"Custom2_Cijk_Ailk_Bljk_HHS_BH_MT128x32x64_MI32x32x8x1_SN_1LDSB0_GRVW8_GSU18_LPB8_LRVW4_MIWT1_1_NTA2_NTB0_NEPBS0_NLCA1_PLR9_SS0_SU0_SUS0_SPO0_SRVW0_SVW4_VW1_WSGRA1_WSGRB0_WG128_2_1_WGM0", "Cijk_Ailk_Bljk_HHS_MT128x32x64"},
+	{"Custom_Cijk_Ailk_Bljk_HHS_BH_MT16x16x64_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU25_GSUAMB_K1_LPB16_LRVW8_MIWT1_1_NEPBS0_NLCA1_PLR5_SS0_SU0_SUS0_SPO1_SRVW0_SVW4_VW8_WSGRA0_WSGRB0_WG16_4_1_WGM8_M", "Cijk_Ailk_Bljk_HHS_MT16x16x64"},
+	{"Custom_Cijk_Ailk_Bljk_HHS_BH_MT128x16x128_MI16x16x1_0_Equality_gfx942", "Cijk_Ailk_Bljk_HHS_MT128x16x128"},
+	{"CustomGSUs_Cijk_Ailk_Bljk_HHS_BH_Bias_AS_SAV_MT32x16x16_MI16x16x1_prefetch", "Cijk_Ailk_Bljk_HHS_MT32x16x16"},
+	{"Cijk_Alik_Bljk_SB_MT32x64x32_SE_K1", "Cijk_Alik_Bljk_SB_MT32x64x32"},
+	{"Cijk_Alik_Bljk_BBH_MT32x64x64_SE_APM1_AF0EM8_AF1EM1_AMAS3_ASBE01_ASEM8_BL1_DTL0_EPS1_FL0_GRVW2_GSU1_ISA908_IU1_K1_KLA_LBSPPn1_LPA0_LPB0_LDL1_NLCA1_NLCB1_ONLL1_PBD0_PK0_PGR1_PLR1_RK1_SIA1_SU32_SUM0_SUS256_SRVW0_SNLL0_TT2_2_TLDS0_USFGROn1_VAW1_VSn1_VW2_WSGRA0_WSGRB0_WG16_32_1_WGM8", "Cijk_Alik_Bljk_BBH_MT32x64x64"},
+	{"Cijk_Ailk_Bjlk_DB_MT064x064x08_K1_NLCA01_NLCB01_TT04_04_USFGRO0_WG16_16_01", "Cijk_Ailk_Bjlk_DB_MT064x064x08"},
+	{"Cijk_Ailk_Bjlk_SB", "Cijk_Ailk_Bjlk_SB"}, // a library file's name, no tile: as written
+	{"__amd_rocclr_fillBufferAligned", "__amd_rocclr_fillBufferAligned"},
+	{"__amd_rocclr_fillBufferAligned.kd", "__amd_rocclr_fillBufferAligned"},
+	{"__amd_rocclr_copyBuffer", "__amd_rocclr_copyBuffer"},
+	{"void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor, ck::tensor_layout::gemm::RowMajor, ck::tensor_layout::gemm::RowMajor, ck::half_t, ck::half_t, float, ck::half_t> >", "kernel_gemm_xdl_cshuffle_v3<…>"},
+	{"triton_poi_fused__to_copy_0", "triton_poi_fused__to_copy_0"},
+	{"_attn_fwd", "_attn_fwd"},
 }
 
 func TestDisplayRealNames(t *testing.T) {
@@ -270,6 +288,17 @@ func TestLabelsParts(t *testing.T) {
 		{"fmha_v2: the kernel variant",
 			[]string{"fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl_tiled", "fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl"},
 			[]string{"fmha_bf16_64_128_qkv_128_causal_kernel_nl_tiled", "fmha_bf16_64_128_qkv_128_causal_kernel_nl"}},
+		{"Tensile: the matrix instruction, the flags, in place",
+			[]string{"Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_GRVW8_GSU1_K1_WG32_4_1",
+				"Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_K1_WG32_4_1",
+				"Cijk_Ailk_Bljk_HHS_B_MT128x128x32_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_K1_WG32_4_1",
+				"Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI16x16x16x1_SN_1LDSB0_GRVW8_GSU1_K1_WG64_4_1"},
+			[]string{"Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_WG32_4_1", "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI16x16x16x1_WG32_4_1",
+				"Cijk_Ailk_Bljk_HHS_B_MT128x128x32_MI16x16x16x1_WG32_4_1", "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI16x16x16x1_WG64_4_1"}},
+		{"Tensile: the features before the tile, whole",
+			[]string{"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_LDSB1_GSU1_ISA950_K1_WG32_8_1",
+				"Cijk_Alik_Bljk_BBS_BH_MT256x256x64_MI16x16x1_SN_LDSB1_GSU1_ISA942_K1_WG32_8_1"},
+			[]string{"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64", "Cijk_Alik_Bljk_BBS_BH_MT256x256x64"}},
 		{"a library name beside a plain name it would equal keeps both apart",
 			[]string{"xmma_bf16_tn_128x128x64", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
 			[]string{"xmma_bf16_tn_128x128x64", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"}},
@@ -292,12 +321,12 @@ func TestLabelsParts(t *testing.T) {
 // at 120 columns), where the whole name put it at character 40 to 90.
 func TestLibraryNamesShort(t *testing.T) {
 	t.Parallel()
-	tileRe := regexp.MustCompile(`(?:tilesize|_)([0-9]+x[0-9]+(?:x[0-9]+)?|[0-9]+_[0-9]+_S)_`)
+	tileRe := regexp.MustCompile(`(?:tilesize|_|_MT)([0-9]+x[0-9]+(?:x[0-9]+)?|[0-9]+_[0-9]+_S)_`)
 	n := 0
 	for _, c := range realNames {
 		p := Split(c.short)
 		if p.lib == nil {
-			if strings.Contains(c.short, "xmma_") || strings.Contains(c.short, "cutlass_") || strings.HasPrefix(c.short, "fmha_v2") {
+			if strings.Contains(c.short, "xmma_") || strings.Contains(c.short, "cutlass_") || strings.HasPrefix(c.short, "fmha_v2") || strings.Contains(c.short, "_MT") {
 				t.Errorf("%s: not taken apart as a library name", c.short)
 			}
 			continue

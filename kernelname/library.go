@@ -13,6 +13,7 @@ import (
 //	cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_1x2x1_0_tnn_align8_warpspecialized_cooperative_epi_tma
 //	fmha_v2_flash_attention_bf16_64_128_S_qkv_128_causal_sm90_kernel_nl_tiled
 //	ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_nn
+//	Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_GRVW8_GSU1_…_WG32_8_1 (ROCm's Tensile, 200+)
 //
 // Cut to a table column they all read `sm90_xmma_gemm_…`. Their display
 // name (issue 34 item 1) keeps a short mark of the library and the parts
@@ -20,7 +21,7 @@ import (
 // spelling: the data type, the tile, the layout, an epilogue
 // (`xmma_bf16_tn_128x128x64`, `cutlass_bf16_relu_64x64_64x4_tn`,
 // `cutlass3x_bf16_128x256x64_tnn`, `fmha_bf16_64_128_qkv_128_causal`,
-// `ampere_bf16_128x128_32x5_nn`). What the library's kernels share, or
+// `ampere_bf16_128x128_32x5_nn`, `Cijk_Ailk_Bljk_HHS_MT128x128x32`). What the library's kernels share, or
 // what rarely differs within one trace (the GPU architecture, warp and
 // cluster shapes, stages, alignment, schedule, the `_kernel__5x_cublas`
 // tail), is left out of the display name but kept as a segment, so that
@@ -51,6 +52,14 @@ var (
 	digitsRe  = regexp.MustCompile(`^[0-9]+$`)
 	legacyRe  = regexp.MustCompile(`^(?:trt_)?(?:maxwell|pascal|volta|turing|ampere|hopper)_`)
 	versionRe = regexp.MustCompile(`^v[0-9]+$`)
+	// Tensile's problem type: the indices of C, A and B (Cijk, Ailk,
+	// Bjlk), the data types (HHS, BBS, F8B8BS, SB); its macro tile
+	// MT128x128x32.
+	cIdxRe    = regexp.MustCompile(`^C[a-z]{2,}$`)
+	aIdxRe    = regexp.MustCompile(`^A[a-z]{2,}$`)
+	bIdxRe    = regexp.MustCompile(`^B[a-z]{2,}$`)
+	tTypesRe  = regexp.MustCompile(`^[A-Z][A-Z0-9]*$`)
+	macroTile = regexp.MustCompile(`^MT[0-9]+x[0-9]+x[0-9]+$`)
 )
 
 // librarySegs takes a generated library kernel name apart (see above);
@@ -72,6 +81,8 @@ func librarySegs(name string) []seg {
 		out = cutlass2Segs(toks, true)
 	case len(toks) > 2 && toks[0] == "fmha" && toks[1] == "v2":
 		out = fmhaSegs(toks)
+	case strings.Contains(name, "_MT"):
+		out = tensileSegs(toks)
 	}
 	if out == nil {
 		return nil
@@ -330,6 +341,59 @@ func fmhaSegs(toks []string) []seg {
 	}
 	if types == 0 {
 		return nil
+	}
+	return out
+}
+
+// tensileSegs: ROCm's Tensile (rocBLAS, hipBLASLt) GEMM names,
+// `Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_…_WG32_8_1`,
+// often 200 characters: the problem type up to the macro tile (MT), then
+// every tuning parameter of the solution. Shown: Cijk (the mark of every
+// Tensile GEMM), the layout of A and B (Ailk_Bljk: A not transposed, B
+// not transposed), the data types (HHS: half in and out, single
+// compute) and the macro tile. Left out: a `Custom…` prefix of hipBLASLt's
+// hand-written kernels, the flags (BH, on nearly every kernel), the
+// epilogue and argument features (Bias_HA_S_SAV_UserArgs, which one
+// hipBLASLt build puts on all its kernels) and everything after the
+// tile (the matrix instruction MI…, stream-K, split, load widths, ISA,
+// workgroup), so that the tile ends within 32 characters. A number
+// after an underscore belongs to the parameter before it (WG32_8_1,
+// TT4_64), as it does after the tile (`MT…_MI16x16x1_0`).
+func tensileSegs(toks []string) []seg {
+	var out []seg
+	i := 0
+	for i < len(toks) && strings.HasPrefix(toks[i], "Custom") {
+		out = append(out, seg{toks[i], ""})
+		i++
+	}
+	if i+3 >= len(toks) || !cIdxRe.MatchString(toks[i]) || !aIdxRe.MatchString(toks[i+1]) ||
+		!bIdxRe.MatchString(toks[i+2]) || !tTypesRe.MatchString(toks[i+3]) {
+		return nil
+	}
+	for _, t := range toks[i : i+4] {
+		out = append(out, seg{t, t})
+	}
+	i += 4
+	// The flags and features before the tile are one part, so that
+	// Labels shows them whole where two kernels differ there
+	// (`BH_Bias_HA_S_SAV_UserArgs` beside `BH`), never one letter of them.
+	j := i
+	for j < len(toks) && !macroTile.MatchString(toks[j]) {
+		j++
+	}
+	if j == len(toks) {
+		return nil
+	}
+	if j > i {
+		out = append(out, seg{strings.Join(toks[i:j], "_"), ""})
+	}
+	out = append(out, seg{toks[j], toks[j]})
+	for _, t := range toks[j+1:] {
+		if digitsRe.MatchString(t) {
+			out[len(out)-1].raw += "_" + t
+			continue
+		}
+		out = append(out, seg{t, ""})
 	}
 	return out
 }
