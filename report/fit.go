@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -560,7 +561,11 @@ func cutEnd(s string, w int) string {
 func cutNames(names []string, w int) []string {
 	out := make([]string, len(names))
 	for i, s := range names {
-		out[i] = cutMiddle(s, w)
+		if c, ok := cutParts(s, w); ok {
+			out[i] = c
+		} else {
+			out[i] = cutMiddle(s, w)
+		}
 	}
 	if w < 8 {
 		return out
@@ -601,6 +606,99 @@ func cutNames(names []string, w int) []string {
 		}
 	}
 	return out
+}
+
+// tileRe is a part of a name that gives a tile or shape: 64x64,
+// MT128x128x32, and runs of numbers (fmha's 64_128).
+var tileRe = regexp.MustCompile(`^(?:MT)?[0-9]+(?:x[0-9]+)+$|^[0-9]+(?:_[0-9]+)+$`)
+
+// cutParts shortens a name made of `_`-separated parts that names a tile
+// (a kernel library's display name: `cutlass_bf16_relu_64x64_64x4_tn`,
+// `fmha_bf16_64_128_qkv_128_causal`) by dropping whole parts from its
+// middle rather than characters: it keeps the first part (the library),
+// the first tile and the last part (the layout, the mask), then as many
+// of the other parts from the left as fit (`cutlass_bf16_relu_64x64…_tn`,
+// `fmha_bf16_64_128_qkv…_causal`). A cut of characters could split the
+// tile (`cutlass_bf16_relu_…_64x4_tn` reads as a 64x4 tile) or a word
+// (`fmha_bf16_64_128_q…28_causal`). false for any other name, or when
+// those three parts alone do not fit.
+func cutParts(s string, w int) (string, bool) {
+	if textWidth(s) <= w {
+		return s, true
+	}
+	for i := 0; i < len(s); i++ {
+		if !isWordUnit(s[i:i+1]) && s[i] != '_' {
+			return "", false
+		}
+	}
+	// Numbers in a row are one part (a tile spelled 64_128).
+	var parts []string
+	prevNum := false
+	for _, p := range strings.Split(s, "_") {
+		num := digitsOnly(p)
+		if num && prevNum {
+			parts[len(parts)-1] += "_" + p
+			continue
+		}
+		parts = append(parts, p)
+		prevNum = num
+	}
+	if len(parts) < 3 {
+		return "", false
+	}
+	tile := -1
+	for i, p := range parts[1:] {
+		if tileRe.MatchString(p) {
+			tile = i + 1
+			break
+		}
+	}
+	if tile < 0 {
+		return "", false
+	}
+	keep := make([]bool, len(parts))
+	keep[0], keep[tile], keep[len(parts)-1] = true, true, true
+	// A run of parts dropped is `…` in place of them and the `_` before
+	// them: `cutlass_bf16_relu_64x64…_tn`.
+	render := func() string {
+		var b strings.Builder
+		for i, p := range parts {
+			if !keep[i] {
+				continue
+			}
+			switch {
+			case i > 0 && keep[i-1]:
+				b.WriteString("_")
+			case i > 0:
+				b.WriteString(ellipsis + "_")
+			}
+			b.WriteString(p)
+		}
+		return b.String()
+	}
+	if textWidth(render()) > w {
+		return "", false
+	}
+	for i := 1; i < len(parts)-1; i++ {
+		if keep[i] {
+			continue
+		}
+		keep[i] = true
+		if textWidth(render()) > w {
+			keep[i] = false
+			break
+		}
+	}
+	return render(), true
+}
+
+func digitsOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func commonPrefix(a, b []string) int {

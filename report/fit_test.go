@@ -350,3 +350,38 @@ func TestDetailLinesPack(t *testing.T) {
 		t.Errorf("in order:\n%s", strings.Join(got, "\n"))
 	}
 }
+
+// TestCutParts: a name of `_`-separated parts with a tile drops whole
+// parts from its middle, never characters, keeping its first part, its
+// tile and its last part; other names are left to cutMiddle.
+func TestCutParts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string // "" when cutParts does not apply
+	}{
+		{"cutlass_bf16_relu_64x64_64x4_tn", 40, "cutlass_bf16_relu_64x64_64x4_tn"},
+		{"cutlass_bf16_relu_64x64_64x4_tn", 27, "cutlass_bf16_relu_64x64…_tn"},
+		{"cutlass_bf16_relu_64x64_64x4_tn", 23, "cutlass_bf16…_64x64…_tn"},
+		{"cutlass_bf16_relu_64x64_64x4_tn", 22, "cutlass…_64x64…_tn"},
+		{"cutlass_bf16_relu_64x64_64x4_tn", 18, "cutlass…_64x64…_tn"},
+		{"cutlass_bf16_relu_64x64_64x4_tn", 17, ""}, // the three kept parts do not fit
+		{"fmha_bf16_64_128_qkv_128_causal", 28, "fmha_bf16_64_128_qkv…_causal"},
+		{"fmha_bf16_64_128_qkv_128_causal", 24, "fmha_bf16_64_128…_causal"},
+		{"Cijk_Ailk_Bljk_HHS_MT128x128x16", 27, "Cijk_Ailk…_MT128x128x16"}, // the tile last
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 27, ""},               // no tile
+		{"sm100_fp8_gemm_1d1d_impl<…, 7168u, …>", 20, ""},                  // not only parts
+	} {
+		got, ok := cutParts(c.in, c.w)
+		if !ok {
+			got = ""
+		}
+		if got != c.want {
+			t.Errorf("cutParts(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+		if ok && textWidth(got) > c.w {
+			t.Errorf("cutParts(%q, %d) = %q is wider", c.in, c.w, got)
+		}
+	}
+}
