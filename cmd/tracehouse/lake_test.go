@@ -76,15 +76,9 @@ func testLakeReportsEqual(t *testing.T, db, exported, ingested string) {
 	} {
 		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
 			t.Parallel()
-			var wcode int
-			var want, wstderr string
-			if c.args[0] == "triage" {
-				// The demo warehouse's triage, run once per test binary
-				// (on a copy of the warehouse db is a copy of).
-				wcode, want, wstderr = triageOnce(t, c.args[1:]...)
-			} else {
-				wcode, want, wstderr = runCmd(t, append([]string{"--db", db}, c.args...)...)
-			}
+			// The demo warehouse's report, run once per test binary (on
+			// a copy of the warehouse db is a copy of).
+			wcode, want, wstderr := demoOnce(t, c.args...)
 			if wcode != 0 {
 				t.Fatalf("%v over the warehouse: exit %d: %s", c.args, wcode, wstderr)
 			}
@@ -101,22 +95,25 @@ func testLakeReportsEqual(t *testing.T, db, exported, ingested string) {
 		})
 	}
 	// runs: the export keeps the ingest times, the direct ingest has its own
-	_, want, _ := runCmd(t, "--db", db, "runs", "--format", "json")
+	_, want, _ := demoOnce(t, "runs", "--format", "json")
 	if _, got, _ := runCmd(t, "--lake", exported, "runs", "--format", "json"); got != want {
 		t.Errorf("runs over the exported lake:\n%s\nwant\n%s", got, want)
 	}
 }
 
+// lakeCountsSQL counts the rows of every table and view (and sums the
+// kernels' time): a lake must give the warehouse's figures.
+const lakeCountsSQL = `SELECT (SELECT count(*) FROM kernel_events), (SELECT count(DISTINCT kernel_id) FROM kernels),
+	(SELECT count(*) FROM launches), (SELECT count(*) FROM cpu_ops), (SELECT count(*) FROM py_frames),
+	(SELECT count(*) FROM annotations), (SELECT count(*) FROM steps), (SELECT count(*) FROM traces),
+	(SELECT count(*) FROM runs), (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
+	(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama'))`
+
 // testLakeSQL: every table and view holds the warehouse's rows.
 func testLakeSQL(t *testing.T, db, exported, ingested string) {
-	q := `SELECT (SELECT count(*) FROM kernel_events), (SELECT count(DISTINCT kernel_id) FROM kernels),
-		(SELECT count(*) FROM launches), (SELECT count(*) FROM cpu_ops), (SELECT count(*) FROM py_frames),
-		(SELECT count(*) FROM annotations), (SELECT count(*) FROM steps), (SELECT count(*) FROM traces),
-		(SELECT count(*) FROM runs), (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
-		(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama'))`
-	_, want, _ := runCmd(t, "--db", db, "sql", "--format", "csv", q)
+	_, want, _ := demoOnce(t, "sql", "--format", "csv", lakeCountsSQL)
 	for _, lk := range []string{exported, ingested} {
-		code, got, stderr := runCmd(t, "--lake", lk, "sql", "--format", "csv", q)
+		code, got, stderr := runCmd(t, "--lake", lk, "sql", "--format", "csv", lakeCountsSQL)
 		if code != 0 || got != want {
 			t.Errorf("%s: exit %d %s\n%s\nwant\n%s", filepath.Base(lk), code, stderr, got, want)
 		}
@@ -128,11 +125,11 @@ func testLakeSQL(t *testing.T, db, exported, ingested string) {
 // saved-copy bookkeeping has the lake's own), and so does a query of
 // duckdb_columns.
 func testLakeSchema(t *testing.T, db, exported, ingested string) {
-	parse := func(args ...string) map[string]string {
+	// parse reads the output of `schema [OBJECT] --format json`.
+	parse := func(code int, out, stderr string) map[string]string {
 		t.Helper()
-		code, out, stderr := runCmd(t, append(args, "--format", "json")...)
 		if code != 0 {
-			t.Fatalf("%v: exit %d %s", args, code, stderr)
+			t.Fatalf("schema: exit %d %s", code, stderr)
 		}
 		var rows []schemaJSON
 		if err := json.Unmarshal([]byte(out), &rows); err != nil {
@@ -152,8 +149,9 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 		if object != "" {
 			args = append(args, object)
 		}
-		want := parse(append([]string{"--db", db}, args...)...)
-		got := parse(append([]string{"--lake", exported}, args...)...)
+		args = append(args, "--format", "json")
+		want := parse(demoOnce(t, args...))
+		got := parse(runCmd(t, append([]string{"--lake", exported}, args...)...))
 		described := 0
 		for name, d := range want {
 			if own[name] {
@@ -175,7 +173,7 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 		}
 	}
 	q := `SELECT comment FROM duckdb_columns() WHERE table_name = 'traces' AND column_name = 'content_hash'`
-	_, want, _ := runCmd(t, "--db", db, "sql", "--format", "csv", q)
+	_, want, _ := demoOnce(t, "sql", "--format", "csv", q)
 	if _, got, _ := runCmd(t, "--lake", exported, "sql", "--format", "csv", q); got != want || len(want) < 20 {
 		t.Errorf("a column's comment over the lake: %q, want %q", got, want)
 	}
@@ -214,7 +212,7 @@ func testLakeSQLArrow(t *testing.T, db, exported, ingested string) {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, csv, _ := runCmd(t, "--db", db, "sql", "--format", "csv", "SELECT count(*) || ',' || sum(dur_ns) AS x FROM kernels")
+	_, csv, _ := demoOnce(t, "sql", "--format", "csv", "SELECT count(*) || ',' || sum(dur_ns) AS x FROM kernels")
 	if got := fmt.Sprintf("x\n\"%d,%d\"\n", rows, sum); csv != got {
 		t.Errorf("arrow stream: %s rows,ns; warehouse: %s", got, csv)
 	}
@@ -305,13 +303,9 @@ func testLakeCompact(t *testing.T, db, exported, ingested string) {
 	for _, args := range [][]string{
 		{"triage", "vllm-qwen-moe"},
 		{"compare", "sglang-llama", "sglang-formal", "--format", "json"},
-		{"sql", "--format", "csv", `SELECT (SELECT count(*) FROM kernel_events), (SELECT count(DISTINCT kernel_id) FROM kernels),
-			(SELECT count(*) FROM launches), (SELECT count(*) FROM cpu_ops), (SELECT count(*) FROM py_frames),
-			(SELECT count(*) FROM annotations), (SELECT count(*) FROM steps), (SELECT count(*) FROM traces),
-			(SELECT count(*) FROM runs), (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
-			(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama'))`},
+		{"sql", "--format", "csv", lakeCountsSQL},
 	} {
-		wcode, want, wstderr := runCmd(t, append([]string{"--db", db}, args...)...)
+		wcode, want, wstderr := demoOnce(t, args...)
 		code, got, stderr := runCmd(t, append([]string{"--lake", dir}, args...)...)
 		if wcode != 0 || code != 0 || got != want || stderr != wstderr {
 			t.Errorf("%v over the compacted lake: exit %d %q (warehouse: exit %d %q); output equal: %v", args[:2], code, stderr, wcode, wstderr, got == want)

@@ -186,9 +186,9 @@ func testTriageMarkdownEscapes(t *testing.T, db string) {
 	}
 }
 
-// triageMemo holds the output of triage command lines that only read the
-// demo and that several subtests check, run once each (triageOnce).
-var triageMemo sync.Map // args joined by NUL -> *memoRun
+// demoMemo holds the output of command lines that only read the demo and
+// that several tests check, run once each (demoOnce).
+var demoMemo sync.Map // args joined by NUL -> *memoRun
 
 type memoRun struct {
 	once        sync.Once
@@ -196,14 +196,28 @@ type memoRun struct {
 	out, errOut string
 }
 
-// triageOnce runs `triage ARGS` on a copy of the demo warehouse, once per
-// test binary.
+// demoOnce runs `tracehouse --db DEMO ARGS` with testEnv (COLUMNS unset)
+// once per test binary, DEMO a copy of the demo warehouse for that command
+// line alone, and gives every caller with the same ARGS its exit status
+// and output. Only for command lines that read the warehouse and print
+// nothing of its path: tests that hold the same output to a golden file,
+// to a lake's, or to a width share one run of it.
+func demoOnce(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	v, _ := demoMemo.LoadOrStore(strings.Join(args, "\x00"), &memoRun{})
+	m := v.(*memoRun)
+	m.once.Do(func() {
+		io, out, errOut := testIO("")
+		m.code = run(append([]string{"--db", demoCopy(t)}, args...), io, testEnv)
+		m.out, m.errOut = out.String(), errOut.String()
+	})
+	return m.code, m.out, m.errOut
+}
+
+// triageOnce is demoOnce of `triage ARGS`.
 func triageOnce(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	v, _ := triageMemo.LoadOrStore(strings.Join(args, "\x00"), &memoRun{})
-	m := v.(*memoRun)
-	m.once.Do(func() { m.code, m.out, m.errOut = runTriage(demoCopy(t), args...) })
-	return m.code, m.out, m.errOut
+	return demoOnce(t, append([]string{"triage"}, args...)...)
 }
 
 // testTriageDeterministic: the same warehouse gives byte-identical output:

@@ -25,26 +25,34 @@ func TestTriageFitsTheTerminal(t *testing.T) {
 		columns string
 		limit   int
 	}{{"", 120}, {"150", 150}} {
-		io, out, errOut := testIO("")
-		env := func(k string) string {
-			if k == "COLUMNS" {
-				return c.columns
-			}
-			return testEnv(k)
-		}
 		for _, args := range [][]string{{"triage", "--rank", "all"}, {"sql", "SELECT kernel_id, run, name, site, dur_ns FROM kernel_events ORDER BY kernel_id LIMIT 20"}} {
-			out.Reset()
-			errOut.Reset()
-			if code := run(append([]string{"--db", db}, args...), io, env); code != 0 {
-				t.Fatalf("%v: exit %d %s", args, code, errOut.String())
+			var code int
+			var out, stderr string
+			if c.columns == "" {
+				// COLUMNS unset is testEnv: the same command line as
+				// other tests', run once (demoOnce)
+				code, out, stderr = demoOnce(t, args...)
+			} else {
+				io, o, errOut := testIO("")
+				env := func(k string) string {
+					if k == "COLUMNS" {
+						return c.columns
+					}
+					return testEnv(k)
+				}
+				code = run(append([]string{"--db", db}, args...), io, env)
+				out, stderr = o.String(), errOut.String()
 			}
-			if w, line := widest(out.String()); w > c.limit {
+			if code != 0 {
+				t.Fatalf("%v: exit %d %s", args, code, stderr)
+			}
+			if w, line := widest(out); w > c.limit {
 				t.Errorf("COLUMNS=%q %v: a line of %d columns: %q", c.columns, args, w, line)
 			}
 		}
 	}
 	for _, label := range []string{"sglang-llama", "sglang-formal", "vllm-qwen-moe", "tokenspeed-deepseek", "trtllm-llama"} {
-		code, out, stderr := runCmd(t, "--db", db, "triage", label)
+		code, out, stderr := triageOnce(t, label)
 		if code != 0 {
 			t.Fatalf("%s: exit %d %s", label, code, stderr)
 		}
@@ -52,7 +60,7 @@ func TestTriageFitsTheTerminal(t *testing.T) {
 			t.Errorf("%s: a line of %d columns: %q", label, w, line)
 		}
 	}
-	code, out, _ := runCmd(t, "--db", db, "--wide", "triage", "sglang-llama")
+	code, out, _ := demoOnce(t, "--wide", "triage", "sglang-llama")
 	if w, _ := widest(out); code != 0 || w <= 120 || !strings.Contains(out, "python/sglang/srt/layers/quantization/unquant.py") {
 		t.Errorf("--wide: exit %d, widest line %d, full paths missing", code, w)
 	}
