@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,12 +25,23 @@ func maskTimes(s string) string { return ingestedAt.ReplaceAllString(s, "YYYY-MM
 // goldenFormats runs `CMD ARGS` on db in the text, markdown, JSON and CSV
 // formats and holds each output to testdata/golden/NAME.FORMAT (the CSV
 // files as one txtar archive for compare, which writes them to --out).
-// The text golden ends with the exit status and stderr.
+// The text golden ends with the exit status and stderr. db "" is the demo:
+// its command lines that print are demoOnce's, shared with the other tests
+// that run them.
 func goldenFormats(t *testing.T, db, name, cmd string, args ...string) {
 	t.Helper()
 	runIt := func(extra ...string) (int, string, string) {
+		line := append(append([]string{cmd}, args...), extra...)
+		if db == "" && !slices.Contains(extra, "--out") {
+			code, out, errOut := demoOnce(t, line...)
+			return code, maskTimes(out), maskTimes(errOut)
+		}
+		wh := db
+		if wh == "" {
+			wh = demoCopy(t)
+		}
 		io, out, errOut := testIO("")
-		code := run(append(append([]string{"--db", db, cmd}, args...), extra...), io, testEnv)
+		code := run(append([]string{"--db", wh}, line...), io, testEnv)
 		return code, maskTimes(out.String()), maskTimes(errOut.String())
 	}
 	code, out, errOut := runIt("--format", "table")
@@ -54,7 +67,6 @@ func goldenFormats(t *testing.T, db, name, cmd string, args ...string) {
 // every rank of one stage.
 func TestCompareGoldenDemo(t *testing.T) {
 	t.Parallel()
-	db := demoCopy(t)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -63,11 +75,15 @@ func TestCompareGoldenDemo(t *testing.T) {
 		{"compare-demo-stages", []string{"sglang-llama", "trtllm-llama", "--fail-on-regression"}},
 		{"compare-demo-rank-all", []string{"sglang-llama", "sglang-formal", "--rank", "all", "--stage", "decode"}},
 	} {
-		goldenFormats(t, db, c.name, "compare", c.args...)
+		goldenFormats(t, "", c.name, "compare", c.args...)
 	}
 	// Issue 33 item 3: the demo's two ranks record the same 3 decode steps;
 	// --rank all compares 3 vs 3 steps (too few to test), not 6 vs 6.
-	_, r := compareJSON(t, db, "sglang-llama", "sglang-formal", "--rank", "all", "--stage", "decode")
+	code, out, errOut := demoOnce(t, "compare", "sglang-llama", "sglang-formal", "--rank", "all", "--stage", "decode", "--format", "json")
+	var r analysis.CompareReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, %v: %s\n%s", code, err, errOut, out)
+	}
 	if len(r.Stages) != 1 || r.Stages[0].BaseSteps != 3 || r.Stages[0].CandSteps != 3 || !r.Stages[0].TooFew ||
 		len(r.Stages[0].Ranks) != 2 || r.Verdict.Verdict != analysis.VerdictCannotDecide {
 		t.Errorf("--rank all: %+v, verdict %+v", r.Stages, r.Verdict)
@@ -78,9 +94,9 @@ func TestCompareGoldenDemo(t *testing.T) {
 // every stage and a kernel only some runs have.
 func TestHistoryGoldenDemo(t *testing.T) {
 	t.Parallel()
+	goldenFormats(t, "", "history-demo-step-time", "history", "--metric", "step_time")
+	goldenFormats(t, "", "history-demo-kernel", "history", "--kernel", "BatchDecodeWithPagedKVCache", "--stage", "decode")
 	db := demoCopy(t)
-	goldenFormats(t, db, "history-demo-step-time", "history", "--metric", "step_time")
-	goldenFormats(t, db, "history-demo-kernel", "history", "--kernel", "BatchDecodeWithPagedKVCache", "--stage", "decode")
 	t.Run("AbsentKernel", func(t *testing.T) { testHistoryAbsentKernel(t, db) })
 }
 

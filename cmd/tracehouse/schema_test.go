@@ -29,7 +29,7 @@ func TestSchemaCommand(t *testing.T) {
 		t.Errorf("internal macro listed:\n%s", out)
 	}
 
-	code, out, stderr = runCmd(t, "--db", db, "--format", "json", "schema", "traces")
+	code, out, stderr = demoOnce(t, "schema", "traces", "--format", "json") // as testLakeSchema's
 	if code != 0 {
 		t.Fatalf("schema traces exit %d: %s", code, stderr)
 	}
