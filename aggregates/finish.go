@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -207,25 +208,58 @@ func SaveOverlap(ctx context.Context, db *sql.DB, run int64) error {
 
 // overlapStore saves per-kernel overlap: forget the copy first and record
 // it last, so that even without the transaction a half-written copy could
-// not be read.
+// not be read. The sweep also saves the communication overlap rows
+// (comm_overlap_store, read under the step aggregates' record), and
+// records that it did (comm_overlap_runs) for the step aggregates' save.
 func overlapStore() runStore {
 	return runStore{what: "overlap",
-		stmts: []string{"overlap_store_forget", "overlap_store_clear", "overlap_store_clear_busy"},
-		fill:  sweepOverlap, after: []string{"overlap_store_busy"},
-		commit: "overlap_store_commit"}
+		stmts: []string{"overlap_store_forget", "comm_swept_forget", "overlap_store_clear", "overlap_store_clear_busy",
+			"comm_store_clear"},
+		fill: sweepOverlap, after: []string{"overlap_store_busy"},
+		commit: "overlap_store_commit", recorded: []string{"comm_swept_commit"}}
 }
 
 // stepStore saves step aggregates, and the idle rows per step
 // (sqllib/idle.sql), the comm-comp overlap per device (sqllib/comm.sql),
 // the launch overhead and the duration spread per rank (sqllib/launch.sql,
 // spread.sql) that the same record guards; in a batch they read the runs'
-// saved overlap, so only runs whose copy is current go together.
+// saved overlap, so only runs whose copy is current go together. The
+// comm-comp overlap rows the overlap's sweep saved are kept (commUnswept).
 func stepStore() runStore {
 	return runStore{what: "steps",
 		stmts: []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
-			"idle_store_clear_steps", "idle_store_clear_gaps", "comm_store_clear",
+			"idle_store_clear_steps", "idle_store_clear_gaps",
 			"launch_store_clear_kernels", "launch_store_clear_stages", "spread_store_clear",
-			"step_store_kernels", "step_store_totals", "idle_store_steps", "idle_store_gaps", "comm_store_rows",
+			"step_store_kernels", "step_store_totals", "idle_store_steps", "idle_store_gaps",
 			"launch_store_kernels", "launch_store_stages", "spread_store_rows"},
+		fill:   commUnswept,
 		commit: "step_store_commit", batchable: "overlap_store_current"}
+}
+
+// commUnswept computes into comm_overlap_store the communication overlap
+// rows of runs that the overlap's sweep
+// did not save for their current events (comm_swept_current.sql: a copy
+// saved before migration 0024, or before the events changed, or by a
+// finish whose overlap save failed), by the SQL library, and forgets those
+// runs' sweep record; the others' rows are kept as swept.
+func commUnswept(ctx context.Context, conn *sql.Conn, runs []int64) error {
+	current, err := someRunsAtOnce(ctx, conn, "comm_swept_current", runs)
+	if err != nil {
+		return err
+	}
+	var stale []int64
+	for _, r := range runs {
+		if !slices.Contains(current, r) {
+			stale = append(stale, r)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	for _, name := range []string{"comm_swept_forget", "comm_store_clear", "comm_store_rows"} {
+		if _, err := inline.Exec(ctx, conn, stmt(name), runArgs(stale)...); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
 }

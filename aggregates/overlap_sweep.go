@@ -31,7 +31,17 @@ const sweepGroupLimit = 1 << 19
 type sweepKernel struct {
 	id, stream, ts, dur int64
 	comp                bool
+	rank                int32
+	commKind            int8 // commKind*: what _comm_parts_for counts it as
 }
+
+// What an event is to the communication overlap (sqllib/comm.sql): its
+// category communication, any other but memory (computation), or neither.
+const (
+	commNeither = 0
+	commComm    = 1
+	commComp    = 2
+)
 
 // sweptKernel is what kernel_overlap_for computes for one GPU event besides
 // what the kernels table holds.
@@ -59,7 +69,7 @@ type sweptKernel struct {
 // one. At one instant starts come before ends, each by kernel id, and the
 // gap to the next instant belongs to the last of them (union_share_ns),
 // exactly as the SQL orders its points.
-func sweepGroup(ks []sweepKernel, starts *int64) []sweptKernel {
+func sweepGroup(ks []sweepKernel, starts *int64) ([]sweptKernel, []int32) {
 	n := len(ks)
 	out := make([]sweptKernel, n)
 	sid := make([]int32, n)
@@ -182,14 +192,100 @@ func sweepGroup(ks []sweepKernel, starts *int64) []sweptKernel {
 		}
 		prevT, started = t, true
 	}
+	return out, ends
+}
+
+// commParts is one row of comm_overlap_store: the communication time,
+// computation time and their overlap of one rank within one group.
+type commParts struct {
+	rank                int32
+	comm, comp, overlap int64
+}
+
+// commGroup computes _comm_parts_for's figures (sqllib/comm.sql) for the
+// events of one group, sorted by start (sweepGroup's ks) and by end (its
+// ends), one row per rank with an event of nonzero duration, in rank
+// order. Between two consecutive instants of a rank's events the number of
+// its communication and of its computation events running is constant, so
+// each of the three unions grows by the gap whenever its indicator holds;
+// a rank's state is brought forward at its own instants only (it does not
+// change in between). Events of zero or negative duration are no part of
+// it, as in the SQL (dur_ns > 0).
+func commGroup(ks []sweepKernel, ends []int32) []commParts {
+	type state struct {
+		ncomm, ncomp int
+		at           int64
+		row          int
+	}
+	var st []state // by rank, in order of first sight (a group has one as a rule)
+	var out []commParts
+	find := func(rank int32) *state {
+		for i := range st {
+			if out[st[i].row].rank == rank {
+				return &st[i]
+			}
+		}
+		out = append(out, commParts{rank: rank})
+		st = append(st, state{row: len(out) - 1})
+		return &st[len(st)-1]
+	}
+	advance := func(x *state, t int64) {
+		if gap := t - x.at; gap > 0 {
+			r := &out[x.row]
+			if x.ncomm > 0 {
+				r.comm += gap
+			}
+			if x.ncomp > 0 {
+				r.comp += gap
+			}
+			if x.ncomm > 0 && x.ncomp > 0 {
+				r.overlap += gap
+			}
+		}
+		x.at = t
+	}
+	add := func(k *sweepKernel, t int64, d int) {
+		x := find(k.rank)
+		advance(x, t)
+		switch k.commKind {
+		case commComm:
+			x.ncomm += d
+		case commComp:
+			x.ncomp += d
+		}
+	}
+	n := len(ks)
+	i, j := 0, 0
+	for i < n || j < n {
+		// Starts before ends at one instant; the order there adds no time.
+		if i < n && (j == n || ks[i].ts <= ks[ends[j]].ts+ks[ends[j]].dur) {
+			if k := &ks[i]; k.dur > 0 {
+				add(k, k.ts, 1)
+			}
+			i++
+			continue
+		}
+		if k := &ks[ends[j]]; k.dur > 0 {
+			add(k, k.ts+k.dur, -1)
+		}
+		j++
+	}
+	slices.SortFunc(out, func(a, b commParts) int { return cmp.Compare(a.rank, b.rank) })
 	return out
 }
 
-// overlapGroup is one group's key and size (overlap_store_groups.sql).
-type overlapGroup struct{ key, kernels int64 }
+// overlapGroup is one group's key and size, and what its rows of
+// comm_overlap_store are keyed by besides the rank (overlap_store_groups.sql).
+type overlapGroup struct {
+	key, kernels int64
+	run, trace   int64
+	stage        string
+	device       sql.NullInt64
+	single       bool // one run, trace, stage and device under the key
+}
 
 // sweepOverlap fills kernel_overlap_store with kernel_overlap_for's rows
-// for the runs args select ($run, or $runs with $run NULL), inside the
+// for runs, inside the
 // caller's transaction on conn: groups are read in ranges of at most
 // sweepChunkKernels events (a larger group alone), swept in Go
 // (sweepGroup) and joined back to their kernels on the way in
@@ -197,26 +293,38 @@ type overlapGroup struct{ key, kernels int64 }
 // over twice as many points as events), with single-threaded windows
 // between: for 85 k kernels its INSERT took 210-255 ms alone, this 85-135
 // (bench/README.md).
-func sweepOverlap(ctx context.Context, conn *sql.Conn, args []any) error {
-	return sweepOverlapBy(ctx, conn, args, sweepChunkKernels, sweepGroupLimit)
+//
+// The same pass fills comm_overlap_store with _comm_parts_for's rows
+// (commGroup), which the SQL library computed with the step aggregates at
+// about 4 CPU-s per 1 M events (issue 38); the caller records that it did
+// (comm_swept_commit.sql).
+func sweepOverlap(ctx context.Context, conn *sql.Conn, runs []int64) error {
+	return sweepOverlapBy(ctx, conn, runArgs(runs), sweepChunkKernels, sweepGroupLimit)
 }
 
 // sweepOverlapBy is sweepOverlap reading ranges of at most chunk events,
-// and leaving runs with a group over limit events to the SQL macro.
+// and leaving runs with a group over limit events to the SQL macros (and
+// the communication overlap to the SQL library when a group's key covers
+// two stages or devices).
 func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limit int64) error {
 	groups, err := overlapGroups(ctx, conn, args)
 	if err != nil {
 		return fmt.Errorf("overlap_store_groups: %w", err)
 	}
+	commInGo := true
 	for _, g := range groups {
 		if g.kernels > limit {
-			if _, err := inline.Exec(ctx, conn, stmt("overlap_store_macro"), args...); err != nil {
-				return fmt.Errorf("overlap_store_macro: %w", err)
+			for _, name := range []string{"overlap_store_macro", "comm_store_rows"} {
+				if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
 			}
 			return nil
 		}
+		commInGo = commInGo && g.single
 	}
 	var starts int64
+	var comm []commRow
 	for lo := 0; lo < len(groups); {
 		hi := lo + 1
 		size := groups[lo].kernels
@@ -224,12 +332,46 @@ func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limi
 			size += groups[hi].kernels
 			hi++
 		}
-		if err := sweepRange(ctx, conn, args, groups[lo:hi], &starts); err != nil {
+		if err := sweepRange(ctx, conn, args, groups[lo:hi], &starts, &comm); err != nil {
 			return err
 		}
 		lo = hi
 	}
-	return nil
+	if !commInGo {
+		if _, err := inline.Exec(ctx, conn, stmt("comm_store_rows"), args...); err != nil {
+			return fmt.Errorf("comm_store_rows: %w", err)
+		}
+		return nil
+	}
+	return storeComm(conn, comm)
+}
+
+// commRow is a row of comm_overlap_store: a group's key columns and one
+// rank's figures in it.
+type commRow struct {
+	g *overlapGroup
+	commParts
+}
+
+// storeComm appends the swept communication overlap rows to
+// comm_overlap_store, in the caller's transaction on conn.
+func storeComm(conn *sql.Conn, rows []commRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	return schema.WithAppenders(conn, []schema.Spec{{Table: "comm_overlap_store"}}, func(apps []*schema.Appender) error {
+		for _, r := range rows {
+			var device driver.Value
+			if r.g.device.Valid {
+				device = int32(r.g.device.Int64)
+			}
+			if err := apps[0].Append(int32(r.g.run), int32(r.g.trace), r.rank, r.g.stage, device,
+				r.comm, r.comp, r.overlap); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // sweptColumns are the columns of the rows sweepRange hands to
@@ -237,16 +379,21 @@ func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limi
 var sweptColumns = []string{"kernel_id", "hidden_ns", "hidden_by_compute_ns", "start_rank", "starts_before_end",
 	"union_share_ns", "prev_kernel_id", "next_kernel_id"}
 
-// sweepRange sweeps the groups gs (consecutive in key order) and stores
-// their rows.
-func sweepRange(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGroup, starts *int64) error {
+// sweepRange sweeps the groups gs (consecutive in key order), stores their
+// per-kernel rows and adds their communication overlap rows to comm.
+func sweepRange(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGroup, starts *int64, comm *[]commRow) error {
 	ks, err := readSweepKernels(ctx, conn, args, gs)
 	if err != nil {
 		return fmt.Errorf("overlap_store_kernels: %w", err)
 	}
 	out := make([]sweptKernel, 0, len(ks))
-	for _, g := range gs {
-		out = append(out, sweepGroup(ks[:g.kernels], starts)...)
+	for i := range gs {
+		g := &gs[i]
+		swept, ends := sweepGroup(ks[:g.kernels], starts)
+		out = append(out, swept...)
+		for _, p := range commGroup(ks[:g.kernels], ends) {
+			*comm = append(*comm, commRow{g: g, commParts: p})
+		}
 		ks = ks[g.kernels:]
 	}
 	types := make([]duckdb.Type, len(sweptColumns))
@@ -289,7 +436,7 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 			return err
 		}
 		defer rows.Close()
-		v := make([]driver.Value, 5)
+		v := make([]driver.Value, 7)
 		for {
 			if err := rows.Next(v); err == io.EOF {
 				return nil
@@ -297,13 +444,15 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 				return err
 			}
 			var k sweepKernel
-			var ok [5]bool
+			var ok [7]bool
 			k.id, ok[0] = v[0].(int64)
 			k.stream, ok[1] = v[1].(int64)
 			k.ts, ok[2] = v[2].(int64)
 			k.dur, ok[3] = v[3].(int64)
 			k.comp, ok[4] = v[4].(bool)
-			if ok != [5]bool{true, true, true, true, true} {
+			k.rank, ok[5] = v[5].(int32)
+			k.commKind, ok[6] = v[6].(int8)
+			if ok != [7]bool{true, true, true, true, true, true, true} {
 				return fmt.Errorf("unexpected row %v", v)
 			}
 			ks = append(ks, k)
@@ -330,7 +479,7 @@ func overlapGroups(ctx context.Context, conn *sql.Conn, args []any) ([]overlapGr
 	var out []overlapGroup
 	for rows.Next() {
 		var g overlapGroup
-		if err := rows.Scan(&g.key, &g.kernels); err != nil {
+		if err := rows.Scan(&g.key, &g.kernels, &g.run, &g.trace, &g.stage, &g.device, &g.single); err != nil {
 			return nil, err
 		}
 		out = append(out, g)

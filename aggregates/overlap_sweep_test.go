@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,13 +42,19 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 		(2, 'flash', 'flash', 'flash', 'attention', 'compute'),
 		(3, 'nccl', 'nccl', 'nccl', 'communication', 'communication'),
 		(4, 'copy', 'copy', 'copy', 'memcpy', 'memory'),
-		(5, 'odd', 'odd', 'odd', NULL, NULL)`)
+		(5, 'odd', 'odd', 'odd', NULL, NULL),
+		(6, 'norm', 'norm', 'norm', 'norm', 'elementwise')`)
 	rng := rand.New(rand.NewPCG(7, 11))
 	stages := []string{"prefill", "decode", "warmup"}
 	var rows []string
 	for trace := 1; trace <= 4; trace++ {
 		run := 1 + (trace-1)/2
 		for i := range 400 {
+			// trace 4 is a merged file of two ranks sharing device ids
+			rank := trace % 2
+			if trace == 4 {
+				rank = rng.IntN(2)
+			}
 			device, stream := "NULL", "NULL"
 			if d := rng.IntN(3); d < 2 {
 				device = fmt.Sprint(d)
@@ -60,7 +67,7 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 				dur = rng.IntN(40)
 			}
 			rows = append(rows, fmt.Sprintf("(%d, %d, %d, %d, '%s', %d, 'kernel', %d, %d, %s, %s, false)",
-				int64(trace)<<32+int64(i), trace, run, trace%2, stages[rng.IntN(3)], 1+rng.IntN(5),
+				int64(trace)<<32+int64(i), trace, run, rank, stages[rng.IntN(3)], 1+rng.IntN(6),
 				1000+rng.IntN(120)*5, dur, device, stream))
 		}
 	}
@@ -68,10 +75,37 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 		strings.Join(rows, ",\n"))
 
 	dump := func(q string) string { return schematest.Dump(t, db, q+` ORDER BY kernel_id`) }
+	// The communication overlap rows the sweep saves are _comm_parts_for's
+	// (sqllib/comm.sql), and those of merged intervals (commBruteForce).
+	brute := commBruteForce(t, db)
+	commDump := func(q string) string { return schematest.Dump(t, db, q+` ORDER BY ALL`) }
+	checkComm := func(what string, runs ...int) {
+		t.Helper()
+		list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(runs)), ", "), "[]")
+		want := commDump(`SELECT * FROM _comm_parts_for(NULL, runs := [` + list + `])`)
+		if got := commDump(`SELECT * FROM comm_overlap_store WHERE list_contains([` + list + `], run_id)`); got != want || want == "" {
+			t.Errorf("%s: saved communication overlap differs from _comm_parts_for:\n%s", what, firstDiff(got, want))
+		}
+		lines := strings.Split(strings.TrimSuffix(want, "\n"), "\n")
+		slices.Sort(lines)
+		var b strings.Builder
+		for _, line := range lines {
+			b.WriteString(line + "\n")
+		}
+		var bw strings.Builder
+		for _, line := range brute {
+			if slices.ContainsFunc(runs, func(r int) bool { return strings.HasPrefix(line, fmt.Sprint(r)+" ") }) {
+				bw.WriteString(line + "\n")
+			}
+		}
+		if b.String() != bw.String() {
+			t.Errorf("%s: _comm_parts_for differs from merged intervals:\n%s", what, firstDiff(b.String(), bw.String()))
+		}
+	}
 	store := func(chunk, limit int64) runStore {
 		s := overlapStore()
-		s.fill = func(ctx context.Context, conn *sql.Conn, args []any) error {
-			return sweepOverlapBy(ctx, conn, args, chunk, limit)
+		s.fill = func(ctx context.Context, conn *sql.Conn, runs []int64) error {
+			return sweepOverlapBy(ctx, conn, runArgs(runs), chunk, limit)
 		}
 		return s
 	}
@@ -90,6 +124,7 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 			if got := dump(fmt.Sprintf(`SELECT * FROM kernel_overlap_store WHERE run_id = %d`, run)); got != want {
 				t.Errorf("chunk %d, run %d: saved rows differ from kernel_overlap_for:\n%s", chunk, run, firstDiff(got, want))
 			}
+			checkComm(fmt.Sprintf("chunk %d, limit %d, run %d", chunk, c.limit, run), run)
 		}
 		if err := store(chunk, c.limit).saveBatch(ctx, db, batch{runs: []int64{1, 2}}); err != nil {
 			t.Fatal(err)
@@ -98,7 +133,79 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 		if got := dump(`SELECT * FROM kernel_overlap_store`); got != want {
 			t.Errorf("chunk %d, runs 1 and 2 in one batch: saved rows differ:\n%s", chunk, firstDiff(got, want))
 		}
+		checkComm(fmt.Sprintf("chunk %d, limit %d, runs 1 and 2", chunk, c.limit), 1, 2)
 	}
+}
+
+// commBruteForce is comm_overlap_store's rows as dumped (run, trace,
+// rank, stage, device, comm, comp, overlap; sorted), computed here from
+// the events: per (trace, rank, stage, device), the union of the
+// communication events' intervals, of the others' but memory's (a name
+// without a category being neither), and their intersection, instant by
+// instant.
+func commBruteForce(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	type key struct {
+		run, trace, rank int64
+		stage, device    string
+	}
+	type ev struct {
+		from, to int64
+		kind     string
+	}
+	evs := map[key][]ev{}
+	rows, err := db.Query(`SELECT k.run_id, k.trace_id, k.rank, k.stage, coalesce(k.device::VARCHAR, '<nil>'), k.ts_ns, k.ts_ns + k.dur_ns,
+			coalesce(n.category, '')
+		FROM kernels k JOIN kernel_names n USING (name_id) WHERE k.dur_ns > 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k key
+		var e ev
+		if err := rows.Scan(&k.run, &k.trace, &k.rank, &k.stage, &k.device, &e.from, &e.to, &e.kind); err != nil {
+			t.Fatal(err)
+		}
+		evs[k] = append(evs[k], e)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for k, es := range evs {
+		lo, hi := es[0].from, es[0].to
+		for _, e := range es {
+			lo, hi = min(lo, e.from), max(hi, e.to)
+		}
+		var comm, comp, both int64
+		for ns := lo; ns < hi; ns++ { // every nanosecond: the times are small
+			var c, p bool
+			for _, e := range es {
+				if e.from <= ns && ns < e.to {
+					switch e.kind {
+					case "communication":
+						c = true
+					case "memory", "":
+					default:
+						p = true
+					}
+				}
+			}
+			if c {
+				comm++
+			}
+			if p {
+				comp++
+			}
+			if c && p {
+				both++
+			}
+		}
+		out = append(out, fmt.Sprintf("%d %d %d %s %s %d %d %d", k.run, k.trace, k.rank, k.stage, k.device, comm, comp, both))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // firstDiff shows the first line where two dumps differ.

@@ -205,10 +205,12 @@ type runStore struct {
 	what   string // for errors: "overlap"
 	stmts  []string
 	commit string
-	// fill, when set, runs after stmts with their arguments, in the same
+	// fill, when set, runs after stmts on the batch's runs, in the same
 	// transaction on one connection, and after runs after it
-	fill  func(ctx context.Context, conn *sql.Conn, args []any) error
+	fill  func(ctx context.Context, conn *sql.Conn, runs []int64) error
 	after []string
+	// recorded run after the record statement, with stmts' arguments
+	recorded []string
 	// batchable, when set, names a statement saying whether run $run may
 	// go with others; the others are saved alone
 	batchable string
@@ -239,7 +241,7 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 			}
 		}
 		if s.fill != nil {
-			if err := s.fill(ctx, conn, args); err != nil {
+			if err := s.fill(ctx, conn, b.runs); err != nil {
 				return fail("", err)
 			}
 		}
@@ -255,6 +257,11 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		}
 		if _, err := inline.Exec(ctx, conn, stmt(name), arg); err != nil {
 			return fail(name+": ", err)
+		}
+		for _, name := range s.recorded {
+			if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
+				return fail(name+": ", err)
+			}
 		}
 		return nil
 	})
@@ -293,7 +300,7 @@ func someRuns(ctx context.Context, db *sql.DB, name string, runs []int64) ([]int
 
 // someRunsAtOnce keeps the runs the statement name lists when given $runs,
 // in runs' order.
-func someRunsAtOnce(ctx context.Context, db *sql.DB, name string, runs []int64) ([]int64, error) {
+func someRunsAtOnce(ctx context.Context, db inline.Queryer, name string, runs []int64) ([]int64, error) {
 	rows, err := inline.Query(ctx, db, stmt(name), sql.Named("runs", runs))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

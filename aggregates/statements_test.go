@@ -12,7 +12,7 @@ import (
 // statements are the package's embedded statements, named by stmt and by
 // the functions that hand their name to it.
 var statements = sqlcheck.Statements{FS: sqlFiles, Text: stmt,
-	NameArgs: map[string]int{"stmt": 0, "pendingRuns": 2, "someRuns": 2}}
+	NameArgs: map[string]int{"stmt": 0, "pendingRuns": 2, "someRuns": 2, "someRunsAtOnce": 2}}
 
 // TestEveryStatementPrepares prepares every embedded statement against a
 // migrated warehouse, so a renamed column or table fails here rather than
@@ -47,7 +47,7 @@ func TestEveryStatementNameExists(t *testing.T) {
 	t.Parallel()
 	built := map[string]string{} // name -> where it is asked for
 	for _, s := range []runStore{overlapStore(), stepStore()} {
-		for _, n := range append(append([]string{}, s.stmts...), s.after...) {
+		for _, n := range append(append(append([]string{}, s.stmts...), s.after...), s.recorded...) {
 			built[n] = "runStore " + s.what
 		}
 		built[s.commit] = "runStore " + s.what

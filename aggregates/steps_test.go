@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -128,5 +129,94 @@ func TestReadStepsEqualsStoredRecompute(t *testing.T) {
 	}
 	if stale, err := StepsStale(ctx, read.DB, runs, by); err != nil || len(stale) != len(runs) {
 		t.Errorf("stored steps after ReadSteps: stale %v %v, want every run", stale, err)
+	}
+}
+
+// TestStepsKeepSweptComm: the communication overlap rows the overlap's
+// sweep saved (with their record, comm_overlap_runs) are _comm_parts_for's;
+// the step aggregates' save keeps them while the record holds the run's
+// current overlap fingerprint, and computes them (forgetting the record)
+// for a run without one or with a stale one; the rows each way equal the
+// library's definition. A saved row changed by hand shows which rows were
+// kept.
+func TestStepsKeepSweptComm(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := threeDemoRuns(t)
+	db := w.DB
+	if err := FinishPerRun(ctx, db, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	count := func(q string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	// differ counts the rows of run where the saved copy and the
+	// definition differ.
+	differ := func(run int) int {
+		t.Helper()
+		return count(`SELECT count(*) FROM (
+			(SELECT * FROM comm_overlap_store WHERE run_id = $1 EXCEPT ALL SELECT * FROM _comm_parts_for($1))
+			UNION ALL (SELECT * FROM _comm_parts_for($1) EXCEPT ALL SELECT * FROM comm_overlap_store WHERE run_id = $1))`, run)
+	}
+	for run := 1; run <= 3; run++ {
+		if n := count(`SELECT count(*) FROM comm_overlap_store WHERE run_id = $1`, run); n == 0 {
+			t.Fatalf("run %d: no saved rows", run)
+		}
+		if d := differ(run); d != 0 {
+			t.Errorf("run %d: swept rows differ from _comm_parts_for in %d rows", run, d)
+		}
+		if n := count(`SELECT count(*) FROM comm_overlap_runs WHERE run_id = $1 AND fingerprint = _overlap_fingerprint($1)`, run); n != 1 {
+			t.Errorf("run %d: %d current sweep records", run, n)
+		}
+	}
+	exec(`UPDATE comm_overlap_store SET overlap_ns = overlap_ns + 1`)
+	exec(`DELETE FROM comm_overlap_runs WHERE run_id = 2`)
+	exec(`UPDATE comm_overlap_runs SET fingerprint = fingerprint + 1 WHERE run_id = 3`)
+	exec(`DELETE FROM step_store_runs`)
+	if err := stepStore().save(ctx, db, []int64{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if d := differ(1); d == 0 {
+		t.Error("run 1: the step save computed the rows its current sweep record vouches for")
+	}
+	for run := 2; run <= 3; run++ {
+		if d := differ(run); d != 0 {
+			t.Errorf("run %d: the step save kept rows no current record vouches for (%d differ)", run, d)
+		}
+		if n := count(`SELECT count(*) FROM comm_overlap_runs WHERE run_id = $1`, run); n != 0 {
+			t.Errorf("run %d: %d sweep records left after the step save computed its rows", run, n)
+		}
+	}
+	if n := count(`SELECT count(*) FROM (SELECT unnest([1, 2, 3]) AS r) WHERE _steps_current(r)`); n != 3 {
+		t.Errorf("%d runs with current step aggregates, want 3", n)
+	}
+	// One run alone (its batch of one, $run): the same.
+	exec(`UPDATE comm_overlap_store SET overlap_ns = overlap_ns + 1 WHERE run_id = 2`)
+	if err := SaveSteps(ctx, db, 2); err != nil {
+		t.Fatal(err)
+	}
+	if d := differ(2); d != 0 {
+		t.Errorf("run 2 alone: %d rows differ", d)
+	}
+	// Saving the overlap again sweeps the rows and records them.
+	if err := SaveOverlap(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	if d := differ(1); d != 0 {
+		t.Errorf("run 1: swept again, %d rows differ", d)
+	}
+	if n := count(`SELECT count(*) FROM comm_overlap_runs WHERE run_id = 1 AND fingerprint = _overlap_fingerprint(1)`); n != 1 {
+		t.Errorf("run 1: %d current sweep records", n)
 	}
 }

@@ -123,6 +123,7 @@ var Local = map[string]string{
 	"overlap_row_store":    "not kept: a lake's readers compute overlap-opportunity rows from its events",
 	"overlap_row_runs":     "not kept (empty in a lake, so every saved overlap-row copy reads as stale)",
 	"finish_failures":      "not kept: a warehouse's record of saves that failed, for its own later finishes",
+	"comm_overlap_runs":    "not kept: a warehouse's note, for its own later step saves, of communication overlap rows swept with the overlap",
 	"launch_kernel_store":  "not kept: rows per rank, of several traces; a lake's readers compute launch overhead from its events",
 	"launch_stage_store":   "not kept: rows per rank, of several traces; a lake's readers compute launch overhead from its events",
 	"kernel_spread_store":  "not kept: rows per rank, of several traces; a lake's readers compute duration spread from its events",

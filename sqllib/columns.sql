@@ -406,6 +406,11 @@ COMMENT ON COLUMN comm_overlap_store.comm_ns IS 'The union of the communication 
 COMMENT ON COLUMN comm_overlap_store.comp_ns IS 'The union of the computation events'' intervals (every category but communication and memory), ns.';
 COMMENT ON COLUMN comm_overlap_store.overlap_ns IS 'The time inside both unions, ns.';
 
+-- comm_overlap_runs
+COMMENT ON COLUMN comm_overlap_runs.run_id IS 'A run whose comm_overlap_store rows were saved with its per-kernel overlap (runs.run_id).';
+COMMENT ON COLUMN comm_overlap_runs.fingerprint IS '_overlap_fingerprint of the run when they were swept: the step aggregates'' save keeps them only while the run''s current fingerprint equals it.';
+COMMENT ON COLUMN comm_overlap_runs.stored_at IS 'When they were saved (local time).';
+
 -- launch_kernel_store
 COMMENT ON COLUMN launch_kernel_store.run_id IS 'The run (runs.run_id).';
 COMMENT ON COLUMN launch_kernel_store.rank IS 'The rank (kernels.rank).';

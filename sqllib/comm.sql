@@ -21,9 +21,12 @@
 --   run_id, trace_id, rank, stage, device
 --   comm_ns, comp_ns, overlap_ns   as above, on that device
 -- migrations/0022_comm_overlap.sql holds its saved copy
--- (comm_overlap_store), written by aggregates.SaveSteps with the step
--- aggregates and guarded by the same record (step_store_runs), as the idle
--- rows are.
+-- (comm_overlap_store), guarded by the step aggregates' record
+-- (step_store_runs), as the idle rows are. Its rows are written by the Go
+-- sweep that saves the per-kernel overlap (aggregates/overlap_sweep.go:
+-- commGroup, the same figures in one pass; 0024 records it), else by this
+-- macro with the step aggregates; aggregates' TestSweepOverlapMatchesSQL
+-- holds the two to the same rows.
 CREATE MACRO _comm_parts_for(run, skip := false, runs := NULL) AS TABLE
 WITH _k AS (
     SELECT k.run_id, k.trace_id, k.rank, k.stage, k.device, k.ts_ns, k.ts_ns + k.dur_ns AS end_ns,

@@ -2,13 +2,20 @@
 -- [$lo, $hi] of the runs whose overlap is being saved, as
 -- aggregates/overlap_sweep.go sweeps them: by group, then start, then id (the
 -- order in which kernel_overlap_for numbers starts), with what its sweep
--- reads (migrations/0017_finish_batch.sql, _k). The group of each row
--- follows from overlap_store_groups.sql's counts.
+-- reads (migrations/0017_finish_batch.sql, _k) and what the communication
+-- overlap's reads (sqllib/comm.sql, _comm_parts_for: the rank, and the
+-- category as comm_kind: 1 communication, 2 computation, i.e. any other
+-- category but memory, 0 neither). The group of each row follows from
+-- overlap_store_groups.sql's counts.
 -- Parameters: $lo, $hi, and $run, or with $runs (a list of run ids, $run
 -- NULL) every run listed.
--- Columns: kernel_id, stream_key, ts_ns, dur_ns, comp.
+-- Columns: kernel_id, stream_key, ts_ns, dur_ns, comp, rank, comm_kind.
 SELECT k.kernel_id, coalesce(k.stream, -1) AS stream_key, k.ts_ns, k.dur_ns,
-       coalesce(n.category = 'compute', false) AS comp
+       coalesce(n.category = 'compute', false) AS comp,
+       k.rank,
+       CASE WHEN n.category = 'communication' THEN 1
+            WHEN n.category NOT IN ('communication', 'memory') THEN 2
+            ELSE 0 END::TINYINT AS comm_kind
 FROM kernels k
 JOIN kernel_names n USING (name_id)
 WHERE CASE WHEN $runs IS NULL THEN $run IS NULL OR k.run_id = $run ELSE list_contains($runs, k.run_id) END
