@@ -45,19 +45,43 @@ const DuckDBFinishMiB = 200
 // overlap rows, both of which read the saved overlap. On a small run each
 // save is mostly DuckDB planning its statements on one thread, so one save
 // alone left the other core idle (0.6 MB trace: 110 -> 81-99 ms; 270 MB:
-// 580 -> 460-540 ms, for about 35 MiB more at the peak).
+// 580 -> 460-540 ms, for about 35 MiB more at the peak). When the runs
+// due hold more than sideBySideKernels GPU events, the saves run one after
+// another instead: each statement then has DuckDB's threads to itself
+// anyway, and two side by side stacked their memory (issue 38: 250 MB of
+// tiny events, 202 k GPU events, peaked at 405 MiB side by side, 335 one
+// after another).
 //
 // A run whose copy cannot be saved fails alone (as in FinishPerRun): the
 // saves go on for the other runs and copies, and Finish returns a
 // *FinishError naming each failed run and copy. On a file warehouse
 // DuckDB's memory is bounded meanwhile (ingest.BoundFinish).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS int64) error {
+	return finish(ctx, db, cat, minDurNS, sideBySideKernels)
+}
+
+// finish is Finish running its saves side by side up to sideBySide GPU
+// events due.
+func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sideBySide int64) error {
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
 	ctx, restore, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
 	if err != nil {
 		return err
+	}
+	due, err := dueKernels(ctx, db)
+	if err != nil {
+		return JoinFinishErrors(err, restore())
+	}
+	// one serializes the saves when the runs due are large.
+	var one sync.Mutex
+	save := func(f func() error) error {
+		if due > sideBySide {
+			one.Lock()
+			defer one.Unlock()
+		}
+		return f()
 	}
 	// A run's failure must not cancel the other saves (errgroup cancels on
 	// an error): it is set aside and joined at the end.
@@ -74,18 +98,44 @@ func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS int6
 		return err
 	}
 	g, gctx := errgroup.WithContext(Announce(ctx, PhaseSaving))
-	g.Go(func() error { return alone(savePendingFusion(gctx, db)) })
+	g.Go(func() error { return save(func() error { return alone(savePendingFusion(gctx, db)) }) })
 	g.Go(func() error {
-		if err := alone(SavePendingOverlap(gctx, db)); err != nil {
+		if err := save(func() error { return alone(SavePendingOverlap(gctx, db)) }); err != nil {
 			return err
 		}
 		h, hctx := errgroup.WithContext(gctx)
-		h.Go(func() error { return alone(SavePendingSteps(hctx, db)) })
-		h.Go(func() error { return alone(savePendingOverlapRows(hctx, db, minDurNS)) })
+		h.Go(func() error { return save(func() error { return alone(SavePendingSteps(hctx, db)) }) })
+		h.Go(func() error { return save(func() error { return alone(savePendingOverlapRows(hctx, db, minDurNS)) }) })
 		return h.Wait()
 	})
 	err = g.Wait()
 	return JoinFinishErrors(append(failed, err, restore())...)
+}
+
+// sideBySideKernels is the most GPU events the runs due may hold for
+// Finish to run its saves side by side (the 270 MB SGLang trace has 85 k).
+const sideBySideKernels = 1 << 17
+
+// dueKernels counts the GPU events of the runs whose saved overlap is due
+// (overlap_pending.sql): the runs an ingest just stored, whose every copy
+// is due with it.
+func dueKernels(ctx context.Context, db *sql.DB) (int64, error) {
+	runs, err := pendingRuns(ctx, db, "overlap_pending")
+	if err != nil {
+		return 0, fmt.Errorf("find runs without a saved overlap: %w", err)
+	}
+	if len(runs) == 0 {
+		return 0, nil
+	}
+	ranks, err := runRanks(ctx, db, runs)
+	if err != nil {
+		return 0, fmt.Errorf("count the GPU events of the runs due: %w", err)
+	}
+	var n int64
+	for _, r := range ranks {
+		n += r.kernels
+	}
+	return n, nil
 }
 
 // savePendingFusion saves the fuse-pattern rows of every run without a

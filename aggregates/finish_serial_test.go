@@ -1,0 +1,48 @@
+package aggregates
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/catalog"
+)
+
+// TestFinishOneAfterAnother: a finish whose runs due are over the limit
+// for side-by-side saves (here every run: limit 0) saves them one after
+// another, and leaves every copy of every run current, as side by side;
+// the copies hold the same rows either way.
+func TestFinishOneAfterAnother(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dumps := map[int64]string{}
+	for _, limit := range []int64{0, sideBySideKernels} {
+		w := threeDemoRuns(t)
+		if n, err := dueKernels(ctx, w.DB); err != nil || n == 0 || n > sideBySideKernels {
+			t.Fatalf("%d GPU events due (%v): want some, under the side-by-side limit", n, err)
+		}
+		if err := finish(ctx, w.DB, catalog.Default(), 5000, limit); err != nil {
+			t.Fatal(err)
+		}
+		var current int
+		if err := w.DB.QueryRowContext(ctx, `
+			SELECT count(*) FROM (SELECT run_id, min(rank) AS rank FROM traces GROUP BY run_id) x
+			WHERE _overlap_current(x.run_id) AND _steps_current(x.run_id) AND _fusion_current(x.run_id, x.rank)
+			  AND _overlap_rows_current(x.run_id, x.rank, 5000)`).Scan(&current); err != nil {
+			t.Fatal(err)
+		}
+		if current != 3 {
+			t.Errorf("limit %d: %d of 3 runs with every copy current", limit, current)
+		}
+		var d string
+		if err := w.DB.QueryRowContext(ctx, `SELECT concat_ws(' ',
+			(SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
+			(SELECT count(*) FROM idle_step_store), (SELECT count(*) FROM comm_overlap_store),
+			(SELECT count(*) FROM fusion_match_store), (SELECT count(*) FROM overlap_row_store))`).Scan(&d); err != nil {
+			t.Fatal(err)
+		}
+		dumps[limit] = d
+	}
+	if dumps[0] != dumps[sideBySideKernels] {
+		t.Errorf("saved rows one after another %s, side by side %s", dumps[0], dumps[sideBySideKernels])
+	}
+}
