@@ -85,8 +85,11 @@ func scan[R any](ctx context.Context, path string, workers int,
 		return nil
 	}))
 	err = g.Wait()
-	if err != nil && ctx.Err() != nil {
-		return layout, ctx.Err()
+	// A small file can be split, decoded and sunk without any goroutine
+	// blocking long enough to see a cancellation, so the caller's context is
+	// asked once more: a cancelled run never reaches its commit.
+	if cerr := ctx.Err(); cerr != nil {
+		return layout, cerr
 	}
 	return layout, err
 }
