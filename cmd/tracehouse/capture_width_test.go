@@ -52,7 +52,13 @@ func TestCaptureFitsTheWidth(t *testing.T) {
 			srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Ranks: 2, InfoBytes: 3 * capture.MaxResponse,
 				FlushDelay: 30 * time.Millisecond})
 			args := append([]string{"--url", srv.URL, "--output-dir", out, "--framework", "sglang", "--run", "serving-infrastructure-llama-8b-h100",
-				"--tag", "note=baseline-before-the-flashinfer-upgrade-of-july", "--then", "triage"}, smallWorkload...)
+				"--tag", "note=baseline-before-the-flashinfer-upgrade-of-july", "--then", "triage",
+				// The server's answer is too large to read, so it does not
+				// say how many files to wait for; without --ranks the wait
+				// would end once the first file had been still for
+				// StableFor, which a loaded host can reach before the
+				// second rank's file appears.
+				"--ranks", "2"}, smallWorkload...)
 			env := func(k string) string {
 				if k == "COLUMNS" {
 					return fmt.Sprint(cols)
