@@ -254,6 +254,22 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	var fresh bool
 	var fpErr error
 	fpDone := make(chan struct{})
+	// afterFP runs a task once the fingerprint is known (the first task
+	// runs first, also when the tasks run one by one); if it failed, the
+	// first task reports it and the task does nothing.
+	afterFP := func(task func(context.Context) error) func(context.Context) error {
+		return func(ctx context.Context) error {
+			select {
+			case <-fpDone:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if fpErr != nil {
+				return nil
+			}
+			return task(ctx)
+		}
+	}
 	err = inParallel(ctx, q, func(ctx context.Context) (err error) {
 		// The saved copies read here (busy rows, overlap rows, fuse-pattern
 		// rows) are current while the run's overlap fingerprint matches: a
@@ -278,30 +294,13 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		}
 		d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap)
 		return err
-	}, func(ctx context.Context) (err error) {
-		// (the first task runs first, also when the tasks run one by one)
-		select {
-		case <-fpDone:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if fpErr != nil {
-			return nil // the first task reports it
-		}
+	}, afterFP(func(ctx context.Context) (err error) {
 		// The rows saved at ingest when current (single-trace, one rank), else
 		// computed: the same rows either way.
 		d.Fusions, _, err = FusionMatchesCached(ctx, q, FusionMatchesParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
 			Stage: p.Stage, MinShare: p.MinShare, OverlapFP: fp})
 		return err
-	}, func(ctx context.Context) (err error) {
-		select {
-		case <-fpDone:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if fpErr != nil {
-			return nil
-		}
+	}), afterFP(func(ctx context.Context) (err error) {
 		// Saved at ingest with the step aggregates when current, else computed.
 		ip := IdleParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Gaps: DefaultIdleGaps, Steps: DefaultIdleSteps, Fresh: fresh}
 		if d.Idle, err = IdleByStage(ctx, q, ip); err != nil {
@@ -312,15 +311,7 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		}
 		d.IdleGaps, err = IdleWorstGaps(ctx, q, ip)
 		return err
-	}, func(ctx context.Context) (err error) {
-		select {
-		case <-fpDone:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if fpErr != nil {
-			return nil
-		}
+	}), afterFP(func(ctx context.Context) (err error) {
 		// Saved at ingest with the step aggregates when current, else computed.
 		lp := LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Fresh: sql.NullBool{Bool: fresh, Valid: true}}
 		if d.LaunchKernels, err = LaunchByKernel(ctx, q, lp); err != nil {
@@ -334,7 +325,7 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		}
 		d.CommOverlap, err = CommOverlap(ctx, q, lp)
 		return err
-	}, func(ctx context.Context) (err error) {
+	}), func(ctx context.Context) (err error) {
 		if p.Rank.Valid {
 			return nil // one rank waits for nobody it can see
 		}
