@@ -15,12 +15,12 @@ import (
 //   - a table gives its kernel-name column the width first (at least 32
 //     columns at 120, 24 at 80), never cuts a Keep or Right column
 //     (numbers, p-values, gates, verdicts, priorities), drops whole items
-//     of a list cell ("+2 more"), shortens a Python location to its file,
-//     line and function before anything else, moves prose columns into
+//     of a list cell ("+2 more"), gives a Python location its file's base
+//     name and line (or folds it under the row), moves prose columns into
 //     numbered notes under it, and when even that does not fit, folds its
 //     Detail columns into an indented line under each row;
-//   - names cut to a column keep what tells them apart from the column's
-//     other names;
+//   - names cut to a column lose whole words (`_` parts, CamelCase words)
+//     and keep what tells them apart from the column's other names;
 //   - lines, notes and drawings wrap or are drawn to the width.
 // Width 0 (--wide) prints everything whole, with no ellipsis. Markdown,
 // JSON and CSV are never shortened. Every string from a trace (kernel
@@ -114,7 +114,9 @@ func fitTable(t *Table, width int, note *int) fitted {
 			for _, r := range rows {
 				m = max(m, pathMinWidth(r[i]))
 			}
-			m = min(m, maxPathMin)
+			// its file and line whole where the terminal allows: a
+			// location too wide for that goes under the row (Detail)
+			m = min(m, max(maxPathMin, width/2))
 		case c.Wrap:
 			m = minWrapWidth
 		case c.Sep != "":
@@ -530,8 +532,12 @@ func cutMiddle(s string, w int) string {
 	if w < 2 {
 		return ellipsis
 	}
+	// A name of words loses whole words (cutWords).
+	if c, ok := cutWords(s, w, -1); ok {
+		return c
+	}
 	// A label's template arguments stay whole when they leave the name
-	// room: `FusedAddRMS…<…>`, `sm100_fp8_gemm…<…, 36864u, 7168u, …>`.
+	// room: `at::native::vectorized…<…>`.
 	if i := strings.IndexByte(s, '<'); i > 0 && strings.HasSuffix(s, ">") {
 		if args := s[i:]; textWidth(args) <= w-6 {
 			return cutEnd(s[:i], w-textWidth(args)) + args
@@ -561,11 +567,7 @@ func cutEnd(s string, w int) string {
 func cutNames(names []string, w int) []string {
 	out := make([]string, len(names))
 	for i, s := range names {
-		if c, ok := cutParts(s, w); ok {
-			out[i] = c
-		} else {
-			out[i] = cutMiddle(s, w)
-		}
+		out[i] = cutMiddle(s, w)
 	}
 	if w < 8 {
 		return out
@@ -584,6 +586,13 @@ func cutNames(names []string, w int) []string {
 			if len(distinct) < 2 {
 				continue
 			}
+			// Each name keeps where it differs from the others of its
+			// group: at word boundaries where every one of them can
+			// (cutWords), else by characters (cutAround).
+			byWords := map[int]string{}
+			around := map[int]string{}
+			seen := map[string]string{}
+			clash := false
 			for _, i := range idx {
 				us := units(names[i])
 				// p: the first unit at which names[i] differs from another
@@ -595,7 +604,20 @@ func cutNames(names []string, w int) []string {
 					}
 					p = max(p, commonPrefix(us, units(names[j])))
 				}
-				if c := cutAround(us, p, w); c != out[i] {
+				around[i] = cutAround(us, p, w)
+				c, ok := cutWords(names[i], w, len(strings.Join(us[:min(p, len(us))], "")))
+				if prev, dup := seen[c]; !ok || dup && prev != names[i] {
+					clash = true
+				}
+				seen[c] = names[i]
+				byWords[i] = c
+			}
+			for _, i := range idx {
+				c := byWords[i]
+				if clash {
+					c = around[i]
+				}
+				if c != out[i] {
 					out[i] = c
 					changed = true
 				}
@@ -612,52 +634,139 @@ func cutNames(names []string, w int) []string {
 // MT128x128x32, and runs of numbers (fmha's 64_128).
 var tileRe = regexp.MustCompile(`^(?:MT)?[0-9]+(?:x[0-9]+)+$|^[0-9]+(?:_[0-9]+)+$`)
 
-// cutParts shortens a name made of `_`-separated parts that names a tile
-// (a kernel library's display name: `cutlass_bf16_relu_64x64_64x4_tn`,
-// `fmha_bf16_64_128_qkv_128_causal`) by dropping whole parts from its
-// middle rather than characters: it keeps the first part (the library),
-// the first tile and the last part (the layout, the mask), then as many
-// of the other parts from the left as fit (`cutlass_bf16_relu_64x64…_tn`,
-// `fmha_bf16_64_128_qkv…_causal`). A cut of characters could split the
-// tile (`cutlass_bf16_relu_…_64x4_tn` reads as a 64x4 tile) or a word
-// (`fmha_bf16_64_128_q…28_causal`). false for any other name, or when
-// those three parts alone do not fit.
-func cutParts(s string, w int) (string, bool) {
+// cutWords shortens a kernel name at the boundaries of its words, so a
+// person still reads real words: an identifier (with its template
+// arguments, `<…>` or the few that tell two kernels apart, kept whole
+// when they leave the name room) made of `_`-separated parts drops whole
+// parts from its middle (cutParts); a CamelCase one keeps its first
+// words (`BatchPrefillWithRagged…<…>`). must, when >= 0, is the byte
+// offset of a character the cut has to keep (where the name differs from
+// another one of its column). false for any other text, or when no cut
+// at word boundaries fits.
+func cutWords(s string, w, must int) (string, bool) {
 	if textWidth(s) <= w {
 		return s, true
 	}
-	for i := 0; i < len(s); i++ {
-		if !isWordUnit(s[i:i+1]) && s[i] != '_' {
+	ident, args := s, ""
+	if i := strings.IndexByte(s, '<'); i > 0 && strings.HasSuffix(s, ">") {
+		ident, args = s[:i], s[i:]
+		if textWidth(args) > w-6 {
 			return "", false
 		}
 	}
-	// Numbers in a row are one part (a tile spelled 64_128).
+	if !isIdent(ident) {
+		return "", false
+	}
+	if must >= len(ident) {
+		must = -1
+	}
+	room := w - textWidth(args)
+	if c, ok := cutPartsKeeping(ident, room, must); ok {
+		return c + args, true
+	}
+	if strings.Contains(strings.Trim(ident, "_"), "_") {
+		// A name of parts too long for its first and last: a cut of
+		// characters keeps more of it than a CamelCase one would.
+		return "", false
+	}
+	if c, ok := cutCamel(ident, room, must); ok {
+		return c + args, true
+	}
+	return "", false
+}
+
+// isIdent: s is a C identifier (letters, digits, `_`).
+func isIdent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isWordUnit(s[i:i+1]) && s[i] != '_' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// cutParts shortens a name made of `_`-separated parts by dropping whole
+// parts from its middle rather than characters (cutPartsKeeping).
+func cutParts(s string, w int) (string, bool) { return cutPartsKeeping(s, w, -1) }
+
+// cutPartsKeeping shortens an identifier made of `_`-separated parts
+// (`ncclDevKernel_AllReduce_Sum_bf16_RING_LL`, a kernel library's display
+// name `cutlass_bf16_relu_64x64_64x4_tn`) by dropping whole parts from
+// its middle: it keeps the first part (the library), the first tile if
+// it names one, the last part (the layout, the mask, the protocol; not
+// a `_kernel` or `_impl`, which every kernel has: the name is then cut at
+// its end) and
+// the part holding byte must (when >= 0; the last part goes if they do not
+// fit with it), then as many of the other parts from the left as fit,
+// then from the right (`ncclDevKernel_AllReduce…_LL`,
+// `cutlass_bf16_relu_64x64…_tn`, `fmha_bf16_64_128_qkv…_causal`). A cut
+// of characters splits a word (`ncclDevKernel_AllR…_RING_LL`) or a tile
+// (`cutlass_bf16_relu_…_64x4_tn` reads as a 64x4 tile). false for any
+// other text, or when the parts it must keep do not fit.
+func cutPartsKeeping(s string, w, must int) (string, bool) {
+	if textWidth(s) <= w {
+		return s, true
+	}
+	if !isIdent(s) {
+		return "", false
+	}
+	// Parts and the byte each starts at. Numbers in a row are one part (a
+	// tile spelled 64_128); `_`s in a row stay with the part after them
+	// (`_per_token`, `fused__to_copy`).
 	var parts []string
+	var starts []int
 	prevNum := false
+	pending, pendingAt := "", 0
+	at := 0
 	for _, p := range strings.Split(s, "_") {
+		start := at
+		at += len(p) + 1
+		if p == "" {
+			if pending == "" {
+				pendingAt = start
+			}
+			pending += "_"
+			continue
+		}
+		if pending != "" {
+			p, start, pending = pending+p, pendingAt, ""
+		}
 		num := digitsOnly(p)
 		if num && prevNum {
 			parts[len(parts)-1] += "_" + p
 			continue
 		}
 		parts = append(parts, p)
+		starts = append(starts, start)
 		prevNum = num
+	}
+	if pending != "" && len(parts) > 0 {
+		parts[len(parts)-1] += "_" + strings.TrimSuffix(pending, "_")
 	}
 	if len(parts) < 3 {
 		return "", false
 	}
-	tile := -1
+	keep := make([]bool, len(parts))
+	keep[0], keep[len(parts)-1] = true, true
+	if genericPart[strings.ToLower(parts[len(parts)-1])] {
+		// A last part every kernel has says nothing: the name is cut at
+		// its end (`rotary_embedding…`, not `rotary…_kernel`).
+		keep[len(parts)-1] = false
+	}
 	for i, p := range parts[1:] {
 		if tileRe.MatchString(p) {
-			tile = i + 1
+			keep[i+1] = true
 			break
 		}
 	}
-	if tile < 0 {
-		return "", false
+	if must >= 0 {
+		for i := len(parts) - 1; i >= 0; i-- {
+			if starts[i] <= must {
+				keep[i] = true
+				break
+			}
+		}
 	}
-	keep := make([]bool, len(parts))
-	keep[0], keep[tile], keep[len(parts)-1] = true, true, true
 	// A run of parts dropped is `…` in place of them and the `_` before
 	// them: `cutlass_bf16_relu_64x64…_tn`.
 	render := func() string {
@@ -674,23 +783,86 @@ func cutParts(s string, w int) (string, bool) {
 			}
 			b.WriteString(p)
 		}
+		if !keep[len(parts)-1] {
+			b.WriteString(ellipsis)
+		}
 		return b.String()
+	}
+	if keep[len(parts)-1] && textWidth(render()) > w && must >= 0 && must < starts[len(parts)-1] {
+		// Where two names differ matters more than their common end:
+		// `ncclDevKernel_AllGather…` beside `ncclDevKernel_AllReduce…`.
+		keep[len(parts)-1] = false
 	}
 	if textWidth(render()) > w {
 		return "", false
 	}
-	for i := 1; i < len(parts)-1; i++ {
+	add := func(i int) bool {
 		if keep[i] {
-			continue
+			return true
 		}
 		keep[i] = true
 		if textWidth(render()) > w {
 			keep[i] = false
-			break
+			return false
 		}
+		return true
+	}
+	left := 1
+	for ; left < len(parts)-1 && add(left); left++ {
+	}
+	for i := len(parts) - 2; i > left && keep[len(parts)-1] && add(i); i-- {
 	}
 	return render(), true
 }
+
+// cutCamel shortens a CamelCase identifier to its first words and `…`
+// (`BatchPrefillWithRagged…`): a cut of characters leaves a word no one
+// reads (`BatchPrefillWithRaggedK…`). Every word up to the one holding
+// byte must (when >= 0) stays. false when the identifier is one word, or
+// its first word (or those it must keep) does not fit.
+func cutCamel(s string, w, must int) (string, bool) {
+	if textWidth(s) <= w {
+		return s, true
+	}
+	bounds := camelBounds(s)
+	if len(bounds) == 0 {
+		return "", false
+	}
+	end := -1
+	for _, b := range bounds {
+		if textWidth(s[:b])+1 > w {
+			break
+		}
+		end = b
+	}
+	if end < 0 || (must >= 0 && must >= end) {
+		return "", false
+	}
+	return s[:end] + ellipsis, true
+}
+
+// camelBounds are the byte offsets in s where a CamelCase word starts
+// (other than the first): a capital after a small letter or digit
+// (`Batch|Prefill`), the last capital of a run before a small letter
+// (`KV|Cache`).
+func camelBounds(s string) []int {
+	isUp := func(c byte) bool { return c >= 'A' && c <= 'Z' }
+	isLow := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+	var out []int
+	for i := 1; i < len(s); i++ {
+		switch {
+		case isUp(s[i]) && isLow(s[i-1]):
+			out = append(out, i)
+		case isUp(s[i]) && isUp(s[i-1]) && i+1 < len(s) && s[i+1] >= 'a' && s[i+1] <= 'z':
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// genericPart are last parts of kernel names that tell no kernel from
+// another.
+var genericPart = map[string]bool{"kernel": true, "kern": true, "impl": true}
 
 func digitsOnly(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -826,46 +998,133 @@ func cutItem(it string, w int) string {
 	return cutMiddle(it, w)
 }
 
-// cutPath shortens a Python location ("path:line func", "func @ path:line"
-// or several joined by "; ") to width w: directories go first, then the
-// middle of the file name; the line and the function stay.
+// cutPath shortens a Python location ("path:line func", "func @ path:line",
+// "graph replay @ path:line func", several joined by "; ") to width w:
+// first its directories go ("…/" in their place), then that "…/" too,
+// leaving "func @ base.py:line"; then the function is cut (by characters,
+// its head kept, down to "…"), any text before a trailing function first;
+// only then the middle of the file's base name. The ":line" and a trailing
+// "(site share 60%)" are never cut.
 func cutPath(s string, w int) string {
 	if textWidth(s) <= w {
 		return s
 	}
-	s = dropDirs(s)
-	if textWidth(s) <= w {
-		return s
+	if len(splitItems(s, "; ")) > 1 {
+		return cutList(s, "; ", w, true)
 	}
-	// Cut inside the longest word holding a ':' (the file name), keeping
-	// its line number.
-	words := strings.Split(s, " ")
-	k := -1
-	for i, wd := range words {
-		if strings.Contains(wd, ":") && (k < 0 || textWidth(wd) > textWidth(words[k])) {
-			k = i
-		}
+	d := dropDirs(s)
+	if textWidth(d) <= w {
+		return d
 	}
-	if k >= 0 {
-		over := textWidth(s) - w
-		if keep := textWidth(words[k]) - over; keep >= 4 {
-			file, line, _ := strings.Cut(words[k], ":")
-			if fileW := keep - textWidth(line) - 1; fileW >= 2 {
-				words[k] = cutMiddle(file, fileW) + ":" + line
-				if out := strings.Join(words, " "); textWidth(out) <= w {
-					return out
-				}
-			}
-		}
+	l, ok := parseLocation(d)
+	if !ok {
+		return cutMiddle(d, w)
 	}
-	return cutMiddle(s, w)
+	l.dirs = ""
+	if out := l.render(); textWidth(out) <= w {
+		return out
+	}
+	l.cutFunction(w)
+	if out := l.render(); textWidth(out) <= w {
+		return out
+	}
+	// The base name's middle, its extension kept: `vocab…_embedding.py:487`.
+	stem, ext := l.base, ""
+	if j := strings.LastIndexByte(stem, '.'); j > 0 {
+		stem, ext = stem[:j], stem[j:]
+	}
+	l.base = ""
+	if room := w - textWidth(l.render()) - textWidth(ext); room >= 3 {
+		l.base = cutMiddle(stem, room) + ext
+		return l.render()
+	}
+	return cutMiddle(d, w)
 }
 
-// pathMinWidth is the width of s with its directories dropped: the least
-// a location column gets (file, line and function whole).
+// location is a Python location split into what cutPath shortens apart.
+type location struct {
+	head    string // the words before the file: "forward", "graph replay"
+	headSep string // what joins them to the file: " @ " or " "
+	dirs    string // "…/" (or "~…/") once dropDirs replaced the directories
+	base    string // the file's base name: "vocab_parallel_embedding.py"
+	line    string // ":487"
+	tail    string // the words after the file: "apply"
+	fig     string // a trailing figure: " (site share 60%)"
+}
+
+// locFileRe is the word of a location that names its file and line.
+var locFileRe = regexp.MustCompile(`^(~?…/|.*/)?([^/ ]+)(:[0-9]+)$`)
+
+// parseLocation splits s at the word naming its file ("path:line"); false
+// when none does.
+func parseLocation(s string) (location, bool) {
+	var l location
+	if j := strings.LastIndex(s, " ("); j > 0 && strings.HasSuffix(s, ")") {
+		s, l.fig = s[:j], s[j:]
+	}
+	words := strings.Split(s, " ")
+	for i, wd := range words {
+		m := locFileRe.FindStringSubmatch(wd)
+		if m == nil {
+			continue
+		}
+		l.dirs, l.base, l.line = m[1], m[2], m[3]
+		if i > 0 {
+			l.head, l.headSep = strings.Join(words[:i], " "), " "
+			if h, ok := strings.CutSuffix(l.head, " @"); ok {
+				l.head, l.headSep = h, " @ "
+			}
+		}
+		l.tail = strings.Join(words[i+1:], " ")
+		return l, true
+	}
+	return l, false
+}
+
+func (l location) render() string {
+	var b strings.Builder
+	if l.head != "" {
+		b.WriteString(l.head + l.headSep)
+	}
+	b.WriteString(l.dirs + l.base + l.line)
+	if l.tail != "" {
+		b.WriteString(" " + l.tail)
+	}
+	b.WriteString(l.fig)
+	return b.String()
+}
+
+// cutFunction cuts the function's name (the words after the file, or
+// else those before it) at its end until l fits w, down to "…"; a
+// context before a trailing function ("graph replay @") goes first.
+func (l *location) cutFunction(w int) {
+	for _, t := range []*string{&l.head, &l.tail} {
+		if over := textWidth(l.render()) - w; *t != "" && over > 0 {
+			*t = cutEnd(*t, max(1, textWidth(*t)-over))
+		}
+	}
+}
+
+// pathFuncMin is the least of a function's name a location column shows.
+const pathFuncMin = 8
+
+// pathMinWidth is the least a location column gets for s: its first
+// location's file base name and line whole, beside the head of its
+// function (pathFuncMin columns) and any figure.
 func pathMinWidth(s string) int {
-	first, _, _ := strings.Cut(s, "; ")
-	return textWidth(dropDirs(first))
+	first := splitItems(s, "; ")[0]
+	l, ok := parseLocation(dropDirs(first))
+	if !ok {
+		return textWidth(dropDirs(first))
+	}
+	l.dirs = ""
+	if l.tail != "" && l.head != "" {
+		l.head = ellipsis
+	}
+	for _, t := range []*string{&l.head, &l.tail} {
+		*t = cutEnd(*t, pathFuncMin)
+	}
+	return textWidth(l.render())
 }
 
 // dropDirs replaces the directories of every path in s (words holding a

@@ -168,21 +168,61 @@ func TestCutListDropsWholeItems(t *testing.T) {
 }
 
 // TestCutPathKeepsFileLineFunction: a location loses its directories
-// first, then the middle of its file name; line and function stay.
+// first, then their "…/", then the end of its function's name, and only
+// then the middle of its file's base name; the ":line" stays (issue 34:
+// `forward @ …/vocab_parall…ing.py:487`, `_all_reduce_in_place @ ……:637`).
 func TestCutPathKeepsFileLineFunction(t *testing.T) {
 	t.Parallel()
-	loc := "python/sglang/srt/layers/quantization/unquant.py:131 apply"
-	for w, want := range map[int]string{
-		60: loc,
-		30: "…/unquant.py:131 apply",
-		20: "…/unqu….py:131 apply",
+	unquant := "python/sglang/srt/layers/quantization/unquant.py:131 apply"
+	vocab := "forward @ python/sglang/srt/layers/vocab_parallel_embedding.py:487"
+	reduce := "_all_reduce_in_place @ python/sglang/srt/distributed/parallel_state.py:637"
+	replay := "graph replay @ python/sglang/srt/model_executor/model_runner.py:2003 forward_decode"
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string
+	}{
+		{unquant, 60, unquant},
+		{unquant, 30, "…/unquant.py:131 apply"},
+		{unquant, 20, "unquant.py:131 apply"},
+		{unquant, 18, "unquant.py:131 ap…"},
+		{unquant, 16, "unquant.py:131 …"},
+		{unquant, 14, "unq…t.py:131 …"},
+		{vocab, 43, "forward @ …/vocab_parallel_embedding.py:487"},
+		{vocab, 42, "forward @ vocab_parallel_embedding.py:487"},
+		{vocab, 37, "fo… @ vocab_parallel_embedding.py:487"},
+		{vocab, 35, "… @ vocab_parallel_embedding.py:487"},
+		{vocab, 30, "… @ vocab…_embedding.py:487"},
+		{reduce, 32, "_all_re… @ parallel_state.py:637"},
+		{reduce, 29, "_all… @ parallel_state.py:637"},
+		// The words before a trailing function go first.
+		{replay, 45, "graph … @ model_runner.py:2003 forward_decode"},
+		{replay, 36, "… @ model_runner.py:2003 forward_de…"},
+		{"forward @ a/b/x.py:1 (site share 60%)", 30, "for… @ x.py:1 (site share 60%)"},
 	} {
-		if got := cutPath(loc, w); got != want {
-			t.Errorf("cutPath(%d) = %q, want %q", w, got, want)
+		got := cutPath(c.in, c.w)
+		if got != c.want {
+			t.Errorf("cutPath(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+		if textWidth(got) > c.w {
+			t.Errorf("cutPath(%q, %d) = %q is wider", c.in, c.w, got)
 		}
 	}
-	if got := cutList("a/b/x.py:1 f (site share 60%); c/y.py:2 g (site share 40%)", "; ", 30, true); got != "…/x.py:1 f (site share 60%) +1 more" && textWidth(got) > 30 {
-		t.Errorf("two locations in 30: %q", got)
+	// The least a location column gets: base name and line whole, the
+	// function's first 8 columns.
+	for in, want := range map[string]int{
+		vocab:   len("forward @ vocab_parallel_embedding.py:487"),
+		reduce:  len("_all_re… @ parallel_state.py:637") - 2, // "…" is one column, three bytes
+		unquant: len("unquant.py:131 apply"),
+		replay:  len("… @ model_runner.py:2003 forward…") - 4,
+		"a/b/x.py:1 f (site share 60%); c/y.py:2 g (site share 40%)": len("x.py:1 f (site share 60%)"),
+	} {
+		if got := pathMinWidth(in); got != want {
+			t.Errorf("pathMinWidth(%q) = %d, want %d", in, got, want)
+		}
+	}
+	if got := cutList("a/b/x.py:1 f (site share 60%); c/y.py:2 g (site share 40%)", "; ", 35, true); got != "…/x.py:1 f (site share 60%) +1 more" {
+		t.Errorf("two locations in 35: %q", got)
 	}
 }
 
@@ -351,9 +391,11 @@ func TestDetailLinesPack(t *testing.T) {
 	}
 }
 
-// TestCutParts: a name of `_`-separated parts with a tile drops whole
-// parts from its middle, never characters, keeping its first part, its
-// tile and its last part; other names are left to cutMiddle.
+// TestCutParts: a name of `_`-separated parts drops whole parts from its
+// middle, never characters, keeping its first part, its tile (if it names
+// one) and its last part, then the others from the left, then from the
+// right, as they fit (issue 34: `ncclDevKernel_AllR…_RING_LL` at 80
+// columns); other text is left to cutMiddle.
 func TestCutParts(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -364,14 +406,24 @@ func TestCutParts(t *testing.T) {
 		{"cutlass_bf16_relu_64x64_64x4_tn", 40, "cutlass_bf16_relu_64x64_64x4_tn"},
 		{"cutlass_bf16_relu_64x64_64x4_tn", 27, "cutlass_bf16_relu_64x64…_tn"},
 		{"cutlass_bf16_relu_64x64_64x4_tn", 23, "cutlass_bf16…_64x64…_tn"},
-		{"cutlass_bf16_relu_64x64_64x4_tn", 22, "cutlass…_64x64…_tn"},
+		{"cutlass_bf16_relu_64x64_64x4_tn", 22, "cutlass…_64x64_64x4_tn"}, // then from the right
 		{"cutlass_bf16_relu_64x64_64x4_tn", 18, "cutlass…_64x64…_tn"},
 		{"cutlass_bf16_relu_64x64_64x4_tn", 17, ""}, // the three kept parts do not fit
 		{"fmha_bf16_64_128_qkv_128_causal", 28, "fmha_bf16_64_128_qkv…_causal"},
 		{"fmha_bf16_64_128_qkv_128_causal", 24, "fmha_bf16_64_128…_causal"},
-		{"Cijk_Ailk_Bljk_HHS_MT128x128x16", 27, "Cijk_Ailk…_MT128x128x16"}, // the tile last
-		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 27, ""},               // no tile
-		{"sm100_fp8_gemm_1d1d_impl<…, 7168u, …>", 20, ""},                  // not only parts
+		{"Cijk_Ailk_Bljk_HHS_MT128x128x16", 27, "Cijk_Ailk…_HHS_MT128x128x16"}, // the tile last
+		// No tile: the first part and the last.
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 32, "ncclDevKernel_AllReduce_Sum…_LL"},
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 27, "ncclDevKernel_AllReduce…_LL"},
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 24, "ncclDevKernel…_RING_LL"},
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 16, ""},
+		// A last part every kernel has goes: the name is cut at its end.
+		{"vectorized_elementwise_kernel", 23, "vectorized_elementwise…"},
+		{"vectorized_elementwise_kernel", 21, "vectorized…"},
+		{"_per_token_group_quant_fp8", 20, "_per_token…_fp8"}, // a leading `_` stays with its part
+		{"triton_poi_fused__to_copy_add_0", 24, "triton_poi_fused__to…_0"},
+		{"rms_norm", 5, ""}, // two parts: nothing to drop
+		{"sm100_fp8_gemm_1d1d_impl<…, 7168u, …>", 20, ""}, // not only parts
 	} {
 		got, ok := cutParts(c.in, c.w)
 		if !ok {
@@ -382,6 +434,125 @@ func TestCutParts(t *testing.T) {
 		}
 		if ok && textWidth(got) > c.w {
 			t.Errorf("cutParts(%q, %d) = %q is wider", c.in, c.w, got)
+		}
+	}
+}
+
+// TestCutWords: a kernel name without a tile is cut at its words as well
+// (issue 34: compare at 80 columns printed `BatchPrefillWithRaggedK…<…>`):
+// by whole `_` parts, or, for a CamelCase name, after a whole word, its
+// template arguments kept; must keeps the word where two names differ.
+func TestCutWords(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		w    int
+		must int
+		want string // "" when no cut at words fits
+	}{
+		{"BatchPrefillWithRaggedKVCacheKernel<…>", 40, -1, "BatchPrefillWithRaggedKVCacheKernel<…>"},
+		{"BatchPrefillWithRaggedKVCacheKernel<…>", 27, -1, "BatchPrefillWithRagged…<…>"},
+		{"BatchPrefillWithRaggedKVCacheKernel<…>", 24, -1, "BatchPrefillWith…<…>"},
+		{"BatchPrefillWithPagedKVCacheKernel<…>", 27, -1, "BatchPrefillWithPagedKV…<…>"}, // KV|Cache
+		{"TopKTopPSamplingFromProbKernel<…>", 24, -1, "TopKTopPSamplingFrom…<…>"},
+		{"BatchPrefillWithRaggedKVCacheKernel<…>", 24, 16, ""}, // Ragged does not fit
+		{"BatchPrefillWithRaggedKVCacheKernel", 10, -1, "Batch…"},
+		{"Supercalifragilistic<…>", 12, -1, ""}, // one word
+		{"cross_device_reduce_1stage<…>", 24, -1, "cross_device…_1stage<…>"},
+		{"sm100_fp8_gemm_1d1d_impl<…, 2112u, 7168u, …>", 32, -1, "sm100_fp8…<…, 2112u, 7168u, …>"},
+		{"rotary_embedding_kernel<…>", 23, -1, "rotary_embedding…<…>"},
+		{"sm100_fp8_gemm_1d1d_impl<…, 2112u, 7168u, …>", 24, -1, ""}, // the arguments leave no room
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 24, -1, "ncclDevKernel…_RING_LL"},
+		// Kept where it differs from ncclDevKernel_AllGather_RING_LL
+		// (byte 17): the common last part goes first.
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 24, 17, "ncclDevKernel_AllReduce…"},
+		{"ncclDevKernel_AllGather_RING_LL", 24, 17, "ncclDevKernel_AllGather…"},
+		{"Memcpy HtoD (Pinned -> Device)", 20, -1, ""}, // not a name
+		{"at::native::vectorized_elementwise_kernel<…>", 24, -1, ""},
+	} {
+		got, ok := cutWords(c.in, c.w, c.must)
+		if !ok {
+			got = ""
+		}
+		if got != c.want {
+			t.Errorf("cutWords(%q, %d, %d) = %q, want %q", c.in, c.w, c.must, got, c.want)
+		}
+		if ok && textWidth(got) > c.w {
+			t.Errorf("cutWords(%q, %d, %d) = %q is wider", c.in, c.w, c.must, got)
+		}
+	}
+}
+
+// TestCutNamesAtWords: a name column cut to 24 columns (80 wide) keeps
+// whole words, and two names a cut would make equal keep the word where
+// they differ.
+func TestCutNamesAtWords(t *testing.T) {
+	t.Parallel()
+	names := []string{
+		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+		"ncclDevKernel_AllGather_RING_LL",
+		"BatchPrefillWithRaggedKVCacheKernel<…>",
+		"cross_device_reduce_1stage<…>",
+		"fused_moe_kernel",
+	}
+	want := []string{
+		"ncclDevKernel_AllReduce…",
+		"ncclDevKernel_AllGather…",
+		"BatchPrefillWith…<…>",
+		"cross_device…_1stage<…>",
+		"fused_moe_kernel",
+	}
+	if got := cutNames(names, 24); !slices.Equal(got, want) {
+		t.Errorf("cutNames(24) =\n%q\nwant\n%q", got, want)
+	}
+	// At 32 (120 wide) each keeps more, and no two are equal.
+	want = []string{
+		"ncclDevKernel_AllReduce_Sum…_LL",
+		"ncclDevKernel_AllGather_RING_LL",
+		"BatchPrefillWithRaggedKV…<…>",
+		"cross_device_reduce_1stage<…>",
+		"fused_moe_kernel",
+	}
+	if got := cutNames(names, 32); !slices.Equal(got, want) {
+		t.Errorf("cutNames(32) =\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestFitTablePathColumn: a location column gets its file's base name and
+// line whole beside the function's head, or goes under the row whole
+// (issue 34: the longest-gaps table printed `forward @ …/vocab_….py:487`):
+// the gaps table of triage from 153 columns (whole) to 80.
+func TestFitTablePathColumn(t *testing.T) {
+	t.Parallel()
+	site := "forward @ python/sglang/srt/layers/vocab_parallel_embedding.py:487"
+	tab := &Table{Columns: []Column{{Name: "Gap", Right: true}, {Name: "Cause", Keep: true}, {Name: "Step", Right: true},
+		{Name: "Before", Kernel: true}, {Name: "After", Kernel: true}, {Name: "Site", Cut: CutPath, Detail: 1}},
+		Rows: [][]string{{"17.8 µs", "host-bound", "1", "Memcpy HtoD (Pinned -> Device)", "indexSelectLargeIndex<…>", site}}}
+	// 7+10+4+30+24 and five gaps of 2: 85 before the location.
+	for _, c := range []struct {
+		width  int
+		cell   string // the location in the row, "" when it went under it
+		detail string
+	}{
+		{153, site, ""},
+		{130, "forward @ …/vocab_parallel_embedding.py:487", ""},
+		{128, "forward @ …/vocab_parallel_embedding.py:487", ""},
+		{126, "forward @ vocab_parallel_embedding.py:487", ""},
+		{120, "", "    Site: " + site},
+		{80, "", "    Site: " + site},
+	} {
+		note := 0
+		f := fitTable(tab, c.width, &note)
+		cell := ""
+		if len(f.head) == 6 {
+			cell = f.rows[0][5]
+		}
+		var detail string
+		if len(f.details) > 0 {
+			detail = strings.Join(f.details[0], "|")
+		}
+		if cell != c.cell || detail != c.detail {
+			t.Errorf("%d: location %q, details %q; want %q, %q", c.width, cell, detail, c.cell, c.detail)
 		}
 	}
 }

@@ -156,7 +156,9 @@ const (
 	// CutMiddle keeps head and tail (names that differ at both ends).
 	CutMiddle Cut = iota
 	// CutPath drops leading directories of the Python locations in the
-	// cell first ("…/linear.py:131 apply"), then cuts the middle.
+	// cell first ("…/linear.py:131 apply"), then the end of the function's
+	// name, then the middle of the file's base name; never the ":line"
+	// (cutPath).
 	CutPath
 	// CutEnd keeps the head (figures first, detail last).
 	CutEnd
