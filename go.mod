@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/apache/arrow-go/v18 v18.5.1
+	github.com/apache/thrift v0.22.0
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
 	github.com/dustin/go-humanize v1.1.0
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
@@ -24,7 +25,6 @@ require (
 
 require (
 	github.com/andybalholm/brotli v1.2.0 // indirect
-	github.com/apache/thrift v0.22.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/duckdb/duckdb-go-bindings v0.10506.0 // indirect
 	github.com/duckdb/duckdb-go-bindings/lib/darwin-amd64 v0.10506.0 // indirect
