@@ -274,16 +274,42 @@ func overlapStore() runStore {
 // the launch overhead and the duration spread per rank (sqllib/launch.sql,
 // spread.sql) that the same record guards; in a batch they read the runs'
 // saved overlap, so only runs whose copy is current go together. The
-// comm-comp overlap rows the overlap's sweep saved are kept (commUnswept).
+// comm-comp overlap rows the overlap's sweep saved are kept (commUnswept);
+// the idle rows are swept in Go (saveIdle).
 func stepStore() runStore {
 	return runStore{what: "steps",
 		stmts: []string{"step_store_forget", "step_store_clear_kernels", "step_store_clear_totals",
 			"idle_store_clear_steps", "idle_store_clear_gaps",
 			"launch_store_clear_kernels", "launch_store_clear_stages", "spread_store_clear",
-			"step_store_kernels", "step_store_totals", "idle_store_steps", "idle_store_gaps",
+			"step_store_kernels", "step_store_totals",
 			"launch_store_kernels", "launch_store_stages", "spread_store_rows"},
-		fill:   commUnswept,
+		fill:   stepsFill,
 		commit: "step_store_commit", batchable: "overlap_store_current"}
+}
+
+// stepsFill is the step save's work besides its plain statements: the
+// comm-comp overlap rows the sweep did not save (commUnswept), and the
+// idle rows (saveIdle).
+func stepsFill(ctx context.Context, conn *sql.Conn, runs []int64) error {
+	if err := commUnswept(ctx, conn, runs); err != nil {
+		return err
+	}
+	return saveIdle(ctx, conn, runs)
+}
+
+// saveIdleSQL saves the idle rows of runs as the SQL library computes
+// them, per step (idle_store_steps.sql) and the longest gaps
+// (idle_store_gaps.sql), inside the step save's transaction on conn: what
+// saveIdle falls back on when a step is too large for its sweep in Go.
+// Each statement computes the runs' gaps again (_idle_gaps_for), which
+// only such rare runs pay.
+func saveIdleSQL(ctx context.Context, conn *sql.Conn, runs []int64) error {
+	for _, name := range []string{"idle_store_steps", "idle_store_gaps"} {
+		if _, err := inline.Exec(ctx, conn, stmt(name), runArgs(runs)...); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // commUnswept computes into comm_overlap_store the communication overlap
