@@ -268,8 +268,8 @@ func (sw *idleSweep) sweepGroup(ks []idleKernel) {
 			dev.gaps++
 			dev.idle += k.ts - running.k.end
 			dev.byCause[cause] += k.ts - running.k.end
-			if k.worst {
-				sw.worst[wk] = pruneWorst(append(sw.worst[wk], idleGap{next: *k, prevID: running.k.id,
+			if gs := sw.worst[wk]; k.worst && (len(gs) < idleWorstGaps || k.ts-running.k.end >= gs[idleWorstGaps-1].ns) {
+				sw.worst[wk] = pruneWorst(append(gs, idleGap{next: *k, prevID: running.k.id,
 					prevNameID: running.k.nameID, start: running.k.end, ns: k.ts - running.k.end, cause: cause}))
 			}
 		}
@@ -330,9 +330,14 @@ func (sw *idleSweep) cause(next, prev *idleKernel) int {
 }
 
 // pruneWorst keeps the idleWorstGaps longest of gs (ties: the lower kernel
-// id), once it holds more than a few times that.
+// id), once it holds more than a few times that. From then on gs is in
+// that order up to its idleWorstGaps-th, and a gap shorter than that one
+// is not offered (sweepGroup): it could never be kept.
 func pruneWorst(gs []idleGap) []idleGap {
 	if len(gs) <= 4*idleWorstGaps {
+		if len(gs) == idleWorstGaps {
+			sortWorst(gs)
+		}
 		return gs
 	}
 	sortWorst(gs)

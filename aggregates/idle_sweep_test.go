@@ -131,6 +131,16 @@ func TestSweepIdleMatchesSQL(t *testing.T) {
 	exec(`INSERT INTO launches (launch_id, trace_id, name, ts_ns, dur_ns, pid, tid, site_id) VALUES ` + strings.Join(launches, ",\n"))
 
 	dump := func(q string) string { return schematest.Dump(t, db, q+` ORDER BY ALL`) }
+	// The longest gaps are kept from many: some trace, rank and stage has
+	// more than four times idleWorstGaps device gaps outside the edges.
+	var most int
+	if err := db.QueryRow(`SELECT max(n) FROM (SELECT count(*) AS n FROM _idle_gaps_for(NULL, runs := [1, 2]) g
+			JOIN steps s USING (trace_id, step) WHERE g.scope = 'device' AND NOT s.edge GROUP BY g.run_id, g.trace_id, g.rank, g.stage)`).Scan(&most); err != nil {
+		t.Fatal(err)
+	}
+	if most <= 4*idleWorstGaps {
+		t.Errorf("fixture: at most %d device gaps of a trace, rank and stage", most)
+	}
 	brute := bruteIdle(t, db)
 	check := func(what string, runs ...int64) {
 		t.Helper()
