@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -147,7 +146,7 @@ func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
 func compareRun(opts *CompareOptions) error {
 	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
 	write, labels := target.Needs(opts.Base, opts.Candidate)
-	notice := func(msg string) { fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg) }
+	notice := func(msg string) { opts.message("note: " + oneLine(msg)) }
 	w, err := target.Open(opts.Ctx, opts.warehouseFor(labels), write, catalogOf, notice)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -180,13 +179,13 @@ func historyRun(opts *HistoryOptions) error {
 	d, line := rep.Decide(opts.FailOnRegress)
 	switch d {
 	case analysis.Regression:
-		fmt.Fprintln(opts.IO.ErrOut, line)
+		opts.message(line)
 		return &silentError{exitRegression}
 	case analysis.CannotDecide:
 		return errors.New(line)
 	}
 	if line != "" {
-		fmt.Fprintln(opts.IO.ErrOut, line)
+		opts.message(line)
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	// every run, whatever the arguments: --tag and --history select among them
 	write, _ := target.Needs(append(slices.Clone(opts.Targets), opts.Compare...)...)
 	w, err := target.Open(ctx, opts.Warehouse, write, catalogOf, func(msg string) {
-		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
+		opts.message("note: " + oneLine(msg))
 	})
 	if err != nil {
 		return nil, nil, err
@@ -212,7 +212,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	topts := opts.Sections.triage("auto", opts.Timelines)
 	var reps []*report.TriageReport
 	for i, r := range runs {
-		fmt.Fprintf(opts.IO.ErrOut, "report: [%d/%d] %s\n", i+1, len(runs), r.Label)
+		opts.message(fmt.Sprintf("report: [%d/%d] %s", i+1, len(runs), r.Label))
 		rep, err := assemble.Triage(ctx, w, r, nil, topts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("run %s: %w", r.Label, err)
@@ -221,7 +221,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 	}
 	doc = report.NewDocument(opts.Title, reps)
 	if len(opts.Compare) == 2 {
-		fmt.Fprintf(opts.IO.ErrOut, "report: compare %s -> %s\n", opts.Compare[0], opts.Compare[1])
+		opts.message(fmt.Sprintf("report: compare %s -> %s", opts.Compare[0], opts.Compare[1]))
 		copts := assemble.CompareOptions{Stage: opts.Stage, Rank: opts.Rank, RankAll: opts.RankAll, RankSet: opts.RankSet,
 			Gates: assemble.DefaultGates()}
 		cmp, cErr, err := compareArgs(opts.common, w, cat, opts.Compare[0], opts.Compare[1], copts)
@@ -234,7 +234,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 		doc.Compare = cmp
 	}
 	for i, ho := range opts.histories {
-		fmt.Fprintf(opts.IO.ErrOut, "report: history %s\n", opts.History[i])
+		opts.message("report: history " + opts.History[i])
 		rep, err := assemble.History(ctx, w, ho.HistoryOptions)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--history %s: %w", opts.History[i], err)
@@ -310,6 +310,6 @@ func writeReport(opts *ReportOptions, name string, render func(io.Writer) error)
 	}); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "wrote %s (%.1f KiB)\n", name, float64(buf.Len())/1024)
+	opts.message(fmt.Sprintf("wrote %s (%.1f KiB)", name, float64(buf.Len())/1024))
 	return nil
 }

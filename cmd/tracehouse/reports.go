@@ -42,7 +42,7 @@ func triageRender(c common, fm report.Format, out string, w *schema.Warehouse, t
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(c.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), out)
+		c.message(fmt.Sprintf("wrote %d CSV file(s) to %s", len(written), out))
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func printCompare(c common, fm report.Format, out string, rep *analysis.CompareR
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.IO.ErrOut, "wrote %d CSV file(s) to %s\n", len(written), out)
+	c.message(fmt.Sprintf("wrote %d CSV file(s) to %s", len(written), out))
 	fmt.Fprintln(c.IO.ErrOut, report.CompareVerdictLine(rep))
 	return nil
 }

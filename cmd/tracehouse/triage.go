@@ -151,7 +151,7 @@ func triageRun(opts *TriageOptions) error {
 	write = write || opts.Catalog != ""
 	open := opts.warehouseFor(labels)
 	w, err := target.Open(ctx, open, write, catalogOf, func(msg string) {
-		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", msg)
+		opts.message("note: " + oneLine(msg))
 	})
 	if err != nil {
 		return err
