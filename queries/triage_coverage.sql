@@ -33,9 +33,11 @@ WITH per_own_site AS (
            CASE WHEN k.site_id IS NULL AND k.graph_launch THEN l.site_id END AS replay_site_id,
            sum(k.dur_ns) AS dur_ns
     FROM kernels k
-    -- (one equality, so DuckDB hashes it; see kernel_sites.sql)
+    -- (equalities only, so DuckDB hashes it; the trace's keeps the scan
+    -- of launches to the run's traces: see kernel_sites.sql)
     LEFT JOIN launches l
            ON l.launch_id = CASE WHEN $mapping IS NULL AND k.graph_launch THEN k.launch_id END
+          AND l.trace_id = k.trace_id
     WHERE k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
