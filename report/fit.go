@@ -1203,7 +1203,7 @@ func wrapWith(s string, width int, cont string) []string {
 		return []string{s}
 	}
 	indent := s[:len(s)-len(strings.TrimLeft(s, " "))]
-	words := strings.Fields(s)
+	words := bindUnits(strings.Fields(s))
 	var out []string
 	line := indent
 	for _, w := range words {
@@ -1237,6 +1237,46 @@ func wrapWith(s string, width int, cont string) []string {
 		line += w
 	}
 	return append(out, line)
+}
+
+// bindUnits joins a number and the unit after it ("2.9", "µs)") into one
+// word, so that a wrap never leaves a figure at the end of one line and
+// its unit at the start of the next: the two are read as one.
+func bindUnits(words []string) []string {
+	out := words[:0:0]
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if i+1 < len(words) && isNumber(w) && isUnit(words[i+1]) {
+			i++
+			w += " " + words[i]
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// isNumber: w is a figure, maybe signed or after an opening bracket
+// ("2.9", "(70.6", "+1,024", "~3").
+func isNumber(w string) bool {
+	w = strings.TrimLeft(w, "([~≈+-−")
+	if w == "" || !isDigit(w[0]) || !isDigit(w[len(w)-1]) {
+		return false
+	}
+	return strings.Trim(w, "0123456789.,") == ""
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// figureUnits are the units printed after a figure with a space.
+var figureUnits = map[string]bool{
+	"ns": true, "µs": true, "us": true, "ms": true, "s": true, "%": true,
+	"B": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true,
+	"kB": true, "KB": true, "MB": true, "GB": true, "TB": true, "x": true, "×": true,
+}
+
+// isUnit: w is a unit, maybe followed by punctuation ("µs)", "ms;").
+func isUnit(w string) bool {
+	return figureUnits[strings.TrimRight(w, ")],;:.")]
 }
 
 // FitLine is s cut at its end to width terminal columns (0: whole), with

@@ -316,6 +316,31 @@ func TestFitTableFoldsBeforeCuttingAName(t *testing.T) {
 	}
 }
 
+// TestWrapKeepsFigureWithUnit: a wrap never breaks between a number and
+// its unit (issue 34: history's verdict ended a line on "2.9" and began
+// the next with "µs)"); other words after a number still break.
+func TestWrapKeepsFigureWithUnit(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"over threshold 2.9 µs)", 19, "over threshold|  2.9 µs)"},
+		{"level (58.9 ms, +2.1 %;", 12, "level|  (58.9 ms,|  +2.1 %;"},
+		{"wrote 12 MiB to out", 9, "wrote|  12 MiB|  to out"},
+		{"took -3 s then", 8, "took|  -3 s|  then"},
+		{"run 2 of 8", 6, "run 2|  of 8"},
+		{"h07a ms", 5, "h07a|  ms"},
+		{"keep 2.9 µs", 20, "keep 2.9 µs"},
+	} {
+		got := strings.Join(wrapLine(c.in, c.width), "|")
+		if got != c.want {
+			t.Errorf("wrapLine(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+	}
+}
+
 func TestWrapBreaksLongWords(t *testing.T) {
 	t.Parallel()
 	got := wrapLine("  path: "+strings.Repeat("a", 30), 12)
