@@ -88,13 +88,13 @@ func exportSummary(opts *ExportOptions, res *lake.WriteResult) {
 		case lake.StatusAlready:
 			already++
 		case lake.StatusOtherRun:
-			fmt.Fprintf(opts.IO.ErrOut, "note: %s: the same content is in the lake under run %s; not added to run %s\n", t.Path, t.LakeRun, t.Run)
+			opts.message(fmt.Sprintf("note: %s: the same content is in the lake under run %s; not added to run %s", t.Path, t.LakeRun, t.Run))
 			already++
 		}
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "exported %d trace(s) of %d run(s) to %s", res.Written(), len(runs), opts.Lake)
+	line := fmt.Sprintf("exported %d trace(s) of %d run(s) to %s", res.Written(), len(runs), opts.Lake)
 	if already > 0 {
-		fmt.Fprintf(opts.IO.ErrOut, ", %d already there", already)
+		line += fmt.Sprintf(", %d already there", already)
 	}
-	fmt.Fprintln(opts.IO.ErrOut)
+	opts.message(line)
 }

@@ -71,7 +71,7 @@ func (f *Factory) warehouseOf(runs []string, creates bool) target.Opener {
 			}
 			// A damaged file leaves its run out, with a warning naming it:
 			// the other runs still read.
-			warn := func(msg string) { fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", msg) }
+			warn := func(msg string) { common{IO: f.IO, Width: f.textWidth()}.message("warning: " + oneLine(msg)) }
 			return lake.OpenRead(ctx, dir, engine, lake.ReadOptions{Runs: runs, Warn: warn})
 		}
 	}

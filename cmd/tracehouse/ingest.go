@@ -229,7 +229,7 @@ func ingestLakeRun(opts *IngestOptions) error {
 		}
 	}
 	for _, k := range keys {
-		fmt.Fprintf(opts.IO.ErrOut, "note: %d file(s) are in the lake under run %s (written meanwhile by another process): not added to run %s\n", other[k], k[0], k[1])
+		opts.message(fmt.Sprintf("note: %d file(s) are in the lake under run %s (written meanwhile by another process): not added to run %s", other[k], k[0], k[1]))
 	}
 	return summarize(opts.IO, res)
 }

@@ -27,11 +27,11 @@ func TestLakeEndToEnd(t *testing.T) {
 	exported := filepath.Join(tmp, "exported")
 	ingested := filepath.Join(tmp, "ingested")
 	code, _, stderr := runCmd(t, "--db", db, "export", "--lake", exported)
-	if code != 0 || stderr != fmt.Sprintf("exported 16 trace(s) of 6 run(s) to %s\n", exported) {
+	if code != 0 || unwrap(stderr) != fmt.Sprintf("exported 16 trace(s) of 6 run(s) to %s\n", exported) {
 		t.Fatalf("export: exit %d: %q", code, stderr)
 	}
 	code, _, stderr = runCmd(t, "--db", db, "export", "--lake", exported, "sglang-llama")
-	if code != 0 || stderr != fmt.Sprintf("exported 0 trace(s) of 0 run(s) to %s, 4 already there\n", exported) {
+	if code != 0 || unwrap(stderr) != fmt.Sprintf("exported 0 trace(s) of 0 run(s) to %s, 4 already there\n", exported) {
 		t.Errorf("export again: exit %d: %q", code, stderr)
 	}
 	code, _, stderr = runCmd(t, "--lake", ingested, "ingest", "--jobs", "1", demoDir)
@@ -273,12 +273,12 @@ func testLakeDamaged(t *testing.T, db, exported, ingested string) {
 	warning := fmt.Sprintf("warning: lake %s: %s is damaged (its checksum differs from the one recorded when it was written): run trtllm-llama is left out; ",
 		dir, filepath.ToSlash(rel))
 	code, out, stderr := runCmd(t, "--lake", dir, "runs")
-	if code != 0 || !strings.HasPrefix(stderr, warning) || strings.Count(stderr, "\n") != 1 ||
+	if code != 0 || !strings.HasPrefix(unwrap(stderr), warning) || strings.Count(unwrap(stderr), "\n") != 1 ||
 		strings.Contains(out, "trtllm-llama") || !strings.Contains(out, "sglang-llama") {
 		t.Errorf("runs: exit %d\nstderr %q\nstdout %s", code, stderr, out)
 	}
 	code, _, stderr = runCmd(t, "--lake", dir, "triage", "trtllm-llama")
-	if code != 1 || !strings.HasPrefix(stderr, warning) {
+	if code != 1 || !strings.HasPrefix(unwrap(stderr), warning) {
 		t.Errorf("triage of the damaged run: exit %d %q", code, stderr)
 	}
 }

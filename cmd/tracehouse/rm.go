@@ -77,7 +77,7 @@ func rmRun(opts *RmOptions) error {
 		return err
 	}
 	for _, r := range removed {
-		fmt.Fprintf(opts.IO.ErrOut, "removed run %s (%d trace(s))\n", r.Label, r.Traces)
+		opts.message(fmt.Sprintf("removed run %s (%d trace(s))", r.Label, r.Traces))
 	}
 	if opts.NoCompact || w.Path == "" || w.Path == schema.Memory {
 		return nil
@@ -87,8 +87,8 @@ func rmRun(opts *RmOptions) error {
 	if err != nil {
 		return fmt.Errorf("the runs are removed, but %w", err)
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "compacted %s: %s -> %s (%s reclaimed)\n", w.Path,
-		humanize.Bytes(uint64(c.Before)), humanize.Bytes(uint64(c.After)), humanize.Bytes(uint64(max(c.Before-c.After, 0))))
+	opts.message(fmt.Sprintf("compacted %s: %s -> %s (%s reclaimed)", w.Path,
+		humanize.Bytes(uint64(c.Before)), humanize.Bytes(uint64(c.After)), humanize.Bytes(uint64(max(c.Before-c.After, 0)))))
 	return nil
 }
 
@@ -137,6 +137,6 @@ func renameRun(opts *RenameOptions) error {
 	if err := ingest.RenameRun(opts.Ctx, w.DB, run.Label, opts.New); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "renamed run %s to %s\n", run.Label, opts.New)
+	opts.message(fmt.Sprintf("renamed run %s to %s", run.Label, opts.New))
 	return nil
 }

@@ -62,7 +62,7 @@ func TestRmCompacts(t *testing.T) {
 	}
 	want := fmt.Sprintf("compacted %s: %s -> %s (%s reclaimed)\n", db,
 		humanize.Bytes(uint64(before)), humanize.Bytes(uint64(after)), humanize.Bytes(uint64(before-after)))
-	if !strings.HasSuffix(errOut, want) {
+	if !strings.HasSuffix(unwrap(errOut), want) {
 		t.Errorf("rm said:\n%s\nwant it to end with:\n%s", errOut, want)
 	}
 	if left, _ := os.ReadDir(filepath.Dir(db)); len(left) != 1 {
