@@ -34,18 +34,29 @@ const idleLaunchGapNS = 30000
 // and stage idle_gap_store keeps (_idle_worst_gaps_for's n).
 const idleWorstGaps = 10
 
-// idleKernel is one GPU event as idle_sweep_kernels.sql reads it.
-type idleKernel struct {
+// idleGroup is one device group (_idle_gaps_for's trace, rank, stage,
+// step and device) as idle_sweep_groups.sql reads it: its key, its GPU
+// events, and whether its step is one whose gaps may be among the longest
+// (a step row, not an edge).
+type idleGroup struct {
 	run, trace, rank, step int64
 	stage                  string
-	device, stream         sql.NullInt64
-	id, ts, end            int64
-	graph                  bool
-	launch, launchTS, pid  sql.NullInt64
-	tid                    sql.NullInt64
+	device                 sql.NullInt64
+	kernels                int64
 	worst                  bool
-	nameID                 int64
-	site                   sql.NullInt64
+}
+
+// idleKernel is one GPU event as idle_sweep_kernels.sql reads it. Its
+// group's key is read once per group (idle_sweep_groups.sql): reading it
+// with every event through the driver cost more than the sweep.
+type idleKernel struct {
+	stream                sql.NullInt64
+	id, ts, end           int64
+	graph                 bool
+	launch, launchTS, pid sql.NullInt64
+	tid                   sql.NullInt64
+	nameID                int64
+	site                  sql.NullInt64
 }
 
 // idleStepRow is one row of idle_step_store.
@@ -76,6 +87,7 @@ var causeNames = [idleCauses]string{"graph_internal", "sync", "host_bound", "lau
 // idleGap is one device gap that may be among the longest of its trace,
 // rank and stage (a row of idle_gap_store).
 type idleGap struct {
+	g                  idleGroup  // next's
 	next               idleKernel // a copy: the range read is dropped after its sweep
 	prevID, prevNameID int64
 	start, ns          int64
@@ -180,25 +192,48 @@ func (sw *idleSweep) sweepRange(ctx context.Context, conn *sql.Conn, args []any,
 	if err := sw.readBlocking(ctx, conn, lo.trace, hi.trace); err != nil {
 		return fmt.Errorf("idle_sweep_blocking: %w", err)
 	}
-	ks, err := readIdleKernels(ctx, conn, append(append(bounds, sql.Named("lo_step", lo.step),
-		sql.Named("hi_step", hi.step)), args...), n)
+	rangeArgs := append(append(bounds, sql.Named("lo_step", lo.step), sql.Named("hi_step", hi.step)), args...)
+	groups, err := readIdleGroups(ctx, conn, rangeArgs)
+	if err != nil {
+		return fmt.Errorf("idle_sweep_groups: %w", err)
+	}
+	ks, err := readIdleKernels(ctx, conn, rangeArgs, n)
 	if err != nil {
 		return fmt.Errorf("idle_sweep_kernels: %w", err)
 	}
-	for len(ks) > 0 {
-		end := 1
-		for end < len(ks) && sameDeviceGroup(&ks[0], &ks[end]) {
-			end++
+	for i := range groups {
+		g := &groups[i]
+		if g.kernels > int64(len(ks)) || g.kernels < 1 {
+			// counted in the same transaction: never expected
+			return fmt.Errorf("idle_sweep_groups: a group of %d GPU events, %d left to sweep", g.kernels, len(ks))
 		}
-		sw.sweepGroup(ks[:end])
-		sw.swept += int64(end)
-		ks = ks[end:]
+		sw.sweepGroup(g, ks[:g.kernels])
+		sw.swept += g.kernels
+		ks = ks[g.kernels:]
+	}
+	if len(ks) > 0 {
+		return fmt.Errorf("idle_sweep_groups: %d GPU events in no group", len(ks))
 	}
 	return nil
 }
 
-func sameDeviceGroup(a, b *idleKernel) bool {
-	return a.trace == b.trace && a.rank == b.rank && a.stage == b.stage && a.step == b.step && a.device == b.device
+// readIdleGroups reads the device groups idle_sweep_groups.sql gives for
+// args, in idle_sweep_kernels.sql's order.
+func readIdleGroups(ctx context.Context, conn *sql.Conn, args []any) ([]idleGroup, error) {
+	rows, err := inline.Query(ctx, conn, stmt("idle_sweep_groups"), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []idleGroup
+	for rows.Next() {
+		var g idleGroup
+		if err := rows.Scan(&g.run, &g.trace, &g.rank, &g.stage, &g.step, &g.device, &g.kernels, &g.worst); err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
 }
 
 // readBlocking reads the blocking calls of the traces from to to, by
@@ -244,11 +279,11 @@ func (r *idleRunning) add(k *idleKernel) {
 // events), adds a row per scope and stream to sw.steps, and offers the
 // device gaps of a step that is not an edge to the longest of its trace,
 // rank and stage.
-func (sw *idleSweep) sweepGroup(ks []idleKernel) {
+func (sw *idleSweep) sweepGroup(g *idleGroup, ks []idleKernel) {
 	first := &ks[0]
 	row := func(scope string, stream sql.NullInt64) idleStepRow {
-		return idleStepRow{run: first.run, trace: first.trace, rank: first.rank, step: first.step, stage: first.stage,
-			device: first.device, scope: scope, stream: stream, first: first.ts}
+		return idleStepRow{run: g.run, trace: g.trace, rank: g.rank, step: g.step, stage: g.stage,
+			device: g.device, scope: scope, stream: stream, first: first.ts}
 	}
 	dev := row("device", sql.NullInt64{})
 	var running idleRunning
@@ -258,18 +293,18 @@ func (sw *idleSweep) sweepGroup(ks []idleKernel) {
 	}
 	byStream := map[sql.NullInt64]*streamState{}
 	var streams []idleStepRow
-	wk := idleWorstKey{first.trace, first.rank, first.stage}
+	wk := idleWorstKey{g.trace, g.rank, g.stage}
 	for i := range ks {
 		k := &ks[i]
 		// the device scope
 		dev.events++
 		if running.seen && running.k.end < k.ts {
-			cause := sw.cause(k, running.k)
+			cause := sw.cause(g.trace, k, running.k)
 			dev.gaps++
 			dev.idle += k.ts - running.k.end
 			dev.byCause[cause] += k.ts - running.k.end
-			if gs := sw.worst[wk]; k.worst && (len(gs) < idleWorstGaps || k.ts-running.k.end >= gs[idleWorstGaps-1].ns) {
-				sw.worst[wk] = pruneWorst(append(gs, idleGap{next: *k, prevID: running.k.id,
+			if gs := sw.worst[wk]; g.worst && (len(gs) < idleWorstGaps || k.ts-running.k.end >= gs[idleWorstGaps-1].ns) {
+				sw.worst[wk] = pruneWorst(append(gs, idleGap{g: *g, next: *k, prevID: running.k.id,
 					prevNameID: running.k.nameID, start: running.k.end, ns: k.ts - running.k.end, cause: cause}))
 			}
 		}
@@ -289,7 +324,7 @@ func (sw *idleSweep) sweepGroup(ks []idleKernel) {
 		sr := &streams[st.row]
 		sr.events++
 		if st.running.seen && st.running.k.end < k.ts {
-			cause := sw.cause(k, st.running.k)
+			cause := sw.cause(g.trace, k, st.running.k)
 			sr.gaps++
 			sr.idle += k.ts - st.running.k.end
 			sr.byCause[cause] += k.ts - st.running.k.end
@@ -308,14 +343,14 @@ func (sw *idleSweep) sweepGroup(ks []idleKernel) {
 // before that launch ended after the gap began: the ASOF join's), host
 // bound (launched after the gap began), launch latency (launched before,
 // a gap shorter than the launch gap), other.
-func (sw *idleSweep) cause(next, prev *idleKernel) int {
+func (sw *idleSweep) cause(trace int64, next, prev *idleKernel) int {
 	start := prev.end
 	switch {
 	case next.graph && prev.graph && next.launch.Valid && prev.launch.Valid && next.launch.Int64 == prev.launch.Int64:
 		return causeGraphInternal
 	case next.launchTS.Valid && next.launchTS.Int64 > start:
 		if next.pid.Valid && next.tid.Valid {
-			calls := sw.blocking[idleThread{next.trace, next.pid.Int64, next.tid.Int64}]
+			calls := sw.blocking[idleThread{trace, next.pid.Int64, next.tid.Int64}]
 			// the last call with ts <= the launch's start
 			i := sort.Search(len(calls), func(i int) bool { return calls[i].ts > next.launchTS.Int64 })
 			if i > 0 && calls[i-1].end > start {
@@ -384,9 +419,9 @@ func (sw *idleSweep) store(conn *sql.Conn) error {
 			}
 		}
 		for _, g := range worst {
-			k := &g.next
-			if err := apps[1].Append(int32(k.run), int32(k.trace), int32(k.rank), k.stage, int32(k.step),
-				nullInt32(k.device), k.id, g.prevID, g.start, g.ns, causeNames[g.cause],
+			k, kg := &g.next, &g.g
+			if err := apps[1].Append(int32(kg.run), int32(kg.trace), int32(kg.rank), kg.stage, int32(kg.step),
+				nullInt32(kg.device), k.id, g.prevID, g.start, g.ns, causeNames[g.cause],
 				nullInt64(k.launch), nullInt64(k.launchTS), int32(k.nameID), int32(g.prevNameID),
 				nullInt32(k.site)); err != nil {
 				return err
@@ -414,7 +449,7 @@ func readIdleKernels(ctx context.Context, conn *sql.Conn, args []any, n int64) (
 			return err
 		}
 		defer rows.Close()
-		const cols = 18
+		const cols = 11
 		v := make([]driver.Value, cols)
 		for {
 			if err := rows.Next(v); err == io.EOF {
@@ -424,21 +459,10 @@ func readIdleKernels(ctx context.Context, conn *sql.Conn, args []any, n int64) (
 			}
 			var k idleKernel
 			bad := false
-			i32 := func(x driver.Value) int64 {
-				n, ok := x.(int32)
-				bad = bad || !ok
-				return int64(n)
-			}
 			i64 := func(x driver.Value) int64 {
 				n, ok := x.(int64)
 				bad = bad || !ok
 				return n
-			}
-			null32 := func(x driver.Value) sql.NullInt64 {
-				if x == nil {
-					return sql.NullInt64{}
-				}
-				return sql.NullInt64{Int64: i32(x), Valid: true}
 			}
 			null64 := func(x driver.Value) sql.NullInt64 {
 				if x == nil {
@@ -446,17 +470,22 @@ func readIdleKernels(ctx context.Context, conn *sql.Conn, args []any, n int64) (
 				}
 				return sql.NullInt64{Int64: i64(x), Valid: true}
 			}
-			var okStage, okGraph, okWorst bool
-			k.run, k.trace, k.rank = i32(v[0]), i32(v[1]), i32(v[2])
-			k.stage, okStage = v[3].(string)
-			k.step = i32(v[4])
-			k.device, k.stream = null32(v[5]), null64(v[6])
-			k.id, k.ts, k.end = i64(v[7]), i64(v[8]), i64(v[9])
-			k.graph, okGraph = v[10].(bool)
-			k.launch, k.launchTS, k.pid, k.tid = null64(v[11]), null64(v[12]), null64(v[13]), null64(v[14])
-			k.worst, okWorst = v[15].(bool)
-			k.nameID, k.site = i32(v[16]), null32(v[17])
-			if bad || !okStage || !okGraph || !okWorst {
+			null32 := func(x driver.Value) sql.NullInt64 {
+				if x == nil {
+					return sql.NullInt64{}
+				}
+				n, ok := x.(int32)
+				bad = bad || !ok
+				return sql.NullInt64{Int64: int64(n), Valid: true}
+			}
+			var okGraph bool
+			k.stream = null64(v[0])
+			k.id, k.ts, k.end = i64(v[1]), i64(v[2]), i64(v[3])
+			k.graph, okGraph = v[4].(bool)
+			k.launch, k.launchTS, k.pid, k.tid = null64(v[5]), null64(v[6]), null64(v[7]), null64(v[8])
+			name := null32(v[9])
+			k.nameID, k.site = name.Int64, null32(v[10])
+			if bad || !okGraph || !name.Valid {
 				return fmt.Errorf("unexpected row %v", v)
 			}
 			ks = append(ks, k)
