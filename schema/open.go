@@ -55,6 +55,11 @@ type Options struct {
 	// machine (tests, CI) gain nothing from a second thread but its
 	// coordination.
 	Threads int
+	// CheckpointBytes is the size of write-ahead log past which a commit
+	// checkpoints the file (DuckDB's checkpoint_threshold); 0 keeps
+	// DuckDB's 16 MiB. Tests of a disk filling at a checkpoint set it
+	// low, so that a few small traces reach it rather than 16 MiB of log.
+	CheckpointBytes int64
 	// NoTemplate makes an in-memory warehouse, or a new file, run the
 	// migrations instead of copying the embedded template of their result
 	// (the test that checks the template against them).
@@ -203,7 +208,7 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	readOnly := opt.ReadOnly && path != Memory
 	if readOnly {
 		// A file that needs migrating is opened for writing once first.
-		w, err := open(path, true, opt.Threads, init)
+		w, err := open(path, true, opt, init)
 		if err == nil {
 			if err := checkOurs(ctx, w.DB, path); err != nil {
 				w.Close()
@@ -220,7 +225,7 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 					return w, nil
 				}
 				w.Close()
-				return open(path, true, opt.Threads, chainInit(init, tempLibrary))
+				return open(path, true, opt, chainInit(init, tempLibrary))
 			}
 			w.Close()
 			if perr != nil {
@@ -230,7 +235,7 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 				}
 			}
 		}
-		rw, err := open(path, false, opt.Threads, init)
+		rw, err := open(path, false, opt, init)
 		if err != nil {
 			return nil, err
 		}
@@ -241,12 +246,12 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 		if err := rw.Close(); err != nil {
 			return nil, fmt.Errorf("close %s: %w", path, err)
 		}
-		return open(path, true, opt.Threads, init)
+		return open(path, true, opt, init)
 	}
 	if path == Memory && opt.Migrations == nil && !opt.NoTemplate {
-		return openTemplate(ctx, ms, opt.Threads, init)
+		return openTemplate(ctx, ms, opt, init)
 	}
-	w, err := open(path, false, opt.Threads, init)
+	w, err := open(path, false, opt, init)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +357,7 @@ func engineThreads(cores int) (threads, external int) {
 
 var lockOwner = regexp.MustCompile(`PID \d+`)
 
-func open(path string, readOnly bool, threads int, init connInit) (*Warehouse, error) {
+func open(path string, readOnly bool, opt Options, init connInit) (*Warehouse, error) {
 	dsn := path
 	if path == Memory {
 		dsn = ""
@@ -368,8 +373,11 @@ func open(path string, readOnly bool, threads int, init connInit) (*Warehouse, e
 		// version; an existing warehouse keeps the ones in its header.
 		config = append(config, "default_block_size="+strconv.Itoa(BlockSize), "storage_compatibility_version="+StorageVersion)
 	}
-	if n, ext := engineThreads(threads); n > 0 {
+	if n, ext := engineThreads(opt.Threads); n > 0 {
 		config = append(config, "threads="+strconv.Itoa(n), "external_threads="+strconv.Itoa(ext))
+	}
+	if opt.CheckpointBytes > 0 {
+		config = append(config, "checkpoint_threshold="+strconv.FormatInt(opt.CheckpointBytes, 10)+"b")
 	}
 	dsn += "?" + strings.Join(config, "&")
 	c, err := duckdb.NewConnector(dsn, init)
@@ -409,7 +417,7 @@ func classifyOpenError(path string, err error) error {
 // EngineVersion is the version of the DuckDB library linked in (e.g.
 // "v1.5.0"), read from a throw-away in-memory database.
 func EngineVersion(ctx context.Context) (string, error) {
-	w, err := open(Memory, false, 0, nil)
+	w, err := open(Memory, false, Options{}, nil)
 	if err != nil {
 		return "", err
 	}

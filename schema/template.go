@@ -38,7 +38,7 @@ var template []byte
 // COPY FROM DATABASE into memory was measured too, about 60 ms, but it
 // re-creates macros from their text and drops their CTEs' MATERIALIZED.)
 // Migrations newer than the template, if any, are applied as usual.
-func openTemplate(ctx context.Context, ms []Migration, threads int, init connInit) (*Warehouse, error) {
+func openTemplate(ctx context.Context, ms []Migration, opt Options, init connInit) (*Warehouse, error) {
 	// A killed process cannot remove its copy: sweep what such processes
 	// left (best effort; a copy still in use is rarely this old, and
 	// removing an open file's name does not disturb its owner).
@@ -48,7 +48,7 @@ func openTemplate(ctx context.Context, ms []Migration, threads int, init connIni
 		return nil, err
 	}
 	cleanup := func() error { return errors.Join(removeIfExists(path), removeIfExists(path+".wal")) }
-	w, err := open(path, false, threads, init)
+	w, err := open(path, false, opt, init)
 	if err != nil {
 		return nil, errors.Join(err, cleanup())
 	}

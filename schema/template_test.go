@@ -140,7 +140,7 @@ func TestTemplateHoldsTheLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := open(path, true, 1, nil)
+	w, err := open(path, true, Options{Threads: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package schema
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 )
@@ -31,7 +33,7 @@ func TestEngineThreads(t *testing.T) {
 // TestOpenThreads: the settings reach DuckDB, and a query that groups runs.
 func TestOpenThreads(t *testing.T) {
 	t.Parallel()
-	w, err := open(Memory, false, 1, nil)
+	w, err := open(Memory, false, Options{Threads: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,5 +46,38 @@ func TestOpenThreads(t *testing.T) {
 	}
 	if threads != 3 || external != 3 || groups != 7 {
 		t.Errorf("threads %d, external_threads %d, groups %d; want 3, 3, 7", threads, external, groups)
+	}
+}
+
+// TestOpenCheckpointBytes: CheckpointBytes reaches DuckDB, so a commit of
+// more log than it checkpoints the file (the log is then empty), where
+// DuckDB's default 16 MiB leaves the same commit in the log.
+func TestOpenCheckpointBytes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		bytes      int64
+		checkpoint bool
+	}{{0, false}, {256 << 10, true}} {
+		path := filepath.Join(t.TempDir(), "w.duckdb")
+		w, err := Open(ctx, path, Options{Threads: 1, CheckpointBytes: c.bytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// About 0.8 MiB of log (random doubles do not compress), in fewer
+		// rows than a row group: DuckDB writes whole row groups straight
+		// to the file, logging only where they are.
+		if _, err := w.DB.ExecContext(ctx, `CREATE TABLE t AS SELECT random() AS x FROM range(100000)`); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(path + ".wal")
+		logged := err == nil && fi.Size() > 0
+		if logged == c.checkpoint {
+			t.Errorf("CheckpointBytes %d: log left after the commit: %v (%v), want %v", c.bytes, logged, err, !c.checkpoint)
+		}
+		// Closing checkpoints either way: nothing is lost.
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

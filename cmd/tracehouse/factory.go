@@ -110,17 +110,26 @@ func (f *Factory) fileWarehouse(creates bool) target.Opener {
 
 // engine is how every database a command opens is set up: DuckDB's worker
 // threads capped by TRACEHOUSE_THREADS, for people sharing a machine
-// (unset: one per core).
+// (unset: one per core), and the log size past which a commit checkpoints
+// by TRACEHOUSE_CHECKPOINT_BYTES (unset: DuckDB's 16 MiB), which lets the
+// tests of a disk filling at a checkpoint fill a small one with little data.
 func (f *Factory) engine() (schema.Options, error) {
-	v := f.Getenv("TRACEHOUSE_THREADS")
-	if v == "" {
-		return schema.Options{}, nil
+	var o schema.Options
+	if v := f.Getenv("TRACEHOUSE_THREADS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("TRACEHOUSE_THREADS=%q: want a whole number of threads, 1 or more", v)
+		}
+		o.Threads = n
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return schema.Options{}, fmt.Errorf("TRACEHOUSE_THREADS=%q: want a whole number of threads, 1 or more", v)
+	if v := f.Getenv("TRACEHOUSE_CHECKPOINT_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("TRACEHOUSE_CHECKPOINT_BYTES=%q: want a whole number of bytes, 1 or more", v)
+		}
+		o.CheckpointBytes = n
 	}
-	return schema.Options{Threads: n}, nil
+	return o, nil
 }
 
 // outputFormat parses --format.
