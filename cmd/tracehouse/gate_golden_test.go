@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -8,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tracehouse/tracehouse/analysis"
+	"github.com/tracehouse/tracehouse/assemble"
+	"github.com/tracehouse/tracehouse/target"
 )
 
 // The goldens of compare and history: every format of a few command lines
@@ -22,44 +27,115 @@ var ingestedAt = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`)
 
 func maskTimes(s string) string { return ingestedAt.ReplaceAllString(s, "YYYY-MM-DD hh:mm:ss") }
 
-// goldenFormats runs `CMD ARGS` on db in the text, markdown, JSON and CSV
-// formats and holds each output to testdata/golden/NAME.FORMAT (the CSV
+// goldenFormats holds the output of `CMD ARGS` on db in the text,
+// markdown, JSON and CSV formats to testdata/golden/NAME.FORMAT (the CSV
 // files as one txtar archive for compare, which writes them to --out).
-// The text golden ends with the exit status and stderr. db "" is the demo:
-// its command lines that print are demoOnce's, shared with the other tests
-// that run them.
+// The text golden is the command run whole and ends with the exit status
+// and stderr; the other formats print one report, built once by the
+// command's own steps (goldenReport), with the command's print step, as
+// the command prints it in that format. db "" is the demo: its text
+// command line is demoOnce's, shared with the other tests that run it.
 func goldenFormats(t *testing.T, db, name, cmd string, args ...string) {
 	t.Helper()
-	runIt := func(extra ...string) (int, string, string) {
-		line := append(append([]string{cmd}, args...), extra...)
-		if db == "" && !slices.Contains(extra, "--out") {
-			code, out, errOut := demoOnce(t, line...)
-			return code, maskTimes(out), maskTimes(errOut)
-		}
-		wh := db
-		if wh == "" {
-			wh = demoCopy(t)
-		}
-		io, out, errOut := testIO("")
-		code := run(append([]string{"--db", wh}, line...), io, testEnv)
-		return code, maskTimes(out.String()), maskTimes(errOut.String())
+	line := append(append([]string{cmd}, args...), "--format", "table")
+	var code int
+	var out, errOut string
+	wh := db
+	if db == "" {
+		code, out, errOut = demoOnce(t, line...)
+		wh = demoCopy(t)
+	} else {
+		io, o, e := testIO("")
+		code = run(append([]string{"--db", db}, line...), io, testEnv)
+		out, errOut = o.String(), e.String()
 	}
-	code, out, errOut := runIt("--format", "table")
-	golden(t, name+".table", fmt.Sprintf("%s-- exit %d; stderr:\n%s", out, code, errOut))
+	golden(t, name+".table", fmt.Sprintf("%s-- exit %d; stderr:\n%s", maskTimes(out), code, maskTimes(errOut)))
+	printAs := goldenReport(t, wh, cmd, args...)
 	for _, f := range []string{"markdown", "json"} {
-		_, out, _ := runIt("--format", f)
-		golden(t, name+"."+f, out)
+		golden(t, name+"."+f, maskTimes(printAs(f, "")))
 	}
 	if cmd == "compare" {
 		dir := t.TempDir()
-		if code, _, errOut := runIt("--format", "csv", "--out", dir); code == exitUsage {
-			t.Fatalf("%s csv: exit %d: %s", name, code, errOut)
-		}
+		printAs("csv", dir)
 		golden(t, name+".csv.txtar", csvArchive(t, dir))
 		return
 	}
-	_, out, _ = runIt("--format", "csv")
-	golden(t, name+".csv", out)
+	golden(t, name+".csv", maskTimes(printAs("csv", "")))
+}
+
+// goldenReport builds the report of `CMD ARGS` (compare or history) on db
+// once, by the command's steps, and returns what prints it in a format:
+// stdout, and for compare's CSV the files it writes to dir (--out).
+func goldenReport(t *testing.T, db, cmd string, args ...string) func(format, dir string) string {
+	t.Helper()
+	switch cmd {
+	case "compare":
+		opts := parseCmd(t, db, "table", newCmdCompare, args...)
+		// compareRun's open
+		catalogOf, _ := catalogFor("")
+		write, labels := target.Needs(opts.Base, opts.Candidate)
+		w, err := target.Open(opts.Ctx, opts.warehouseFor(labels), write, catalogOf, func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		rep, ingestErr, err := compareArgs(opts.common, w, catalogOf(), opts.Base, opts.Candidate, opts.CompareOptions)
+		if err != nil || ingestErr != nil {
+			t.Fatalf("compare %v: %v %v", args, err, ingestErr)
+		}
+		return func(format, dir string) string {
+			extra := []string{}
+			if dir != "" {
+				extra = []string{"--out", dir}
+			}
+			o := parseCmd(t, "unused.duckdb", format, newCmdCompare, append(slices.Clone(args), extra...)...)
+			io, out, _ := testIO("")
+			o.IO = io
+			if err := printCompare(o.common, o.Format, o.Out, rep); err != nil {
+				t.Fatal(err)
+			}
+			return out.String()
+		}
+	case "history":
+		opts := parseCmd(t, db, "table", newCmdHistory, args...)
+		w, err := opts.Warehouse(opts.Ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		rep, err := assemble.History(opts.Ctx, w, opts.HistoryOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func(format, _ string) string {
+			o := parseCmd(t, "unused.duckdb", format, newCmdHistory, args...)
+			io, out, _ := testIO("")
+			o.IO = io
+			// The exit status is the text golden's.
+			_ = historyPrint(o, rep)
+			return out.String()
+		}
+	}
+	t.Fatalf("no golden report of %s", cmd)
+	return nil
+}
+
+// parseCmd parses the command line ARGS of the command newCmd makes the
+// way the command does, with --db db and --format format, and returns the
+// options it would run with.
+func parseCmd[O any](t *testing.T, db, format string, newCmd func(*Factory, func(*O) error) *cobra.Command, args ...string) *O {
+	t.Helper()
+	io, _, errOut := testIO("")
+	f := &Factory{IO: io, Getenv: testEnv, db: db, format: format}
+	var opts *O
+	cmd := newCmd(f, func(o *O) error { opts = o; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil || opts == nil {
+		t.Fatalf("%s %v: %v %s", cmd.Name(), args, err, errOut)
+	}
+	return opts
 }
 
 // TestCompareGoldenDemo: compare on the demo's runs, same deployment

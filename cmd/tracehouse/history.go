@@ -168,6 +168,14 @@ func historyRun(opts *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
+	return historyPrint(opts, rep)
+}
+
+// historyPrint prints a history in the format of opts and decides the exit
+// status: what the command does with the report once it is built (the
+// goldens print one report in every format this way).
+func historyPrint(opts *HistoryOptions, rep *analysis.HistoryReport) error {
+	var err error
 	if opts.Format == report.CSV {
 		err = report.Render(opts.IO.Out, report.CSV, report.Doc{Blocks: []any{report.HistoryCSVTable(rep)}})
 	} else {
