@@ -125,8 +125,14 @@ func goldenReport(t *testing.T, db, cmd string, args ...string) func(format, dir
 // options it would run with.
 func parseCmd[O any](t *testing.T, db, format string, newCmd func(*Factory, func(*O) error) *cobra.Command, args ...string) *O {
 	t.Helper()
+	return parseCmdEnv(t, testEnv, db, format, newCmd, args...)
+}
+
+// parseCmdEnv is parseCmd in the environment getenv.
+func parseCmdEnv[O any](t *testing.T, getenv func(string) string, db, format string, newCmd func(*Factory, func(*O) error) *cobra.Command, args ...string) *O {
+	t.Helper()
 	io, _, errOut := testIO("")
-	f := &Factory{IO: io, Getenv: testEnv, db: db, format: format}
+	f := &Factory{IO: io, Getenv: getenv, db: db, format: format}
 	var opts *O
 	cmd := newCmd(f, func(o *O) error { opts = o; return nil })
 	cmd.SetArgs(args)

@@ -68,6 +68,13 @@ func schemaRun(opts *SchemaOptions) error {
 	if err != nil {
 		return err
 	}
+	return schemaPrint(opts, rows)
+}
+
+// schemaPrint prints the rows of `schema [NAME]` in the format of opts:
+// what the command does with them once read (a test prints one object's
+// rows at several widths this way).
+func schemaPrint(opts *SchemaOptions, rows []queries.SchemaObjectsRow) error {
 	if opts.Object != "" && len(rows) == 0 {
 		return fmt.Errorf("no table, view or macro named %q: run 'tracehouse schema' for the list", opts.Object)
 	}

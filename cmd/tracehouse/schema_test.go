@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 )
 
@@ -101,6 +102,13 @@ func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
 	}
 	// words, with line breaks and the wrapped lines' indentation gone
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	// The warehouse as `schema` opens it.
+	ctx := context.Background()
+	w, err := parseCmd(t, db, "table", newCmdSchema).Warehouse(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
 	objects := 0
 	for _, o := range objs {
 		if o.Kind != "table" && o.Kind != "view" {
@@ -111,16 +119,25 @@ func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
 		if len(cols) == 0 {
 			t.Errorf("%s %s: no columns in duckdb_columns", o.Kind, o.Name)
 		}
+		// `schema NAME`'s rows, read once and printed at both widths by
+		// the command's print step (schemaPrint): the output is a
+		// function of them.
+		rows, err := queries.SchemaObjects(ctx, w.DB, o.Name)
+		if err != nil {
+			t.Fatalf("schema %s: %v", o.Name, err)
+		}
 		for _, columns := range []string{"", "60"} {
-			io, out, errOut := testIO("")
 			env := func(k string) string {
 				if k == "COLUMNS" {
 					return columns
 				}
 				return testEnv(k)
 			}
-			if code := run([]string{"--db", db, "schema", o.Name}, io, env); code != 0 {
-				t.Fatalf("schema %s: exit %d: %s", o.Name, code, errOut.String())
+			opts := parseCmdEnv(t, env, db, "table", newCmdSchema, o.Name)
+			io, out, _ := testIO("")
+			opts.IO = io
+			if err := schemaPrint(opts, rows); err != nil {
+				t.Fatalf("schema %s: %v", o.Name, err)
 			}
 			text := words(out.String())
 			for _, c := range cols {
