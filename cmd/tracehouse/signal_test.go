@@ -54,7 +54,7 @@ func waitCPU(t *testing.T, pid, ticks int) {
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
-			t.Fatalf("child's CPU time: %v", err)
+			t.Fatalf("child's CPU time (it ended before %d ticks?): %v", ticks, err)
 		}
 		// The command name in parentheses may hold spaces; the fields after it do not.
 		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
@@ -208,7 +208,12 @@ func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "traces")
-	if code, _, stderr := runCmd(t, "synth", "--out", src, "--ranks", "4", "--size-mb", "3", "--run", "r"); code != 0 {
+	// 6 MB traces: the seven loaded after the first take about 1.6
+	// CPU-s (ticks 30-190 of the child, 2026-12-05), so the signal at 80
+	// ticks lands in the load however fast the lake opens; with 3 MB the
+	// whole command took 140 ticks once the lake's opening got cheaper,
+	// and the child was gone before the 150 it waited for.
+	if code, _, stderr := runCmd(t, "synth", "--out", src, "--ranks", "4", "--size-mb", "6", "--run", "r"); code != 0 {
 		t.Fatalf("synth: %s", stderr)
 	}
 	all, err := filepath.Glob(filepath.Join(src, "r", "*", "*.trace.json.gz"))
@@ -238,7 +243,7 @@ func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 			if when == "load" {
-				waitCPU(t, cmd.Process.Pid, 150)
+				waitCPU(t, cmd.Process.Pid, 80)
 			} else {
 			watch:
 				for markers(lk) == before {
