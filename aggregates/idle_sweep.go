@@ -5,9 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
-	"io"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -432,64 +430,43 @@ func (sw *idleSweep) store(conn *sql.Conn) error {
 }
 
 // readIdleKernels reads the events idle_sweep_kernels.sql gives for args,
-// n of them, through the driver (as readSweepKernels does).
+// n of them, through the driver (eachDriverRow).
 func readIdleKernels(ctx context.Context, conn *sql.Conn, args []any, n int64) ([]idleKernel, error) {
-	q, rest := inline.Args(stmt("idle_sweep_kernels"), args)
-	if len(rest) > 0 {
-		return nil, fmt.Errorf("arguments not written into the query: %v", rest)
-	}
 	ks := make([]idleKernel, 0, n)
-	err := conn.Raw(func(dc any) error {
-		qc, ok := dc.(driver.QueryerContext)
-		if !ok {
-			return errors.New("driver connection cannot query")
+	err := eachDriverRow(ctx, conn, "idle_sweep_kernels", args, 11, func(v []driver.Value) error {
+		var k idleKernel
+		bad := false
+		i64 := func(x driver.Value) int64 {
+			n, ok := x.(int64)
+			bad = bad || !ok
+			return n
 		}
-		rows, err := qc.QueryContext(ctx, q, nil)
-		if err != nil {
-			return err
+		null64 := func(x driver.Value) sql.NullInt64 {
+			if x == nil {
+				return sql.NullInt64{}
+			}
+			return sql.NullInt64{Int64: i64(x), Valid: true}
 		}
-		defer rows.Close()
-		const cols = 11
-		v := make([]driver.Value, cols)
-		for {
-			if err := rows.Next(v); err == io.EOF {
-				return nil
-			} else if err != nil {
-				return err
+		null32 := func(x driver.Value) sql.NullInt64 {
+			if x == nil {
+				return sql.NullInt64{}
 			}
-			var k idleKernel
-			bad := false
-			i64 := func(x driver.Value) int64 {
-				n, ok := x.(int64)
-				bad = bad || !ok
-				return n
-			}
-			null64 := func(x driver.Value) sql.NullInt64 {
-				if x == nil {
-					return sql.NullInt64{}
-				}
-				return sql.NullInt64{Int64: i64(x), Valid: true}
-			}
-			null32 := func(x driver.Value) sql.NullInt64 {
-				if x == nil {
-					return sql.NullInt64{}
-				}
-				n, ok := x.(int32)
-				bad = bad || !ok
-				return sql.NullInt64{Int64: int64(n), Valid: true}
-			}
-			var okGraph bool
-			k.stream = null64(v[0])
-			k.id, k.ts, k.end = i64(v[1]), i64(v[2]), i64(v[3])
-			k.graph, okGraph = v[4].(bool)
-			k.launch, k.launchTS, k.pid, k.tid = null64(v[5]), null64(v[6]), null64(v[7]), null64(v[8])
-			name := null32(v[9])
-			k.nameID, k.site = name.Int64, null32(v[10])
-			if bad || !okGraph || !name.Valid {
-				return fmt.Errorf("unexpected row %v", v)
-			}
-			ks = append(ks, k)
+			n, ok := x.(int32)
+			bad = bad || !ok
+			return sql.NullInt64{Int64: int64(n), Valid: true}
 		}
+		var okGraph bool
+		k.stream = null64(v[0])
+		k.id, k.ts, k.end = i64(v[1]), i64(v[2]), i64(v[3])
+		k.graph, okGraph = v[4].(bool)
+		k.launch, k.launchTS, k.pid, k.tid = null64(v[5]), null64(v[6]), null64(v[7]), null64(v[8])
+		name := null32(v[9])
+		k.nameID, k.site = name.Int64, null32(v[10])
+		if bad || !okGraph || !name.Valid {
+			return fmt.Errorf("unexpected row %v", v)
+		}
+		ks = append(ks, k)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -427,36 +427,17 @@ func sweepRange(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGro
 }
 
 // readSweepKernels reads the GPU events of the groups gs, in key, start
-// and id order (overlap_store_kernels.sql). It reads through the driver:
-// database/sql's Scan of 85 k rows cost about as much as the sweep.
+// and id order (overlap_store_kernels.sql), through the driver
+// (eachDriverRow).
 func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGroup) ([]sweepKernel, error) {
 	var n int64
 	for _, g := range gs {
 		n += g.kernels
 	}
-	q, rest := inline.Args(stmt("overlap_store_kernels"),
-		append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key)}, args...))
-	if len(rest) > 0 {
-		return nil, fmt.Errorf("arguments not written into the query: %v", rest)
-	}
 	ks := make([]sweepKernel, 0, n)
-	err := conn.Raw(func(dc any) error {
-		qc, ok := dc.(driver.QueryerContext)
-		if !ok {
-			return errors.New("driver connection cannot query")
-		}
-		rows, err := qc.QueryContext(ctx, q, nil)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		v := make([]driver.Value, 7)
-		for {
-			if err := rows.Next(v); err == io.EOF {
-				return nil
-			} else if err != nil {
-				return err
-			}
+	err := eachDriverRow(ctx, conn, "overlap_store_kernels",
+		append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key)}, args...), 7,
+		func(v []driver.Value) error {
 			var k sweepKernel
 			var ok [7]bool
 			k.id, ok[0] = v[0].(int64)
@@ -470,8 +451,8 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 				return fmt.Errorf("unexpected row %v", v)
 			}
 			ks = append(ks, k)
-		}
-	})
+			return nil
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -480,6 +461,39 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 		return nil, fmt.Errorf("read %d GPU events of groups holding %d", len(ks), n)
 	}
 	return ks, nil
+}
+
+// eachDriverRow runs the statement name with args written into its text
+// and calls row with each row's cols values, read through the driver: the
+// sweeps read every GPU event of their runs, and database/sql's Scan of
+// each value cost about as much as the sweep itself.
+func eachDriverRow(ctx context.Context, conn *sql.Conn, name string, args []any, cols int, row func([]driver.Value) error) error {
+	q, rest := inline.Args(stmt(name), args)
+	if len(rest) > 0 {
+		return fmt.Errorf("arguments not written into the query: %v", rest)
+	}
+	return conn.Raw(func(dc any) error {
+		qc, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return errors.New("driver connection cannot query")
+		}
+		rows, err := qc.QueryContext(ctx, q, nil)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		v := make([]driver.Value, cols)
+		for {
+			if err := rows.Next(v); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if err := row(v); err != nil {
+				return err
+			}
+		}
+	})
 }
 
 // overlapGroups lists the overlap groups of the runs args select, in key
