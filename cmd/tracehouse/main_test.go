@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -158,17 +157,7 @@ func llamaCopy(t *testing.T) string {
 // --db db and --format format, and returns the options it would run with.
 func parseTriage(t *testing.T, db, format string, args ...string) *TriageOptions {
 	t.Helper()
-	io, _, errOut := testIO("")
-	f := &Factory{IO: io, Getenv: testEnv, db: db, format: format}
-	var opts *TriageOptions
-	cmd := newCmdTriage(f, func(o *TriageOptions) error { opts = o; return nil })
-	cmd.SetArgs(args)
-	cmd.SetOut(io.Out)
-	cmd.SetErr(io.ErrOut)
-	if err := cmd.ExecuteContext(context.Background()); err != nil || opts == nil {
-		t.Fatalf("triage %v: %v %s", args, err, errOut)
-	}
-	return opts
+	return parseCmd(t, db, format, newCmdTriage, args...)
 }
 
 // triageReports builds the reports of a triage command line once, by the
