@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/rivo/uniseg"
 )
@@ -421,6 +422,8 @@ func detailName(c Column) string {
 // asks.
 func cutColumn(c Column, cells []string, w int) []string {
 	switch {
+	case c.Cut == CutPhrase:
+		return cutPhrases(cells, w)
 	case c.Kernel, c.Cut == CutMiddle && c.Sep == "":
 		// Any text cut in its middle keeps different cells different
 		// (sql's name and path columns, evidence naming other files).
@@ -437,6 +440,75 @@ func cutColumn(c Column, cells []string, w int) []string {
 		out[i] = cutCell(s, w, c.Cut)
 	}
 	return out
+}
+
+// cutPhrases shortens phrases to width w at their spaces (cutPhrase);
+// should that fail for one of them, or make two different ones read the
+// same, the column is cut as names are (cutNames).
+func cutPhrases(cells []string, w int) []string {
+	out := make([]string, len(cells))
+	of := map[string]string{}
+	for i, s := range cells {
+		c, ok := cutPhrase(s, w)
+		if prev, dup := of[c]; !ok || dup && prev != s {
+			return cutNames(cells, w)
+		}
+		of[c] = s
+		out[i] = c
+	}
+	return out
+}
+
+// cutPhrase shortens s to width w by dropping whole words from its middle
+// or its end. Of the cuts that fit it takes the one showing the most of s,
+// its head counting double (a pattern's name says first what it fuses):
+// "Fused activation-and-mul …" rather than "Fused … (SwiGLU / GeGLU)", and
+// "FlashInfer … allreduce_fusion" (a tie goes to the cut that keeps the
+// end). A lone symbol ("+", "/") never ends the head or starts the tail.
+// false when not even the first word fits.
+func cutPhrase(s string, w int) (string, bool) {
+	if textWidth(s) <= w {
+		return s, true
+	}
+	words := strings.Split(s, " ")
+	// width of words[i:j] joined by spaces
+	span := func(i, j int) int {
+		if i >= j {
+			return 0
+		}
+		return textWidth(strings.Join(words[i:j], " "))
+	}
+	best, bestShown := "", -1
+	for head := 1; head < len(words); head++ {
+		if isSymbol(words[head-1]) || span(0, head)+2 > w {
+			continue
+		}
+		// tail == len(words): no tail, the phrase is cut at its end
+		for tail := len(words); tail > head; tail-- {
+			if tail < len(words) && isSymbol(words[tail]) {
+				continue
+			}
+			shown, out := 2*span(0, head)+span(tail, len(words)), ""
+			if tail == len(words) {
+				out = strings.Join(words[:head], " ") + " " + ellipsis
+			} else {
+				out = strings.Join(words[:head], " ") + " " + ellipsis + " " + strings.Join(words[tail:], " ")
+			}
+			if textWidth(out) > w {
+				break // a longer tail is wider still
+			}
+			// a tie goes to the cut with a tail, then to the longer head
+			if shown > bestShown || shown == bestShown && tail < len(words) && strings.HasSuffix(best, ellipsis) {
+				best, bestShown = out, shown
+			}
+		}
+	}
+	return best, bestShown >= 0
+}
+
+// isSymbol: w has no letter or digit (a "+" or "/" between words).
+func isSymbol(w string) bool {
+	return !strings.ContainsFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
 }
 
 // cutCell shortens s to width w the way its column asks.

@@ -581,3 +581,45 @@ func TestFitTablePathColumn(t *testing.T) {
 		}
 	}
 }
+
+func TestCutPhrase(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		w    int
+		want string // "" when the first and last words do not fit
+	}{
+		{"Fused QK RoPE reshape + KV cache write", 40, "Fused QK RoPE reshape + KV cache write"},
+		// head words count double against the tail's
+		{"Fused QK RoPE reshape + KV cache write", 30, "Fused QK RoPE reshape + KV …"},
+		{"Fused QK RoPE reshape + KV cache write", 35, "Fused QK RoPE reshape + KV cache …"},
+		{"Fused activation-and-mul (SwiGLU / GeGLU)", 30, "Fused activation-and-mul …"},
+		// a tie keeps the end
+		{"FlashInfer unified allreduce_fusion", 30, "FlashInfer … allreduce_fusion"},
+		{"vLLM-origin DeepSeek min-latency fused QKV-A projection", 40, "vLLM-origin DeepSeek min-latency fused …"},
+		// a lone "+" or "/" neither ends the head nor starts the tail
+		{"Fused QK RoPE reshape + KV cache write", 24, "Fused QK RoPE reshape …"},
+		{"Fused MoE router / top-k / softcapping", 25, "Fused MoE router …"},
+		{"Fused MoE router / top-k / softcapping", 26, "Fused MoE router / top-k …"},
+		{"Fused logit softcap", 12, "Fused …"},
+		{"Supercalifragilistic expialidocious", 12, ""}, // the first word does not fit
+	} {
+		got, ok := cutPhrase(c.in, c.w)
+		if !ok {
+			got = ""
+		}
+		if got != c.want {
+			t.Errorf("cutPhrase(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
+		}
+		if ok && textWidth(got) > c.w {
+			t.Errorf("cutPhrase(%q, %d) = %q is %d wide", c.in, c.w, got, textWidth(got))
+		}
+	}
+	// Two phrases that cut to the same text are cut as names are, which
+	// keeps them apart.
+	cells := []string{"Fused QK RoPE reshape + KV cache write", "Fused QK RoPE reshape + MLA cache write"}
+	got := cutPhrases(cells, 30)
+	if got[0] == got[1] {
+		t.Errorf("cutPhrases(%q, 30) = %q: the two read the same", cells, got)
+	}
+}

@@ -162,6 +162,9 @@ const (
 	CutPath
 	// CutEnd keeps the head (figures first, detail last).
 	CutEnd
+	// CutPhrase drops whole words from the middle of a phrase (a fuse
+	// pattern's name), keeping its first and last words (cutPhrase).
+	CutPhrase
 )
 
 // Table is a named table of strings, already formatted.

@@ -408,7 +408,7 @@ func fusedPaths(f TriageFusion, all bool) string {
 func fusionTable(st *TriageStage, f Format) *Table {
 	text := f == Text
 	t := &Table{Name: "fusions", Empty: "no fuse pattern matched",
-		Columns: []Column{{Name: "Pattern", Min: 16}, {Name: "Status", Keep: true}, {Name: "Confidence", Short: "Conf", Keep: true},
+		Columns: []Column{{Name: "Pattern", Min: 16, Cut: CutPhrase}, {Name: "Status", Keep: true}, {Name: "Confidence", Short: "Conf", Keep: true},
 			{Name: "Related GPU time", Short: "GPU time", Right: true}, {Name: "Share", Right: true}, {Name: "Evidence kernels", Short: "Evidence", Sep: ", ", Min: 24, Detail: 1},
 			{Name: "Current Python location", Short: "Python location", Cut: CutPath, Sep: "; ", Detail: 2},
 			{Name: "Candidate fused path", Prose: true}, {Name: "Rationale", Prose: true}}}
