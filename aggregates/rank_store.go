@@ -95,8 +95,12 @@ func inConnTx(ctx context.Context, db *sql.DB, fail func(step string, err error)
 		return errors.Join(err, rerr)
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return errors.Join(fail("commit: ", err), rerr)
+		// A COMMIT that fails (a full disk) has ended the transaction
+		// already; ROLLBACK is for one it never reached, and otherwise
+		// only says "no transaction is active", which the one line the
+		// user reads must not carry after the disk's own error.
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return fail("commit: ", err)
 	}
 	return nil
 }
