@@ -1311,14 +1311,15 @@ func wrapWith(s string, width int, cont string) []string {
 	return append(out, line)
 }
 
-// bindUnits joins a number and the unit after it ("2.9", "µs)") into one
-// word, so that a wrap never leaves a figure at the end of one line and
-// its unit at the start of the next: the two are read as one.
+// bindUnits joins a number and the unit or short word after it ("2.9",
+// "µs)"; "12", "file(s)"; "3", "steps") into one word, so that a wrap never
+// leaves a figure at the end of one line and what it counts at the start
+// of the next: the two are read as one.
 func bindUnits(words []string) []string {
 	out := words[:0:0]
 	for i := 0; i < len(words); i++ {
 		w := words[i]
-		if i+1 < len(words) && isNumber(w) && isUnit(words[i+1]) {
+		if i+1 < len(words) && isNumber(w) && (isUnit(words[i+1]) || isCounted(words[i+1])) {
 			i++
 			w += " " + words[i]
 		}
@@ -1345,6 +1346,32 @@ var figureUnits = map[string]bool{
 	"B": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true,
 	"kB": true, "KB": true, "MB": true, "GB": true, "TB": true, "x": true, "×": true,
 }
+
+// isCounted: w is a short noun a number may count ("file(s)", "steps,",
+// "runs"): lower-case letters (a plural "(s)" and punctuation after them
+// allowed), 3 to maxCounted of them, and not a word that joins ("and",
+// "than"). Longer words stay free so that the two bound never make a word
+// too long for a line.
+func isCounted(w string) bool {
+	w = strings.TrimSuffix(strings.TrimRight(w, ")],;:."), "(s")
+	if len(w) < 3 || len(w) > maxCounted || notCounted[w] {
+		return false
+	}
+	for _, r := range w {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+const maxCounted = 12
+
+// notCounted are short words that follow a number without being what it
+// counts.
+var notCounted = map[string]bool{"and": true, "the": true, "for": true, "but": true, "not": true,
+	"are": true, "was": true, "were": true, "from": true, "with": true, "into": true, "than": true,
+	"then": true, "per": true, "out": true, "more": true, "less": true, "over": true, "under": true}
 
 // isUnit: w is a unit, maybe followed by punctuation ("µs)", "ms;").
 func isUnit(w string) bool {

@@ -333,6 +333,10 @@ func TestWrapKeepsFigureWithUnit(t *testing.T) {
 		{"run 2 of 8", 6, "run 2|  of 8"},
 		{"h07a ms", 5, "h07a|  ms"},
 		{"keep 2.9 µs", 20, "keep 2.9 µs"},
+		// a number keeps the short noun it counts, not a word that joins
+		{"stored 12 file(s) of 16", 14, "stored|  12 file(s)|  of 16"},
+		{"after 3 steps, then 4 more", 12, "after|  3 steps,|  then 4|  more"},
+		{"ran 3 configurations", 18, "ran 3|  configurations"}, // too long to bind
 	} {
 		got := strings.Join(wrapLine(c.in, c.width), "|")
 		if got != c.want {
