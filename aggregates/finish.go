@@ -47,15 +47,17 @@ const DuckDBFinishMiB = 200
 // alone left the other core idle (0.6 MB trace: 110 -> 81-99 ms; 270 MB:
 // 580 -> 460-540 ms, for about 35 MiB more at the peak). When the runs
 // due hold more than sideBySideKernels GPU events, the saves run one after
-// another instead: each statement then has DuckDB's threads to itself
-// anyway, and two side by side stacked their memory (issue 38: 250 MB of
-// tiny events, 202 k GPU events, peaked at 405 MiB side by side, 335 one
-// after another).
+// another instead: two side by side stacked their memory (issue 38: 250 MB
+// of tiny events, 202 k GPU events, peaked at 405 MiB side by side, 335 one
+// after another), and on a larger machine each statement has DuckDB's
+// threads to itself.
 //
 // A run whose copy cannot be saved fails alone (as in FinishPerRun): the
 // saves go on for the other runs and copies, and Finish returns a
 // *FinishError naming each failed run and copy. On a file warehouse
-// DuckDB's memory is bounded meanwhile (ingest.BoundFinish).
+// DuckDB's memory is bounded meanwhile (ingest.BoundFinish), and on a
+// machine of 2 cores, when the saves run side by side, DuckDB starts no
+// worker thread beside theirs (ingest.CallersOnly, finishSettings).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS int64) error {
 	return finish(ctx, db, cat, minDurNS, sideBySideKernels)
 }
@@ -66,13 +68,9 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, restore, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
+	ctx, due, restore, err := finishSettings(ctx, db, sideBySide)
 	if err != nil {
 		return err
-	}
-	due, err := dueKernels(ctx, db)
-	if err != nil {
-		return JoinFinishErrors(err, restore())
 	}
 	// one serializes the saves when the runs due are large.
 	var one sync.Mutex
@@ -172,13 +170,12 @@ func savePendingOverlapRows(ctx context.Context, db *sql.DB, minDurNS int64) err
 // later finishes leave that run alone until one of its traces changes, and
 // FinishPerRun returns a *FinishError naming it.
 //
-// On a file warehouse DuckDB's memory is bounded meanwhile
-// (ingest.BoundFinish).
+// DuckDB is set up as for Finish meanwhile (finishSettings).
 func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, restore, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
+	ctx, _, restore, err := finishSettings(ctx, db, sideBySideKernels)
 	if err != nil {
 		return err
 	}
@@ -188,6 +185,33 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 		err = JoinFinishErrors(err, SavePendingSteps(ctx, db))
 	}
 	return JoinFinishErrors(err, restore())
+}
+
+// finishSettings sets DuckDB up for a finish's saves until restore, and
+// returns the GPU events of the runs due (dueKernels): its memory bounded
+// on a file warehouse (ingest.BoundFinish) and, when the runs due hold no
+// more than callersUpTo GPU events, no worker threads beside the saves'
+// own on a small machine (ingest.CallersOnly). Larger runs keep DuckDB's
+// workers: their saves run one after another, and their statements split
+// into many tasks, where a worker shortens the wall clock on an idle
+// machine for little spinning.
+func finishSettings(ctx context.Context, db *sql.DB, callersUpTo int64) (_ context.Context, due int64, restore func() error, _ error) {
+	ctx, unbound, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
+	if err != nil {
+		return ctx, 0, nil, err
+	}
+	due, err = dueKernels(ctx, db)
+	if err != nil {
+		return ctx, 0, nil, JoinFinishErrors(err, unbound())
+	}
+	if due > callersUpTo {
+		return ctx, due, unbound, nil
+	}
+	callers, err := ingest.CallersOnly(ctx, db)
+	if err != nil {
+		return ctx, 0, nil, JoinFinishErrors(err, unbound())
+	}
+	return ctx, due, func() error { return errors.Join(callers(), unbound()) }, nil
 }
 
 // FinishCatalog is a finish's first step: the catalog installed (reported as

@@ -2,6 +2,8 @@ package aggregates
 
 import (
 	"context"
+	"database/sql"
+	"runtime"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -44,5 +46,61 @@ func TestFinishOneAfterAnother(t *testing.T) {
 	}
 	if dumps[0] != dumps[sideBySideKernels] {
 		t.Errorf("saved rows one after another %s, side by side %s", dumps[0], dumps[sideBySideKernels])
+	}
+}
+
+// threadsPhaser records DuckDB's thread settings as the saves begin.
+type threadsPhaser struct {
+	t                 *testing.T
+	db                *sql.DB
+	threads, external int64
+}
+
+func (p *threadsPhaser) Phase(name string) {
+	if name == PhaseSaving {
+		p.threads, p.external = threadSettings(p.t, p.db)
+	}
+}
+
+func threadSettings(t *testing.T, db *sql.DB) (threads, external int64) {
+	t.Helper()
+	if err := db.QueryRow(`SELECT current_setting('threads')::BIGINT, current_setting('external_threads')::BIGINT`).Scan(&threads, &external); err != nil {
+		t.Fatal(err)
+	}
+	return threads, external
+}
+
+// TestFinishRunsOnCallersOnSmallMachines: while a finish saves side by
+// side, DuckDB has no worker thread beside the saves' own on a machine of 2
+// cores or fewer (ingest.CallersOnly) and is as the caller set it on a
+// larger one, or when the runs due are large enough for the saves to run
+// one after another (here: limit 0); after it, the caller's settings are
+// back.
+func TestFinishRunsOnCallersOnSmallMachines(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, limit := range []int64{sideBySideKernels, 0} {
+		w := threeDemoRuns(t)
+		if _, err := w.DB.ExecContext(ctx, `SET threads = 4`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.DB.ExecContext(ctx, `SET external_threads = 1`); err != nil {
+			t.Fatal(err)
+		}
+		p := &threadsPhaser{t: t, db: w.DB}
+		if err := finish(WithPhaser(ctx, p), w.DB, catalog.Default(), 5000, limit); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1)
+		if runtime.GOMAXPROCS(0) <= 2 && limit > 0 {
+			want = 4
+		}
+		if p.threads != 4 || p.external != want {
+			t.Errorf("limit %d, while saving (%d cores): threads %d, external %d; want 4 and %d",
+				limit, runtime.GOMAXPROCS(0), p.threads, p.external, want)
+		}
+		if th, ext := threadSettings(t, w.DB); th != 4 || ext != 1 {
+			t.Errorf("limit %d, after the finish: threads %d, external %d; want 4 and 1", limit, th, ext)
+		}
 	}
 }

@@ -231,7 +231,12 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	if w.Path != "" && w.Path != schema.Memory {
 		spillDir = filepath.Dir(w.Path)
 	}
+	callers, err := CallersOnly(ctx, w.DB)
+	if err != nil {
+		return nil, errors.Join(err, bound.restore(ctx))
+	}
 	fatal := loadFiles(ctx, w.DB, cands, runs, names, opt, jobs, loadEnv{spillDir: spillDir, bound: bound, rows: w}, res.Files)
+	callersErr := callers()
 	for i := range res.Files {
 		if res.Files[i].Path == "" {
 			err := ctx.Err()
@@ -254,7 +259,7 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	// with how many files were stored before it.
 	var dbErr *dbError
 	warehouseFailed := errors.As(fatal, &dbErr)
-	if err := bound.restore(ctx); err != nil && !warehouseFailed {
+	if err := errors.Join(bound.restore(ctx), callersErr); err != nil && !warehouseFailed {
 		return res, err
 	}
 	stored := map[string]bool{}
