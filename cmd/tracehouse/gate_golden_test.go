@@ -135,7 +135,8 @@ func parseCmdEnv[O any](t *testing.T, getenv func(string) string, db, format str
 	f := &Factory{IO: io, Getenv: getenv, db: db, format: format}
 	var opts *O
 	cmd := newCmd(f, func(o *O) error { opts = o; return nil })
-	cmd.SetArgs(args)
+	// never nil: cobra reads the test binary's own os.Args for nil
+	cmd.SetArgs(append([]string{}, args...))
 	cmd.SetOut(io.Out)
 	cmd.SetErr(io.ErrOut)
 	if err := cmd.ExecuteContext(context.Background()); err != nil || opts == nil {

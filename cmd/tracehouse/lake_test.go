@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,7 +16,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/tracehouse/tracehouse/lake"
+	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/synth"
+	"github.com/tracehouse/tracehouse/target"
 )
 
 // TestLakeEndToEnd: the demo in a warehouse, exported into a lake, and
@@ -54,7 +58,13 @@ func TestLakeEndToEnd(t *testing.T) {
 		{"Damaged", testLakeDamaged},
 		{"Compact", testLakeCompact},
 	} {
-		t.Run(c.name, func(t *testing.T) { c.test(t, db, exported, ingested) })
+		// Each subtest only reads the two lakes and the warehouse (those
+		// that change a lake change a copy): they run in parallel, beside
+		// the package's other tests, rather than one after another.
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t, db, exported, ingested)
+		})
 	}
 }
 
@@ -126,11 +136,8 @@ func testLakeSQL(t *testing.T, db, exported, ingested string) {
 // duckdb_columns.
 func testLakeSchema(t *testing.T, db, exported, ingested string) {
 	// parse reads the output of `schema [OBJECT] --format json`.
-	parse := func(code int, out, stderr string) map[string]string {
+	parse := func(out string) map[string]string {
 		t.Helper()
-		if code != 0 {
-			t.Fatalf("schema: exit %d %s", code, stderr)
-		}
 		var rows []schemaJSON
 		if err := json.Unmarshal([]byte(out), &rows); err != nil {
 			t.Fatal(err)
@@ -144,14 +151,12 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 	own := map[string]bool{"kernel_overlap_runs": true, "step_store_runs": true, "device_busy_store": true}
 	// (the lake's bookkeeping views keep the columns, so the descriptions,
 	// of the warehouse tables they stand for)
-	for _, object := range []string{"", "traces", "kernels", "runs", "kernel_events", "kernel_overlap_runs", "step_store_runs", "device_busy_store"} {
-		args := []string{"schema"}
-		if object != "" {
-			args = append(args, object)
-		}
-		args = append(args, "--format", "json")
-		want := parse(demoOnce(t, args...))
-		got := parse(runCmd(t, append([]string{"--lake", exported}, args...)...))
+	objects := []string{"", "traces", "kernels", "runs", "kernel_events", "kernel_overlap_runs", "step_store_runs", "device_busy_store"}
+	io, _, _ := testIO("")
+	wants := schemaOutputs(t, (&Factory{IO: io, Getenv: testEnv, db: demoCopy(t)}).warehouse(), objects)
+	gots := schemaOutputs(t, (&Factory{IO: io, Getenv: testEnv, lake: exported}).warehouse(), objects)
+	for _, object := range objects {
+		want, got := parse(wants[object]), parse(gots[object])
 		described := 0
 		for name, d := range want {
 			if own[name] {
@@ -177,6 +182,44 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 	if _, got, _ := runCmd(t, "--lake", exported, "sql", "--format", "csv", q); got != want || len(want) < 20 {
 		t.Errorf("a column's comment over the lake: %q, want %q", got, want)
 	}
+}
+
+// schemaOutputs is what `schema [OBJECT] --format json` prints for each
+// of objects ("" for the list), by the command's own steps (open,
+// describe, read the object's rows, print them: schemaRun) on one open
+// of the warehouse or lake open opens, rather than one open per object:
+// an open of a lake costs more than the rows it reads here.
+func schemaOutputs(t *testing.T, open target.Opener, objects []string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	w, err := open(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// (a no-op after the first time, as for a command's one object)
+	if err := lake.Describe(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	outs := map[string]string{}
+	for _, object := range objects {
+		var args []string
+		if object != "" {
+			args = append(args, object)
+		}
+		opts := parseCmd(t, "unused.duckdb", "json", newCmdSchema, args...)
+		io, out, _ := testIO("")
+		opts.IO = io
+		rows, err := queries.SchemaObjects(ctx, w.DB, opts.Object)
+		if err != nil {
+			t.Fatalf("schema %s: %v", object, err)
+		}
+		if err := schemaPrint(opts, rows); err != nil {
+			t.Fatalf("schema %s: %v", object, err)
+		}
+		outs[object] = out.String()
+	}
+	return outs
 }
 
 // testLakeSQLArrow: `sql --format arrow` over a lake, read back by
