@@ -13,6 +13,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/assemble"
+	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/target"
 )
 
@@ -68,7 +69,44 @@ func goldenFormats(t *testing.T, db, name, cmd string, args ...string) {
 // stdout, and for compare's CSV the files it writes to dir (--out).
 func goldenReport(t *testing.T, db, cmd string, args ...string) func(format, dir string) string {
 	t.Helper()
+	printAt := builtReport(t, db, cmd, args...)
+	return func(format, dir string) string { return printAt(format, dir, -1) }
+}
+
+// builtReport is goldenReport whose print step also takes the width text
+// is fitted to (as $COLUMNS, or 0 for --wide, sets it; -1: the command
+// line's own), and which builds triage's reports too (triageReports).
+// The report is built once whatever the width: only its printing reads
+// the width.
+func builtReport(t *testing.T, db, cmd string, args ...string) func(format, dir string, width int) string {
+	t.Helper()
 	switch cmd {
+	case "triage":
+		reps, _ := triageReports(t, db, args...)
+		return func(format, dir string, width int) string {
+			extra := []string{}
+			if dir != "" {
+				extra = []string{"--out", dir}
+			}
+			o := parseTriage(t, "unused.duckdb", format, append(slices.Clone(args), extra...)...)
+			io, out, _ := testIO("")
+			o.IO = io
+			if width >= 0 {
+				o.Width = width
+			}
+			var csvDoc report.Doc
+			for i, rep := range reps {
+				if err := writeTriage(o.common, o.Format, i, rep, &csvDoc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if o.Format == report.CSV {
+				if _, err := report.RenderCSVDir(o.Out, csvDoc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return out.String()
+		}
 	case "compare":
 		opts := parseCmd(t, db, "table", newCmdCompare, args...)
 		// compareRun's open
@@ -83,7 +121,7 @@ func goldenReport(t *testing.T, db, cmd string, args ...string) func(format, dir
 		if err != nil || ingestErr != nil {
 			t.Fatalf("compare %v: %v %v", args, err, ingestErr)
 		}
-		return func(format, dir string) string {
+		return func(format, dir string, width int) string {
 			extra := []string{}
 			if dir != "" {
 				extra = []string{"--out", dir}
@@ -91,6 +129,9 @@ func goldenReport(t *testing.T, db, cmd string, args ...string) func(format, dir
 			o := parseCmd(t, "unused.duckdb", format, newCmdCompare, append(slices.Clone(args), extra...)...)
 			io, out, _ := testIO("")
 			o.IO = io
+			if width >= 0 {
+				o.Width = width
+			}
 			if err := printCompare(o.common, o.Format, o.Out, rep); err != nil {
 				t.Fatal(err)
 			}
@@ -107,10 +148,13 @@ func goldenReport(t *testing.T, db, cmd string, args ...string) func(format, dir
 		if err != nil {
 			t.Fatal(err)
 		}
-		return func(format, _ string) string {
+		return func(format, _ string, width int) string {
 			o := parseCmd(t, "unused.duckdb", format, newCmdHistory, args...)
 			io, out, _ := testIO("")
 			o.IO = io
+			if width >= 0 {
+				o.Width = width
+			}
 			// The exit status is the text golden's.
 			_ = historyPrint(o, rep)
 			return out.String()

@@ -76,24 +76,49 @@ func TestTextFitsTheWidth(t *testing.T) {
 // widthGoldens runs ARGS on db with COLUMNS at 80 and 120 (off a
 // terminal), holds each output to testdata/golden/width/NAME-COLUMNS.txt,
 // checks that no line is wider than the width, and that with --wide
-// nothing is cut (no "…" or "...").
+// nothing is cut (no "…" or "..."). A report (triage, compare, history) is
+// built once, by the command's steps, and printed at each width by its
+// print step (builtReport): only the printing reads the width; the other
+// commands, whose reading is cheap, run whole at each width.
 func widthGoldens(t *testing.T, db, name string, args ...string) {
 	t.Helper()
 	// compare and history may exit 1 (cannot decide) or 3 (regression):
 	// what they print is held all the same.
 	ok := func(code int) bool { return code == 0 || code == exitError || code == exitRegression }
-	for _, cols := range []int{80, 120} {
-		env := func(k string) string {
-			if k == "COLUMNS" {
-				return fmt.Sprint(cols)
+	var printAt func(format, dir string, width int) string
+	switch args[0] {
+	case "triage", "compare", "history":
+		printAt = builtReport(t, db, args[0], args[1:]...)
+	}
+	// output is what ARGS print at width cols (0: --wide)
+	output := func(cols int) string {
+		t.Helper()
+		if printAt != nil {
+			out := printAt("table", "", cols)
+			if out == "" {
+				t.Fatalf("%s at %d columns: no output", name, cols)
 			}
-			return testEnv(k)
+			return out
+		}
+		env, line := testEnv, append([]string{"--db", db}, args...)
+		if cols > 0 {
+			env = func(k string) string {
+				if k == "COLUMNS" {
+					return fmt.Sprint(cols)
+				}
+				return testEnv(k)
+			}
+		} else {
+			line = append([]string{"--db", db, "--wide"}, args...)
 		}
 		io, out, errOut := testIO("")
-		if code := run(append([]string{"--db", db}, args...), io, env); !ok(code) || out.Len() == 0 {
-			t.Fatalf("%s: exit %d: %s", name, code, errOut.String())
+		if code := run(line, io, env); !ok(code) || cols > 0 && out.Len() == 0 {
+			t.Fatalf("%s at %d columns: exit %d: %s", name, cols, code, errOut.String())
 		}
-		got := maskTimes(out.String())
+		return out.String()
+	}
+	for _, cols := range []int{80, 120} {
+		got := maskTimes(output(cols))
 		for i, l := range strings.Split(got, "\n") {
 			if w := uniseg.StringWidth(l); w > cols {
 				t.Errorf("%s at %d columns: line %d is %d wide: %q", name, cols, i+1, w, l)
@@ -101,11 +126,7 @@ func widthGoldens(t *testing.T, db, name string, args ...string) {
 		}
 		golden(t, fmt.Sprintf("width/%s-%d.txt", name, cols), got)
 	}
-	io, out, errOut := testIO("")
-	if code := run(append([]string{"--db", db, "--wide"}, args...), io, testEnv); !ok(code) {
-		t.Fatalf("%s --wide: exit %d: %s", name, code, errOut.String())
-	}
-	if wide := out.String(); strings.Contains(wide, "…") || strings.Contains(wide, "...") {
+	if wide := output(0); strings.Contains(wide, "…") || strings.Contains(wide, "...") {
 		t.Errorf("%s --wide cuts something:\n%s", name, wide)
 	}
 }
