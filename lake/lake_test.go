@@ -84,6 +84,9 @@ func TestMain(m *testing.M) {
 	if demoPath != "" {
 		os.RemoveAll(filepath.Dir(demoPath))
 	}
+	if lakeDir != "" {
+		os.RemoveAll(lakeDir)
+	}
 	os.Exit(code)
 }
 

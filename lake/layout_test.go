@@ -28,7 +28,7 @@ var (
 )
 
 // demoLake is a lake exported from the demo warehouse, written once per
-// test binary; tests only read it.
+// test binary; tests only read it. TestMain removes it.
 func demoLake(t *testing.T) string {
 	t.Helper()
 	src := openDemo(t)
@@ -41,7 +41,6 @@ func demoLake(t *testing.T) string {
 	if lakeErr != nil {
 		t.Fatal(lakeErr)
 	}
-	t.Cleanup(func() {}) // the directory goes with the test binary's temp files
 	return lakeDir
 }
 
