@@ -65,6 +65,7 @@ func TestHistorySteps(t *testing.T) {
 	if err != nil || len(fresh) != 3 || !fresh[1] || !fresh[2] || fresh[3] {
 		t.Fatalf("steps_fresh: %v %v", fresh, err)
 	}
+	stepsFreshOneByOne(t, f, fresh)
 	testHistorySteps(t, f, []int64{1, 2})
 	// Saved rows that differ from the computed ones show which were read.
 	f.exec(`UPDATE step_total_store SET window_ns = window_ns + 1000, busy_ns = busy_ns + 1000 WHERE run_id = 2`)
@@ -78,6 +79,26 @@ func TestHistorySteps(t *testing.T) {
 		Metric: sql.NullString{String: MetricBusy, Valid: true}})
 	if err != nil || len(rows) != 4 || rows[3].ValueNS != 1050 || rows[1].ValueNS != 47 {
 		t.Errorf("busy, run 2 from the store: %+v %v", rows, err)
+	}
+	// A kernel moved to another step makes run 1's copy stale, whichever
+	// statement asks.
+	f.exec(`UPDATE kernels SET step = 2 WHERE kernel_id = 2`)
+	fresh, err = StepsFresh(context.Background(), f.db, []int64{1, 2, 3})
+	if err != nil || len(fresh) != 3 || fresh[1] || !fresh[2] || fresh[3] {
+		t.Fatalf("steps_fresh after a step changed: %v %v", fresh, err)
+	}
+	stepsFreshOneByOne(t, f, fresh)
+}
+
+// stepsFreshOneByOne checks that each run asked on its own
+// (steps_fresh_run.sql) is as current as the list said (steps_fresh.sql).
+func stepsFreshOneByOne(t *testing.T, f fixture, list map[int64]bool) {
+	t.Helper()
+	for run, want := range list {
+		one, err := StepsFresh(context.Background(), f.db, []int64{run})
+		if err != nil || len(one) != 1 || one[run] != want {
+			t.Errorf("steps_fresh_run of run %d: %v %v, the list said %v", run, one, err, want)
+		}
 	}
 }
 

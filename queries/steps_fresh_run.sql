@@ -1,0 +1,13 @@
+-- steps_fresh_run: steps_fresh.sql for one run, its id a constant: whether
+-- run $run's saved step aggregates are current (_steps_current,
+-- sqllib/steps.sql). Over a list, the run id comes from a column and
+-- DuckDB decorrelates the check into one pass over every run's kernels
+-- grouped by run (the overlap fingerprint's part is not narrowed to the
+-- runs listed): compare asked for two runs and read all 1.47 M kernels of
+-- a warehouse of 1,000 runs. With the id a constant it reads the run's own.
+--
+-- Parameters: $run (a run_id).
+--
+-- Columns: run_id, fresh (false when nothing is saved or the copy is
+-- stale). One row.
+SELECT $run::INTEGER AS run_id, _steps_current($run) AS fresh
