@@ -359,6 +359,10 @@ func TestIdleByStage(t *testing.T) {
 			t.Errorf("%s: longest gap %+v, want %d ns", g.Stage, g, longest)
 		}
 	}
+	steps, err := IdleByStep(ctx, db, IdleParams{Run: run, Rank: rank0, Steps: 5, Fresh: true})
+	if err != nil || len(steps) == 0 {
+		t.Fatalf("by step: %d rows, %v", len(steps), err)
+	}
 	p.Fresh = false
 	computed, err := IdleByStage(ctx, db, p)
 	if err != nil {
@@ -367,6 +371,23 @@ func TestIdleByStage(t *testing.T) {
 	if !slices.Equal(computed, rows) {
 		t.Error("computed rows differ from the saved ones")
 	}
+	// The saved rows are read through the *_saved twins (idleTwins): the
+	// same rows as computed, for each of the three queries.
+	if computedGaps, err := IdleWorstGaps(ctx, db, p); err != nil || !slices.Equal(computedGaps, gaps) {
+		t.Errorf("computed gaps differ from the saved ones (%v):\n%+v\n%+v", err, computedGaps, gaps)
+	}
+	if computedSteps, err := IdleByStep(ctx, db, IdleParams{Run: run, Rank: rank0, Steps: 5}); err != nil || !slices.Equal(computedSteps, steps) {
+		t.Errorf("computed steps differ from the saved ones (%v)", err)
+	}
+	// A saved row changed shows the saved path is what Fresh reads.
+	if _, err := db.Exec(`UPDATE idle_step_store SET busy_ns = busy_ns + 1, window_ns = window_ns + 1 WHERE run_id = ?`, run); err != nil {
+		t.Fatal(err)
+	}
+	p.Fresh = true
+	if marked, err := IdleByStage(ctx, db, p); err != nil || slices.Equal(marked, rows) {
+		t.Errorf("Fresh must read the saved rows (%v)", err)
+	}
+	p.Fresh = false
 	if _, err := db.Exec(`UPDATE kernels SET step = NULL WHERE kernel_id = (SELECT min(kernel_id) FROM kernels WHERE run_id = ?)`, run); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/inline"
@@ -79,5 +80,16 @@ func TestInlineListsSameAsBound(t *testing.T) {
 		if b1 != i1 || b2 != i2 || bn != in {
 			t.Errorf("%#v: bound %s %s %d, inlined %s %s %d (%q)", v, b1, b2, bn, i1, i2, in, q)
 		}
+	}
+}
+
+// TestCollectSavedNamesItsTwin: a twin whose *_cached macro the query does
+// not call is an error, not a query silently run as written.
+func TestCollectSavedNamesItsTwin(t *testing.T) {
+	t.Parallel()
+	_, err := collectSaved(context.Background(), nil, "idle_by_stage", []savedTwin{{"_no_such_cached", "_no_such_saved"}}, nil,
+		func(*sql.Rows) (int, error) { return 0, nil })
+	if err == nil || !strings.Contains(err.Error(), "_no_such_cached") {
+		t.Errorf("want an error naming the macro, got %v", err)
 	}
 }

@@ -14,6 +14,24 @@ type LaunchParams struct {
 	// Fresh says whether the run's copies saved with its step aggregates
 	// are current (IdleFresh, StepsFresh); invalid = checked by the query.
 	Fresh sql.NullBool
+	// Saved says the saved launch and spread rows answer for Run and Rank
+	// (LaunchSaved): the queries then read them alone.
+	Saved bool
+}
+
+// LaunchSaved says whether the saved launch and spread rows answer for
+// p.Run and p.Rank (launch_saved.sql), for LaunchParams.Saved.
+func LaunchSaved(ctx context.Context, q Querier, p LaunchParams) (bool, error) {
+	return isFresh(ctx, q, "launch_saved", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("fresh", p.Fresh)})
+}
+
+// twins is the saved-copy twin a launch or spread query reads through
+// when p.Saved, else nil.
+func (p LaunchParams) twins(cached, saved string) []savedTwin {
+	if !p.Saved {
+		return nil
+	}
+	return []savedTwin{{cached, saved}}
 }
 
 func (p LaunchParams) args() []any {
@@ -47,7 +65,7 @@ type LaunchByKernelRow struct {
 
 // LaunchByKernel returns the launch overhead of each kernel.
 func LaunchByKernel(ctx context.Context, q Querier, p LaunchParams) ([]LaunchByKernelRow, error) {
-	return collect(ctx, q, "launch_by_kernel", p.args(), func(rows *sql.Rows) (LaunchByKernelRow, error) {
+	return collectSaved(ctx, q, "launch_by_kernel", p.twins("_launch_kernels_cached", "_launch_kernels_saved"), p.args(), func(rows *sql.Rows) (LaunchByKernelRow, error) {
 		var r LaunchByKernelRow
 		err := rows.Scan(&r.Stage, &r.ShortName, &r.Events, &r.Launched, &r.DelayP50NS, &r.DelayP90NS, &r.DelayMaxNS,
 			&r.LaunchP50NS, &r.LaunchMaxNS, &r.LaunchBound, &r.Short)
@@ -71,7 +89,7 @@ type LaunchByStageRow struct {
 
 // LaunchByStage returns each stage's launch overhead.
 func LaunchByStage(ctx context.Context, q Querier, p LaunchParams) ([]LaunchByStageRow, error) {
-	return collect(ctx, q, "launch_by_stage", p.args(), func(rows *sql.Rows) (LaunchByStageRow, error) {
+	return collectSaved(ctx, q, "launch_by_stage", p.twins("_launch_stages_cached", "_launch_stages_saved"), p.args(), func(rows *sql.Rows) (LaunchByStageRow, error) {
 		var r LaunchByStageRow
 		err := rows.Scan(&r.Stage, &r.Events, &r.Launched, &r.Short, &r.ShortPct, &r.LaunchBound, &r.LaunchBoundPct,
 			&r.DelayP50NS, &r.DelayP90NS, &r.DelayMaxNS, &r.LaunchP50NS, &r.LaunchMaxNS, &r.ShortNS)
@@ -94,7 +112,7 @@ type KernelSpreadRow struct {
 
 // KernelSpread returns each kernel's duration spread.
 func KernelSpread(ctx context.Context, q Querier, p LaunchParams) ([]KernelSpreadRow, error) {
-	return collect(ctx, q, "kernel_spread", p.args(), func(rows *sql.Rows) (KernelSpreadRow, error) {
+	return collectSaved(ctx, q, "kernel_spread", p.twins("_kernel_spread_cached", "_kernel_spread_saved"), p.args(), func(rows *sql.Rows) (KernelSpreadRow, error) {
 		var r KernelSpreadRow
 		err := rows.Scan(&r.Stage, &r.ShortName, &r.Events, &r.MinNS, &r.P50NS, &r.P90NS, &r.MaxNS, &r.StddevNS)
 		return r, err

@@ -42,7 +42,26 @@ type launchRead struct {
 	spread  []KernelSpreadRow
 }
 
+// readLaunch reads them through the *_cached macros and, when
+// launch_saved.sql says the saved rows answer, through the *_saved twins
+// as triage does: both must give the same rows.
 func readLaunch(t *testing.T, db *sql.DB, p LaunchParams) launchRead {
+	t.Helper()
+	r := readLaunchAs(t, db, p)
+	saved, err := LaunchSaved(context.Background(), db, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved {
+		p.Saved = true
+		if twin := readLaunchAs(t, db, p); !twin.equal(r) {
+			t.Errorf("%+v: the saved twins read %+v, the cached macros %+v", p, twin, r)
+		}
+	}
+	return r
+}
+
+func readLaunchAs(t *testing.T, db *sql.DB, p LaunchParams) launchRead {
 	t.Helper()
 	ctx := context.Background()
 	var r launchRead
@@ -94,6 +113,17 @@ func TestLaunchSpreadSaved(t *testing.T) {
 		t.Errorf("saved launch rows:\n%s", got)
 	}
 	checked, isFresh, notFresh := sql.NullBool{}, sql.NullBool{Bool: true, Valid: true}, sql.NullBool{Valid: true}
+	// The saved rows answer for one rank of a current copy, not for every
+	// rank of two, nor for a copy said stale.
+	for _, c := range []struct {
+		rank  sql.NullInt64
+		fresh sql.NullBool
+		want  bool
+	}{{rankOf(0), checked, true}, {rankOf(1), isFresh, true}, {rankOf(0), notFresh, false}, {sql.NullInt64{}, isFresh, false}} {
+		if got, err := LaunchSaved(ctx, f.db, LaunchParams{Run: 1, Rank: c.rank, Fresh: c.fresh}); err != nil || got != c.want {
+			t.Errorf("launch_saved, rank %v fresh %v: %v %v, want %v", c.rank, c.fresh, got, err, c.want)
+		}
+	}
 	for rank, want := range computed {
 		for _, fresh := range []sql.NullBool{checked, isFresh, notFresh} {
 			if got := readLaunch(t, f.db, LaunchParams{Run: 1, Rank: rank, Fresh: fresh}); !got.equal(want) {

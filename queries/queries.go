@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+	"strings"
 
 	"github.com/tracehouse/tracehouse/inline"
 )
@@ -49,9 +50,28 @@ func Names() []string {
 
 // collect runs a query and scans every row with scan.
 func collect[T any](ctx context.Context, q Querier, name string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	return collectSaved(ctx, q, name, nil, args, scan)
+}
+
+// savedTwin is a *_cached macro of the SQL library and its *_saved twin:
+// the saved branch alone, taking the same arguments.
+type savedTwin struct{ cached, saved string }
+
+// collectSaved runs a query as collect does, each call of a twin's
+// *_cached macro in its text replaced by the *_saved one: for a caller
+// that has checked the saved copy is current, so that DuckDB does not
+// bind the computing branch it would skip (binding a macro's body is most
+// of what such a query costs). A twin the text does not call is an error.
+func collectSaved[T any](ctx context.Context, q Querier, name string, twins []savedTwin, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
 	text, err := Text(name)
 	if err != nil {
 		return nil, err
+	}
+	for _, t := range twins {
+		if !strings.Contains(text, t.cached+"(") {
+			return nil, fmt.Errorf("query %s: no call of %s to read the saved copy through %s", name, t.cached, t.saved)
+		}
+		text = strings.ReplaceAll(text, t.cached+"(", t.saved+"(")
 	}
 	text, args = inline.Args(text, args)
 	rows, err := q.QueryContext(ctx, text, args...)

@@ -314,6 +314,9 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	}), afterFP(func(ctx context.Context) (err error) {
 		// Saved at ingest with the step aggregates when current, else computed.
 		lp := LaunchParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, Fresh: sql.NullBool{Bool: fresh, Valid: true}}
+		if lp.Saved, err = LaunchSaved(ctx, q, lp); err != nil {
+			return err
+		}
 		if d.LaunchKernels, err = LaunchByKernel(ctx, q, lp); err != nil {
 			return err
 		}

@@ -228,6 +228,22 @@ JOIN kernels k ON k.kernel_id = w.kernel_id
 JOIN kernels p ON p.kernel_id = w.prev_kernel_id
 LEFT JOIN launches l ON l.launch_id = w.launch_id;
 
+-- _idle_steps_saved(run, launch_gap_ns := 30000, fresh := NULL) and
+-- _idle_worst_gaps_saved(...): the saved rows of run_id run
+-- (idle_step_store, idle_gap_store), what the *_cached macros below read
+-- when the copy is current. They take the *_cached macros' arguments and
+-- ignore all but run, so that a query that knows the copy current (its
+-- freshness checked once, launch_gap_ns the saved 30 us) names them in
+-- place of the *_cached ones (queries/idle.go): DuckDB binds a macro's
+-- whole body even where a constant skips it, and binding the computing
+-- branch was most of what such a query cost (15-20 ms each of a triage's
+-- three idle queries).
+CREATE MACRO _idle_steps_saved(run, launch_gap_ns := 30000, fresh := NULL) AS TABLE
+SELECT * FROM idle_step_store WHERE run_id = run;
+
+CREATE MACRO _idle_worst_gaps_saved(run, launch_gap_ns := 30000, fresh := NULL) AS TABLE
+SELECT * FROM idle_gap_store WHERE run_id = run;
+
 -- _idle_steps_cached(run, launch_gap_ns := 30000, fresh := NULL):
 -- _idle_steps_for(run), read from idle_step_store when launch_gap_ns is
 -- the saved one and the copy is current (fresh, or checked when NULL).
@@ -240,8 +256,8 @@ CREATE MACRO _idle_steps_cached(run, launch_gap_ns := 30000, fresh := NULL) AS T
 WITH _f AS (
     SELECT launch_gap_ns = _idle_default_gap() AND _steps_current(run) AS saved WHERE fresh IS NULL
 )
-SELECT * FROM idle_step_store WHERE run_id = run
-  AND CASE WHEN fresh IS NOT NULL THEN launch_gap_ns = _idle_default_gap() AND fresh ELSE (SELECT saved FROM _f) END
+SELECT * FROM _idle_steps_saved(run)
+WHERE CASE WHEN fresh IS NOT NULL THEN launch_gap_ns = _idle_default_gap() AND fresh ELSE (SELECT saved FROM _f) END
 UNION ALL
 SELECT * FROM _idle_steps_for(run, launch_gap_ns := launch_gap_ns,
     skip := CASE WHEN fresh IS NOT NULL THEN launch_gap_ns = _idle_default_gap() AND fresh ELSE (SELECT saved FROM _f) END);
@@ -253,8 +269,8 @@ CREATE MACRO _idle_worst_gaps_cached(run, launch_gap_ns := 30000, fresh := NULL)
 WITH _f AS (
     SELECT launch_gap_ns = _idle_default_gap() AND _steps_current(run) AS saved WHERE fresh IS NULL
 )
-SELECT * FROM idle_gap_store WHERE run_id = run
-  AND CASE WHEN fresh IS NOT NULL THEN launch_gap_ns = _idle_default_gap() AND fresh ELSE (SELECT saved FROM _f) END
+SELECT * FROM _idle_worst_gaps_saved(run)
+WHERE CASE WHEN fresh IS NOT NULL THEN launch_gap_ns = _idle_default_gap() AND fresh ELSE (SELECT saved FROM _f) END
 UNION ALL
 SELECT * FROM _idle_worst_gaps_for(run, launch_gap_ns := launch_gap_ns,
     skip := CASE WHEN fresh IS NOT NULL THEN launch_gap_ns = _idle_default_gap() AND fresh ELSE (SELECT saved FROM _f) END);

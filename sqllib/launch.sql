@@ -113,6 +113,26 @@ CREATE MACRO _launch_saved(run, only_rank, short_ns, fresh) AS
     AND CASE WHEN fresh IS NOT NULL THEN fresh ELSE _steps_current(run) END
     AND (only_rank IS NOT NULL OR (SELECT count(DISTINCT s.rank) FROM launch_stage_store s WHERE s.run_id = run) = 1);
 
+-- _launch_kernels_saved(run, only_rank := NULL, short_ns := 10000, fresh
+-- := NULL) and _launch_stages_saved(...): the saved rows of run_id run
+-- (launch_kernel_store, launch_stage_store) over rank only_rank (NULL:
+-- every rank's rows), what the *_cached macros below read when
+-- _launch_saved says so. They take the *_cached macros' arguments, so
+-- that a query that knows the saved rows apply (queries/launch_saved.sql)
+-- names them in place of the *_cached ones (queries/launch.go), and
+-- DuckDB does not bind the computing branch (see _idle_steps_saved).
+CREATE MACRO _launch_kernels_saved(run, only_rank := NULL, short_ns := 10000, fresh := NULL) AS TABLE
+SELECT stage, short_name, events, launched, delay_p50_ns, delay_p90_ns, delay_max_ns, launch_p50_ns,
+       launch_max_ns, launch_bound, short
+FROM launch_kernel_store
+WHERE run_id = run AND (only_rank IS NULL OR rank = only_rank);
+
+CREATE MACRO _launch_stages_saved(run, only_rank := NULL, short_ns := 10000, fresh := NULL) AS TABLE
+SELECT s.stage, s.events, s.launched, s.short, s.short_pct, s.launch_bound, s.launch_bound_pct, s.delay_p50_ns,
+       s.delay_p90_ns, s.delay_max_ns, s.launch_p50_ns, s.launch_max_ns, s.short_ns
+FROM launch_stage_store s
+WHERE run_id = run AND (only_rank IS NULL OR rank = only_rank);
+
 -- _launch_kernels_cached(run, only_rank := NULL, short_ns := 10000, fresh
 -- := NULL): launch_kernels' rows of run_id run, read from
 -- launch_kernel_store when _launch_saved says so, else computed.
@@ -120,11 +140,8 @@ CREATE MACRO _launch_kernels_cached(run, only_rank := NULL, short_ns := 10000, f
 WITH _f AS (
     SELECT _launch_saved(run, only_rank, short_ns, NULL) AS saved WHERE fresh IS NULL
 )
-SELECT stage, short_name, events, launched, delay_p50_ns, delay_p90_ns, delay_max_ns, launch_p50_ns,
-       launch_max_ns, launch_bound, short
-FROM launch_kernel_store
-WHERE run_id = run AND (only_rank IS NULL OR rank = only_rank)
-  AND CASE WHEN fresh IS NOT NULL THEN _launch_saved(run, only_rank, short_ns, fresh) ELSE (SELECT saved FROM _f) END
+SELECT * FROM _launch_kernels_saved(run, only_rank := only_rank)
+WHERE CASE WHEN fresh IS NOT NULL THEN _launch_saved(run, only_rank, short_ns, fresh) ELSE (SELECT saved FROM _f) END
 UNION ALL
 SELECT stage, short_name, events, launched, delay_p50_ns, delay_p90_ns, delay_max_ns, launch_p50_ns,
        launch_max_ns, launch_bound, short
@@ -137,11 +154,8 @@ CREATE MACRO _launch_stages_cached(run, only_rank := NULL, short_ns := 10000, fr
 WITH _f AS (
     SELECT _launch_saved(run, only_rank, short_ns, NULL) AS saved WHERE fresh IS NULL
 )
-SELECT s.stage, s.events, s.launched, s.short, s.short_pct, s.launch_bound, s.launch_bound_pct, s.delay_p50_ns,
-       s.delay_p90_ns, s.delay_max_ns, s.launch_p50_ns, s.launch_max_ns, s.short_ns
-FROM launch_stage_store s
-WHERE run_id = run AND (only_rank IS NULL OR rank = only_rank)
-  AND CASE WHEN fresh IS NOT NULL THEN _launch_saved(run, only_rank, short_ns, fresh) ELSE (SELECT saved FROM _f) END
+SELECT * FROM _launch_stages_saved(run, only_rank := only_rank)
+WHERE CASE WHEN fresh IS NOT NULL THEN _launch_saved(run, only_rank, short_ns, fresh) ELSE (SELECT saved FROM _f) END
 UNION ALL
 SELECT c.stage, c.events, c.launched, c.short, c.short_pct, c.launch_bound, c.launch_bound_pct, c.delay_p50_ns,
        c.delay_p90_ns, c.delay_max_ns, c.launch_p50_ns, c.launch_max_ns, c.short_ns

@@ -33,6 +33,16 @@ WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_
   AND (only_rank IS NULL OR k.rank = only_rank)
 GROUP BY k.run_id, CASE WHEN by_rank THEN k.rank END, k.stage, n.short_name;
 
+-- _kernel_spread_saved(run, only_rank := NULL, fresh := NULL): the saved
+-- rows of run_id run (kernel_spread_store) over rank only_rank (NULL:
+-- every rank's rows), what _kernel_spread_cached reads when _launch_saved
+-- says so; its arguments, for a query that knows (see
+-- _launch_kernels_saved).
+CREATE MACRO _kernel_spread_saved(run, only_rank := NULL, fresh := NULL) AS TABLE
+SELECT stage, short_name, events, min_ns, p50_ns, p90_ns, max_ns, stddev_ns
+FROM kernel_spread_store
+WHERE run_id = run AND (only_rank IS NULL OR rank = only_rank);
+
 -- _kernel_spread_cached(run, only_rank := NULL, fresh := NULL):
 -- kernel_spread's rows of run_id run, read from kernel_spread_store when
 -- _launch_saved says so, else computed.
@@ -40,10 +50,8 @@ CREATE MACRO _kernel_spread_cached(run, only_rank := NULL, fresh := NULL) AS TAB
 WITH _f AS (
     SELECT _launch_saved(run, only_rank, 10000, NULL) AS saved WHERE fresh IS NULL
 )
-SELECT stage, short_name, events, min_ns, p50_ns, p90_ns, max_ns, stddev_ns
-FROM kernel_spread_store
-WHERE run_id = run AND (only_rank IS NULL OR rank = only_rank)
-  AND CASE WHEN fresh IS NOT NULL THEN _launch_saved(run, only_rank, 10000, fresh) ELSE (SELECT saved FROM _f) END
+SELECT * FROM _kernel_spread_saved(run, only_rank := only_rank)
+WHERE CASE WHEN fresh IS NOT NULL THEN _launch_saved(run, only_rank, 10000, fresh) ELSE (SELECT saved FROM _f) END
 UNION ALL
 SELECT stage, short_name, events, min_ns, p50_ns, p90_ns, max_ns, stddev_ns
 FROM _kernel_spread_for(run, only_rank := only_rank,

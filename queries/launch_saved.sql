@@ -1,0 +1,13 @@
+-- launch_saved: whether the saved launch and spread rows answer for run
+-- $run and rank $rank (sqllib/launch.sql, _launch_saved: the copy current,
+-- a rank asked for or the run has one rank, not a lake), at the saved
+-- short-event bound. The launch and spread queries then read the saved
+-- rows through the *_saved macros (queries/launch.go), which a query is
+-- not planned with the computing branch of.
+--
+-- Parameters: $run; $rank (NULL = every rank); $fresh (whether the run's
+-- copies saved with its step aggregates are current, idle_fresh.sql;
+-- NULL = checked here).
+--
+-- Columns: saved (BOOLEAN). One row.
+SELECT coalesce(_launch_saved($run, $rank, 10000, $fresh), false) AS saved
