@@ -13,7 +13,6 @@ import (
 
 	"github.com/tracehouse/tracehouse/analysis"
 	"github.com/tracehouse/tracehouse/assemble"
-	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/target"
 )
 
@@ -84,28 +83,7 @@ func builtReport(t *testing.T, db, cmd string, args ...string) func(format, dir 
 	case "triage":
 		reps, _ := triageReports(t, db, args...)
 		return func(format, dir string, width int) string {
-			extra := []string{}
-			if dir != "" {
-				extra = []string{"--out", dir}
-			}
-			o := parseTriage(t, "unused.duckdb", format, append(slices.Clone(args), extra...)...)
-			io, out, _ := testIO("")
-			o.IO = io
-			if width >= 0 {
-				o.Width = width
-			}
-			var csvDoc report.Doc
-			for i, rep := range reps {
-				if err := writeTriage(o.common, o.Format, i, rep, &csvDoc); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if o.Format == report.CSV {
-				if _, err := report.RenderCSVDir(o.Out, csvDoc); err != nil {
-					t.Fatal(err)
-				}
-			}
-			return out.String()
+			return printTriage(t, reps, format, dir, width, args...)
 		}
 	case "compare":
 		opts := parseCmd(t, db, "table", newCmdCompare, args...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -202,11 +203,25 @@ func renderTriage(t *testing.T, reps []*report.TriageReport, format string, args
 	t.Helper()
 	if format == "csv" {
 		csvDir = t.TempDir()
-		args = append(args, "--out", csvDir)
+	}
+	return printTriage(t, reps, format, csvDir, -1, args...), csvDir
+}
+
+// printTriage prints reports by triage's print step as `triage ARGS
+// --format format` does, fitted to width (as $COLUMNS, or 0 for --wide,
+// sets it; -1: the command line's own), its CSV files written to dir
+// (--out) when dir is set.
+func printTriage(t *testing.T, reps []*report.TriageReport, format, dir string, width int, args ...string) string {
+	t.Helper()
+	if dir != "" {
+		args = append(slices.Clone(args), "--out", dir)
 	}
 	opts := parseTriage(t, "unused.duckdb", format, args...)
 	io, out, _ := testIO("")
 	opts.IO = io
+	if width >= 0 {
+		opts.Width = width
+	}
 	var csvDoc report.Doc
 	for i, rep := range reps {
 		if err := writeTriage(opts.common, opts.Format, i, rep, &csvDoc); err != nil {
@@ -218,5 +233,5 @@ func renderTriage(t *testing.T, reps []*report.TriageReport, format string, args
 			t.Fatal(err)
 		}
 	}
-	return out.String(), csvDir
+	return out.String()
 }
