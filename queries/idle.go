@@ -67,21 +67,21 @@ func IdleFresh(ctx context.Context, q Querier, run int64, overlapFP sql.NullStri
 	return isFresh(ctx, q, "idle_fresh", []any{sql.Named("run", run), sql.Named("overlap_fp", overlapFP)})
 }
 
-// idleTwins are the saved-copy twins an idle query reads through when the
-// copy is current and the launch gap the saved one (what the *_cached
-// macros would read then); nil otherwise.
-func (p IdleParams) idleTwins() []savedTwin {
+// twins is the saved-copy twin an idle query reads through when the copy
+// is current and the launch gap the saved one (what the *_cached macro
+// would read then), else nil.
+func (p IdleParams) twins(cached, saved string) []savedTwin {
 	if !p.Fresh || p.LaunchGapNS.Valid {
 		return nil
 	}
-	return []savedTwin{{"_idle_steps_cached", "_idle_steps_saved"}}
+	return []savedTwin{{cached, saved}}
 }
 
 // IdleByStage returns each stage's busy and idle time by cause.
 func IdleByStage(ctx context.Context, q Querier, p IdleParams) ([]IdleByStageRow, error) {
 	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
 		sql.Named("launch_gap_ns", p.LaunchGapNS), sql.Named("fresh", p.Fresh)}
-	return collectSaved(ctx, q, "idle_by_stage", p.idleTwins(), args, func(rows *sql.Rows) (IdleByStageRow, error) {
+	return collectSaved(ctx, q, "idle_by_stage", p.twins("_idle_steps_cached", "_idle_steps_saved"), args, func(rows *sql.Rows) (IdleByStageRow, error) {
 		var r IdleByStageRow
 		err := rows.Scan(&r.Stage, &r.Scope, &r.Stream, &r.Steps, &r.WindowNS, &r.WindowPerStepNS, &r.Gaps, &r.Part, &r.NS,
 			&r.PerStepNS, &r.SharePct, &r.LaunchGapNS)
@@ -93,11 +93,7 @@ func IdleByStage(ctx context.Context, q Querier, p IdleParams) ([]IdleByStageRow
 func IdleWorstGaps(ctx context.Context, q Querier, p IdleParams) ([]IdleWorstGapsRow, error) {
 	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
 		sql.Named("n", p.Gaps), sql.Named("launch_gap_ns", p.LaunchGapNS), sql.Named("fresh", p.Fresh)}
-	var twins []savedTwin
-	if p.idleTwins() != nil {
-		twins = []savedTwin{{"_idle_worst_gaps_cached", "_idle_worst_gaps_saved"}}
-	}
-	return collectSaved(ctx, q, "idle_worst_gaps", twins, args, func(rows *sql.Rows) (IdleWorstGapsRow, error) {
+	return collectSaved(ctx, q, "idle_worst_gaps", p.twins("_idle_worst_gaps_cached", "_idle_worst_gaps_saved"), args, func(rows *sql.Rows) (IdleWorstGapsRow, error) {
 		var r IdleWorstGapsRow
 		err := rows.Scan(&r.Stage, &r.Rank, &r.Step, &r.GapNS, &r.GapStartNS, &r.Cause, &r.Before, &r.After,
 			&r.Site, &r.KernelID)
@@ -123,7 +119,7 @@ type IdleByStepRow struct {
 func IdleByStep(ctx context.Context, q Querier, p IdleParams) ([]IdleByStepRow, error) {
 	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
 		sql.Named("n", p.Steps), sql.Named("launch_gap_ns", p.LaunchGapNS), sql.Named("fresh", p.Fresh)}
-	return collectSaved(ctx, q, "idle_by_step", p.idleTwins(), args, func(rows *sql.Rows) (IdleByStepRow, error) {
+	return collectSaved(ctx, q, "idle_by_step", p.twins("_idle_steps_cached", "_idle_steps_saved"), args, func(rows *sql.Rows) (IdleByStepRow, error) {
 		var r IdleByStepRow
 		err := rows.Scan(&r.Stage, &r.Rank, &r.Step, &r.StageSteps, &r.WindowNS, &r.Part, &r.NS, &r.SharePct)
 		return r, err

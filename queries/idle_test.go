@@ -371,7 +371,7 @@ func TestIdleByStage(t *testing.T) {
 	if !slices.Equal(computed, rows) {
 		t.Error("computed rows differ from the saved ones")
 	}
-	// The saved rows are read through the *_saved twins (idleTwins): the
+	// The saved rows are read through the *_saved twins (IdleParams.twins): the
 	// same rows as computed, for each of the three queries.
 	if computedGaps, err := IdleWorstGaps(ctx, db, p); err != nil || !slices.Equal(computedGaps, gaps) {
 		t.Errorf("computed gaps differ from the saved ones (%v):\n%+v\n%+v", err, computedGaps, gaps)

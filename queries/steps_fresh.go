@@ -6,8 +6,8 @@ import (
 )
 
 // StepsFresh says, per run of runs, whether its saved step aggregates are
-// current (steps_fresh.sql, steps_fresh_run.sql): what the $fresh parameter of the compare and
-// history queries wants.
+// current (steps_fresh.sql, steps_fresh_run.sql): what the $fresh
+// parameter of the compare and history queries wants.
 func StepsFresh(ctx context.Context, q Querier, runs []int64) (map[int64]bool, error) {
 	if runs == nil {
 		runs = []int64{}
