@@ -34,7 +34,7 @@ WITH _k AS (
            (n.category NOT IN ('communication', 'memory'))::INTEGER AS comp
     FROM kernels k
     JOIN kernel_names n USING (name_id)
-    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND k.dur_ns > 0 AND NOT skip
 ),
 _edges AS (

@@ -108,7 +108,7 @@ FROM kernels k
 LEFT JOIN cpu_ops o ON o.op_id = k.op_id
 WHERE mapping IS NULL
   AND CASE WHEN runs IS NULL THEN k.run_id = run AND (rnk IS NULL OR k.rank = rnk)
-           ELSE list_contains(runs, k.run_id) END
+           ELSE _run_in(k.run_id, runs) END
 UNION ALL
 SELECT k.kernel_id, k.trace_id, k.rank, k.stage, k.name_id, k.ts_ns, k.dur_ns,
        k.ts_ns + k.dur_ns,
@@ -189,7 +189,7 @@ WITH _run AS (
     SELECT r.run_id, lower(r.model) AS model,
            coalesce(r.tp_size, (SELECT max(t.tp_rank) + 1 FROM traces t WHERE t.run_id = r.run_id)) AS tp
     FROM runs r
-    WHERE CASE WHEN runs IS NULL THEN r.run_id = run ELSE list_contains(runs, r.run_id) END
+    WHERE CASE WHEN runs IS NULL THEN r.run_id = run ELSE _run_in(r.run_id, runs) END
 )
 SELECT t.trace_id, f.id,
        coalesce(coalesce(nullif(t.framework, 'unknown'), getvariable('tracehouse_framework')::VARCHAR)
@@ -551,7 +551,7 @@ _stage_ns AS (
     FROM kernels
     WHERE CASE WHEN runs IS NULL
                THEN run_id = run AND (rnk IS NULL OR rank = rnk) AND (stg IS NULL OR stage = stg)
-               ELSE list_contains(runs, run_id) END
+               ELSE _run_in(run_id, runs) END
     GROUP BY ALL
 ),
 _rows AS (

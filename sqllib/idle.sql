@@ -55,7 +55,7 @@ WITH _k AS (
     SELECT k.run_id, k.trace_id, k.rank, k.stage, k.step, k.device, k.stream, k.kernel_id,
            k.ts_ns, k.ts_ns + k.dur_ns AS end_ns, k.graph_launch, k.launch_id
     FROM kernels k
-    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND k.step IS NOT NULL AND NOT skip
 ),
 _sorted AS (
@@ -99,7 +99,7 @@ _g AS (
 _replayed AS (
     SELECT k.kernel_id, k.launch_id
     FROM kernels k
-    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND k.graph_launch AND NOT skip
 ),
 _l AS (
@@ -112,7 +112,7 @@ _blocking AS (
     SELECT l.trace_id, l.pid, l.tid, l.ts_ns, l.ts_ns + l.dur_ns AS end_ns
     FROM launches l
     WHERE l.trace_id IN (SELECT trace_id FROM traces
-                         WHERE CASE WHEN runs IS NULL THEN run_id = run ELSE list_contains(runs, run_id) END)
+                         WHERE CASE WHEN runs IS NULL THEN run_id = run ELSE _run_in(run_id, runs) END)
       AND _idle_blocking(l.name) AND NOT skip
 ),
 _s AS (
@@ -160,7 +160,7 @@ WITH _k AS (
     SELECT k.run_id, k.trace_id, k.rank, k.stage, k.step, k.device, k.stream,
            k.ts_ns, k.ts_ns + k.dur_ns AS end_ns
     FROM kernels k
-    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND k.step IS NOT NULL AND NOT skip
 ),
 _win AS (

@@ -36,7 +36,7 @@ FROM kernels k
 -- k.graph_launch` in the ON clause instead made DuckDB join every kernel
 -- with every launch: 40 CPU-s on a 1 M-event run)
 LEFT JOIN launches l ON l.launch_id = CASE WHEN k.graph_launch THEN NULL ELSE k.launch_id END
-WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END AND NOT skip;
+WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END AND NOT skip;
 
 -- launch_events(run, short_ns := 10000): one row per GPU event of one run
 -- (id or label). Columns:

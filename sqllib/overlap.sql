@@ -115,7 +115,7 @@ WITH _k AS (
            coalesce(n.category = 'compute', false)::INTEGER AS comp
     FROM kernels k
     JOIN kernel_names n USING (name_id)
-    WHERE CASE WHEN runs IS NULL THEN run IS NULL OR k.run_id = run ELSE list_contains(runs, k.run_id) END
+    WHERE CASE WHEN runs IS NULL THEN run IS NULL OR k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND (rank IS NULL OR k.rank = rank)
       AND (stage IS NULL OR k.stage = stage)
       AND NOT skip
@@ -377,7 +377,7 @@ SELECT run_id, trace_id, rank, stage, device,
        max(ts_ns + dur_ns) AS last_end_ns,
        count(DISTINCT coalesce(stream, -1)) AS streams
 FROM kernel_overlap_store
-WHERE CASE WHEN runs IS NULL THEN run IS NULL OR run_id = run ELSE list_contains(runs, run_id) END
+WHERE CASE WHEN runs IS NULL THEN run IS NULL OR run_id = run ELSE _run_in(run_id, runs) END
 GROUP BY run_id, trace_id, rank, stage, device;
 
 -- device_busy_cached(run, ofp := NULL): device_busy_for(run), read from

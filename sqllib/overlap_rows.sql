@@ -67,7 +67,7 @@ WITH ko AS MATERIALIZED (
            starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id,
            (run_id::BIGINT << 32) | rank
     FROM kernel_overlap_store
-    WHERE list_contains(runs, run_id)
+    WHERE _run_in(run_id, runs)
 ),
 busy AS (
     -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
@@ -181,13 +181,16 @@ own_site AS (
                    k.stage, k.name_id, coalesce(k.site_id, l.site_id) AS site_id,
                    k.site_id IS NULL AS replay, sum(k.dur_ns) AS ns
             FROM kernels k
-            -- (one equality, so DuckDB hashes it; see kernel_sites.sql)
+            -- (equalities only, so DuckDB hashes it; the trace's, implied
+            -- by the launch's, lets the scan of launches skip every other
+            -- trace's row groups: see queries/kernel_sites.sql)
             LEFT JOIN launches l
                    ON l.launch_id = CASE WHEN k.site_id IS NULL AND k.graph_launch THEN k.launch_id END
+                  AND l.trace_id = k.trace_id
             WHERE mapping IS NULL
               AND CASE WHEN runs IS NULL
                        THEN k.run_id = run AND (rnk IS NULL OR k.rank = rnk) AND (stg IS NULL OR k.stage = stg)
-                       ELSE list_contains(runs, k.run_id) END
+                       ELSE _run_in(k.run_id, runs) END
               AND coalesce(k.site_id, l.site_id) IS NOT NULL
             GROUP BY ALL
         ) k

@@ -29,7 +29,7 @@ SELECT k.run_id, CASE WHEN by_rank THEN k.rank END AS rank, k.stage, n.short_nam
        END AS stddev_ns
 FROM kernels k
 JOIN kernel_names n USING (name_id)
-WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END AND NOT skip
+WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END AND NOT skip
   AND (only_rank IS NULL OR k.rank = only_rank)
 GROUP BY k.run_id, CASE WHEN by_rank THEN k.rank END, k.stage, n.short_name;
 

@@ -29,9 +29,9 @@ SELECT o.run_id, o.trace_id, o.rank, o.stage, k.step, o.name_id,
        sum(o.hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns
 FROM (SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
           UNION ALL
-          SELECT * FROM kernel_overlap_store WHERE list_contains(runs, run_id)) o
+          SELECT * FROM kernel_overlap_store WHERE _run_in(run_id, runs)) o
 JOIN kernels k USING (kernel_id)
-WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND k.step IS NOT NULL AND NOT skip
 GROUP BY o.run_id, o.trace_id, o.rank, o.stage, k.step, o.name_id;
 
@@ -57,10 +57,10 @@ WITH _k AS (
                 THEN o.dur_ns - o.hidden_by_compute_ns ELSE 0 END AS exposed_ns
     FROM (SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
           UNION ALL
-          SELECT * FROM kernel_overlap_store WHERE list_contains(runs, run_id)) o
+          SELECT * FROM kernel_overlap_store WHERE _run_in(run_id, runs)) o
     JOIN kernels k USING (kernel_id)
     JOIN kernel_names n ON n.name_id = o.name_id
-    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE list_contains(runs, k.run_id) END
+    WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND k.step IS NOT NULL AND NOT skip
 ),
 _u AS (

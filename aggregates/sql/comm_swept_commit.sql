@@ -8,4 +8,4 @@
 INSERT INTO comm_overlap_runs
 SELECT run_id, fingerprint, stored_at
 FROM kernel_overlap_runs
-WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE list_contains($runs, run_id) END
+WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE _run_in(run_id, $runs) END

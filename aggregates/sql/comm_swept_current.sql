@@ -10,5 +10,5 @@
 SELECT run_id
 FROM (SELECT c.run_id, c.fingerprint = _overlap_fingerprint(c.run_id) AS current
       FROM comm_overlap_runs c
-      WHERE list_contains($runs, c.run_id))
+      WHERE _run_in(c.run_id, $runs))
 WHERE current

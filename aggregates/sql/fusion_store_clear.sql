@@ -1,4 +1,4 @@
 -- fusion_store_clear: drop the saved fuse-pattern rows of run $run.
 -- Parameters: $run, or with $runs (a list of run ids, $run NULL) every run
 -- listed at once.
-DELETE FROM fusion_match_store WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE list_contains($runs, run_id) END
+DELETE FROM fusion_match_store WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE _run_in(run_id, $runs) END

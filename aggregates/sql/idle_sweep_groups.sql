@@ -11,7 +11,7 @@ SELECT any_value(k.run_id) AS run_id, k.trace_id, k.rank, k.stage, k.step, k.dev
 FROM kernels k
 LEFT JOIN (SELECT * FROM steps WHERE trace_id BETWEEN $lo_trace AND $hi_trace) s
        ON s.trace_id = k.trace_id AND s.step = k.step
-WHERE CASE WHEN $runs IS NULL THEN k.run_id = $run ELSE list_contains($runs, k.run_id) END
+WHERE CASE WHEN $runs IS NULL THEN k.run_id = $run ELSE _run_in(k.run_id, $runs) END
   AND k.step IS NOT NULL
   AND k.trace_id BETWEEN $lo_trace AND $hi_trace
   AND (k.trace_id > $lo_trace OR k.step >= $lo_step)

@@ -14,7 +14,7 @@ SELECT k.stream, k.kernel_id, k.ts_ns, k.ts_ns + k.dur_ns AS end_ns, k.graph_lau
        l.ts_ns AS launch_ts_ns, l.pid, l.tid, k.name_id, coalesce(k.site_id, l.site_id) AS site_id
 FROM kernels k
 LEFT JOIN (SELECT * FROM launches WHERE trace_id BETWEEN $lo_trace AND $hi_trace) l ON l.launch_id = k.launch_id
-WHERE CASE WHEN $runs IS NULL THEN k.run_id = $run ELSE list_contains($runs, k.run_id) END
+WHERE CASE WHEN $runs IS NULL THEN k.run_id = $run ELSE _run_in(k.run_id, $runs) END
   AND k.step IS NOT NULL
   AND k.trace_id BETWEEN $lo_trace AND $hi_trace
   AND (k.trace_id > $lo_trace OR k.step >= $lo_step)

@@ -7,7 +7,7 @@
 -- Columns: trace_id, step, kernels.
 SELECT k.trace_id, k.step, count(*) AS kernels
 FROM kernels k
-WHERE CASE WHEN $runs IS NULL THEN k.run_id = $run ELSE list_contains($runs, k.run_id) END
+WHERE CASE WHEN $runs IS NULL THEN k.run_id = $run ELSE _run_in(k.run_id, $runs) END
   AND k.step IS NOT NULL
 GROUP BY k.trace_id, k.step
 ORDER BY k.trace_id, k.step

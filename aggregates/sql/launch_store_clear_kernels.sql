@@ -1,4 +1,4 @@
 -- launch_store_clear_kernels: drop the saved rows of launch_kernel_store of run $run.
 -- Parameters: $run, or with $runs (a list of run ids, $run NULL) every run
 -- listed at once (aggregates.FinishPerRun).
-DELETE FROM launch_kernel_store WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE list_contains($runs, run_id) END
+DELETE FROM launch_kernel_store WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE _run_in(run_id, $runs) END

@@ -15,6 +15,6 @@ SELECT _overlap_group(k.trace_id, k.stage, k.device) AS group_key, count(*) AS k
            AND (bool_and(k.device IS NULL) OR (NOT bool_or(k.device IS NULL) AND min(k.device) = max(k.device))) AS single
 FROM kernels k
 JOIN kernel_names n USING (name_id)
-WHERE CASE WHEN $runs IS NULL THEN $run IS NULL OR k.run_id = $run ELSE list_contains($runs, k.run_id) END
+WHERE CASE WHEN $runs IS NULL THEN $run IS NULL OR k.run_id = $run ELSE _run_in(k.run_id, $runs) END
 GROUP BY group_key
 ORDER BY group_key

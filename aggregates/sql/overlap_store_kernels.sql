@@ -18,6 +18,6 @@ SELECT k.kernel_id, coalesce(k.stream, -1) AS stream_key, k.ts_ns, k.dur_ns,
             ELSE 0 END::TINYINT AS comm_kind
 FROM kernels k
 JOIN kernel_names n USING (name_id)
-WHERE CASE WHEN $runs IS NULL THEN $run IS NULL OR k.run_id = $run ELSE list_contains($runs, k.run_id) END
+WHERE CASE WHEN $runs IS NULL THEN $run IS NULL OR k.run_id = $run ELSE _run_in(k.run_id, $runs) END
   AND _overlap_group(k.trace_id, k.stage, k.device) BETWEEN $lo AND $hi
 ORDER BY _overlap_group(k.trace_id, k.stage, k.device), k.ts_ns, k.kernel_id

@@ -5,6 +5,6 @@
 -- Columns: run_id, rank, kernels.
 SELECT run_id, rank, count(*) AS kernels
 FROM kernels
-WHERE list_contains($runs, run_id)
+WHERE _run_in(run_id, $runs)
 GROUP BY run_id, rank
 ORDER BY run_id, rank

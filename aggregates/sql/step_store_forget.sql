@@ -3,4 +3,4 @@
 -- step_*_cached macros compute until the new copy is complete.
 -- Parameters: $run, or with $runs (a list of run ids, $run NULL) every run
 -- listed at once (aggregates.FinishPerRun).
-DELETE FROM step_store_runs WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE list_contains($runs, run_id) END
+DELETE FROM step_store_runs WHERE CASE WHEN $runs IS NULL THEN run_id = $run ELSE _run_in(run_id, $runs) END
