@@ -467,6 +467,10 @@ func (d *decoder) integer(v *fastjson.Value, field string) (int64, error) {
 	}
 	d.num = v.MarshalTo(d.num[:0])
 	n, isInt, ok := decode.ParseInt(d.num)
+	if isInt && ok {
+		// ParseInt took the text by JSON's grammar: no second look needed
+		return n, nil
+	}
 	if !decode.ValidNumber(d.num) {
 		return 0, d.fail(field, ErrSyntax, "%s is not a JSON number", shownNumber(d.num))
 	}

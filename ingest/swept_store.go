@@ -47,7 +47,10 @@ type derivedRec struct {
 const derivedBytes = 4 + 4 + 1
 
 func derivedOrder(a, b *derivedRec) int {
-	return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.ordinal, b.ordinal))
+	if a.kind != b.kind {
+		return cmp.Compare(a.kind, b.kind)
+	}
+	return cmp.Compare(a.ordinal, b.ordinal)
 }
 
 func encDerived(b []byte, r *derivedRec) {

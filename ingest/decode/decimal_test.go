@@ -59,6 +59,33 @@ func TestParseInt(t *testing.T) {
 	}
 }
 
+// FuzzParseInt: an integer ParseInt takes is a JSON number (the decoder
+// then skips ValidNumber) and has strconv's value; what it refuses as out
+// of range is a JSON integer strconv finds out of range too.
+func FuzzParseInt(f *testing.F) {
+	for _, s := range []string{"0", "-0", "42", "-9223372036854775808", "9223372036854775808", "01", "+1", "-", "", "1e3",
+		"12..5", "0x10", "1 ", "NaN", "-01", "00", "123456789012345678901234567890"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, isInt, ok := ParseInt([]byte(s))
+		if !isInt || !ok {
+			if isInt && jsonNumber(s) && !strings.ContainsAny(s, ".eE") {
+				if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+					t.Fatalf("%q: refused, strconv takes it", s)
+				}
+			}
+			return
+		}
+		if !jsonNumber(s) || !ValidNumber([]byte(s)) {
+			t.Fatalf("%q: taken as %d, but not a JSON number", s, v)
+		}
+		if want, err := strconv.ParseInt(s, 10, 64); err != nil || want != v {
+			t.Fatalf("%q: got %d, strconv %d (%v)", s, v, want, err)
+		}
+	})
+}
+
 // FuzzMicrosToNanos checks the parser against math/big on every input that
 // strconv accepts as a float literal in JSON form.
 func FuzzMicrosToNanos(f *testing.F) {
