@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -186,4 +187,110 @@ func TestValidNumber(t *testing.T) {
 			t.Errorf("%q should be invalid", s)
 		}
 	}
+}
+
+// FuzzDecimalScaledFastDigits: decimalScaled, whose first eighteen digits
+// skip the mantissa's overflow check, gives what checking every digit gave
+// (decimalScaledChecked, the loop as it was), at both scales ingest uses.
+func FuzzDecimalScaledFastDigits(f *testing.F) {
+	for _, s := range []string{"1751400000000000.300", "2000738.122", "-0.5", "123456789012345678", "1234567890123456789",
+		"12345678901234567890123", "0.000000000000000000001", "123456789.1234567890123", "9223372036854775807",
+		"18446744073709551615", "-9223372036854775808", "1e3", "01", "1.", "-", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, scale := range []int{0, 3} {
+			v, ok := decimalScaled([]byte(s), scale)
+			w, wok := decimalScaledChecked([]byte(s), scale)
+			if v != w || ok != wok {
+				t.Fatalf("%q scale %d: %d %v, checked loop %d %v", s, scale, v, ok, w, wok)
+			}
+		}
+	})
+}
+
+// decimalScaledChecked is decimalScaled with every digit checked against
+// the mantissa's limit (before its unchecked first eighteen digits).
+func decimalScaledChecked(b []byte, scale int) (int64, bool) {
+	i := 0
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	const limit = (math.MaxUint64 - 9) / 10
+	var mant uint64
+	exp := scale
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		if mant <= limit {
+			mant = mant*10 + uint64(b[i]-'0')
+		} else {
+			exp++ // a digit too many for the mantissa: keep its magnitude
+		}
+		i++
+	}
+	digits := i - start
+	if digits == 0 || (b[start] == '0' && digits > 1) {
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		fstart := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if mant <= limit {
+				mant = mant*10 + uint64(b[i]-'0')
+				exp--
+			}
+			i++
+		}
+		if i == fstart {
+			return 0, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			eneg = b[i] == '-'
+			i++
+		}
+		e, estart := 0, i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if e < 10000 {
+				e = e*10 + int(b[i]-'0')
+			}
+			i++
+		}
+		if i == estart {
+			return 0, false
+		}
+		if eneg {
+			exp -= e
+		} else {
+			exp += e
+		}
+	}
+	if i != len(b) {
+		return 0, false
+	}
+	for ; exp > 0 && mant != 0; exp-- {
+		if mant > math.MaxUint64/10 {
+			return 0, false
+		}
+		mant *= 10
+	}
+	for ; exp < 0 && mant != 0; exp++ {
+		mant /= 10
+	}
+	if neg {
+		if mant > 1<<63 {
+			return 0, false
+		}
+		return -int64(mant), true
+	}
+	if mant > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(mant), true
 }
