@@ -20,6 +20,7 @@ import (
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 const demo = "../testdata/demo"
@@ -80,7 +81,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("LAKE_TEST_COMPACT_CRASH_AFTER") != "" {
 		compactCrashRole()
 	}
-	code := m.Run()
+	code := schematest.Main(m)
 	if demoPath != "" {
 		os.RemoveAll(filepath.Dir(demoPath))
 	}

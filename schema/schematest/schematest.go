@@ -37,8 +37,12 @@ var (
 	templates = map[string]*template{}
 )
 
-// Main runs the tests and then removes the templates.
+// Main runs the tests and then removes the templates. DuckDB's allocator
+// keeps the pages it frees meanwhile (schema.KeepFreedPages): a test
+// binary runs thousands of small statements, whose pages were otherwise
+// purged and faulted in again.
 func Main(m *testing.M) int {
+	schema.KeepFreedPages()
 	code := m.Run()
 	mu.Lock()
 	defer mu.Unlock()
