@@ -69,6 +69,21 @@ func TestDeviceBusyStore(t *testing.T) {
 		if fmt.Sprint(stage) != fmt.Sprint(stageBefore) {
 			t.Errorf("stage_busy (overlap_fp %v) changed once saved:\n%v\nwant\n%v", ofp, stage, stageBefore)
 		}
+		// OverlapFresh says so, and the saved rows read through the
+		// twin (Saved) are the same rows.
+		if fresh, err := OverlapFresh(ctx, db, 1, ofp); err != nil || !fresh {
+			t.Errorf("OverlapFresh(run 1, overlap_fp %v) = %v, %v once saved, want true", ofp, fresh, err)
+		}
+		saved, err := StageBusy(ctx, db, StageBusyParams{Run: 1, OverlapFP: ofp, Saved: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(saved) != fmt.Sprint(stageBefore) {
+			t.Errorf("stage_busy read through _device_busy_store_rows (overlap_fp %v):\n%v\nwant\n%v", ofp, saved, stageBefore)
+		}
+	}
+	if fresh, err := OverlapFresh(ctx, db, 2, sql.NullString{}); err != nil || fresh {
+		t.Errorf("OverlapFresh(run 2, never saved) = %v, %v, want false", fresh, err)
 	}
 
 	// The saved rows are what is read, with the fingerprint computed or
@@ -115,6 +130,9 @@ func TestDeviceBusyStore(t *testing.T) {
 	}
 	if fp2 == fp {
 		t.Fatalf("the fingerprint did not change with a kernel")
+	}
+	if fresh, err := OverlapFresh(ctx, db, 1, fp2); err != nil || fresh {
+		t.Errorf("OverlapFresh after a kernel change = %v, %v, want false", fresh, err)
 	}
 	if marked("device_busy_cached(1, ofp := '" + fp2.String + "')") {
 		t.Errorf("stale busy rows read with the new fingerprint given")

@@ -12,6 +12,10 @@ type StageBusyParams struct {
 	Stage sql.NullString // NULL = every stage
 	// OverlapFP is the run's OverlapFingerprint; invalid = computed here.
 	OverlapFP sql.NullString
+	// Saved says the caller checked that the run's saved overlap is
+	// current (OverlapFresh): the busy rows are then read from the store
+	// without binding the computation device_busy_cached would skip.
+	Saved bool
 }
 
 // StageBusyRow is one row of stage_busy.sql. Level "stage" rows total their
@@ -30,11 +34,22 @@ type StageBusyRow struct {
 	Streams  int64
 }
 
+// OverlapFresh says whether run's saved overlap and busy time are current
+// (overlap_fresh.sql); overlapFP is the run's OverlapFingerprint (invalid:
+// computed here).
+func OverlapFresh(ctx context.Context, q Querier, run int64, overlapFP sql.NullString) (bool, error) {
+	return isFresh(ctx, q, "overlap_fresh", []any{sql.Named("run", run), sql.Named("overlap_fp", overlapFP)})
+}
+
 // StageBusy returns per-stage and per-device GPU time totals.
 func StageBusy(ctx context.Context, q Querier, p StageBusyParams) ([]StageBusyRow, error) {
 	args := []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("stage", p.Stage),
 		sql.Named("overlap_fp", p.OverlapFP)}
-	return collect(ctx, q, "stage_busy", args, func(rows *sql.Rows) (StageBusyRow, error) {
+	var twins []savedTwin
+	if p.Saved {
+		twins = []savedTwin{{"device_busy_cached", "_device_busy_store_rows"}}
+	}
+	return collectSaved(ctx, q, "stage_busy", twins, args, func(rows *sql.Rows) (StageBusyRow, error) {
 		var r StageBusyRow
 		err := rows.Scan(&r.Stage, &r.Level, &r.Rank, &r.TraceID, &r.Device, &r.Kernels,
 			&r.KernelNS, &r.BusyNS, &r.WindowNS, &r.Streams)

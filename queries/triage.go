@@ -284,7 +284,11 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		if fpErr != nil {
 			return fpErr
 		}
-		if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, OverlapFP: fp}); err != nil {
+		busySaved, err := OverlapFresh(ctx, q, p.Run, fp)
+		if err != nil {
+			return err
+		}
+		if d.StageBusy, err = StageBusy(ctx, q, StageBusyParams{Run: p.Run, Rank: p.Rank, Stage: p.Stage, OverlapFP: fp, Saved: busySaved}); err != nil {
 			return err
 		}
 		// Saved at ingest when current (single-trace, one rank), else computed.
