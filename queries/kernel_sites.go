@@ -44,7 +44,7 @@ func KernelSites(ctx context.Context, q Querier, p KernelSitesParams) ([]KernelS
 		sql.Named("rank", p.Rank),
 		sql.Named("stage", p.Stage),
 	}
-	return collect(ctx, q, "kernel_sites", args, func(rows *sql.Rows) (KernelSitesRow, error) {
+	return collectSaved(ctx, q, "kernel_sites", singleTrace(p.Mapping, "name_scope", "_name_scope_none"), args, func(rows *sql.Rows) (KernelSitesRow, error) {
 		var r KernelSitesRow
 		err := rows.Scan(&r.Stage, &r.Kernel, &r.Match, &r.SiteRank, &r.Location, &r.SiteNS,
 			&r.KernelNS, &r.SiteSharePct, &r.CPUOp, &r.Sites, &r.SitedNS, &r.Replay)

@@ -64,7 +64,7 @@ func KnownPaths(ctx context.Context, q Querier, p KnownPathsParams) ([]KnownPath
 		sql.Named("stage", p.Stage), sql.Named("kernels", kernels), sql.Named("dominants", dominants),
 		sql.Named("stages", stages),
 	}
-	return collect(ctx, q, "known_paths", args, func(rows *sql.Rows) (KnownPathsRow, error) {
+	return collectSaved(ctx, q, "known_paths", singleTrace(p.Mapping, "_fusion_kernels", "_fusion_kernels_none"), args, func(rows *sql.Rows) (KnownPathsRow, error) {
 		var r KnownPathsRow
 		var index int64
 		var dominant, sw sql.NullString

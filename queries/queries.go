@@ -54,8 +54,21 @@ func collect[T any](ctx context.Context, q Querier, name string, args []any, sca
 }
 
 // savedTwin is a *_cached macro of the SQL library and its *_saved twin:
-// the saved branch alone, taking the same arguments.
+// the saved branch alone, taking the same arguments. (Or a macro that a
+// two-trace branch reads and its *_none twin, which has no row: see
+// singleTrace.)
 type savedTwin struct{ cached, saved string }
+
+// singleTrace is the twin a query reads in place of a macro its two-trace
+// branch alone calls (under "$mapping IS NOT NULL") when mapping is
+// invalid (single-trace mode): that branch has no row then, and DuckDB
+// would bind the macro all the same. Nil in two-trace mode.
+func singleTrace(mapping sql.NullInt64, macro, none string) []savedTwin {
+	if mapping.Valid {
+		return nil
+	}
+	return []savedTwin{{macro, none}}
+}
 
 // collectSaved runs a query as collect does, each call of a twin's
 // *_cached macro in its text replaced by the *_saved one: for a caller

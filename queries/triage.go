@@ -100,7 +100,7 @@ type TriageCoverageRow struct {
 func TriageCoverage(ctx context.Context, q Querier, p TriageCoverageParams) ([]TriageCoverageRow, error) {
 	args := []any{sql.Named("run", p.Run), sql.Named("mapping", p.Mapping),
 		sql.Named("rank", p.Rank), sql.Named("stage", p.Stage)}
-	return collect(ctx, q, "triage_coverage", args, func(rows *sql.Rows) (TriageCoverageRow, error) {
+	return collectSaved(ctx, q, "triage_coverage", singleTrace(p.Mapping, "name_scope", "_name_scope_none"), args, func(rows *sql.Rows) (TriageCoverageRow, error) {
 		var r TriageCoverageRow
 		err := rows.Scan(&r.Stage, &r.KernelNS, &r.SitedNS, &r.ExactNS, &r.CrossStageNS, &r.BaseNS, &r.UnmappedNS, &r.ReplayNS, &r.CoveragePct)
 		return r, err

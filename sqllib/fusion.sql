@@ -122,6 +122,19 @@ WHERE mapping IS NOT NULL
   AND k.run_id = run
   AND (rnk IS NULL OR k.rank = rnk);
 
+-- _fusion_kernels_none(run, mapping, rnk, runs := NULL): _fusion_kernels's
+-- columns and no row, which a query whose two-trace branch reads
+-- _fusion_kernels under "mapping IS NOT NULL" (queries/known_paths.sql)
+-- names in its place in single-trace mode (see _name_scope_none): binding
+-- _fusion_kernels's two-trace branch was 4-5 ms of CPU of known_paths.
+CREATE MACRO _fusion_kernels_none(run, mapping, rnk, runs := NULL) AS TABLE
+SELECT NULL::BIGINT AS kernel_id, NULL::INTEGER AS trace_id, NULL::INTEGER AS rank,
+       NULL::VARCHAR AS stage, NULL::INTEGER AS name_id, NULL::BIGINT AS ts_ns,
+       NULL::BIGINT AS dur_ns, NULL::BIGINT AS end_ns, NULL::INTEGER AS dev,
+       NULL::BIGINT AS strm, NULL::BIGINT AS stream_pos, NULL::INTEGER AS site_id,
+       NULL::VARCHAR AS op_name, NULL::INTEGER AS run_id
+WHERE false;
+
 -- _fusion_site_form(file, rel_path, line, func, display): a site (columns
 -- of `sites`) as keywords see it: the compact form of `file:line func`, with
 -- the framework-relative path, then that of its display `func @ file:line`

@@ -156,6 +156,19 @@ LEFT JOIN name_scope(timing_run, mapping_run) ns
        ON ns.stage = k.stage AND ns.name_id = k.name_id
 WHERE k.run_id = timing_run;
 
+-- _name_scope_none(timing_run, mapping_run): name_scope's columns and no
+-- row. A query whose two-trace branch joins name_scope under "mapping IS
+-- NOT NULL" (queries/kernel_sites.sql, triage_coverage.sql) names it in
+-- place of name_scope when it runs in single-trace mode, where that branch
+-- is empty anyway (queries.singleTrace): DuckDB binds a macro's whole
+-- body even where a constant filter then drops it, and binding name_scope
+-- was 3-4 ms of CPU of each such query in a triage.
+CREATE MACRO _name_scope_none(timing_run, mapping_run) AS TABLE
+SELECT NULL::VARCHAR AS stage, NULL::INTEGER AS name_id, NULL::VARCHAR AS short_name,
+       NULL::VARCHAR AS match, NULL::VARCHAR AS mapped_short_name,
+       NULL::INTEGER AS site_id, NULL::VARCHAR AS op_name
+WHERE false;
+
 -- scope_names(timing_run, mapping_run), run ids: how each (stage, kernel name) of the
 -- timing run finds its Python scope in the mapping run (name_scope's columns).
 CREATE MACRO scope_names(timing_run, mapping_run) AS TABLE
