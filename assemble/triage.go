@@ -46,7 +46,13 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 	}
 	var note string
 	if !o.RankAll {
-		rank, fellBack, err := target.Rank(ctx, w.DB, run, o.Rank, o.RankSet)
+		// The header shows the events Rank picks from: read once.
+		events, err := queries.TriageGPUEvents(ctx, w.DB, run.ID)
+		if err != nil {
+			return nil, err
+		}
+		p.GPUEvents = events
+		rank, fellBack, err := target.RankOf(events, run, o.Rank, o.RankSet)
 		if err != nil {
 			return nil, fmt.Errorf("%w; see --rank", err)
 		}

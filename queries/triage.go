@@ -147,6 +147,9 @@ type TriageParams struct {
 	// theirs, for the catalog statuses (_fusion_gates, sqllib/fusion.sql);
 	// NULL = none.
 	Framework sql.NullString
+	// GPUEvents are the run's TriageGPUEvents when the caller read them
+	// (to pick the rank: target.RankOf); nil = read here.
+	GPUEvents []TriageGPUEventsRow
 }
 
 // TriageData is every query result a triage report shows, as typed rows.
@@ -343,6 +346,10 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		d.StragglerSites, err = StragglerSites(ctx, q, sp)
 		return err
 	}, func(ctx context.Context) (err error) {
+		if p.GPUEvents != nil {
+			d.GPUEvents = p.GPUEvents
+			return nil
+		}
 		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)
 		return err
 	}, func(ctx context.Context) (err error) {

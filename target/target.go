@@ -197,6 +197,12 @@ func Rank(ctx context.Context, q queries.Querier, run Run, want int64, explicit 
 	if err != nil {
 		return 0, false, err
 	}
+	return RankOf(events, run, want, explicit)
+}
+
+// RankOf is Rank for a caller that read the run's GPU events
+// (queries.TriageGPUEvents) itself, to show them too.
+func RankOf(events []queries.TriageGPUEventsRow, run Run, want int64, explicit bool) (rank int64, fellBack bool, err error) {
 	var ranks []int64
 	for _, e := range events {
 		if e.Events > 0 && !slices.Contains(ranks, e.Rank) {
