@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -455,15 +456,22 @@ func TestCutParts(t *testing.T) {
 		{"sm100_fp8_gemm_1d1d_impl<…, 7168u, …>", 20, ""}, // not only parts
 	} {
 		got, ok := cutParts(c.in, c.w)
-		if !ok {
-			got = ""
-		}
-		if got != c.want {
-			t.Errorf("cutParts(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
-		}
-		if ok && textWidth(got) > c.w {
-			t.Errorf("cutParts(%q, %d) = %q is wider", c.in, c.w, got)
-		}
+		checkCut(t, fmt.Sprintf("cutParts(%q, %d)", c.in, c.w), c.w, got, ok, c.want)
+	}
+}
+
+// checkCut holds what a cut function gave (got, ok) for the call named
+// call: "" when it cannot cut (ok false), else want, never wider than w.
+func checkCut(t *testing.T, call string, w int, got string, ok bool, want string) {
+	t.Helper()
+	if !ok {
+		got = ""
+	}
+	if got != want {
+		t.Errorf("%s = %q, want %q", call, got, want)
+	}
+	if ok && textWidth(got) > w {
+		t.Errorf("%s = %q is %d wide", call, got, textWidth(got))
 	}
 }
 
@@ -500,15 +508,7 @@ func TestCutWords(t *testing.T) {
 		{"at::native::vectorized_elementwise_kernel<…>", 24, -1, ""},
 	} {
 		got, ok := cutWords(c.in, c.w, c.must)
-		if !ok {
-			got = ""
-		}
-		if got != c.want {
-			t.Errorf("cutWords(%q, %d, %d) = %q, want %q", c.in, c.w, c.must, got, c.want)
-		}
-		if ok && textWidth(got) > c.w {
-			t.Errorf("cutWords(%q, %d, %d) = %q is wider", c.in, c.w, c.must, got)
-		}
+		checkCut(t, fmt.Sprintf("cutWords(%q, %d, %d)", c.in, c.w, c.must), c.w, got, ok, c.want)
 	}
 }
 
@@ -609,15 +609,7 @@ func TestCutPhrase(t *testing.T) {
 		{"Supercalifragilistic expialidocious", 12, ""}, // the first word does not fit
 	} {
 		got, ok := cutPhrase(c.in, c.w)
-		if !ok {
-			got = ""
-		}
-		if got != c.want {
-			t.Errorf("cutPhrase(%q, %d) = %q, want %q", c.in, c.w, got, c.want)
-		}
-		if ok && textWidth(got) > c.w {
-			t.Errorf("cutPhrase(%q, %d) = %q is %d wide", c.in, c.w, got, textWidth(got))
-		}
+		checkCut(t, fmt.Sprintf("cutPhrase(%q, %d)", c.in, c.w), c.w, got, ok, c.want)
 	}
 	// Two phrases that cut to the same text are cut as names are, which
 	// keeps them apart.
