@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestFinishOneAfterAnother: a finish whose runs due are over the limit
@@ -58,16 +59,8 @@ type threadsPhaser struct {
 
 func (p *threadsPhaser) Phase(name string) {
 	if name == PhaseSaving {
-		p.threads, p.external = threadSettings(p.t, p.db)
+		p.threads, p.external = schematest.Threads(p.t, p.db)
 	}
-}
-
-func threadSettings(t *testing.T, db *sql.DB) (threads, external int64) {
-	t.Helper()
-	if err := db.QueryRow(`SELECT current_setting('threads')::BIGINT, current_setting('external_threads')::BIGINT`).Scan(&threads, &external); err != nil {
-		t.Fatal(err)
-	}
-	return threads, external
 }
 
 // TestFinishRunsOnCallersOnSmallMachines: while a finish saves side by
@@ -99,7 +92,7 @@ func TestFinishRunsOnCallersOnSmallMachines(t *testing.T) {
 			t.Errorf("limit %d, while saving (%d cores): threads %d, external %d; want 4 and %d",
 				limit, runtime.GOMAXPROCS(0), p.threads, p.external, want)
 		}
-		if th, ext := threadSettings(t, w.DB); th != 4 || ext != 1 {
+		if th, ext := schematest.Threads(t, w.DB); th != 4 || ext != 1 {
 			t.Errorf("limit %d, after the finish: threads %d, external %d; want 4 and 1", limit, th, ext)
 		}
 	}

@@ -8,16 +8,8 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
-
-// threadSettings reads DuckDB's threads and external_threads.
-func threadSettings(t *testing.T, db *sql.DB) (threads, external int64) {
-	t.Helper()
-	if err := db.QueryRow(`SELECT current_setting('threads')::BIGINT, current_setting('external_threads')::BIGINT`).Scan(&threads, &external); err != nil {
-		t.Fatal(err)
-	}
-	return threads, external
-}
 
 // TestCallersOnly: on 2 cores or fewer DuckDB keeps its thread count and
 // counts every thread as a caller's (no worker) until restore, which puts
@@ -30,7 +22,7 @@ func TestCallersOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	threads, external := threadSettings(t, w.DB)
+	threads, external := schematest.Threads(t, w.DB)
 	if threads != 4 || external != 1 {
 		t.Fatalf("opened with threads %d, external %d; want 4 and 1", threads, external)
 	}
@@ -50,7 +42,7 @@ func TestCallersOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if th, ext := threadSettings(t, w.DB); th != 4 || ext != tc.wantExternal {
+		if th, ext := schematest.Threads(t, w.DB); th != 4 || ext != tc.wantExternal {
 			t.Errorf("%d cores: threads %d, external %d; want 4 and %d", tc.cores, th, ext, tc.wantExternal)
 		}
 		if s := sum(); s != 1000000*1000001/2 {
@@ -59,7 +51,7 @@ func TestCallersOnly(t *testing.T) {
 		if err := restore(); err != nil {
 			t.Fatal(err)
 		}
-		if th, ext := threadSettings(t, w.DB); th != 4 || ext != 1 {
+		if th, ext := schematest.Threads(t, w.DB); th != 4 || ext != 1 {
 			t.Errorf("%d cores, restored: threads %d, external %d; want 4 and 1", tc.cores, th, ext)
 		}
 	}
@@ -70,18 +62,18 @@ func TestCallersOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w1.Close()
-	th1, ext1 := threadSettings(t, w1.DB)
+	th1, ext1 := schematest.Threads(t, w1.DB)
 	restore, err := callersOnly(ctx, w1.DB, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if th, ext := threadSettings(t, w1.DB); th != th1 || ext != ext1 {
+	if th, ext := schematest.Threads(t, w1.DB); th != th1 || ext != ext1 {
 		t.Errorf("one thread: threads %d, external %d; want %d and %d", th, ext, th1, ext1)
 	}
 	if err := restore(); err != nil {
 		t.Fatal(err)
 	}
-	if th, ext := threadSettings(t, w1.DB); th != th1 || ext != ext1 {
+	if th, ext := schematest.Threads(t, w1.DB); th != th1 || ext != ext1 {
 		t.Errorf("one thread, restored: threads %d, external %d; want %d and %d", th, ext, th1, ext1)
 	}
 }
@@ -97,7 +89,7 @@ type settingsSeen struct {
 
 func (p *settingsSeen) Start(int64) {}
 func (p *settingsSeen) Add(int64) {
-	p.once.Do(func() { p.threads, p.external = threadSettings(p.t, p.db) })
+	p.once.Do(func() { p.threads, p.external = schematest.Threads(p.t, p.db) })
 }
 
 // TestIngestRunsOnCallersOnSmallMachines: while an ingest loads its files
@@ -126,7 +118,7 @@ func TestIngestRunsOnCallersOnSmallMachines(t *testing.T) {
 	if p.threads != 4 || p.external != want {
 		t.Errorf("while loading (%d cores): threads %d, external %d; want 4 and %d", runtime.GOMAXPROCS(0), p.threads, p.external, want)
 	}
-	if th, ext := threadSettings(t, w.DB); th != 4 || ext != 1 {
+	if th, ext := schematest.Threads(t, w.DB); th != 4 || ext != 1 {
 		t.Errorf("after the ingest: threads %d, external %d; want 4 and 1", th, ext)
 	}
 }

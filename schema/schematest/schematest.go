@@ -230,3 +230,13 @@ func Dump(tb testing.TB, db *sql.DB, query string) string {
 	}
 	return b.String()
 }
+
+// Threads reads DuckDB's threads and external_threads settings of db, for
+// tests of who runs a statement's work (the callers only, or workers).
+func Threads(tb testing.TB, db *sql.DB) (threads, external int64) {
+	tb.Helper()
+	if err := db.QueryRow(`SELECT current_setting('threads')::BIGINT, current_setting('external_threads')::BIGINT`).Scan(&threads, &external); err != nil {
+		tb.Fatal(err)
+	}
+	return threads, external
+}
