@@ -34,6 +34,8 @@ type candidate struct {
 	// refused: why the file named is never read (a FIFO, a device): it
 	// fails alone with this
 	refused error
+	// exactSplit: find every event's end, guessing no batch (errGuessed)
+	exactSplit bool
 }
 
 // sidecars are JSON files that sit next to traces and are never traces.

@@ -219,8 +219,9 @@ type decoder struct {
 	num     []byte
 
 	// per event
-	cur  int64    // event index
-	off  int64    // event start offset
+	cur  int64    // event index in traceEvents, -1 when unknown (a batch cut by guess, or after one)
+	ord  int64    // event index in its batch: rows carry it until the sink makes it the trace's
+	off  int64    // event start offset, -1 when unknown
 	out  *decoded // the batch being decoded (its warnings)
 	ferr error
 }
@@ -296,14 +297,50 @@ func (d *decoder) decode(b *decode.Batch, reuse *decoded) (*decoded, error) {
 		kernels: out.kernels[:0], launches: out.launches[:0], ops: out.ops[:0],
 		frames: out.frames[:0], annotations: out.annotations[:0]}
 	d.out = out
+	if b.Guessed {
+		if err := d.guessed(b, out); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	for i, sp := range b.Spans {
-		d.cur = b.First + int64(i)
+		d.cur, d.ord = -1, int64(i)
+		if b.First >= 0 {
+			d.cur = b.First + int64(i)
+		}
 		d.off = b.Base + int64(sp.Start)
 		if err := d.event(b.Data[sp.Start:sp.End], out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// guessed decodes a batch cut by guess (decode.Splitter.Guess): one parse
+// of all its events as a JSON array. An error here, as in any batch after
+// a guessed one, has no event index: the load fails with errGuessed and
+// is done again with every event's end found (loader.file).
+func (d *decoder) guessed(b *decode.Batch, out *decoded) error {
+	d.ord = 0
+	for i, sp := range b.Spans {
+		d.cur, d.off = -1, b.Base+int64(sp.Start)
+		v, err := decode.ParseJSON(&d.p, b.Array(i))
+		if err != nil {
+			return d.fail("", ErrSyntax, "%s", shorten(err.Error()))
+		}
+		events, err := v.Array()
+		if err != nil {
+			return d.fail("", ErrType, "a run of events is not an array")
+		}
+		d.off = -1
+		for _, e := range events {
+			if err := d.value(e, out); err != nil {
+				return err
+			}
+			d.ord++
+		}
+	}
+	return nil
 }
 
 func (d *decoder) warn(out *decoded, msg string) {
@@ -318,6 +355,11 @@ func (d *decoder) event(raw []byte, out *decoded) error {
 	if err != nil {
 		return d.fail("", ErrSyntax, "%s", shorten(err.Error()))
 	}
+	return d.value(v, out)
+}
+
+// value decodes one event, parsed.
+func (d *decoder) value(v *fastjson.Value, out *decoded) error {
 	o, err := v.Object()
 	if err != nil {
 		return d.fail("", ErrType, "event is not an object")
@@ -573,7 +615,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 	}
 	switch kind {
 	case decode.CatKernel, decode.CatMemcpy, decode.CatMemset:
-		r := kernelRow{ordinal: d.cur, nameID: d.kernelID(name, out), ts: ts, dur: dur, bytes: null}
+		r := kernelRow{ordinal: d.ord, nameID: d.kernelID(name, out), ts: ts, dur: dur, bytes: null}
 		switch kind {
 		case decode.CatKernel:
 			r.kind = kindKernel
@@ -616,7 +658,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		out.totals[totalGPU] = limits.AddTotal(out.totals[totalGPU], dur)
 		out.kernels = append(out.kernels, r)
 	case decode.CatLaunch:
-		r := launchRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
+		r := launchRow{ordinal: d.ord, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
 		if r.correlation, err = d.integer(a.correlation, "args.correlation"); err != nil {
 			return err
 		}
@@ -631,7 +673,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		out.totals[totalLaunch] = limits.AddTotal(out.totals[totalLaunch], dur)
 		out.launches = append(out.launches, r)
 	case decode.CatCPUOp:
-		r := opRow{ordinal: d.cur, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
+		r := opRow{ordinal: d.ord, name: d.intern(name), ts: ts, dur: dur, pid: pid, tid: tid}
 		if r.externalID, err = d.integer(a.externalID, "args.External id"); err != nil {
 			return err
 		}
@@ -648,7 +690,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		out.totals[totalOp] = limits.AddTotal(out.totals[totalOp], dur)
 		out.ops = append(out.ops, r)
 	case decode.CatPython:
-		r := frameRow{ordinal: d.cur, site: d.siteRef(name), ts: ts, dur: dur, pid: pid, tid: tid}
+		r := frameRow{ordinal: d.ord, site: d.siteRef(name), ts: ts, dur: dur, pid: pid, tid: tid}
 		if r.pyID, err = d.integer(a.pyID, "args.Python id"); err != nil {
 			return err
 		}

@@ -138,6 +138,11 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 		old = 0
 	}
 	t, err := l.loadAny(ctx, c, run, hash, old)
+	if _, ok := err.(*errGuessed); ok {
+		// Rolled back: split it again without guessing (errGuessed).
+		c.exactSplit = true
+		t, err = l.loadAny(ctx, c, run, hash, old)
+	}
 	if err != nil && isOutOfMemory(err) && l.env.bound.lift(ctx) {
 		// DuckDB could not keep this trace inside its bound (one
 		// transaction's rows and the linking statements' tables did not
@@ -195,10 +200,50 @@ type traceState struct {
 	points    *chunks[sweepPoint]
 	link      linkRecs
 	meta      map[string][]byte
+	guessed   bool // the splitter cut a batch by guess
 }
+
+// place makes the event indexes of a batch's rows, which count from its
+// first event, the trace's: the batches come in stream order, and a batch
+// cut by guess does not know how many events came before it.
+func (t *traceState) place(path string, b *decoded) error {
+	first := t.counts.events
+	if first+b.counts.events > decode.MaxEvents {
+		return parseerr.AtOffset(path, -1, -1, "", parseerr.Errorf(ErrTooLarge, "more than %d events in one trace", int64(decode.MaxEvents)))
+	}
+	for i := range b.kernels {
+		b.kernels[i].ordinal += first
+	}
+	for i := range b.launches {
+		b.launches[i].ordinal += first
+	}
+	for i := range b.ops {
+		b.ops[i].ordinal += first
+	}
+	for i := range b.frames {
+		b.frames[i].ordinal += first
+	}
+	return nil
+}
+
+// errGuessed wraps the failure of a load whose events were split by
+// guess (decode.Splitter.Guess): a wrong guess and damage look alike, and
+// the errors of events after a guessed batch have no event index, so the
+// file is loaded again with every event's end found (candidate.exactSplit).
+type errGuessed struct{ err error }
+
+func (e *errGuessed) Error() string { return e.err.Error() }
+func (e *errGuessed) Unwrap() error { return e.err }
 
 // load reads, decodes and appends one file inside one transaction.
 func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash string, replace int64) (t *traceState, err error) {
+	var guessed bool
+	defer func() {
+		var pe *ParseError
+		if guessed && errors.As(err, &pe) {
+			err = &errGuessed{err}
+		}
+	}()
 	conn := l.conn
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -247,10 +292,14 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		if pp, ok := l.opt.Progress.(ParsedProgress); ok {
 			rc = parsedReader{rc, pp}
 		}
-		return l.decode(ctx, c.path, rc, t, func(b *decoded) error {
+		return l.decode(ctx, c.path, rc, t, !c.exactSplit, func(b *decoded) error {
+			if err := t.place(c.path, b); err != nil {
+				return err
+			}
 			return t.append(apps, b, run.id, fileRank, stage, ident.Merged)
 		})
 	})
+	guessed = t.guessed
 	if err != nil {
 		return nil, err
 	}

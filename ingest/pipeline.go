@@ -90,8 +90,9 @@ func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[stri
 }
 
 // decode runs the split -> decode pipeline over one file and hands batches
-// to sink in stream order.
-func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceState, sink func(*decoded) error) error {
+// to sink in stream order; with guess, the splitter cuts batches by guess
+// where it can (decode.Splitter.Guess).
+func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceState, guess bool, sink func(*decoded) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	raw := make(chan *decode.Batch, 2*l.decoders)
 	out := make(chan *decoded, 2*l.decoders)
@@ -100,6 +101,9 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 	// large ingest allocated in Go).
 	free := make(chan *decoded, 2*l.decoders+2)
 	sp := decode.NewSplitter(r, path, make(chan []byte, 4*l.decoders+4))
+	if guess {
+		sp.Guess()
+	}
 	g.Go(decode.Guard(path, func() error {
 		defer close(raw)
 		return sp.Run(gctx, raw)
@@ -163,6 +167,7 @@ func (l *loader) decode(ctx context.Context, path string, r io.Reader, t *traceS
 	err := g.Wait()
 	t.meta = sp.Meta()
 	t.jsonBytes = sp.Bytes()
+	t.guessed = sp.Guessed()
 	if err != nil {
 		// Report the file's own problem rather than the cancellation it caused.
 		return err
