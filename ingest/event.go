@@ -236,6 +236,13 @@ func (d *decoder) fail(field string, cause error, format string, args ...any) er
 
 // intern returns b as a string, reusing one copy per distinct value;
 // invalid UTF-8 is repaired.
+//
+// intern, kernelID and siteRef take a name as the trace wrote it and look
+// it up before checking its UTF-8: their maps' keys are valid UTF-8, so a
+// name found is, and the check (utf8.Valid over every name, long Python
+// paths included, was 0.8% of an ingest's instructions) runs once per
+// distinct name. An invalid name is never a key; it is repaired, and its
+// warning counted, each time it is met, as when every name was checked.
 func (d *decoder) intern(b []byte) string {
 	if s, ok := d.strs[string(b)]; ok {
 		return s
@@ -247,7 +254,11 @@ func (d *decoder) intern(b []byte) string {
 	return s
 }
 
-func (d *decoder) kernelID(b []byte, out *decoded) int32 {
+func (d *decoder) kernelID(raw []byte, out *decoded) int32 {
+	if id, ok := d.kernels[string(raw)]; ok {
+		return id
+	}
+	b := d.validUTF8(raw)
 	if id, ok := d.kernels[string(b)]; ok {
 		return id
 	}
@@ -259,7 +270,11 @@ func (d *decoder) kernelID(b []byte, out *decoded) int32 {
 	return id
 }
 
-func (d *decoder) siteRef(b []byte) siteRef {
+func (d *decoder) siteRef(raw []byte) siteRef {
+	if r, ok := d.sites[string(raw)]; ok {
+		return r
+	}
+	b := d.validUTF8(raw)
 	if r, ok := d.sites[string(b)]; ok {
 		return r
 	}
@@ -454,8 +469,9 @@ func shorten(s string) string {
 	return s
 }
 
-// str reads a string field.
-func (d *decoder) str(v *fastjson.Value, field string) ([]byte, error) {
+// rawStr reads a string field as the trace wrote it: its UTF-8 is not
+// checked (validUTF8; intern).
+func (d *decoder) rawStr(v *fastjson.Value, field string) ([]byte, error) {
 	b, err := v.StringBytes()
 	if err != nil {
 		return nil, d.fail(field, ErrType, "want a string, got %s", v.Type())
@@ -463,7 +479,7 @@ func (d *decoder) str(v *fastjson.Value, field string) ([]byte, error) {
 	if len(b) > maxNameBytes {
 		return nil, d.fail(field, ErrTooLarge, "string of %d bytes (limit %d)", len(b), maxNameBytes)
 	}
-	return d.validUTF8(b), nil
+	return b, nil
 }
 
 // invalidUTF8 is the warning counted for each string repaired.
@@ -561,15 +577,17 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 	if dur < 0 {
 		return d.fail("dur", ErrRange, "negative duration %s", d.num)
 	}
+	// cat and name as written: a cat of a kind stored is one of
+	// decode.Category's, ASCII; names are checked as they are interned.
 	var cat []byte
 	if f.cat != nil {
-		if cat, err = d.str(f.cat, "cat"); err != nil {
+		if cat, err = d.rawStr(f.cat, "cat"); err != nil {
 			return err
 		}
 	}
 	var name []byte
 	if f.name != nil {
-		if name, err = d.str(f.name, "name"); err != nil {
+		if name, err = d.rawStr(f.name, "name"); err != nil {
 			return err
 		}
 	}
@@ -581,6 +599,9 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 	}
 	kind := decode.Category(cat)
 	if kind == decode.CatOther {
+		// Not stored, but its invalid UTF-8 is counted, as in any string read.
+		d.validUTF8(cat)
+		d.validUTF8(name)
 		out.counts.other++
 		return nil
 	}
@@ -704,6 +725,7 @@ func (d *decoder) complete(f *eventFields, out *decoded) error {
 		out.totals[totalFrame] = limits.AddTotal(out.totals[totalFrame], dur)
 		out.frames = append(out.frames, r)
 	case decode.CatUserAnnotation, decode.CatGPUAnnotation:
+		name = d.validUTF8(name) // read for its stage too
 		r := annotationRow{name: d.intern(name), cat: d.intern(cat), ts: ts, dur: dur, pid: pid, tid: tid}
 		if kind == decode.CatGPUAnnotation {
 			dev, err := d.integer(a.device, "args.device")
