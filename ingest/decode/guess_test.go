@@ -150,3 +150,36 @@ func TestGuessInsideAnEventFails(t *testing.T) {
 		t.Fatalf("%d batches guessed, a run not an array: %v (the split: %v); want a guess and a run that fails", guessed, wrong, err)
 	}
 }
+
+// TestBatchBuffersReused: a batch handed back is the splitter's next
+// buffer, guessed or not: a few buffers serve a trace of many batches.
+func TestBatchBuffersReused(t *testing.T) {
+	t.Parallel()
+	doc, _ := kinetoTrace(30000, false) // 7 MB
+	for _, guess := range []bool{false, true} {
+		out := make(chan *Batch)
+		s := NewSplitter(strings.NewReader(doc), "t.json", make(chan []byte, 4))
+		if guess {
+			s.Guess()
+		}
+		errc := make(chan error, 1)
+		go func() { errc <- s.Run(context.Background(), out); close(out) }()
+		bufs := map[*byte]bool{}
+		batches, guessed := 0, 0
+		for b := range out {
+			batches++
+			if b.Guessed {
+				guessed++
+			}
+			bufs[&b.buf[:1][0]] = true
+			b.Recycle()
+		}
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		if batches < 6 || guess && guessed < batches/2 || len(bufs) > 4 {
+			t.Fatalf("guess %v: %d batches (%d guessed) in %d buffers; want most guessed when guessing, and at most 4 buffers",
+				guess, batches, guessed, len(bufs))
+		}
+	}
+}

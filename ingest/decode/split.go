@@ -46,6 +46,7 @@ type Batch struct {
 	Base    int64 // stream offset of Data[0]
 	Guessed bool  // cut by guess: each Span is a run of events (Array)
 	pool    chan []byte
+	buf     []byte // the whole buffer Data is cut from, for Recycle
 }
 
 // Array makes the i-th run of events of a guessed batch one JSON array
@@ -62,12 +63,18 @@ type Span struct{ Start, End int32 }
 // Recycle hands the batch's buffer back to the splitter that cut it; the
 // batch must not be used afterwards. Without it every batch costs a fresh
 // buffer.
+//
+// The whole buffer goes back, not Data, which starts where the batch's
+// first event does: a guessed batch's never starts at the buffer's first
+// byte, and a buffer handed back shorter than the splitter's was never
+// taken again (a new 1.25 MiB buffer for every batch, 280 MB of garbage
+// for a 270 MB trace, before this).
 func (b *Batch) Recycle() {
 	select {
-	case b.pool <- b.Data[:0]:
+	case b.pool <- b.buf[:0]:
 	default:
 	}
-	b.Data, b.Spans = nil, nil
+	b.Data, b.Spans, b.buf = nil, nil, nil
 }
 
 // Len is the number of events in a batch not guessed.
@@ -517,6 +524,7 @@ func (s *Splitter) send(ctx context.Context, end int, spans []Span, guessed bool
 		Base:    s.off(s.bstart),
 		Guessed: guessed,
 		pool:    s.pool,
+		buf:     s.buf,
 	}
 	size := len(s.buf)
 	if size < batchBytes+batchBytes/4 {
