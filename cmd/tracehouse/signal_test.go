@@ -207,18 +207,22 @@ func TestInterruptWhileSavingSaysOneLine(t *testing.T) {
 func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "traces")
-	// 6 MB traces: the seven loaded after the first take about 1.6
-	// CPU-s (ticks 30-190 of the child, 2026-12-05), so the signal at 80
-	// ticks lands in the load however fast the lake opens; with 3 MB the
-	// whole command took 140 ticks once the lake's opening got cheaper,
-	// and the child was gone before the 150 it waited for.
-	if code, _, stderr := runCmd(t, "synth", "--out", src, "--ranks", "4", "--size-mb", "6", "--run", "r"); code != 0 {
-		t.Fatalf("synth: %s", stderr)
-	}
-	all, err := filepath.Glob(filepath.Join(src, "r", "*", "*.trace.json.gz"))
-	if err != nil || len(all) != 8 {
-		t.Fatalf("%d traces (%v)", len(all), err)
+	// Each phase gets its own eight traces (four ranks, prefill and
+	// decode). The load's are of 6 MB: the seven loaded after the first
+	// take about 1.6 CPU-s (ticks 30-190 of the child, 2026-12-05), so the
+	// signal at 80 ticks lands in the load however fast the lake opens;
+	// with 3 MB the whole command took 140 ticks once the lake's opening
+	// got cheaper, and the child was gone before the 150 it waited for.
+	// The write's are of 1 MB: its signal waits for the first trace the
+	// write commits, whatever the size, and the child loads all seven and
+	// the re-run loads those it did not write, which at 6 MB cost about 5
+	// of the test's 15 CPU-s (2026-12-06).
+	sources := map[string]string{}
+	for when, mb := range map[string]string{"load": "6", "write": "1"} {
+		sources[when] = filepath.Join(dir, "traces-"+when)
+		if code, _, stderr := runCmd(t, "synth", "--out", sources[when], "--ranks", "4", "--size-mb", mb, "--run", "r"); code != 0 {
+			t.Fatalf("synth: %s", stderr)
+		}
 	}
 	markers := func(lk string) int {
 		m, _ := filepath.Glob(filepath.Join(lk, "traces", "*.parquet"))
@@ -227,6 +231,11 @@ func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
 	line := regexp.MustCompile(`^tracehouse: interrupted: (\d+) of 8 file\(s\) in the lake, nothing partial; run the same command again to finish: context canceled\n$`)
 	for _, when := range []string{"load", "write"} {
 		t.Run(when, func(t *testing.T) {
+			src := sources[when]
+			all, err := filepath.Glob(filepath.Join(src, "r", "*", "*.trace.json.gz"))
+			if err != nil || len(all) != 8 {
+				t.Fatalf("%d traces (%v)", len(all), err)
+			}
 			lk := filepath.Join(t.TempDir(), "lake")
 			// one file in the lake before: it counts as there
 			if code, _, stderr := runCmd(t, "--lake", lk, "ingest", "--run", "r", all[0]); code != 0 {
@@ -256,7 +265,7 @@ func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
 				}
 			}
 			_ = cmd.Process.Signal(syscall.SIGINT)
-			err := <-exited
+			err = <-exited
 			var exit *exec.ExitError
 			if err == nil {
 				t.Skipf("the ingest ended before the signal: %s", stderr.String())
