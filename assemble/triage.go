@@ -45,11 +45,26 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 		p.Mapping = sql.NullInt64{Int64: mapping.ID, Valid: true}
 	}
 	var note string
+	var d *queries.TriageData
 	if !o.RankAll {
-		// The header shows the events Rank picks from: read once.
-		events, err := queries.TriageGPUEvents(ctx, w.DB, run.ID)
-		if err != nil {
-			return nil, err
+		var saved *queries.TriageData
+		var savedRank int64
+		if savable(w, mapping, o, p) {
+			var err error
+			if savedRank, saved, err = triageSaved(ctx, w, p); err != nil {
+				return nil, err
+			}
+		}
+		// The header shows the events Rank picks from: read once (or
+		// taken from the saved report, current with them).
+		var events []queries.TriageGPUEventsRow
+		if saved != nil {
+			events = saved.GPUEvents
+		} else {
+			var err error
+			if events, err = queries.TriageGPUEvents(ctx, w.DB, run.ID); err != nil {
+				return nil, err
+			}
 		}
 		p.GPUEvents = events
 		rank, fellBack, err := target.RankOf(events, run, o.Rank, o.RankSet)
@@ -60,10 +75,16 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 			note = fmt.Sprintf("run %s has no GPU events on rank %d: showing rank %d (--rank all sums every rank)", run.Label, o.Rank, rank)
 		}
 		p.Rank = sql.NullInt64{Int64: rank, Valid: true}
+		if saved != nil && rank == savedRank {
+			saved.Params = p
+			d = saved
+		}
 	}
-	d, err := queries.Triage(ctx, w.DB, p)
-	if err != nil {
-		return nil, err
+	if d == nil {
+		var err error
+		if d, err = queries.Triage(ctx, w.DB, p); err != nil {
+			return nil, err
+		}
 	}
 	rep := report.NewTriage(d, report.TriageOptions{Framework: o.Framework})
 	if note != "" {
@@ -73,4 +94,24 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no GPU events in stage %s", vocab.StageName(o.Stage)))
 	}
 	return rep, nil
+}
+
+// savable says whether the report asked for is one a finish saves
+// (SaveTriage): one rank of a run of a warehouse file, every stage,
+// single-trace, the default --min-share and --overlap-rows, no timelines,
+// the traces' own frameworks. The rank is checked once it is known.
+func savable(w *schema.Warehouse, mapping *target.Run, o TriageOptions, p queries.TriageParams) bool {
+	return w.Lake == "" && mapping == nil && !o.RankAll && o.Stage == "" && o.Timelines == 0 && !p.Framework.Valid &&
+		o.MinShare == queries.DefaultMinShare && o.OverlapRows == queries.DefaultOverlapRows
+}
+
+// triageSaved reads the run's saved report when it is current for this
+// binary (queries.TriageSaved): the rank it shows and its data, nil when
+// there is none.
+func triageSaved(ctx context.Context, w *schema.Warehouse, p queries.TriageParams) (int64, *queries.TriageData, error) {
+	recipe, err := target.TriageRecipe()
+	if err != nil {
+		return 0, nil, err
+	}
+	return queries.TriageSaved(ctx, w.DB, p, recipe)
 }

@@ -127,6 +127,8 @@ var Local = map[string]string{
 	"launch_kernel_store":  "not kept: rows per rank, of several traces; a lake's readers compute launch overhead from its events",
 	"launch_stage_store":   "not kept: rows per rank, of several traces; a lake's readers compute launch overhead from its events",
 	"kernel_spread_store":  "not kept: rows per rank, of several traces; a lake's readers compute duration spread from its events",
+	"triage_store":         "not kept: a lake's triage computes its report from its events",
+	"triage_store_runs":    "not kept (empty in a lake, so no saved triage report is read)",
 }
 
 // idRule says how a column's values change on the way into the lake.

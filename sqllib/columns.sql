@@ -533,3 +533,18 @@ COMMENT ON COLUMN kernel_overlap.starts_before_end IS 'How many starts precede t
 COMMENT ON COLUMN kernel_overlap.union_share_ns IS 'GPU busy time (union of the group''s intervals) from each of the kernel''s two points to the group''s next point, ns: summed over a group or stage it gives the busy time.';
 COMMENT ON COLUMN kernel_overlap.prev_kernel_id IS 'The kernel that starts just before this one on the same stream of the same (trace, stage, device) (ties by kernel_id); NULL for the first.';
 COMMENT ON COLUMN kernel_overlap.next_kernel_id IS 'The kernel that starts just after this one on the same stream of the same (trace, stage, device) (ties by kernel_id); NULL for the last.';
+
+-- triage_store
+COMMENT ON COLUMN triage_store.run_id IS 'The run (runs.run_id).';
+COMMENT ON COLUMN triage_store.rank IS 'The rank the report shows (triage_store_runs.rank).';
+COMMENT ON COLUMN triage_store.section IS 'A section of the report: a field of queries.TriageData (Run, Traces, GPUEvents, Kernels, Overlap, Fusions, Idle, ...).';
+COMMENT ON COLUMN triage_store.rows IS 'That section''s rows as JSON (an array of objects keyed by the Go fields of the query''s row; an object for Run, null for an empty section).';
+
+-- triage_store_runs
+COMMENT ON COLUMN triage_store_runs.run_id IS 'A run with a saved triage report (runs.run_id).';
+COMMENT ON COLUMN triage_store_runs.rank IS 'The rank it shows: rank 0, else the run''s lowest rank with GPU events (what triage RUN shows without --rank).';
+COMMENT ON COLUMN triage_store_runs.min_share IS 'The --min-share it was made for (percent).';
+COMMENT ON COLUMN triage_store_runs.overlap_rows IS 'The --overlap-rows it was made for.';
+COMMENT ON COLUMN triage_store_runs.recipe IS 'queries.TriageRecipe of the binary that saved it (its queries, SQL library and row encoding): another binary computes the report instead.';
+COMMENT ON COLUMN triage_store_runs.fingerprint IS '_triage_fingerprint of the run when saved: the report is read only while it is current.';
+COMMENT ON COLUMN triage_store_runs.stored_at IS 'When the report was saved (local time).';

@@ -43,6 +43,7 @@ var Modules = []string{
 	"spread",       // kernel_spread: duration spread per kernel
 	"comm",         // comm_overlap: communication hidden under computation
 	"straggler",    // straggler_arrivals, straggler_ranks, straggler_sites: the late rank
+	"triage",       // triage_saved: the saved triage report
 	"columns",      // descriptions of the tables' and views' columns (after the views)
 }
 

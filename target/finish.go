@@ -3,15 +3,74 @@ package target
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/schema"
 )
 
 // Finish is aggregates.Finish for the reports' verdict floor
-// (queries.DefaultMinDurNS, for which the overlap rows are saved):
-// `ingest`, `triage PATH`, `compare PATH` and `capture` end with it.
+// (queries.DefaultMinDurNS, for which the overlap rows are saved), then
+// the triage report of every run without a saved one (SaveTriages):
+// `ingest`, `triage PATH`, `compare PATH` and `capture` end with it. A
+// run whose copy failed to save does not stop the others' (the failures
+// are joined in one *aggregates.FinishError).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
-	return aggregates.Finish(ctx, db, cat, queries.DefaultMinDurNS)
+	err := aggregates.Finish(ctx, db, cat, queries.DefaultMinDurNS)
+	if fe := (*aggregates.FinishError)(nil); err != nil && !errors.As(err, &fe) {
+		return err
+	}
+	return aggregates.JoinFinishErrors(err, SaveTriages(ctx, db))
+}
+
+// SaveTriages saves the triage report of every run whose saved report is
+// missing or older than one of its traces (aggregates.TriagePending): what
+// `triage RUN` shows with the default sections (its rank as RankOf picks
+// it without --rank), computed by queries.Triage from the copies Finish
+// saved and read back by assemble.Triage while current. It runs after
+// Finish, whose copies make computing it cheap.
+func SaveTriages(ctx context.Context, db *sql.DB) error {
+	runs, err := aggregates.TriagePending(ctx, db)
+	if err != nil || len(runs) == 0 {
+		return err
+	}
+	recipe, err := TriageRecipe()
+	if err != nil {
+		return err
+	}
+	return aggregates.SaveTriage(ctx, db, runs, func(ctx context.Context, run int64) (*aggregates.TriageReport, error) {
+		events, err := queries.TriageGPUEvents(ctx, db, run)
+		if err != nil {
+			return nil, err
+		}
+		rank, _, err := RankOf(events, Run{ID: run}, 0, false)
+		if err != nil {
+			return nil, err
+		}
+		p := queries.TriageParams{Run: run, Rank: sql.NullInt64{Int64: rank, Valid: true},
+			MinShare: queries.DefaultMinShare, OverlapRows: queries.DefaultOverlapRows, GPUEvents: events}
+		d, err := queries.Triage(ctx, db, p)
+		if err != nil {
+			return nil, err
+		}
+		sections, err := queries.TriageSections(d)
+		if err != nil {
+			return nil, err
+		}
+		return &aggregates.TriageReport{Rank: rank, MinShare: p.MinShare, OverlapRows: p.OverlapRows,
+			Recipe: recipe, Sections: sections}, nil
+	})
+}
+
+// TriageRecipe is this binary's queries.TriageRecipe (for its SQL
+// library): what a saved triage report must have been made with to be
+// read.
+func TriageRecipe() (string, error) {
+	lib, err := schema.LibraryHash()
+	if err != nil {
+		return "", err
+	}
+	return queries.TriageRecipe(lib)
 }

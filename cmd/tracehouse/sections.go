@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tracehouse/tracehouse/assemble"
+	"github.com/tracehouse/tracehouse/queries"
 )
 
 // Sections are the flags that choose what each triage section shows, the
@@ -25,14 +26,14 @@ type Sections struct {
 
 // defaultSections is what the flags' defaults parse to.
 func defaultSections() Sections {
-	return Sections{MinShare: 1, OverlapRows: 10}
+	return Sections{MinShare: queries.DefaultMinShare, OverlapRows: queries.DefaultOverlapRows}
 }
 
 func (s *Sections) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&s.stage, "stage", "all", "stage to show: prefill (extend), decode, mixed, unknown or all")
 	fl.StringVar(&s.rank, "rank", "0", "rank to show, or all (sums ranks and adds a rank-spread column)")
-	fl.Float64Var(&s.MinShare, "min-share", 1.0, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
-	fl.IntVar(&s.OverlapRows, "overlap-rows", 10, "at most `N` overlap rows per stage (0 = no cap)")
+	fl.Float64Var(&s.MinShare, "min-share", queries.DefaultMinShare, "hide kernel and overlap rows under this `PERCENT` of their stage (0 shows all)")
+	fl.IntVar(&s.OverlapRows, "overlap-rows", queries.DefaultOverlapRows, "at most `N` overlap rows per stage (0 = no cap)")
 }
 
 // parse checks the flags bind defined; every mistake is a usage error.
