@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -42,10 +43,26 @@ func TestUncompressedRunStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The library's column comments, as a warehouse at 0024 holds them
-	// (a test's own migrations get no library).
-	if err := applyLibrary(ctx, w.DB); err != nil {
+	// The library's column comments of these tables, as a warehouse at
+	// 0024 holds them (a test's own migrations get no library; the whole
+	// of today's library needs the tables of every migration).
+	lib, err := loadLibrary()
+	if err != nil {
 		t.Fatal(err)
+	}
+	comments := 0
+	for _, st := range lib.stmts {
+		m := commentTarget.FindStringSubmatch(st.sql)
+		if m == nil || !slices.Contains(uncompressedTables, m[1]) {
+			continue
+		}
+		if _, err := w.DB.ExecContext(ctx, st.sql); err != nil {
+			t.Fatalf("%s:%d: %v", st.file, st.line, err)
+		}
+		comments++
+	}
+	if comments < 20 {
+		t.Fatalf("only %d of the library's comments on %v", comments, uncompressedTables)
 	}
 	for _, tbl := range uncompressedTables {
 		fillRows(t, w, tbl, 1, 2)
