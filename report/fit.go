@@ -46,6 +46,11 @@ func textWidth(s string) int {
 	return uniseg.StringWidth(s)
 }
 
+// TextWidth is the terminal columns s takes (uniseg's width; printable
+// ASCII without segmenting it): for what cmd fits to the terminal besides
+// tables (the commands' help).
+func TextWidth(s string) int { return textWidth(s) }
+
 // printableASCII says whether every byte of s is printable ASCII (space
 // to tilde): one grapheme cluster and one column each.
 func printableASCII(s string) bool {

@@ -3,8 +3,9 @@ package main
 import (
 	"strings"
 
-	"github.com/rivo/uniseg"
 	"github.com/spf13/cobra"
+
+	"github.com/tracehouse/tracehouse/report"
 )
 
 // fitHelp fits every command's help under cmd to width terminal columns
@@ -30,7 +31,7 @@ func fitLines(s string, width int, wrap func(string, int) []string) string {
 	lines := strings.Split(s, "\n")
 	var out []string
 	for _, l := range lines {
-		if uniseg.StringWidth(l) <= width {
+		if report.TextWidth(l) <= width {
 			out = append(out, l)
 			continue
 		}
@@ -55,7 +56,7 @@ func fitExamples(s string, width int) string {
 	var out []string
 	cont := false
 	for _, l := range strings.Split(s, "\n") {
-		if uniseg.StringWidth(l) <= width {
+		if report.TextWidth(l) <= width {
 			out = append(out, l)
 		} else {
 			body, more := strings.CutSuffix(l, " \\")
@@ -111,7 +112,7 @@ func pack(first, next string, words []string, width int, end string) []string {
 		switch {
 		case line == first && len(out) == 0 || line == next && len(out) > 0:
 			line += w
-		case uniseg.StringWidth(line)+1+uniseg.StringWidth(w)+uniseg.StringWidth(end) <= width:
+		case report.TextWidth(line)+1+report.TextWidth(w)+report.TextWidth(end) <= width:
 			line += " " + w
 		default:
 			out = append(out, line+end)
