@@ -297,3 +297,59 @@ func TestStaleSavedTriageIsNotRead(t *testing.T) {
 		t.Errorf("the run ingested again: saved %v, equal to computed %v", saved != nil, reflect.DeepEqual(saved, want))
 	}
 }
+
+// TestOldRunsAreNotBackfilled: a finish saves the triage reports of the
+// runs it ingested, not of runs stored before the warehouse had a triage
+// store (an upgrade: migration 0026 applied after their ingest), whose
+// triage computes the report as before.
+func TestOldRunsAreNotBackfilled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	oldDir, newDir := filepath.Join(dir, "old"), filepath.Join(dir, "new")
+	handTrace(t, oldDir, 0, 5)
+	handTrace(t, newDir, 0, 4)
+	w := ingested(t, oldDir)
+	old := storedRuns(t, w)[0]
+	// The warehouse as an upgrade leaves it: the old run stored, no report
+	// saved, the store created after the run's ingest.
+	if _, err := w.DB.ExecContext(ctx, `DELETE FROM triage_store; DELETE FROM triage_store_runs;
+		UPDATE schema_migrations SET applied_at = now()::TIMESTAMP WHERE version = 26`); err != nil {
+		t.Fatal(err)
+	}
+	if pending, err := aggregates.TriagePending(ctx, w.DB); err != nil || len(pending) != 0 {
+		t.Fatalf("after the upgrade, pending %v (%v), want none", pending, err)
+	}
+	if _, err := ingest.Ingest(ctx, w, []string{newDir}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	var saved []int64
+	rows, err := w.DB.QueryContext(ctx, `SELECT run_id FROM triage_store_runs ORDER BY run_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		saved = append(saved, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	runs := storedRuns(t, w)
+	if len(runs) != 2 || !reflect.DeepEqual(saved, []int64{runs[1].ID}) {
+		t.Fatalf("runs %v: saved reports of %v, want only the new run's", runs, saved)
+	}
+	if s, c := savedAndComputed(t, w, old); s != nil || len(c.Kernels) == 0 {
+		t.Errorf("old run: saved %v, computed %d kernel rows", s != nil, len(c.Kernels))
+	}
+	if s, c := savedAndComputed(t, w, runs[1]); s == nil || !reflect.DeepEqual(s, c) {
+		t.Errorf("new run: saved %v, equal to computed", s != nil)
+	}
+}
