@@ -55,13 +55,22 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 		if err != nil {
 			return nil, err
 		}
-		sections, err := queries.TriageSections(d)
-		if err != nil {
-			return nil, err
-		}
-		return &aggregates.TriageReport{Rank: rank, MinShare: p.MinShare, OverlapRows: p.OverlapRows,
-			Recipe: recipe, Sections: sections}, nil
+		return triageReport(d, rank, recipe), nil
 	})
+}
+
+// triageReport is what SaveTriage stores of d, the report of the rank
+// shown, made by a binary of recipe. A report JSON cannot hold (a NaN) is
+// stored as a record with no recipe and no sections: no triage reads it
+// (it computes the report, as without a save), and later finishes do not
+// compute it again. The report is a copy: failing the ingest for it, as
+// an error here would, would stop a run that triage shows.
+func triageReport(d *queries.TriageData, rank int64, recipe string) *aggregates.TriageReport {
+	r := &aggregates.TriageReport{Rank: rank, MinShare: d.Params.MinShare, OverlapRows: d.Params.OverlapRows}
+	if sections, err := queries.TriageSections(d); err == nil {
+		r.Recipe, r.Sections = recipe, sections
+	}
+	return r
 }
 
 // TriageRecipe is this binary's queries.TriageRecipe (for its SQL

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"database/sql"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -273,6 +274,51 @@ func TestFinishFailedSaveLeavesTheOthers(t *testing.T) {
 		}
 		if runs != want {
 			t.Errorf("%s: %d runs recorded after the second Finish, want %d", table, runs, want)
+		}
+	}
+}
+
+// TestUnencodableTriageIsNotSaved: a triage report JSON cannot hold (a
+// NaN) fails neither SaveTriage nor the finish: it is recorded with no
+// recipe and no sections, so no triage reads it and the next finish does
+// not compute it again; a report that encodes keeps its recipe and every
+// section.
+func TestUnencodableTriageIsNotSaved(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w, rr := finishedDemo(t)
+	run := rr[0].run
+	p := queries.TriageParams{Run: run, Rank: sql.NullInt64{Int64: rr[0].rank, Valid: true},
+		MinShare: queries.DefaultMinShare, OverlapRows: queries.DefaultOverlapRows}
+	good := triageReport(&queries.TriageData{Params: p}, rr[0].rank, "rcp")
+	if good.Recipe != "rcp" || len(good.Sections) == 0 || good.Rank != rr[0].rank || good.MinShare != p.MinShare || good.OverlapRows != p.OverlapRows {
+		t.Fatalf("an encodable report: %+v", good)
+	}
+	nan := &queries.TriageData{Params: p, Kernels: []queries.KernelTableRow{{AvgNS: math.NaN()}}}
+	bad := triageReport(nan, rr[0].rank, "rcp")
+	if bad.Recipe != "" || bad.Sections != nil || bad.Rank != rr[0].rank {
+		t.Fatalf("a report with a NaN: recipe %q, %d sections, rank %d", bad.Recipe, len(bad.Sections), bad.Rank)
+	}
+	for _, table := range []string{"triage_store", "triage_store_runs"} {
+		if _, err := w.DB.ExecContext(ctx, `DELETE FROM `+table+` WHERE run_id = ?`, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := aggregates.SaveTriage(ctx, w.DB, []int64{run}, func(context.Context, int64) (*aggregates.TriageReport, error) {
+		return bad, nil
+	}); err != nil {
+		t.Fatalf("saving the record of a report with a NaN: %v", err)
+	}
+	if pending, err := aggregates.TriagePending(ctx, w.DB); err != nil || len(pending) != 0 {
+		t.Errorf("after the record, pending %v (%v)", pending, err)
+	}
+	recipe, err := TriageRecipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rcp := range []string{recipe, ""} {
+		if _, d, err := queries.TriageSaved(ctx, w.DB, p, rcp); err != nil || d != nil {
+			t.Errorf("recipe %q: the record was read as a report (%v, %v)", rcp, d != nil, err)
 		}
 	}
 }
