@@ -36,22 +36,21 @@ func IsPath(arg string) bool {
 	return err == nil
 }
 
-// Open opens the warehouse for a report that needs the catalog catalogOf
-// returns installed: for writing when write is set (paths to ingest), else
+// Open opens the warehouse for a report that needs the catalog cat
+// installed: for writing when write is set (paths to ingest), else
 // read-only so other readers can share the file, reopening it for writing
 // only when the stored catalog is another one (a lake takes the catalog
-// where it is). catalogOf is called once the warehouse is open, so a
-// catalog parsed in the background overlaps the open. When the warehouse
-// cannot be written (another process holds it), the report goes on with
-// the stored catalog and notice says so.
-func Open(ctx context.Context, open Opener, write bool, catalogOf func() *catalog.Catalog, notice func(string)) (*schema.Warehouse, error) {
+// where it is). A read-only open of a warehouse holding cat compares
+// hashes only: the embedded catalog is not parsed (catalog.Lazy). When the
+// warehouse cannot be written (another process holds it), the report goes
+// on with the stored catalog and notice says so.
+func Open(ctx context.Context, open Opener, write bool, cat *catalog.Lazy, notice func(string)) (*schema.Warehouse, error) {
 	w, err := open(ctx, write)
 	if err != nil {
 		return nil, err
 	}
-	cat := catalogOf()
 	if write {
-		if err := ingest.InstallCatalog(ctx, w.DB, cat); err != nil {
+		if err := ingest.InstallCatalog(ctx, w.DB, cat.Catalog()); err != nil {
 			w.Close()
 			return nil, err
 		}
@@ -69,7 +68,7 @@ func Open(ctx context.Context, open Opener, write bool, catalogOf func() *catalo
 		// A lake's database is in memory and its catalog tables stay
 		// writable: install there. Opening it again for writing (as a
 		// read-only file is) would read every table of the lake twice.
-		if err := ingest.InstallCatalog(ctx, w.DB, cat); err != nil {
+		if err := ingest.InstallCatalog(ctx, w.DB, cat.Catalog()); err != nil {
 			w.Close()
 			return nil, err
 		}
@@ -85,7 +84,7 @@ func Open(ctx context.Context, open Opener, write bool, catalogOf func() *catalo
 		notice(fmt.Sprintf("%v; fuse patterns use the catalog stored there", err))
 		return open(ctx, false)
 	}
-	if err := ingest.InstallCatalog(ctx, rw.DB, cat); err != nil {
+	if err := ingest.InstallCatalog(ctx, rw.DB, cat.Catalog()); err != nil {
 		rw.Close()
 		return nil, err
 	}
@@ -105,8 +104,9 @@ type Resolved struct {
 // command that takes one: a selector (@latest, @latest~N, tag:KEY=VALUE) or
 // a run label names one stored run (SelectRun); a path that exists (it wins
 // over a label of the same spelling) is ingested (with opt, then finished
-// with cat: finishPaths) and gives the runs its traces belong to.
-func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Options, cat *catalog.Catalog) (Resolved, error) {
+// with cat, parsed only then: finishPaths) and gives the runs its traces
+// belong to.
+func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Options, cat *catalog.Lazy) (Resolved, error) {
 	if IsSelector(arg) || !IsPath(arg) {
 		r, err := SelectRun(ctx, w, arg)
 		var nr *NoRunError
@@ -125,7 +125,7 @@ func Resolve(ctx context.Context, w *schema.Warehouse, arg string, opt ingest.Op
 	if err != nil {
 		return Resolved{}, err
 	}
-	if err := finishPaths(ctx, w, cat); err != nil {
+	if err := finishPaths(ctx, w, cat.Catalog()); err != nil {
 		return Resolved{}, err
 	}
 	var ids []int64

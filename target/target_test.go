@@ -49,7 +49,7 @@ func TestOpenInstallsTheCatalog(t *testing.T) {
 				calls = append(calls, write)
 				return c.open(write)
 			}
-			w, err := Open(ctx, opener, false, func() *catalog.Catalog { return cat }, func(n string) { t.Errorf("notice: %s", n) })
+			w, err := Open(ctx, opener, false, catalog.Parsed(cat), func(n string) { t.Errorf("notice: %s", n) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestResolveInMemorySavesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Close()
-			r, err := Resolve(ctx, w, path, ingest.Options{}, cat)
+			r, err := Resolve(ctx, w, path, ingest.Options{}, catalog.Parsed(cat))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -182,7 +182,7 @@ func ingestTraces(ctx context.Context, dir, db, traces string) error {
 	defer w.Close()
 	t1 := time.Now()
 	// ingested and finished as a command does with a path
-	r, err := target.Resolve(ctx, w, traces, ingest.Options{}, catalog.Default())
+	r, err := target.Resolve(ctx, w, traces, ingest.Options{}, catalog.LazyDefault())
 	if err == nil {
 		err = r.Ingest.Err()
 	}

@@ -412,7 +412,7 @@ func captureThen(opts *CaptureOptions, w *schema.Warehouse, results []*capture.R
 		runs = []triageTarget{{run: runs[1].run, mapping: &m}}
 	}
 	if opts.Then == thenCompare {
-		rep, ingestErr, err := compareArgs(opts.common, w, catalog.Default(), opts.Baseline, runs[0].run.Label,
+		rep, ingestErr, err := compareArgs(opts.common, w, catalog.LazyDefault(), opts.Baseline, runs[0].run.Label,
 			assemble.CompareOptions{Gates: assemble.DefaultGates()})
 		if err != nil {
 			return err

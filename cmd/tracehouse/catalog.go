@@ -14,29 +14,21 @@ func loadCatalog(file string) (*catalog.Catalog, error) {
 	return catalog.Load(file)
 }
 
-// catalogFor is loadCatalog for a command with other work to do before it
-// needs the catalog (open a warehouse, ingest): a --catalog FILE is read at
-// once (its errors come before the warehouse is touched), the embedded
-// catalog is parsed on another goroutine (about 6 ms of YAML, overlapping
-// that work), and the function returned waits for it.
-func catalogFor(file string) (func() *catalog.Catalog, error) {
+// catalogFor is loadCatalog for a command that may not need the catalog
+// parsed (a report of a warehouse that holds it compares its hash only):
+// a --catalog FILE is read at once (its errors come before the warehouse
+// is touched), the embedded catalog when first needed. A command that
+// will install it (one that writes) calls Prefetch, so that the parse
+// overlaps opening the warehouse.
+func catalogFor(file string) (*catalog.Lazy, error) {
 	if file != "" {
 		c, err := catalog.Load(file)
 		if err != nil {
 			return nil, err
 		}
-		return func() *catalog.Catalog { return c }, nil
+		return catalog.Parsed(c), nil
 	}
-	done := make(chan struct{})
-	var c *catalog.Catalog
-	go func() {
-		defer close(done)
-		c = catalog.Default()
-	}()
-	return func() *catalog.Catalog {
-		<-done
-		return c
-	}, nil
+	return catalog.LazyDefault(), nil
 }
 
 // catalogEntryJSON is the JSON shape of one entry in `catalog list` and

@@ -144,15 +144,17 @@ func (o *CompareOptions) parse(cmd *cobra.Command, stage, rank string) error {
 }
 
 func compareRun(opts *CompareOptions) error {
-	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
+	cat, _ := catalogFor("") // (the embedded catalog has no error)
 	write, labels := target.Needs(opts.Base, opts.Candidate)
+	if write {
+		cat.Prefetch()
+	}
 	notice := func(msg string) { opts.message("note: " + oneLine(msg)) }
-	w, err := target.Open(opts.Ctx, opts.warehouseFor(labels), write, catalogOf, notice)
+	w, err := target.Open(opts.Ctx, opts.warehouseFor(labels), write, cat, notice)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	cat := catalogOf()
 
 	rep, ingestErr, err := compareArgs(opts.common, w, cat, opts.Base, opts.Candidate, opts.CompareOptions)
 	if err != nil {

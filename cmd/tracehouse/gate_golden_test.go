@@ -95,7 +95,7 @@ func builtReport(t *testing.T, db, cmd string, args ...string) func(format, dir 
 			t.Fatal(err)
 		}
 		defer w.Close()
-		rep, ingestErr, err := compareArgs(opts.common, w, catalogOf(), opts.Base, opts.Candidate, opts.CompareOptions)
+		rep, ingestErr, err := compareArgs(opts.common, w, catalogOf, opts.Base, opts.Candidate, opts.CompareOptions)
 		if err != nil || ingestErr != nil {
 			t.Fatalf("compare %v: %v %v", args, err, ingestErr)
 		}

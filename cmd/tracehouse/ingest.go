@@ -144,7 +144,8 @@ func ingestRun(opts *IngestOptions) error {
 	if opts.Lake != "" {
 		return ingestLakeRun(opts)
 	}
-	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
+	cat := catalog.LazyDefault()
+	cat.Prefetch() // installed by the finish: parsed while the files load
 	w, err := opts.Warehouse(opts.Ctx, true)
 	if err != nil {
 		return err
@@ -158,7 +159,7 @@ func ingestRun(opts *IngestOptions) error {
 	}
 	// Later reports need the catalog and read the saved overlap (shown as
 	// phases of the progress display).
-	err = target.Finish(ctx, w.DB, catalogOf())
+	err = target.Finish(ctx, w.DB, cat.Catalog())
 	done()
 	if err != nil && ctx.Err() != nil {
 		// Interrupted while saving the aggregates: the files are stored and

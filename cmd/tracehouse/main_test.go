@@ -13,7 +13,6 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/tracehouse/tracehouse/assemble"
-	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 	"github.com/tracehouse/tracehouse/target"
@@ -170,7 +169,7 @@ func triageReports(t *testing.T, db string, args ...string) (reps []*report.Tria
 	opts := parseTriage(t, db, "table", args...)
 	io, _, errOut := testIO("")
 	opts.IO = io
-	cat, err := loadCatalog(opts.Catalog)
+	cat, err := catalogFor(opts.Catalog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +177,7 @@ func triageReports(t *testing.T, db string, args ...string) (reps []*report.Tria
 	for _, a := range opts.Targets {
 		write = write || target.IsPath(a)
 	}
-	w, err := target.Open(opts.Ctx, opts.Warehouse, write, func() *catalog.Catalog { return cat }, func(string) {})
+	w, err := target.Open(opts.Ctx, opts.Warehouse, write, cat, func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,17 +193,19 @@ func reportRun(opts *ReportOptions) error {
 // comparison) and groups them into a document.
 func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err error) {
 	ctx := opts.Ctx
-	catalogOf, _ := catalogFor("") // (the embedded catalog has no error)
+	cat, _ := catalogFor("") // (the embedded catalog has no error)
 	// every run, whatever the arguments: --tag and --history select among them
 	write, _ := target.Needs(append(slices.Clone(opts.Targets), opts.Compare...)...)
-	w, err := target.Open(ctx, opts.Warehouse, write, catalogOf, func(msg string) {
+	if write {
+		cat.Prefetch()
+	}
+	w, err := target.Open(ctx, opts.Warehouse, write, cat, func(msg string) {
 		opts.message("note: " + oneLine(msg))
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer w.Close()
-	cat := catalogOf()
 
 	runs, ingestErr, err := reportRuns(opts, w, cat)
 	if err != nil {
@@ -246,7 +248,7 @@ func reportBuild(opts *ReportOptions) (doc *report.Document, ingestErr, err erro
 
 // reportRuns resolves the arguments (or --tag, or every run) to runs, in
 // argument order without repeats.
-func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Catalog) (runs []target.Run, ingestErr, err error) {
+func reportRuns(opts *ReportOptions, w *schema.Warehouse, cat *catalog.Lazy) (runs []target.Run, ingestErr, err error) {
 	ctx := opts.Ctx
 	if len(opts.Targets) == 0 {
 		runs, err := target.SelectTagged(ctx, w, opts.Tags)

@@ -69,7 +69,7 @@ func writeTriage(c common, fm report.Format, i int, rep *report.TriageReport, cs
 // each and compares them (assemble.Compare): compare's work, and capture
 // --then compare's. ingestErr is set when a file failed to ingest
 // (reported already).
-func compareArgs(c common, w *schema.Warehouse, cat *catalog.Catalog, baseArg, candArg string, o assemble.CompareOptions) (rep *analysis.CompareReport, ingestErr, err error) {
+func compareArgs(c common, w *schema.Warehouse, cat *catalog.Lazy, baseArg, candArg string, o assemble.CompareOptions) (rep *analysis.CompareReport, ingestErr, err error) {
 	one := func(arg string) (target.Run, error) {
 		runs, iErr, err := resolveArg(c, w, cat, arg, "")
 		if err != nil {

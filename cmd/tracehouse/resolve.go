@@ -13,7 +13,7 @@ import (
 // ingestErr is set when a file failed (reported already; the report goes
 // on with what landed and the exit status is 1). runs is empty when no
 // file of a path could be stored.
-func resolveArg(c common, w *schema.Warehouse, cat *catalog.Catalog, arg, role string) (runs []target.Run, ingestErr, err error) {
+func resolveArg(c common, w *schema.Warehouse, cat *catalog.Lazy, arg, role string) (runs []target.Run, ingestErr, err error) {
 	pctx, iopt, done := withProgress(c.Ctx, c, ingest.Options{Role: role})
 	r, err := target.Resolve(pctx, w, arg, iopt, cat)
 	done()

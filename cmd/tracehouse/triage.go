@@ -143,21 +143,23 @@ func (o *TriageOptions) parse(cmd *cobra.Command) error {
 
 func triageRun(opts *TriageOptions) error {
 	ctx := opts.Ctx
-	catalogOf, err := catalogFor(opts.Catalog)
+	cat, err := catalogFor(opts.Catalog)
 	if err != nil {
 		return err
 	}
 	write, labels := target.Needs(append(slices.Clone(opts.Targets), opts.Mapping, opts.Formal)...)
 	write = write || opts.Catalog != ""
+	if write {
+		cat.Prefetch()
+	}
 	open := opts.warehouseFor(labels)
-	w, err := target.Open(ctx, open, write, catalogOf, func(msg string) {
+	w, err := target.Open(ctx, open, write, cat, func(msg string) {
 		opts.message("note: " + oneLine(msg))
 	})
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	cat := catalogOf()
 
 	targets, ingestErr, err := triageTargets(opts, w, cat)
 	if err != nil {
@@ -172,7 +174,7 @@ func triageRun(opts *TriageOptions) error {
 // triageTargets resolves the arguments to the runs to report on, ingesting
 // paths first. ingestErr is set when a file failed to ingest (reported
 // already): the reports go on with what landed and the exit status is 1.
-func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Catalog) (targets []triageTarget, ingestErr, err error) {
+func triageTargets(opts *TriageOptions, w *schema.Warehouse, cat *catalog.Lazy) (targets []triageTarget, ingestErr, err error) {
 	ctx := opts.Ctx
 	resolve := func(arg, role string) ([]target.Run, error) {
 		runs, iErr, err := resolveArg(opts.common, w, cat, arg, role)
