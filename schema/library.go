@@ -46,13 +46,7 @@ type library struct {
 // a regular expression over 200 kB of SQL) was 10-13 ms of CPU, a fifth
 // of the open, which a read-only open only needs when it creates the
 // library as TEMP objects or a writable one when it applies it.
-var libraryHash = sync.OnceValues(func() (string, error) {
-	ms, err := sqllib.Load()
-	if err != nil {
-		return "", err
-	}
-	return sqllib.Hash(ms), nil
-})
+var libraryHash = sync.OnceValues(sqllib.EmbeddedHash)
 
 var loadLibrary = sync.OnceValues(func() (*library, error) {
 	ms, err := sqllib.Load()

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 // repoRoot is the repository, seen from this package's directory.
@@ -194,5 +195,34 @@ func TestPublicObjectsDocumented(t *testing.T) {
 				t.Errorf("sqllib/%s.sql: %s %s has no COMMENT ON statement", m.Name, o.Kind, o.Name)
 			}
 		}
+	}
+}
+
+// TestEmbeddedHash: the hash read from the files as they are hashed is
+// Hash of the loaded modules, for the embedded library and for another
+// set of files; a file missing from Modules is an error, as for Load.
+func TestEmbeddedHash(t *testing.T) {
+	t.Parallel()
+	ms, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EmbeddedHash()
+	if err != nil || got != Hash(ms) {
+		t.Errorf("EmbeddedHash() = %s, %v; want Hash(Load()) = %s", got, err, Hash(ms))
+	}
+	other := fstest.MapFS{}
+	var want []Module
+	for i, m := range Modules {
+		text := strings.Repeat("SELECT "+m+";\n", 3000*i) // some past hashFile's 32 kB buffer
+		other[m+".sql"] = &fstest.MapFile{Data: []byte(text)}
+		want = append(want, Module{Name: m, SQL: text})
+	}
+	if got, err := hashFS(other); err != nil || got != Hash(want) {
+		t.Errorf("hashFS(other files) = %s, %v; want %s", got, err, Hash(want))
+	}
+	other["stray.sql"] = &fstest.MapFile{Data: []byte("SELECT 1;")}
+	if _, err := hashFS(other); err == nil || !strings.Contains(err.Error(), "stray.sql is not in sqllib.Modules") {
+		t.Errorf("hashFS with a file not in Modules: err = %v", err)
 	}
 }
