@@ -22,27 +22,33 @@
 -- family, short and display names, the run's and its traces' rows as the
 -- header shows them. It reads them in one pass over the run's kernels
 -- rather than through those three macros: binding them cost 51 M
--- instructions, this 26 M (bench/README.md, "Fourteenth figures"). The
--- SQL library, the queries and their rows' encoding are the recipe's
+-- instructions, this 26 M (bench/README.md, "Fourteenth figures"). Each
+-- part is a one-row table joined to the others rather than a scalar
+-- subquery (DuckDB checks each of those for a second row with an aggregate
+-- of its own), and the traces' rows and the installed catalog's hashes are
+-- summed as hashes rather than listed in order (each list an aggregate
+-- with a sort or a hash table); a set of rows then still gives one sum,
+-- and a changed row another: 26 -> 18 M instructions (issue 38). The SQL
+-- library, the queries and their rows' encoding are the recipe's
 -- (queries.TriageRecipe). In a lake, whose triage_store_runs is empty, it
 -- is never compared.
 CREATE MACRO _triage_fingerprint(run) AS (
-    SELECT hash(
-        (SELECT hash(count(*), sum(k.dur_ns), max(k.kernel_id),
-                     bit_xor(hash(k.kernel_id, k.ts_ns, k.dur_ns, k.stream, k.device, k.stage, k.rank, k.name_id,
-                                  k.step, k.kind, k.graph_launch, k.launch_id, k.op_id, k.site_id)),
-                     sum(hash(k.name_id, n.category, n.family, n.short_name, n.display_name)::HUGEINT))
-         FROM kernels k
-         JOIN kernel_names n USING (name_id)
-         WHERE k.run_id = run),
-        (SELECT list(hash(label, framework, framework_evidence, model, tp_size, dp_size, ep_size, pp_size,
-                          cuda_graph, source_dir))
-         FROM runs WHERE run_id = run),
-        (SELECT list(hash(trace_id, path, rank, stage, role, framework, tp_rank, ingested_at,
-                          kernel_events, memcpy_events, memset_events) ORDER BY trace_id)
-         FROM traces WHERE run_id = run),
-        (SELECT list(DISTINCT catalog_hash ORDER BY catalog_hash) FROM fusion_catalog),
-        (SELECT max(version) FROM classifier_versions))
+    SELECT hash(k.h, r.h, t.h, t.n, c.h, c.n, v.h)
+    FROM (SELECT hash(count(*), sum(k.dur_ns), max(k.kernel_id),
+                      bit_xor(hash(k.kernel_id, k.ts_ns, k.dur_ns, k.stream, k.device, k.stage, k.rank, k.name_id,
+                                   k.step, k.kind, k.graph_launch, k.launch_id, k.op_id, k.site_id)),
+                      sum(hash(k.name_id, n.category, n.family, n.short_name, n.display_name)::HUGEINT)) AS h
+          FROM kernels k
+          JOIN kernel_names n USING (name_id)
+          WHERE k.run_id = run) k,
+         (SELECT list(hash(label, framework, framework_evidence, model, tp_size, dp_size, ep_size, pp_size,
+                           cuda_graph, source_dir)) AS h
+          FROM runs WHERE run_id = run) r,
+         (SELECT sum(hash(trace_id, path, rank, stage, role, framework, tp_rank, ingested_at,
+                          kernel_events, memcpy_events, memset_events)::HUGEINT) AS h, count(*) AS n
+          FROM traces WHERE run_id = run) t,
+         (SELECT sum(hash(catalog_hash)::HUGEINT) AS h, count(*) AS n FROM fusion_catalog) c,
+         (SELECT max(version) AS h FROM classifier_versions) v
 );
 
 -- _triage_current(run, rcp): whether run `run` has a saved
