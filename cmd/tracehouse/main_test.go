@@ -21,10 +21,13 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden with the output the tests get")
 
 // TestMain plays the role a subprocess test gave this binary, if any, and
-// removes the warehouse templates the tests copy when they end.
+// removes the warehouse templates the tests copy and closes the page
+// checks' browser when they end.
 func TestMain(m *testing.M) {
 	playRole()
-	os.Exit(schematest.Main(m))
+	code := schematest.Main(m)
+	closeBrowser()
+	os.Exit(code)
 }
 
 // testEnv is the environment commands see in tests: DuckDB on one thread
