@@ -21,13 +21,10 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden with the output the tests get")
 
 // TestMain plays the role a subprocess test gave this binary, if any, and
-// removes the warehouse templates the tests copy and closes the page
-// checks' browser when they end.
+// removes the warehouse templates the tests copy when they end.
 func TestMain(m *testing.M) {
 	playRole()
-	code := schematest.Main(m)
-	closeBrowser()
-	os.Exit(code)
+	os.Exit(schematest.Main(m))
 }
 
 // testEnv is the environment commands see in tests: DuckDB on one thread

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"image/png"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -274,14 +276,14 @@ func testReportWhole(t *testing.T, db string) {
 	checkHostileHTML(t, string(page))
 	t.Logf("markdown %d KiB, HTML %d KiB", len(md)/1024, len(page)/1024)
 
-	browser := pageBrowser(t)
+	chromium := findChromium(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	if err := os.WriteFile(file, page, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(dir, "report.png")
-	b := showPage(t, browser, file, shot, pageOptions{width: 1280, height: 1600, hideScrollbars: true})
+	b := runChromium(t, chromium, file, shot, "1280,1600")
 	checkScreenshot(t, shot)
 
 	dom := b.dom
@@ -647,9 +649,8 @@ func testReportDocsScreenshot(t *testing.T, db string) {
 	if err := os.WriteFile(file, page, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	browser := pageBrowser(t)
-	screen := pageOptions{width: 1280, height: 1100, hideScrollbars: true}
-	showPage(t, browser, file, out, screen)
+	chromium := findChromium(t)
+	runChromium(t, chromium, file, out, "1280,1100")
 	checkScreenshot(t, out)
 	// The same report without its runs: the comparison section at the top.
 	cd := *d
@@ -660,7 +661,7 @@ func testReportDocsScreenshot(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	cmp := strings.TrimSuffix(out, ".png") + "-compare.png"
-	showPage(t, browser, file, cmp, screen)
+	runChromium(t, chromium, file, cmp, "1280,1100")
 	checkScreenshot(t, cmp)
 }
 
@@ -680,6 +681,83 @@ func findChromium(t *testing.T) string {
 	return ""
 }
 
+// browserRun is what headless Chromium saw.
+type browserRun struct {
+	dom      string   // the DOM after the page's script ran
+	console  []string // console messages (errors, CSP violations)
+	requests []string // URLs the page asked the network for
+}
+
+// runChromium loads file in headless Chromium, dumps the DOM, takes a
+// screenshot and logs the network. No request can leave the machine:
+// every host name resolves to nothing.
+func runChromium(t *testing.T, chromium, file, shot, size string) browserRun {
+	t.Helper()
+	dir := t.TempDir()
+	netlog := filepath.Join(dir, "net.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--host-resolver-rules=MAP * ~NOTFOUND",
+		"--enable-logging=stderr", "--v=0", "--log-net-log="+netlog, "--hide-scrollbars",
+		"--window-size="+size, "--screenshot="+shot, "--dump-dom", "file://"+file)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	b := browserRun{dom: stdout.String()}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(l, ":CONSOLE") {
+			b.console = append(b.console, l)
+		}
+	}
+	b.requests = pageRequests(t, netlog)
+	return b
+}
+
+// pageRequests reads a Chromium net log and returns the URLs of requests
+// the page started (the browser's own, initiator "not an origin", are left
+// out; they cannot leave the machine either).
+func pageRequests(t *testing.T, netlog string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(netlog)
+	if err != nil {
+		t.Fatalf("chromium wrote no net log: %v", err)
+	}
+	var log struct {
+		Constants struct {
+			LogEventTypes map[string]int `json:"logEventTypes"`
+		} `json:"constants"`
+		Events []struct {
+			Type   int            `json:"type"`
+			Params map[string]any `json:"params"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &log); err != nil {
+		t.Fatalf("net log: %v", err)
+	}
+	start, ok := log.Constants.LogEventTypes["URL_REQUEST_START_JOB"]
+	if !ok {
+		t.Fatalf("net log without URL_REQUEST_START_JOB events")
+	}
+	var out []string
+	for _, e := range log.Events {
+		if e.Type != start {
+			continue
+		}
+		url, _ := e.Params["url"].(string)
+		initiator, _ := e.Params["initiator"].(string)
+		if url == "" || initiator == "not an origin" || strings.HasPrefix(url, "file:") || strings.HasPrefix(url, "data:") {
+			continue
+		}
+		out = append(out, url)
+	}
+	return out
+}
+
 func checkScreenshot(t *testing.T, path string) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -693,5 +771,24 @@ func checkScreenshot(t *testing.T, path string) {
 	}
 	if b := img.Bounds(); b.Dx() < 1000 || b.Dy() < 800 {
 		t.Errorf("screenshot %v", b)
+	}
+}
+
+// TestReportNetLog: the net-log reader finds a request the page started
+// and leaves the browser's own and local files out.
+func TestReportNetLog(t *testing.T) {
+	t.Parallel()
+	log := `{"constants":{"logEventTypes":{"REQUEST_ALIVE":1,"URL_REQUEST_START_JOB":2}},"events":[
+{"type":2,"params":{"url":"https://update.example/x","initiator":"not an origin"}},
+{"type":2,"params":{"url":"file:///tmp/report.html","initiator":"null"}},
+{"type":1,"params":{"url":"http://example.invalid/alive"}},
+{"type":2,"phase":2},
+{"type":2,"params":{"url":"http://example.invalid/a.png","initiator":"null"}}]}`
+	path := filepath.Join(t.TempDir(), "net.json")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := pageRequests(t, path); len(got) != 1 || got[0] != "http://example.invalid/a.png" {
+		t.Errorf("page requests %v, want the image only", got)
 	}
 }
