@@ -52,6 +52,7 @@ func run() error {
 	nsysKernels := flag.Int64("nsys", 0, "measure an Nsight Systems export of this many kernels instead")
 	cli := flag.Int("cli", 0, "run the tracehouse command this many times instead (its own process, fresh warehouse each time); default size 270 MB, gzip")
 	against := flag.String("against", "", "with -cli: alternate each run with this tracehouse binary (another commit's build) and report both")
+	threads := flag.Int("threads", 0, "DuckDB's worker threads (0: one per core); 1 runs every statement on its caller, so a CPU profile names the Go code that asked for DuckDB's work")
 	finish := flag.Bool("finish", false, "also run what the ingest command runs after loading (target.Finish: catalog, saved overlap, steps, fuse patterns)")
 	flag.Parse()
 	if *against != "" && *cli == 0 {
@@ -97,7 +98,7 @@ func run() error {
 	os.Remove(db)
 	os.Remove(db + ".wal")
 	ctx := context.Background()
-	w, err := schema.Open(ctx, db, schema.Options{})
+	w, err := schema.Open(ctx, db, schema.Options{Threads: *threads})
 	if err != nil {
 		return err
 	}
