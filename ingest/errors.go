@@ -65,20 +65,51 @@ func (e *warehouseError) Error() string { return e.msg }
 func (e *warehouseError) Unwrap() error { return e.err }
 
 // causeLine is the line of err (errors.Join puts one error a line) that
-// says what failed: the first that is not DuckDB's reply to a statement
-// after a fatal error, else the first.
+// says what failed: the first that is not part of DuckDB's reply to a
+// statement after a fatal error. When every line is (each statement met
+// only the reply), it is the first reply's context (which save, which
+// file) with the failure the reply quotes: the statement that failed
+// itself may have been a checkpoint no caller asked for.
 func causeLine(err error) string {
 	lines := strings.Split(err.Error(), "\n")
-	for _, l := range lines {
-		if strings.TrimSpace(l) != "" && !strings.Contains(l, invalidatedText) {
-			return l
+	if l, ok := firstCause(lines); ok {
+		return l
+	}
+	for i, l := range lines {
+		at := strings.Index(l, invalidatedText)
+		if at < 0 || i+1 == len(lines) || !strings.HasPrefix(lines[i+1], originalText) {
+			continue
 		}
+		head := strings.TrimSuffix(strings.TrimSuffix(l[:at], "Failed: "), "FATAL Error: ")
+		return head + strings.TrimSuffix(strings.TrimPrefix(lines[i+1], originalText), `"`)
 	}
 	return lines[0]
 }
 
-// isConsequence says whether every line of err is DuckDB's reply to a
-// statement after a fatal error (rather than the fatal error itself).
+// originalText begins the line that ends DuckDB's reply to a statement
+// after a fatal error, quoting that error:
+//
+//	FATAL Error: Failed: database has been invalidated because of a previous fatal error. [...]
+//	Original error: "Failed to create checkpoint because of error: [...] No space left on device"
+const originalText = `Original error: "`
+
+// firstCause is the first line of lines that is not part of a reply
+// (invalidatedText, or the originalText line after it).
+func firstCause(lines []string) (string, bool) {
+	for i, l := range lines {
+		switch {
+		case strings.TrimSpace(l) == "", strings.Contains(l, invalidatedText):
+		case i > 0 && strings.HasPrefix(l, originalText) && strings.Contains(lines[i-1], invalidatedText):
+		default:
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// isConsequence says whether every line of err is part of DuckDB's reply
+// to a statement after a fatal error (rather than the fatal error itself).
 func isConsequence(err error) bool {
-	return strings.Contains(causeLine(err), invalidatedText)
+	_, ok := firstCause(strings.Split(err.Error(), "\n"))
+	return !ok
 }
