@@ -3,6 +3,7 @@ package kernelname
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Kernel libraries that generate their kernels' names spell out every
@@ -37,29 +38,33 @@ type seg struct{ raw, shown string }
 // first where one is a prefix of another.
 const dtypeAlt = `bf16|tf32|fp16|fp32|fp64|fp8|e4m3|e5m2|e2m1|e3m2|e2m3|ue8m0|ue4m3|f16|f32|f64|f8|f4|s4|s8|s16|s32|u4|u8|u16|u32|i4|i8|i32|c16|c32|c64|z64|int8|int4|void`
 
+// The patterns below are compiled when first used (lazyRegexp): most names
+// are no library's and reach two of them, and compiling all of them in the
+// package's init was 2-3 ms of every command's start, ingest or report
+// (perf, issue 38).
 var (
-	dtypeRe   = regexp.MustCompile(`^(?:` + dtypeAlt + `)$`)
-	dtypesRe  = regexp.MustCompile(`^(?:` + dtypeAlt + `)+$`)
-	dtypeHead = regexp.MustCompile(`^(?:` + dtypeAlt + `)`)
+	dtypeRe   = lazyRegexp(`^(?:` + dtypeAlt + `)$`)
+	dtypesRe  = lazyRegexp(`^(?:` + dtypeAlt + `)+$`)
+	dtypeHead = lazyRegexp(`^(?:` + dtypeAlt + `)`)
 	// instrRe is an MMA instruction or operation spelling: s16816gemm,
 	// sgemm, z884gemm, s64x128x16gemm, tf32gemm, s64x256x64spgemm.
-	instrRe   = regexp.MustCompile(`^[a-z]*[0-9]*(?:x[0-9]+)*[a-z0-9]*gemm$`)
-	tile2Re   = regexp.MustCompile(`^[0-9]+x[0-9]+$`)
-	tile3Re   = regexp.MustCompile(`^[0-9]+x[0-9]+x[0-9]+$`)
-	layoutRe  = regexp.MustCompile(`^[nt]{2,3}$`)
-	alignRe   = regexp.MustCompile(`^align[a-z]?[0-9]+$`)
-	smRe      = regexp.MustCompile(`^sm[0-9]+[a-z]?$`)
-	digitsRe  = regexp.MustCompile(`^[0-9]+$`)
-	legacyRe  = regexp.MustCompile(`^(?:trt_)?(?:maxwell|pascal|volta|turing|ampere|hopper)_`)
-	versionRe = regexp.MustCompile(`^v[0-9]+$`)
+	instrRe   = lazyRegexp(`^[a-z]*[0-9]*(?:x[0-9]+)*[a-z0-9]*gemm$`)
+	tile2Re   = lazyRegexp(`^[0-9]+x[0-9]+$`)
+	tile3Re   = lazyRegexp(`^[0-9]+x[0-9]+x[0-9]+$`)
+	layoutRe  = lazyRegexp(`^[nt]{2,3}$`)
+	alignRe   = lazyRegexp(`^align[a-z]?[0-9]+$`)
+	smRe      = lazyRegexp(`^sm[0-9]+[a-z]?$`)
+	digitsRe  = lazyRegexp(`^[0-9]+$`)
+	legacyRe  = lazyRegexp(`^(?:trt_)?(?:maxwell|pascal|volta|turing|ampere|hopper)_`)
+	versionRe = lazyRegexp(`^v[0-9]+$`)
 	// Tensile's problem type: the indices of C, A and B (Cijk, Ailk,
 	// Bjlk), the data types (HHS, BBS, F8B8BS, SB); its macro tile
 	// MT128x128x32.
-	cIdxRe    = regexp.MustCompile(`^C[a-z]{2,}$`)
-	aIdxRe    = regexp.MustCompile(`^A[a-z]{2,}$`)
-	bIdxRe    = regexp.MustCompile(`^B[a-z]{2,}$`)
-	tTypesRe  = regexp.MustCompile(`^[A-Z][A-Z0-9]*$`)
-	macroTile = regexp.MustCompile(`^MT[0-9]+x[0-9]+x[0-9]+$`)
+	cIdxRe    = lazyRegexp(`^C[a-z]{2,}$`)
+	aIdxRe    = lazyRegexp(`^A[a-z]{2,}$`)
+	bIdxRe    = lazyRegexp(`^B[a-z]{2,}$`)
+	tTypesRe  = lazyRegexp(`^[A-Z][A-Z0-9]*$`)
+	macroTile = lazyRegexp(`^MT[0-9]+x[0-9]+x[0-9]+$`)
 )
 
 // librarySegs takes a generated library kernel name apart (see above);
@@ -460,3 +465,13 @@ func libLabel(segs []seg, chosen map[int]bool) string {
 	}
 	return strings.Join(parts, "_")
 }
+
+// lazyRe is a regular expression compiled on its first use.
+type lazyRe struct{ re func() *regexp.Regexp }
+
+func lazyRegexp(pattern string) lazyRe {
+	return lazyRe{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })}
+}
+
+func (l lazyRe) MatchString(s string) bool  { return l.re().MatchString(s) }
+func (l lazyRe) FindString(s string) string { return l.re().FindString(s) }

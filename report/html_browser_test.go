@@ -37,7 +37,7 @@ func TestReportSortInBrowser(t *testing.T) {
 			{"b" + strings.Repeat("x", 80) + "1", "1.50 ms", "p<0.001"},
 		}})
 	var tb bytes.Buffer
-	if err := pageTemplate.ExecuteTemplate(&tb, "table", table); err != nil {
+	if err := pageTemplate().ExecuteTemplate(&tb, "table", table); err != nil {
 		t.Fatal(err)
 	}
 	// The driver clicks a header, reads the first cells' sort keys, and
