@@ -189,7 +189,9 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	// The library names the tables the embedded migrations make; a test's
 	// own migrations get none.
 	withLibrary := opt.Migrations == nil
-	ms, err := LoadMigrations(src)
+	// Their names first (a bad one is an error before the file is
+	// touched); their SQL only when the warehouse is not current.
+	names, err := listMigrations(src)
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +211,15 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 	if readOnly {
 		// A file that needs migrating is opened for writing once first.
 		w, err := open(path, true, opt, init)
-		if err == nil && withLibrary && upToDate(ctx, w.DB, len(ms)) {
+		if err == nil && withLibrary && upToDate(ctx, w.DB, len(names)) {
 			return w, nil
+		}
+		ms, lerr := LoadMigrations(src)
+		if lerr != nil {
+			if err == nil {
+				w.Close()
+			}
+			return nil, lerr
 		}
 		if err == nil {
 			if err := checkOurs(ctx, w.DB, path); err != nil {
@@ -250,6 +259,10 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 			return nil, fmt.Errorf("close %s: %w", path, err)
 		}
 		return open(path, true, opt, init)
+	}
+	ms, err := LoadMigrations(src)
+	if err != nil {
+		return nil, err
 	}
 	if path == Memory && opt.Migrations == nil && !opt.NoTemplate {
 		return openTemplate(ctx, ms, opt, init)
