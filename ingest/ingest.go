@@ -295,7 +295,9 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 // the failure in its own statement, and the first to report (first) may
 // only have met DuckDB's "invalidated" reply to a statement after the
 // failing one: the file whose statement failed itself (a COMMIT whose
-// checkpoint found the disk full) is the one named.
+// checkpoint found the disk full) is the one named. Another loader's
+// statement cut short when the ingest stopped (context canceled) is
+// neither.
 func warehouseCause(first *dbError, files []FileResult) string {
 	named := func(f FileResult, d *dbError) string {
 		line := causeLine(d)
@@ -311,6 +313,8 @@ func warehouseCause(first *dbError, files []FileResult) string {
 			continue
 		}
 		switch {
+		case errors.Is(d, context.Canceled):
+			// the ingest stopping this file's loader after the failure
 		case isConsequence(d):
 			if d == first && fallback == "" {
 				fallback = named(f, d)
@@ -324,7 +328,7 @@ func warehouseCause(first *dbError, files []FileResult) string {
 	switch {
 	case root != "":
 		return root
-	case !isConsequence(first):
+	case !isConsequence(first) && !errors.Is(first, context.Canceled):
 		return causeLine(first) // met outside any file (a connection)
 	case fallback != "":
 		return fallback
