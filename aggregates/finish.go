@@ -250,9 +250,9 @@ func SavePendingSteps(ctx context.Context, db *sql.DB) error {
 
 // pendingRuns runs one of the *_pending queries: run ids, one per row. A
 // run whose save failed FinishAttempts times for its current traces is not
-// pending.
-func pendingRuns(ctx context.Context, db *sql.DB, name string) ([]int64, error) {
-	rows, err := inline.Query(ctx, db, stmt(name), sql.Named("max_attempts", FinishAttempts))
+// pending. args are the query's other parameters.
+func pendingRuns(ctx context.Context, db *sql.DB, name string, args ...any) ([]int64, error) {
+	rows, err := inline.Query(ctx, db, stmt(name), append([]any{sql.Named("max_attempts", FinishAttempts)}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -32,10 +32,21 @@ type TriageReport struct {
 	Sections map[string]string
 }
 
+// TriageMaxGPUEvents is the most GPU events a run may have for a finish
+// to save its triage report. A larger run's report is computed by its
+// triage, as before reports were saved: at the finish of a 250 MB
+// kernel-dense trace (422 k GPU events) the report cost 3-4 CPU-s and
+// lifted the ingest's peak from 346-352 to 462-497 MiB, past issue 38's
+// 400 MiB bound, for a triage that still takes about a second read from
+// the save (its fingerprint reads every kernel) against 1.5 s computed.
+// The 270 MB SGLang trace (85 k) is below it.
+const TriageMaxGPUEvents = 1 << 17
+
 // TriagePending lists the runs whose saved triage report is missing or
-// older than one of their traces (triage_pending.sql).
+// older than one of their traces, of at most TriageMaxGPUEvents GPU
+// events (triage_pending.sql).
 func TriagePending(ctx context.Context, db *sql.DB) ([]int64, error) {
-	runs, err := pendingRuns(ctx, db, "triage_pending")
+	runs, err := pendingRuns(ctx, db, "triage_pending", sql.Named("max_gpu_events", TriageMaxGPUEvents))
 	if err != nil {
 		return nil, fmt.Errorf("find runs without a saved triage report: %w", err)
 	}
