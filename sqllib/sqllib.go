@@ -98,9 +98,16 @@ func allListed(fsys fs.FS) error {
 func Hash(ms []Module) string {
 	h := sha256.New()
 	for _, m := range ms {
-		fmt.Fprintf(h, "%s\n%d\n%s", m.Name, len(m.SQL), m.SQL)
+		moduleHeader(h, m.Name, int64(len(m.SQL)))
+		io.WriteString(h, m.SQL)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// moduleHeader is what Hash writes before a module's text: its name and
+// length (Hash and hashFile, which must agree).
+func moduleHeader(h io.Writer, name string, size int64) {
+	fmt.Fprintf(h, "%s\n%d\n", name, size)
 }
 
 // EmbeddedHash is Hash(Load()), read from the embedded files as it is
@@ -125,8 +132,8 @@ func hashFS(fsys fs.FS) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// hashFile writes what Hash writes for module m to h: its name, its
-// length and its text.
+// hashFile writes what Hash writes for module m to h: its header
+// (moduleHeader) and its text.
 func hashFile(h io.Writer, fsys fs.FS, m string, buf []byte) error {
 	f, err := fsys.Open(m + ".sql")
 	if err != nil {
@@ -137,7 +144,7 @@ func hashFile(h io.Writer, fsys fs.FS, m string, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(h, "%s\n%d\n", m, st.Size())
+	moduleHeader(h, m, st.Size())
 	_, err = io.CopyBuffer(h, f, buf)
 	return err
 }
