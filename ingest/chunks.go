@@ -41,8 +41,13 @@ func (c *chunks[T]) sortAhead(cmp func(a, b *T) int) { c.ahead = cmp }
 // read back by dec. It needs sortAhead. Should the file fail, blocks stay
 // in memory: spilling saves memory, it never fails an ingest.
 func (c *chunks[T]) spillTo(dir string, recSize int, enc func([]byte, *T), dec func([]byte, *T)) {
-	c.sp = &spill[T]{dir: dir, recSize: recSize, enc: enc, dec: dec, kept: map[int][]T{}}
+	c.sp = &spill[T]{dir: dir, recSize: recSize, enc: enc, dec: dec, kept: map[int][]T{}, busy: make(chan struct{}, spillsAtOnce)}
 }
+
+// spillsAtOnce is how many full blocks of one list may wait to be sorted
+// and written at once: a producer faster than the sorts (a merge feeding
+// the next join) waits rather than holding every block in memory.
+const spillsAtOnce = 2
 
 func (c *chunks[T]) add(v T) {
 	if c.cur == nil {
@@ -72,7 +77,9 @@ func (c *chunks[T]) seal() {
 	// The goroutine owns the block from here: once written, nothing holds it.
 	c.blocks = append(c.blocks, nil)
 	sp := c.sp
+	sp.busy <- struct{}{}
 	c.sorting.Go(func() {
+		defer func() { <-sp.busy }()
 		sortBlock(b, cmp)
 		sp.write(i, b)
 	})
@@ -119,6 +126,8 @@ type spill[T any] struct {
 
 	mu   sync.Mutex
 	kept map[int][]T // blocks whose write failed, kept in memory instead
+
+	busy chan struct{} // a token per block being sorted and written (spillsAtOnce)
 }
 
 // open makes the file on first use; false when it cannot be made.

@@ -65,7 +65,8 @@ func TestChunksSpillMergeInOrder(t *testing.T) {
 				thread: rng.Int32N(3), ordinal: uint32(i), site: rng.Int32N(1 << 30), tier: int8(rng.IntN(3))}
 			c.add(f)
 			all = append(all, f)
-			q := sweepPoint{ts: rng.Int64N(50), ordinal: uint32(i), thread: rng.Int32N(3), kind: int8(1 + rng.IntN(2))}
+			q := sweepPoint{ts: rng.Int64N(50), correlation: rng.Int64() - rng.Int64(), extern: -rng.Int64N(9), ordinal: uint32(i),
+				thread: rng.Int32N(3), kind: int8(1 + rng.IntN(2)), graph: rng.IntN(2) == 0}
 			p.add(q)
 			allP = append(allP, q)
 		}

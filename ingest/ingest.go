@@ -69,7 +69,7 @@ type Options struct {
 	Known func(contentHash string) (bool, error)
 
 	// linkInSQL links every trace's kernels with link_kernels.sql and
-	// link_steps.sql, as traces past linkCap are (TestLinkInGoMatchesSQL).
+	// link_steps.sql, as Nsight exports are (TestLinkInGoMatchesSQL).
 	linkInSQL bool
 }
 

@@ -5,69 +5,269 @@ import (
 	"container/heap"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
+	"sort"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/tracehouse/tracehouse/inline"
 	"github.com/tracehouse/tracehouse/schema"
 )
 
-// linkRecs are compact copies of what link_kernels.sql and link_steps.sql
-// read of a trace (its kernels, launches, CPU ops and stage annotations),
-// kept while the trace is appended so that its kernels are linked here, in
-// Go, and updated once from a typed table function (link_kernels_from.sql).
-// In DuckDB the two statements cost 0.2-0.25 s per 270 MB trace inside its
-// transaction, mostly finding rows among the uncommitted ones. The SQL
-// stays the definition: it links Nsight exports and traces past linkCap,
-// and TestLinkInGoMatchesSQL holds the two to the same rows.
+// linkRecs are what link_kernels.sql and link_steps.sql read of a trace
+// (its kernels, launches, CPU ops and stage annotations), kept while the
+// trace loads so that its kernels are linked here, in Go, and updated once
+// from a typed table function (link_kernels_from.sql). In DuckDB the two
+// statements cost 0.2-0.25 s per 270 MB trace inside its transaction, and
+// for 1 GB of tiny events 6 CPU-s and 120 MiB past DuckDB's memory bound.
+// The records go into blocks sorted and spilled to disk as the sweep's
+// are (chunks), and the link is a few merge joins of them, so that a trace
+// of any size links in the memory of a few blocks. The SQL stays the
+// definition: it links Nsight exports, and TestLinkInGoMatchesSQL holds the
+// two to the same rows.
 type linkRecs struct {
-	kernels  []linkKernel
-	launches []linkLaunch
-	ops      []linkOp
-	gpuWins  []stageWindow // gpu_user_annotation naming a stage; group = {pid (the device), 0}
-	cpuWins  []stageWindow // user_annotation naming a stage; group = {pid, tid}
-	// over is set once the trace has more than linkCap records: the
-	// copies are dropped and the SQL links the trace.
-	over bool
+	over     bool // linked by the SQL instead (Options.linkInSQL): nothing is kept
+	dir      string
+	size     int                 // records per block
+	kernels  *chunks[linkKernel] // by correlation id
+	streams  *chunks[linkKernel] // by device, stream, time
+	launches *chunks[linkLaunch] // those with a correlation id, by it, then time
+	ops      *chunks[linkOp]     // those with an External id, by it, then time
+	gpuWins  []stageWindow       // gpu_user_annotation naming a stage; group = {pid (the device), 0}
+	cpuWins  []stageWindow       // user_annotation naming a stage; group = {pid, tid}
 }
 
-// linkCap bounds the records a trace's linking keeps in Go (24-56 bytes
-// each): a 270 MB trace holds about 0.3 M, one of 900 MB the cap.
-const linkCap = 1 << 20
-
+// linkKernel is a kernel as linking reads it; null stands for NULL.
 type linkKernel struct {
-	ts, stream, correlation, extern int64
-	device                          int64 // as stored (an INTEGER); null: NULL
-	ordinal                         uint32
+	ts, device, stream, correlation, extern int64 // device as stored (an INTEGER)
+	ordinal                                 uint32
 }
 
+// linkLaunch is a launch with its Python site (noSite: none).
 type linkLaunch struct {
 	ts, correlation, extern, pid, tid int64
 	ordinal                           uint32
-	site                              int32 // noSite: none
+	site                              int32
 	graph                             bool
 }
 
+// linkOp is a CPU op with its Python site (noSite: none).
 type linkOp struct {
 	ts, extern int64
 	ordinal    uint32
-	site       int32 // noSite: none
+	site       int32
 }
 
 const noSite = -1
 
-// stageWindow is an annotation [ts, end) naming a stage, on a device or a
-// thread (group).
-type stageWindow struct {
-	group   [2]int64 // {the device, 0} or {pid, tid}
-	ts, end int64
-	stage   string
+// linkChunk is how many link records one block holds: a quarter of the
+// sweep's, as the joins fill their lists as fast as they sort them, and a
+// list holds up to spillsAtOnce+1 blocks at once.
+const linkChunk = 1 << 14
+
+// kernelLink is a kernel on its way through the joins: its launch's
+// values once joined to it, then its op's.
+type kernelLink struct {
+	ts, device          int64
+	extern              int64 // the kernel's External id, else its launch's
+	launchTS, pid, tid  int64 // its launch's
+	ordinal, launch, op uint32
+	launchSite, opSite  int32
+	flags               uint8 // linkedLaunch, linkedOp, linkedGraph
 }
 
-// hold copies what linking reads from one decoded batch.
+const (
+	linkedLaunch = 1 << iota
+	linkedOp
+	linkedGraph
+)
+
+// streamPos is a kernel's place on its stream, from 1.
+type streamPos struct{ ordinal, pos uint32 }
+
+// Sizes of the link records in a spill file.
+const (
+	linkKernelBytes = 5*8 + 4
+	linkLaunchBytes = 5*8 + 4 + 4 + 1
+	linkOpBytes     = 2*8 + 4 + 4
+	kernelLinkBytes = 6*8 + 3*4 + 2*4 + 1
+	streamPosBytes  = 4 + 4
+)
+
+func encLinkKernel(b []byte, k *linkKernel) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(k.ts))
+	le.PutUint64(b[8:], uint64(k.device))
+	le.PutUint64(b[16:], uint64(k.stream))
+	le.PutUint64(b[24:], uint64(k.correlation))
+	le.PutUint64(b[32:], uint64(k.extern))
+	le.PutUint32(b[40:], k.ordinal)
+}
+
+func decLinkKernel(b []byte, k *linkKernel) {
+	le := binary.LittleEndian
+	*k = linkKernel{ts: int64(le.Uint64(b[0:])), device: int64(le.Uint64(b[8:])), stream: int64(le.Uint64(b[16:])),
+		correlation: int64(le.Uint64(b[24:])), extern: int64(le.Uint64(b[32:])), ordinal: le.Uint32(b[40:])}
+}
+
+func encLinkLaunch(b []byte, l *linkLaunch) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(l.ts))
+	le.PutUint64(b[8:], uint64(l.correlation))
+	le.PutUint64(b[16:], uint64(l.extern))
+	le.PutUint64(b[24:], uint64(l.pid))
+	le.PutUint64(b[32:], uint64(l.tid))
+	le.PutUint32(b[40:], l.ordinal)
+	le.PutUint32(b[44:], uint32(l.site))
+	b[48] = 0
+	if l.graph {
+		b[48] = 1
+	}
+}
+
+func decLinkLaunch(b []byte, l *linkLaunch) {
+	le := binary.LittleEndian
+	*l = linkLaunch{ts: int64(le.Uint64(b[0:])), correlation: int64(le.Uint64(b[8:])), extern: int64(le.Uint64(b[16:])),
+		pid: int64(le.Uint64(b[24:])), tid: int64(le.Uint64(b[32:])), ordinal: le.Uint32(b[40:]), site: int32(le.Uint32(b[44:])),
+		graph: b[48] == 1}
+}
+
+func encLinkOp(b []byte, o *linkOp) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(o.ts))
+	le.PutUint64(b[8:], uint64(o.extern))
+	le.PutUint32(b[16:], o.ordinal)
+	le.PutUint32(b[20:], uint32(o.site))
+}
+
+func decLinkOp(b []byte, o *linkOp) {
+	le := binary.LittleEndian
+	*o = linkOp{ts: int64(le.Uint64(b[0:])), extern: int64(le.Uint64(b[8:])), ordinal: le.Uint32(b[16:]), site: int32(le.Uint32(b[20:]))}
+}
+
+func encKernelLink(b []byte, k *kernelLink) {
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], uint64(k.ts))
+	le.PutUint64(b[8:], uint64(k.device))
+	le.PutUint64(b[16:], uint64(k.extern))
+	le.PutUint64(b[24:], uint64(k.launchTS))
+	le.PutUint64(b[32:], uint64(k.pid))
+	le.PutUint64(b[40:], uint64(k.tid))
+	le.PutUint32(b[48:], k.ordinal)
+	le.PutUint32(b[52:], k.launch)
+	le.PutUint32(b[56:], k.op)
+	le.PutUint32(b[60:], uint32(k.launchSite))
+	le.PutUint32(b[64:], uint32(k.opSite))
+	b[68] = k.flags
+}
+
+func decKernelLink(b []byte, k *kernelLink) {
+	le := binary.LittleEndian
+	*k = kernelLink{ts: int64(le.Uint64(b[0:])), device: int64(le.Uint64(b[8:])), extern: int64(le.Uint64(b[16:])),
+		launchTS: int64(le.Uint64(b[24:])), pid: int64(le.Uint64(b[32:])), tid: int64(le.Uint64(b[40:])),
+		ordinal: le.Uint32(b[48:]), launch: le.Uint32(b[52:]), op: le.Uint32(b[56:]),
+		launchSite: int32(le.Uint32(b[60:])), opSite: int32(le.Uint32(b[64:])), flags: b[68]}
+}
+
+func encStreamPos(b []byte, p *streamPos) {
+	binary.LittleEndian.PutUint32(b[0:], p.ordinal)
+	binary.LittleEndian.PutUint32(b[4:], p.pos)
+}
+
+func decStreamPos(b []byte, p *streamPos) {
+	*p = streamPos{ordinal: binary.LittleEndian.Uint32(b[0:]), pos: binary.LittleEndian.Uint32(b[4:])}
+}
+
+// The orders of the joins (null, the least int64, sorts first).
+
+func kernelsByCorrelation(a, b *linkKernel) int {
+	if a.correlation != b.correlation {
+		return cmp.Compare(a.correlation, b.correlation)
+	}
+	return cmp.Compare(a.ordinal, b.ordinal)
+}
+
+func kernelsByStream(a, b *linkKernel) int {
+	if a.device != b.device {
+		return cmp.Compare(a.device, b.device)
+	}
+	if a.stream != b.stream {
+		return cmp.Compare(a.stream, b.stream)
+	}
+	if a.ts != b.ts {
+		return cmp.Compare(a.ts, b.ts)
+	}
+	return cmp.Compare(a.ordinal, b.ordinal)
+}
+
+func launchesByCorrelation(a, b *linkLaunch) int {
+	if a.correlation != b.correlation {
+		return cmp.Compare(a.correlation, b.correlation)
+	}
+	if a.ts != b.ts {
+		return cmp.Compare(a.ts, b.ts)
+	}
+	return cmp.Compare(a.ordinal, b.ordinal)
+}
+
+func opsByExtern(a, b *linkOp) int {
+	if a.extern != b.extern {
+		return cmp.Compare(a.extern, b.extern)
+	}
+	if a.ts != b.ts {
+		return cmp.Compare(a.ts, b.ts)
+	}
+	return cmp.Compare(a.ordinal, b.ordinal)
+}
+
+func linksByExtern(a, b *kernelLink) int {
+	if a.extern != b.extern {
+		return cmp.Compare(a.extern, b.extern)
+	}
+	return cmp.Compare(a.ordinal, b.ordinal)
+}
+
+func linksByOrdinal(a, b *kernelLink) int { return cmp.Compare(a.ordinal, b.ordinal) }
+
+func positionsByOrdinal(a, b *streamPos) int { return cmp.Compare(a.ordinal, b.ordinal) }
+
+// sortedSpilled is a chunks sorted in cmp order as it fills, spilling to dir.
+func sortedSpilled[T any](size int, dir string, cmp func(a, b *T) int, recSize int, enc, dec func([]byte, *T)) *chunks[T] {
+	c := newChunks[T](size)
+	c.sortAhead(cmp)
+	c.spillTo(dir, recSize, enc, dec)
+	return c
+}
+
+// init readies r for a trace (over: the SQL links it); blocks of size
+// records spill to dir.
+func (r *linkRecs) init(over bool, dir string, size int) {
+	*r = linkRecs{over: over, dir: dir, size: size}
+	if over {
+		return
+	}
+	r.kernels = sortedSpilled(size, dir, kernelsByCorrelation, linkKernelBytes, encLinkKernel, decLinkKernel)
+	r.streams = sortedSpilled(size, dir, kernelsByStream, linkKernelBytes, encLinkKernel, decLinkKernel)
+	r.launches = sortedSpilled(size, dir, launchesByCorrelation, linkLaunchBytes, encLinkLaunch, decLinkLaunch)
+	r.ops = sortedSpilled(size, dir, opsByExtern, linkOpBytes, encLinkOp, decLinkOp)
+}
+
+// close waits for the background sorts and removes the spill files.
+func (r *linkRecs) close() {
+	if r.over {
+		return
+	}
+	r.kernels.close()
+	r.streams.close()
+	r.launches.close()
+	r.ops.close()
+}
+
+// hold keeps what linking reads from one decoded batch: its kernels, its
+// launches that are no sweep point (no thread: no Python site), and its
+// stage annotations. The sweep hands over the others (point).
 func (r *linkRecs) hold(b *decoded) {
 	if r.over {
 		return
@@ -78,17 +278,16 @@ func (r *linkRecs) hold(b *decoded) {
 		if dev != null {
 			dev = int64(int32(dev)) // kernels.device is an INTEGER
 		}
-		r.kernels = append(r.kernels, linkKernel{ordinal: uint32(k.ordinal), ts: k.ts, device: dev, stream: k.stream,
-			correlation: k.correlation, extern: k.externalID})
+		rec := linkKernel{ordinal: uint32(k.ordinal), ts: k.ts, device: dev, stream: k.stream, correlation: k.correlation, extern: k.externalID}
+		r.kernels.add(rec)
+		r.streams.add(rec)
 	}
 	for i := range b.launches {
 		x := &b.launches[i]
-		r.launches = append(r.launches, linkLaunch{ordinal: uint32(x.ordinal), ts: x.ts, pid: x.pid, tid: x.tid,
-			correlation: x.correlation, extern: x.externalID, site: noSite, graph: x.graph})
-	}
-	for i := range b.ops {
-		x := &b.ops[i]
-		r.ops = append(r.ops, linkOp{ordinal: uint32(x.ordinal), ts: x.ts, extern: x.externalID, site: noSite})
+		if x.pid == null && x.tid == null && x.correlation != null {
+			r.launches.add(linkLaunch{ordinal: uint32(x.ordinal), ts: x.ts, pid: x.pid, tid: x.tid,
+				correlation: x.correlation, extern: x.externalID, site: noSite, graph: x.graph})
+		}
 	}
 	for i := range b.annotations {
 		x := &b.annotations[i]
@@ -106,27 +305,37 @@ func (r *linkRecs) hold(b *decoded) {
 			}
 		}
 	}
-	if len(r.kernels)+len(r.launches)+len(r.ops) > linkCap {
-		*r = linkRecs{over: true}
-	}
 }
 
-// site records the sweep's Python site of a launch (kind derivedLaunchSite)
-// or op; the records are in ordinal order (stream order).
-func (r *linkRecs) site(kind int8, ordinal int64, value int32) {
+// point keeps a sweep point (a launch on a thread, or a CPU op) with its
+// Python site (0: none); thread is its {pid, tid}.
+func (r *linkRecs) point(p *sweepPoint, site int32, thread [2]int64) {
 	if r.over {
 		return
 	}
-	switch kind {
+	s := int32(noSite)
+	if site != 0 {
+		s = site
+	}
+	switch p.kind {
 	case derivedLaunchSite:
-		if i, ok := slices.BinarySearchFunc(r.launches, uint32(ordinal), func(l linkLaunch, o uint32) int { return cmp.Compare(l.ordinal, o) }); ok {
-			r.launches[i].site = value
+		if p.correlation != null {
+			r.launches.add(linkLaunch{ordinal: p.ordinal, ts: p.ts, pid: thread[0], tid: thread[1],
+				correlation: p.correlation, extern: p.extern, site: s, graph: p.graph})
 		}
 	case derivedOpSite:
-		if i, ok := slices.BinarySearchFunc(r.ops, uint32(ordinal), func(o linkOp, x uint32) int { return cmp.Compare(o.ordinal, x) }); ok {
-			r.ops[i].site = value
+		if p.extern != null {
+			r.ops.add(linkOp{ordinal: p.ordinal, ts: p.ts, extern: p.extern, site: s})
 		}
 	}
+}
+
+// stageWindow is an annotation [ts, end) naming a stage, on a device or a
+// thread (group).
+type stageWindow struct {
+	group   [2]int64 // {the device, 0} or {pid, tid}
+	ts, end int64
+	stage   string
 }
 
 // stepWindow is a row of `steps` as link_steps.sql reads it.
@@ -143,246 +352,249 @@ type linked struct {
 	stage                                               string // "": keep the kernel's
 }
 
+// joinGroups walks left in key order and calls f with each record and the
+// right records of its key (right is in key order too, nulls left out):
+// a key's right records are held while its left ones pass, usually one.
+func joinGroups[L, R any](left *merged[L], lkey func(*L) int64, right *merged[R], rkey func(*R) int64, f func(*L, []R)) {
+	var group []R
+	var gk int64
+	started := false
+	for l := left.peek(); l != nil; l = left.peek() {
+		if k := lkey(l); !started || k != gk {
+			group, gk, started = group[:0], k, true
+			for r := right.peek(); r != nil && rkey(r) < k; r = right.peek() {
+				right.pop()
+			}
+			for r := right.peek(); r != nil && rkey(r) == k; r = right.peek() {
+				group = append(group, *r)
+				right.pop()
+			}
+		}
+		f(l, group)
+		left.pop()
+	}
+}
+
+// latest picks among n rows in (time, ordinal) order the latest at or
+// before ts, else the latest: its index, -1 when n is 0. Ties go to the
+// later in the file, as in link_kernels.sql.
+func latest(n int, ts int64, at func(int) int64) int {
+	if n == 0 {
+		return -1
+	}
+	i := sort.Search(n, func(i int) bool { return at(i) > ts })
+	if i == 0 {
+		return n - 1
+	}
+	return i - 1
+}
+
+// linkCursor hands out the linked kernels in kernel_id order.
+type linkCursor struct {
+	key, base          int64
+	stageKnown, window bool
+	gpuSteps, cpuSteps []stepWindow
+	gpu, cpu           stageIndex
+	kernels            *merged[kernelLink]
+	positions          *merged[streamPos]
+	lists              []interface{ close() }
+	row                linked
+}
+
 // link computes link_kernels.sql and link_steps.sql for every held
-// kernel, in kernel_id order. key is the trace's id << 32; base moves
-// times to absolute; stageKnown skips the stage windows; the steps are the
-// trace's rows of `steps` (absolute times), window true when its one step
-// is the whole trace.
-func (r *linkRecs) link(key, base int64, stageKnown bool, gpuSteps, cpuSteps []stepWindow, window bool) []linked {
-	out := make([]linked, len(r.kernels))
-	// Launches by correlation and ops by external id, each key's rows
-	// chained (usually one): the pick is the latest at or before the
-	// kernel, else the latest; ties go to the later in the file.
-	launches := chain(len(r.launches), func(i int) int64 { return r.launches[i].correlation })
-	ops := chain(len(r.ops), func(i int) int64 { return r.ops[i].extern })
-	launchOf := make([]int32, len(r.kernels))
-	for i := range r.kernels {
-		k := &r.kernels[i]
-		o := &out[i]
-		*o = linked{kernelID: key + int64(k.ordinal), launchID: null, opID: null, site: null, ts: k.ts + base, step: null}
-		launchOf[i] = -1
-		ext := k.extern
-		var l *linkLaunch
-		if k.correlation != null {
-			if li := launches.pick(k.correlation, k.ts, func(j int32) (int64, uint32) { return r.launches[j].ts, r.launches[j].ordinal }); li >= 0 {
-				l = &r.launches[li]
-				launchOf[i] = li
-				o.launchID, o.graph = key+int64(l.ordinal), l.graph
-				if ext == null {
-					ext = l.extern
+// kernel: each kernel's launch (merged by correlation id), then its op
+// (by External id), its place on its stream, and, in kernel_id order
+// (the cursor), its stage and step. key is the trace's id << 32; base
+// moves times to absolute; stageKnown skips the stage windows; the steps
+// are the trace's rows of `steps` (absolute times), window true when its
+// one step is the whole trace. The cursor's close removes its spill files.
+func (r *linkRecs) link(key, base int64, stageKnown bool, gpuSteps, cpuSteps []stepWindow, window bool) (*linkCursor, error) {
+	c := &linkCursor{key: key, base: base, stageKnown: stageKnown, window: window, gpuSteps: gpuSteps, cpuSteps: cpuSteps}
+	withLaunch := sortedSpilled(r.size, r.dir, linksByExtern, kernelLinkBytes, encKernelLink, decKernelLink)
+	defer withLaunch.close()
+	kernels, launches := r.kernels.sorted(kernelsByCorrelation), r.launches.sorted(launchesByCorrelation)
+	joinGroups(kernels, func(k *linkKernel) int64 { return k.correlation }, launches, func(l *linkLaunch) int64 { return l.correlation },
+		func(k *linkKernel, group []linkLaunch) {
+			kl := kernelLink{ordinal: k.ordinal, ts: k.ts, device: k.device, extern: k.extern, launchTS: null, pid: null, tid: null,
+				launchSite: noSite, opSite: noSite}
+			if k.correlation != null {
+				if i := latest(len(group), k.ts, func(i int) int64 { return group[i].ts }); i >= 0 {
+					l := &group[i]
+					kl.flags |= linkedLaunch
+					if l.graph {
+						kl.flags |= linkedGraph
+					}
+					kl.launch, kl.launchTS, kl.pid, kl.tid, kl.launchSite = l.ordinal, l.ts, l.pid, l.tid, l.site
+					if kl.extern == null {
+						kl.extern = l.extern
+					}
 				}
 			}
-		}
-		var op *linkOp
-		if ext != null {
-			if oi := ops.pick(ext, k.ts, func(j int32) (int64, uint32) { return r.ops[j].ts, r.ops[j].ordinal }); oi >= 0 {
-				op = &r.ops[oi]
-				o.opID = key + int64(op.ordinal)
+			withLaunch.add(kl)
+		})
+	if err := errors.Join(kernels.err, launches.err); err != nil {
+		return nil, err
+	}
+	linked := sortedSpilled(r.size, r.dir, linksByOrdinal, kernelLinkBytes, encKernelLink, decKernelLink)
+	positions := sortedSpilled(r.size, r.dir, positionsByOrdinal, streamPosBytes, encStreamPos, decStreamPos)
+	c.lists = []interface{ close() }{linked, positions}
+	byExtern, ops := withLaunch.sorted(linksByExtern), r.ops.sorted(opsByExtern)
+	joinGroups(byExtern, func(k *kernelLink) int64 { return k.extern }, ops, func(o *linkOp) int64 { return o.extern },
+		func(k *kernelLink, group []linkOp) {
+			kl := *k
+			if kl.extern != null {
+				if i := latest(len(group), kl.ts, func(i int) int64 { return group[i].ts }); i >= 0 {
+					kl.flags |= linkedOp
+					kl.op, kl.opSite = group[i].ordinal, group[i].site
+				}
 			}
+			linked.add(kl)
+		})
+	// Places on each (device, stream), a NULL device or stream a group of
+	// its own as in SQL's PARTITION BY.
+	streams := r.streams.sorted(kernelsByStream)
+	var dev, stream int64
+	var pos uint32
+	for k := streams.peek(); k != nil; k = streams.peek() {
+		if pos == 0 || k.device != dev || k.stream != stream {
+			dev, stream, pos = k.device, k.stream, 0
 		}
-		switch {
-		case l != nil && l.graph:
-		case l != nil && l.site != noSite:
-			o.site = int64(l.site)
-		case op != nil && op.site != noSite:
-			o.site = int64(op.site)
-		}
+		pos++
+		positions.add(streamPos{ordinal: k.ordinal, pos: pos})
+		streams.pop()
 	}
-	r.streamPositions(out)
+	if err := errors.Join(byExtern.err, ops.err, streams.err); err != nil {
+		c.close()
+		return nil, err
+	}
 	if !stageKnown {
-		r.stages(out, launchOf)
+		c.gpu, c.cpu = newStageIndex(r.gpuWins), newStageIndex(r.cpuWins)
 	}
-	for i := range out {
-		o := &out[i]
-		if window {
-			o.step = 0
-			continue
+	c.kernels, c.positions = linked.sorted(linksByOrdinal), positions.sorted(positionsByOrdinal)
+	return c, nil
+}
+
+// close removes the cursor's spill files.
+func (c *linkCursor) close() {
+	for _, l := range c.lists {
+		l.close()
+	}
+}
+
+// next is the next kernel's row, nil after the last.
+func (c *linkCursor) next() (*linked, error) {
+	k, p := c.kernels.peek(), c.positions.peek()
+	if k == nil || p == nil || k.ordinal != p.ordinal {
+		err := errors.Join(c.kernels.err, c.positions.err)
+		if err == nil && (k != nil || p != nil) {
+			err = errors.New("internal error: a kernel linked without its place on its stream")
 		}
-		if s, ok := stepAt(gpuSteps, o.ts); ok {
+		return nil, err
+	}
+	o := &c.row
+	*o = linked{kernelID: c.key + int64(k.ordinal), launchID: null, opID: null, site: null, streamPos: int64(p.pos), ts: k.ts + c.base, step: null}
+	if k.flags&linkedLaunch != 0 {
+		o.launchID, o.graph = c.key+int64(k.launch), k.flags&linkedGraph != 0
+	}
+	if k.flags&linkedOp != 0 {
+		o.opID = c.key + int64(k.op)
+	}
+	switch {
+	case o.graph:
+	case k.flags&linkedLaunch != 0 && k.launchSite != noSite:
+		o.site = int64(k.launchSite)
+	case k.flags&linkedOp != 0 && k.opSite != noSite:
+		o.site = int64(k.opSite)
+	}
+	if !c.stageKnown {
+		if k.device != null {
+			o.stage = c.gpu.at([2]int64{k.device, 0}, k.ts)
+		}
+		if o.stage == "" && k.flags&linkedLaunch != 0 && k.pid != null && k.tid != null {
+			o.stage = c.cpu.at([2]int64{k.pid, k.tid}, k.launchTS)
+		}
+	}
+	switch {
+	case c.window:
+		o.step = 0
+	default:
+		if s, ok := stepAt(c.gpuSteps, o.ts); ok {
 			o.step = s
-		} else if li := launchOf[i]; li >= 0 {
-			if s, ok := stepAt(cpuSteps, r.launches[li].ts+base); ok {
+		} else if k.flags&linkedLaunch != 0 {
+			if s, ok := stepAt(c.cpuSteps, k.launchTS+c.base); ok {
 				o.step = s
 			}
 		}
 	}
-	return out
+	c.kernels.pop()
+	c.positions.pop()
+	return o, nil
 }
 
-// chained indexes rows by a key (NULL keys left out): the key's first row,
-// then next[row] its following one, -1 ending a chain. Correlation and
-// external ids are mostly dense counters, so the first rows sit in an
-// array indexed by key - lo when the keys span little more than the rows;
-// otherwise in a map.
-type chained struct {
-	lo    int64
-	dense []int32 // key - lo -> first row, -1: none
-	first map[int64]int32
-	next  []int32
+// stageIndex answers "the innermost stage window of a group containing t"
+// (latest start, then earliest end, then least stage): the windows' starts
+// and ends cut each group's time into stretches that the same windows
+// contain, so each stretch has one answer, found once.
+type stageIndex map[[2]int64]stageStretches
+
+// stageStretches are a group's stretches: stretch i is [at[i], at[i+1])
+// (the last one contains no window), its answer stage[i] ("": none).
+type stageStretches struct {
+	at    []int64
+	stage []string
 }
 
-func chain(n int, key func(int) int64) chained {
-	c := chained{next: make([]int32, n)}
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for i := range n {
-		if k := key(i); k != null {
-			lo, hi = min(lo, k), max(hi, k)
-		}
-	}
-	if lo <= hi && uint64(hi-lo) < uint64(4*n+1024) {
-		c.lo, c.dense = lo, make([]int32, hi-lo+1)
-		for i := range c.dense {
-			c.dense[i] = -1
-		}
-	} else {
-		c.first = make(map[int64]int32, n)
-	}
-	// backwards, so that each key's rows chain in row order
-	for i := n - 1; i >= 0; i-- {
-		c.next[i] = -1
-		k := key(i)
-		if k == null {
-			continue
-		}
-		if c.dense != nil {
-			c.next[i], c.dense[k-lo] = c.dense[k-lo], int32(i)
-			continue
-		}
-		if j, ok := c.first[k]; ok {
-			c.next[i] = j
-		}
-		c.first[k] = int32(i)
-	}
-	return c
-}
-
-// head is the first row of key k, -1 for none.
-func (c chained) head(k int64) int32 {
-	if c.dense != nil {
-		// unsigned: k - lo may overflow an int64
-		if d := uint64(k) - uint64(c.lo); k >= c.lo && d < uint64(len(c.dense)) {
-			return c.dense[d]
-		}
-		return -1
-	}
-	if j, ok := c.first[k]; ok {
-		return j
-	}
-	return -1
-}
-
-// pick returns, among the rows of key k, the latest (by time, then
-// ordinal) at or before ts, else the latest; -1 when k has none.
-func (c chained) pick(k, ts int64, at func(int32) (int64, uint32)) int32 {
-	best, bestIn := int32(-1), false
-	var bts int64
-	var bord uint32
-	for j := c.head(k); j >= 0; j = c.next[j] {
-		jts, jord := at(j)
-		in := jts <= ts
-		if best < 0 || in && !bestIn || in == bestIn && (jts > bts || jts == bts && jord > bord) {
-			best, bestIn, bts, bord = j, in, jts, jord
-		}
-	}
-	return best
-}
-
-// streamPositions numbers each kernel's place on its (device, stream) by
-// (ts, kernel_id), from 1; a NULL device or stream is a group of its own,
-// as in SQL's PARTITION BY. A stream's kernels usually come in time order
-// already.
-func (r *linkRecs) streamPositions(out []linked) {
-	type stream struct{ device, stream int64 }
-	groups := map[stream][]int32{}
-	for i := range r.kernels {
-		k := &r.kernels[i]
-		key := stream{k.device, k.stream}
-		groups[key] = append(groups[key], int32(i))
-	}
-	byTime := func(a, b int32) int {
-		x, y := &r.kernels[a], &r.kernels[b]
-		return cmp.Or(cmp.Compare(x.ts, y.ts), cmp.Compare(x.ordinal, y.ordinal))
-	}
-	for _, g := range groups {
-		if !slices.IsSortedFunc(g, byTime) {
-			slices.SortFunc(g, byTime)
-		}
-		for n, i := range g {
-			out[i].streamPos = int64(n + 1)
-		}
-	}
-}
-
-// stages sets each kernel's stage from the innermost (latest start, then
-// earliest end, then least stage) GPU annotation window on its device
-// containing its start, else the CPU annotation window on its launch's
-// thread containing the launch's start.
-func (r *linkRecs) stages(out []linked, launchOf []int32) {
-	var gq, cq []stageQuery
-	for i := range r.kernels {
-		if k := &r.kernels[i]; k.device != null {
-			gq = append(gq, stageQuery{group: [2]int64{k.device, 0}, t: k.ts, kernel: int32(i)})
-		}
-		if li := launchOf[i]; li >= 0 {
-			if l := &r.launches[li]; l.pid != null && l.tid != null {
-				cq = append(cq, stageQuery{group: [2]int64{l.pid, l.tid}, t: l.ts, kernel: int32(i)})
-			}
-		}
-	}
-	gpu := innermost(gq, r.gpuWins, len(r.kernels))
-	cpu := innermost(cq, r.cpuWins, len(r.kernels))
-	for i := range out {
-		if gpu[i] != "" {
-			out[i].stage = gpu[i]
-		} else if cpu[i] != "" {
-			out[i].stage = cpu[i]
-		}
-	}
-}
-
-// stageQuery asks for the stage window of group containing t.
-type stageQuery struct {
-	group  [2]int64
-	t      int64
-	kernel int32
-}
-
-// innermost answers qs from wins (both sorted here): by kernel, the stage
-// of the innermost window containing the query's time, "" for none. One
-// sweep in time order per group: windows open as the time passes their
-// start and, once ended, stay ended for every later query.
-func innermost(qs []stageQuery, wins []stageWindow, kernels int) []string {
-	out := make([]string, kernels)
-	if len(qs) == 0 || len(wins) == 0 {
-		return out
-	}
-	byGroupTime := func(a, b stageQuery) int { return cmp.Or(compareGroups(a.group, b.group), cmp.Compare(a.t, b.t)) }
-	if !slices.IsSortedFunc(qs, byGroupTime) {
-		slices.SortFunc(qs, byGroupTime)
-	}
+func newStageIndex(wins []stageWindow) stageIndex {
+	x := stageIndex{}
 	wins = slices.Clone(wins)
 	slices.SortFunc(wins, func(a, b stageWindow) int { return cmp.Or(compareGroups(a.group, b.group), cmp.Compare(a.ts, b.ts)) })
-	var open windowHeap
-	w := 0
-	for n, q := range qs {
-		if n == 0 || qs[n-1].group != q.group {
-			open = open[:0]
-			for w < len(wins) && compareGroups(wins[w].group, q.group) < 0 {
-				w++
+	for len(wins) > 0 {
+		n := 1
+		for n < len(wins) && wins[n].group == wins[0].group {
+			n++
+		}
+		g := wins[:n]
+		wins = wins[n:]
+		var at []int64
+		for _, w := range g {
+			if w.end > w.ts { // an empty window contains no instant
+				at = append(at, w.ts, w.end)
 			}
 		}
-		for w < len(wins) && wins[w].group == q.group && wins[w].ts <= q.t {
-			heap.Push(&open, wins[w])
-			w++
+		slices.Sort(at)
+		at = slices.Compact(at)
+		s := stageStretches{at: at, stage: make([]string, len(at))}
+		var open windowHeap
+		next := 0
+		for i, t := range at {
+			for ; next < len(g) && g[next].ts <= t; next++ {
+				if g[next].end > g[next].ts {
+					heap.Push(&open, g[next])
+				}
+			}
+			for len(open) > 0 && open[0].end <= t {
+				heap.Pop(&open)
+			}
+			if len(open) > 0 {
+				s.stage[i] = open[0].stage
+			}
 		}
-		for len(open) > 0 && open[0].end <= q.t {
-			heap.Pop(&open)
-		}
-		if len(open) > 0 {
-			out[q.kernel] = open[0].stage
-		}
+		x[g[0].group] = s
 	}
-	return out
+	return x
+}
+
+// at is the stage of group's innermost window containing t, "" for none.
+func (x stageIndex) at(group [2]int64, t int64) string {
+	s, ok := x[group]
+	if !ok {
+		return ""
+	}
+	i := sort.Search(len(s.at), func(i int) bool { return s.at[i] > t })
+	if i == 0 {
+		return ""
+	}
+	return s.stage[i-1]
 }
 
 func compareGroups(a, b [2]int64) int {
@@ -465,18 +677,20 @@ var linkColumns = columns([]string{"kernel_id", "launch_id", "op_id", "site_id",
 	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
 	duckdb.TYPE_BOOLEAN, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT)
 
-// linkSource is linked rows as rows of linkColumns.
-type linkSource struct {
-	rows []linked
-	pos  int
-}
+// linkSource is the linked kernels as rows of linkColumns.
+type linkSource struct{ cur *linkCursor }
 
 func (s *linkSource) Fill(chunk duckdb.DataChunk) (int, error) {
 	n := 0
-	for limit := schema.ChunkRows(); n < limit && s.pos < len(s.rows); n++ {
-		r := &s.rows[s.pos]
-		s.pos++
-		err := errors.Join(
+	for limit := schema.ChunkRows(); n < limit; n++ {
+		r, err := s.cur.next()
+		if err != nil {
+			return 0, err
+		}
+		if r == nil {
+			break
+		}
+		err = errors.Join(
 			duckdb.SetChunkValue(chunk, 0, n, r.kernelID),
 			duckdb.SetChunkValue(chunk, 4, n, r.graph),
 			duckdb.SetChunkValue(chunk, 6, n, r.streamPos),
@@ -509,17 +723,20 @@ func (s *linkSource) Fill(chunk duckdb.DataChunk) (int, error) {
 // them (link_kernels_from.sql); the caller has stored the launch and op
 // sites, moved the times and found the steps.
 func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *traceState, base int64, rank int, merged, stageKnown bool) error {
+	if t.link.kernels.len() == 0 {
+		return nil
+	}
 	gpu, cpu, window, err := readSteps(ctx, conn, t.id)
 	if err != nil {
 		return &dbError{fmt.Errorf("%s: read the steps: %w", path, err)}
 	}
-	rows := t.link.link(t.key, base, stageKnown, gpu, cpu, window)
-	t.link = linkRecs{}
-	if len(rows) == 0 {
-		return nil
+	cur, err := t.link.link(t.key, base, stageKnown, gpu, cpu, window)
+	if err != nil {
+		return fmt.Errorf("%s: link the kernels: %w", path, err)
 	}
+	defer cur.close()
 	q, args := inline.Args(stmt("link_kernels_from"), []any{sql.Named("trace", t.id), sql.Named("rank", rank), sql.Named("merged", merged)})
-	if err := l.env.rows.ExecRows(ctx, conn, q, linkColumns, &linkSource{rows: rows}, args...); err != nil {
+	if err := l.env.rows.ExecRows(ctx, conn, q, linkColumns, &linkSource{cur: cur}, args...); err != nil {
 		return &dbError{fmt.Errorf("%s: link_kernels_from: %w", path, err)}
 	}
 	return nil

@@ -253,7 +253,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	t = &traceState{id: id, key: id << 32, summary: newSummary(),
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
-	t.link.over = l.opt.linkInSQL
+	t.link.init(l.opt.linkInSQL, l.env.spillDir, linkChunk)
 	t.frames.sortAhead(frameOrder)
 	t.points.sortAhead(pointOrder)
 	t.frames.spillTo(l.env.spillDir, frameBytes, encFrame, decFrame)
@@ -261,6 +261,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	// Whether or not the sweep ran: no sort outlives the load, no spill file stays open.
 	defer t.frames.close()
 	defer t.points.close()
+	defer t.link.close()
 	began := time.Now()
 	ident := decode.IdentifyName(filepath.Base(c.path))
 	if err := nameError(c.path, ident); err != nil {
@@ -351,8 +352,8 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err := exec("op_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
 		return nil, err
 	}
-	// Linking in Go (link.go) unless the trace was too large to keep its
-	// copies; then the SQL, which reads times before they move.
+	// Linking in Go (link.go), or by the SQL (Options.linkInSQL, for the
+	// test holding the two equal), which reads times before they move.
 	inGo := !t.link.over
 	if !inGo {
 		if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", base), sql.Named("rank", rank),
@@ -548,7 +549,8 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 			return err
 		}
 		if x.pid != null || x.tid != null {
-			t.points.add(sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedLaunchSite})
+			t.points.add(sweepPoint{ts: x.ts, correlation: x.correlation, extern: x.externalID, ordinal: uint32(x.ordinal),
+				thread: t.threads.id(x.pid, x.tid), kind: derivedLaunchSite, graph: x.graph})
 		}
 	}
 	for i := range b.ops {
@@ -557,7 +559,8 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 			nullable(x.externalID), nullable(x.seq), nullStr(x.dims), nullStr(x.types)); err != nil {
 			return err
 		}
-		t.points.add(sweepPoint{ts: x.ts, ordinal: uint32(x.ordinal), thread: t.threads.id(x.pid, x.tid), kind: derivedOpSite})
+		t.points.add(sweepPoint{ts: x.ts, correlation: null, extern: x.externalID, ordinal: uint32(x.ordinal),
+			thread: t.threads.id(x.pid, x.tid), kind: derivedOpSite})
 	}
 	for i := range b.frames {
 		x := &b.frames[i]

@@ -22,12 +22,15 @@ type sweepFrame struct {
 }
 
 // sweepPoint is a launch or cpu_op: an instant on a thread whose Python
-// site is wanted.
+// site is wanted, with what linking needs of it once the site is known.
 type sweepPoint struct {
-	ts      int64
-	ordinal uint32
-	thread  int32
-	kind    int8 // derivedLaunchSite or derivedOpSite
+	ts          int64
+	correlation int64 // a launch's (null for an op)
+	extern      int64
+	ordinal     uint32
+	thread      int32
+	kind        int8 // derivedLaunchSite or derivedOpSite
+	graph       bool // a launch of a CUDA graph
 }
 
 // Kinds of rows in the _derived table.
@@ -65,7 +68,7 @@ func (t *threads) id(pid, tid int64) int32 {
 // Sizes of the sweep records in a spill file.
 const (
 	frameBytes = 8*4 + 4*3 + 1
-	pointBytes = 8 + 4*2 + 1
+	pointBytes = 8*3 + 4*2 + 2
 )
 
 func encFrame(b []byte, f *sweepFrame) {
@@ -90,14 +93,21 @@ func decFrame(b []byte, f *sweepFrame) {
 func encPoint(b []byte, p *sweepPoint) {
 	le := binary.LittleEndian
 	le.PutUint64(b[0:], uint64(p.ts))
-	le.PutUint32(b[8:], p.ordinal)
-	le.PutUint32(b[12:], uint32(p.thread))
-	b[16] = byte(p.kind)
+	le.PutUint64(b[8:], uint64(p.correlation))
+	le.PutUint64(b[16:], uint64(p.extern))
+	le.PutUint32(b[24:], p.ordinal)
+	le.PutUint32(b[28:], uint32(p.thread))
+	b[32] = byte(p.kind)
+	b[33] = 0
+	if p.graph {
+		b[33] = 1
+	}
 }
 
 func decPoint(b []byte, p *sweepPoint) {
 	le := binary.LittleEndian
-	*p = sweepPoint{ts: int64(le.Uint64(b[0:])), ordinal: le.Uint32(b[8:]), thread: int32(le.Uint32(b[12:])), kind: int8(b[16])}
+	*p = sweepPoint{ts: int64(le.Uint64(b[0:])), correlation: int64(le.Uint64(b[8:])), extern: int64(le.Uint64(b[16:])),
+		ordinal: le.Uint32(b[24:]), thread: int32(le.Uint32(b[28:])), kind: int8(b[32]), graph: b[33] == 1}
 }
 
 // sweepChunk is how many sweep records one block holds.
@@ -135,17 +145,20 @@ func pointOrder(a, b *sweepPoint) int {
 // sweep walks each thread's Python frames in time order with a stack. It
 // hands every frame with its nesting depth to frame, and emits for every
 // launch and cpu_op the innermost frame of the best tier open at that instant
-// (framework code beats other user code; wrappers never count).
-func sweep(frameList *chunks[sweepFrame], pointList *chunks[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
+// (framework code beats other user code; wrappers never count); point
+// hears of every launch and cpu_op with that site (0: none).
+func sweep(frameList *chunks[sweepFrame], pointList *chunks[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error,
+	point func(*sweepPoint, int32)) error {
 	frames := frameList.sorted(frameOrder)
 	points := pointList.sorted(pointOrder)
-	if err := sweepRecords(frames, points, frame, emit); err != nil {
+	if err := sweepRecords(frames, points, frame, emit, point); err != nil {
 		return err
 	}
 	return errors.Join(frames.err, points.err)
 }
 
-func sweepRecords(frames *merged[sweepFrame], points *merged[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error) error {
+func sweepRecords(frames *merged[sweepFrame], points *merged[sweepPoint], frame func(*sweepFrame, int32) error, emit func(derivedRow) error,
+	point func(*sweepPoint, int32)) error {
 	type open struct {
 		end  int64
 		best [3]int32 // innermost site of each tier on the stack up to here, 0 = none
@@ -192,16 +205,17 @@ func sweepRecords(frames *merged[sweepFrame], points *merged[sweepPoint], frame 
 			frames.pop()
 			continue
 		}
+		var site int32
+		if len(stack) > 0 {
+			best := stack[len(stack)-1].best
+			site = best[2]
+			if site == 0 {
+				site = best[1]
+			}
+		}
 		kind, ordinal := p.kind, p.ordinal
+		point(p, site)
 		points.pop()
-		if len(stack) == 0 {
-			continue
-		}
-		best := stack[len(stack)-1].best
-		site := best[2]
-		if site == 0 {
-			site = best[1]
-		}
 		if site != 0 {
 			if err := emit(derivedRow{kind, int64(ordinal), site}); err != nil {
 				return err
@@ -226,7 +240,7 @@ const sweptBatch = 8 << 10
 // sweep's again at the next call). Storing cost as much as the sweep
 // itself, so the two no longer take turns on one core.
 func sweepAside[R any](ctx context.Context, frameList *chunks[sweepFrame], pointList *chunks[sweepPoint],
-	row func(*sweepFrame, int32) R, store func(next func() (*swept[R], error)) error) error {
+	row func(*sweepFrame, int32) R, point func(*sweepPoint, int32), store func(next func() (*swept[R], error)) error) error {
 	g, gctx := errgroup.WithContext(ctx)
 	out := make(chan *swept[R], 4)
 	// Stretches go back to the sweep once stored: a handful in all.
@@ -260,7 +274,7 @@ func sweepAside[R any](ctx context.Context, frameList *chunks[sweepFrame], point
 				return send()
 			}
 			return nil
-		})
+		}, point)
 		if err != nil {
 			return err
 		}

@@ -77,6 +77,8 @@ func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) erro
 		key := t.threads.keys[f.thread]
 		return frameValues{ordinal: int64(f.ordinal), frameID: f.pyID, parentID: f.parentID, ts: f.ts + base, dur: f.end - f.ts,
 			pid: key[0], tid: key[1], site: f.site, depth: depth}
+	}, func(p *sweepPoint, site int32) {
+		t.link.point(p, site, t.threads.keys[p.thread])
 	}, func(next func() (*swept[frameValues], error)) error {
 		return l.env.rows.InsertRows(ctx, l.conn, schema.PyFrameRows, frameColumns,
 			&frameSource{trace: int32(t.id), next: next, derived: derived})
@@ -85,7 +87,7 @@ func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) erro
 		return err
 	}
 	rows := derived.sorted(derivedOrder)
-	if err := l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{rows: rows, seen: t.link.site}); err != nil {
+	if err := l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{rows: rows}); err != nil {
 		return err
 	}
 	return rows.err
@@ -154,7 +156,6 @@ func (s *frameSource) Fill(chunk duckdb.DataChunk) (int, error) {
 // derivedSource is the kept derived rows as rows of _derived.
 type derivedSource struct {
 	rows *merged[derivedRec]
-	seen func(kind int8, ordinal int64, value int32) // each row, as it goes
 }
 
 func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
@@ -171,7 +172,6 @@ func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		); err != nil {
 			return 0, err
 		}
-		s.seen(r.kind, int64(r.ordinal), r.value)
 		s.rows.pop()
 	}
 	return n, nil
