@@ -50,15 +50,21 @@
 --     is unclear. Scopes are the instances' own (single-trace) or their
 --     names' transferred ones (two-trace).
 CREATE MACRO _overlap_rows_for(run, mapping, rnk, stg, share_floor, dur_floor, ofp, runs) AS TABLE
-WITH ko AS MATERIALIZED (
-    -- kernels and their overlap; names stay ids here (a million strings
-    -- cost more to materialize than the few joins on aggregates below).
-    -- grp: 0, or the (run, rank) of the row with runs
+WITH computed AS MATERIALIZED (
+    -- kernels and their overlap, computed (runs NULL); names stay ids here
+    -- (a million strings cost more to materialize than the few joins on
+    -- aggregates below). grp: 0, or the (run, rank) of the row with runs
     SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
            hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
            starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id, 0 AS grp
     FROM kernel_overlap_cached(run, rank := rnk, stage := stg, ofp := ofp)
     WHERE runs IS NULL
+),
+ko AS NOT MATERIALIZED (
+    -- read where it is used, not held: held, the saved overlap of 800 k
+    -- kernels (about 110 MB) and the joins below passed the finish's
+    -- 200 MiB bound
+    SELECT * FROM computed
     UNION ALL
     -- with runs, the saved per-kernel overlap (its start ranks are unique
     -- within a run)
@@ -87,7 +93,9 @@ per_name_id AS (
                sum(hidden_ns) AS hidden_ns,
                sum(hidden_by_compute_ns) AS hidden_by_compute_ns,
                sum(exclusive_ns) AS exclusive_ns,
-               first(kernel_id ORDER BY dur_ns DESC, kernel_id) AS longest_id,
+               -- the longest, ties by smaller id (an ordered first()
+               -- would buffer every kernel of the group)
+               arg_max(kernel_id, {d: dur_ns, k: -kernel_id}) AS longest_id,
                max(dur_ns) AS longest_dur_ns
         FROM ko
         GROUP BY grp, stage, name_id
@@ -177,21 +185,32 @@ own_site AS (
     FROM (
         SELECT k.grp, k.stage, n.short_name, k.site_id, k.replay, sum(k.ns) AS ns
         FROM (
-            SELECT CASE WHEN runs IS NULL THEN 0 ELSE (k.run_id::BIGINT << 32) | k.rank END AS grp,
-                   k.stage, k.name_id, coalesce(k.site_id, l.site_id) AS site_id,
-                   k.site_id IS NULL AS replay, sum(k.dur_ns) AS ns
-            FROM kernels k
-            -- (equalities only, so DuckDB hashes it; the trace's, implied
-            -- by the launch's, lets the scan of launches skip every other
-            -- trace's row groups: see queries/kernel_sites.sql)
-            LEFT JOIN launches l
-                   ON l.launch_id = CASE WHEN k.site_id IS NULL AND k.graph_launch THEN k.launch_id END
-                  AND l.trace_id = k.trace_id
-            WHERE mapping IS NULL
-              AND CASE WHEN runs IS NULL
-                       THEN k.run_id = run AND (rnk IS NULL OR k.rank = rnk) AND (stg IS NULL OR k.stage = stg)
-                       ELSE _run_in(k.run_id, runs) END
-              AND coalesce(k.site_id, l.site_id) IS NOT NULL
+            SELECT grp, stage, name_id, site_id, replay, sum(dur_ns) AS ns
+            FROM (
+                -- a kernel's own site; the graph replays, a few, are
+                -- joined to their launches apart (a join of every
+                -- kernel held all of them in its hash table)
+                SELECT CASE WHEN runs IS NULL THEN 0 ELSE (k.run_id::BIGINT << 32) | k.rank END AS grp,
+                       k.stage, k.name_id, k.site_id, false AS replay, k.dur_ns
+                FROM kernels k
+                WHERE mapping IS NULL AND k.site_id IS NOT NULL
+                  AND CASE WHEN runs IS NULL
+                           THEN k.run_id = run AND (rnk IS NULL OR k.rank = rnk) AND (stg IS NULL OR k.stage = stg)
+                           ELSE _run_in(k.run_id, runs) END
+                UNION ALL
+                SELECT CASE WHEN runs IS NULL THEN 0 ELSE (k.run_id::BIGINT << 32) | k.rank END,
+                       k.stage, k.name_id, l.site_id, true, k.dur_ns
+                FROM (SELECT * FROM kernels k
+                      WHERE mapping IS NULL AND k.site_id IS NULL AND k.graph_launch
+                        AND CASE WHEN runs IS NULL
+                                 THEN k.run_id = run AND (rnk IS NULL OR k.rank = rnk) AND (stg IS NULL OR k.stage = stg)
+                                 ELSE _run_in(k.run_id, runs) END) k
+                -- (equalities only, so DuckDB hashes it; the trace's, implied
+                -- by the launch's, lets the scan of launches skip every other
+                -- trace's row groups: see queries/kernel_sites.sql)
+                JOIN launches l ON l.launch_id = k.launch_id AND l.trace_id = k.trace_id
+                WHERE l.site_id IS NOT NULL
+            )
             GROUP BY ALL
         ) k
         JOIN kernel_names n USING (name_id)
