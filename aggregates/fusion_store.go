@@ -22,7 +22,9 @@ func FusionPending(ctx context.Context, db *sql.DB) ([]int64, error) {
 // kernels). Each rank's rows are those of a single-trace report of that
 // rank, every stage, no share floor (_fusion_matches_for, which
 // queries/fusion_matches.sql reads too). Small runs are computed together
-// (batchKernels). Calling it again replaces the copies; readers ignore a
+// (batchKernels); a rank of more than fusionSweepKernels GPU events has
+// its chain occurrences found in Go (sweepChains) and is saved alone.
+// Calling it again replaces the copies; readers ignore a
 // copy whose run, catalog or gates changed since (_fusion_fingerprint). It
 // needs the catalog installed.
 func SaveFusion(ctx context.Context, db *sql.DB, runs []int64) error {
@@ -36,5 +38,11 @@ func fusionStore() rankStore {
 		what:   "fuse patterns",
 		forget: "fusion_store_forget", clear: "fusion_store_clear", rows: "fusion_store_rows", commit: "fusion_store_commit",
 		args: []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0)},
+		// a large rank's chain occurrences are found in Go (fusion_sweep.go)
+		chains: func(ctx context.Context, conn *sql.Conn, r runRank) (string, error) {
+			return sweepChains(ctx, conn, r.run, r.rank)
+		},
+		chainsAbove: fusionSweepKernels,
+		drop:        dropChainTables,
 	}
 }

@@ -35,6 +35,12 @@ type rankStore struct {
 	// take run $run with others; the others are saved rank by rank
 	batchable string
 	limit     int64 // GPU events per batch; 0 = batchKernels
+	// chains, when set, is asked for each rank of more than chainsAbove
+	// GPU events for the insert's $chains (saved alone, rank by rank);
+	// every other insert gets NULL. drop then runs before the commit.
+	chains      func(ctx context.Context, conn *sql.Conn, r runRank) (string, error)
+	chainsAbove int64
+	drop        func(ctx context.Context, conn *sql.Conn) error
 }
 
 // save computes and saves the rows of every rank of runs, in one
@@ -44,17 +50,58 @@ func (s rankStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
 	if limit == 0 {
 		limit = batchKernels
 	}
-	return saveInBatches(ctx, db, s.what, s.batchable, runs, limit, s.saveBatch)
+	return saveInBatches(ctx, db, s.what, s.batchable, runs, limit, s.saveBatch, s.alone)
+}
+
+// alone reports whether run's ranks (ranks) are saved alone, rank by rank:
+// when one of them gets chains.
+func (s rankStore) alone(ranks []runRank) bool {
+	return s.chains != nil && slices.ContainsFunc(ranks, func(r runRank) bool { return r.kernels > s.chainsAbove })
 }
 
 // saveInBatches plans runs into batches (plan) and saves each with save.
+// A run alone says true of is a batch of its own, saved rank by rank.
 func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs []int64, limit int64,
-	save func(context.Context, *sql.DB, batch) error) error {
+	save func(context.Context, *sql.DB, batch) error, alone func([]runRank) bool) error {
 	bs, err := plan(ctx, db, batchable, runs, limit)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", what, err)
 	}
+	if alone != nil {
+		bs = apart(bs, alone)
+	}
 	return saveIsolated(ctx, db, what, bs, save)
+}
+
+// apart takes the runs alone says true of out of bs's shared batches,
+// each into a batch of its own saved rank by rank.
+func apart(bs []batch, alone func([]runRank) bool) []batch {
+	var out []batch
+	for _, b := range bs {
+		if b.perRank {
+			out = append(out, b)
+			continue
+		}
+		rest := batch{}
+		for _, run := range b.runs {
+			var ranks []runRank
+			for _, r := range b.ranks {
+				if r.run == run {
+					ranks = append(ranks, r)
+				}
+			}
+			if alone(ranks) {
+				out = append(out, batch{runs: []int64{run}, ranks: ranks, perRank: true})
+				continue
+			}
+			rest.runs = append(rest.runs, run)
+			rest.ranks = append(rest.ranks, ranks...)
+		}
+		if len(rest.runs) > 0 {
+			out = append(out, rest)
+		}
+	}
+	return out
 }
 
 // plan groups runs into batches (batches) by their ranks' sizes; with
@@ -164,12 +211,31 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		if b.perRank {
 			for _, r := range b.ranks {
 				args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
+				if s.chains != nil {
+					var chains any
+					if r.kernels > s.chainsAbove {
+						t, err := s.chains(ctx, conn, r)
+						if err != nil {
+							return fail(fmt.Sprintf("rank %d: ", r.rank), err)
+						}
+						chains = t
+					}
+					args = append(args, sql.Named("chains", chains))
+				}
 				if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 					return fail(fmt.Sprintf("rank %d: ", r.rank), err)
+				}
+				if s.drop != nil && r.kernels > s.chainsAbove {
+					if err := s.drop(ctx, conn); err != nil {
+						return fail(fmt.Sprintf("rank %d: ", r.rank), err)
+					}
 				}
 			}
 		} else if len(b.ranks) > 0 {
 			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
+			if s.chains != nil {
+				args = append(args, sql.Named("chains", nil))
+			}
 			if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 				return fail("", err)
 			}
@@ -223,7 +289,7 @@ type runStore struct {
 // save saves the copies of runs, in one transaction per batch of at most
 // batchKernels GPU events.
 func (s runStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
-	return saveInBatches(ctx, db, s.what, s.batchable, runs, batchKernels, s.saveBatch)
+	return saveInBatches(ctx, db, s.what, s.batchable, runs, batchKernels, s.saveBatch, nil)
 }
 
 // saveOne saves the copy of run alone.

@@ -56,7 +56,9 @@ func threeDemoRuns(t *testing.T) *schema.Warehouse {
 // TestSavedRowsSameInBatches: fuse-pattern and overlap rows of demo runs
 // saved rank by rank (every run over the limit), in several batches and in
 // one are the same rows, and each way records every rank with the
-// fingerprint its readers compute.
+// fingerprint its readers compute; so are the fuse-pattern rows saved with
+// every rank's chain occurrences found in Go (sweepChains, as for a large
+// rank), the catalog's own entries matched on the demo runs' kernels.
 func TestSavedRowsSameInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -88,8 +90,12 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 	for _, s := range stores {
 		var first string
 		table, rec, fp := records[s.what][0], records[s.what][1], records[s.what][2]
-		for _, limit := range []int64{1, 700, 1 << 40} {
+		// limit 0: one batch, every rank swept (only the fuse patterns)
+		for _, limit := range []int64{1, 700, 1 << 40, 0} {
 			s.limit = limit
+			if limit == 0 {
+				s.limit, s.chainsAbove = 1<<40, 0
+			}
 			if err := s.save(ctx, w.DB, runs); err != nil {
 				t.Fatal(err)
 			}

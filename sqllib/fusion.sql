@@ -44,12 +44,16 @@
 --     the chain length;
 --   * one kernel belongs to at most one occurrence of an entry: candidates
 --     are chosen greedily, tightest first (fewest positions spanned), then
---     leftmost, then by their second and third kernel. Only candidates
+--     leftmost, then by their kernels' positions in turn. Only candidates
 --     sharing a kernel need the pass; they can only share one when their
 --     spans overlap, so they are cut into islands of overlapping spans
 --     (window functions) and the pass takes one candidate of every island
 --     per iteration of a short recursion (as many iterations as the largest
 --     island has candidates, usually two). No loop over events anywhere.
+--   * the finish finds a large rank's occurrences by this rule in Go
+--     (aggregates/fusion_sweep.go, one stream read once) and hands them to
+--     _fusion_related as `chains`: this walk holds every kernel of the rank
+--     in state DuckDB cannot spill. Tests hold the two equal.
 --
 -- Gates, per trace:
 --   framework  an entry applies to its own framework's traces as
@@ -74,8 +78,8 @@
 -- kernel's run_id; queries/fusion_matches.sql keys every step by (run,
 -- rank) when given `$runs`. A batch gives each rank exactly the rows a
 -- report of that rank alone gives: the last tie-break of _fusion_related
--- hashes the kernels' positions on their stream (not the batch's stream
--- numbering), and each occurrence and fused kernel checks its own trace's
+-- compares the kernels' positions within one stream (never across the
+-- batch's stream numbering), and each occurrence and fused kernel checks its own trace's
 -- gate (the same for every trace of a run).
 
 -- _fusion_compact(s): the letters-and-digits-only, lower-case form keywords
@@ -217,6 +221,30 @@ FROM traces t
 JOIN _run r ON r.run_id = t.run_id
 CROSS JOIN fusion_catalog f;
 
+-- _fusion_step_roles(run, rnk): which chain step of which fusion entry
+-- each distinct kernel text (name, site, op) of rank rnk of run `run` can
+-- fill, as _fusion_related's _text_roles says (variant 0): a step keyword
+-- hits the text, the entry's models and min_tp gates pass, and none of its
+-- fused keywords hits the text. aggregates/fusion_sweep.go walks the
+-- streams with it. Columns:
+--   name_id, site_id, op_name   the text (join with IS NOT DISTINCT FROM)
+--   id, step                    the entry and the step the text can fill
+--   nsteps, ordered, max_between, max_gap_ns   the entry's, from fusion_catalog
+CREATE MACRO _fusion_step_roles(run, rnk) AS TABLE
+WITH _h AS MATERIALIZED (
+    SELECT * FROM _fusion_hits(run, NULL, rnk, NULL)
+)
+SELECT h.name_id, h.site_id, h.op_name, h.id, h.step_no AS step,
+       f.steps AS nsteps, f.ordered, f.max_between, f.max_gap_ns
+FROM _h h
+JOIN fusion_catalog f USING (id)
+WHERE h.kind = 'step' AND f.steps > 0
+  AND h.id IN (SELECT id FROM _fusion_gates(run) WHERE applies)
+  AND NOT EXISTS (SELECT 1 FROM _h x
+                  WHERE x.kind = 'fused' AND x.id = h.id AND x.name_id = h.name_id
+                    AND x.site_id IS NOT DISTINCT FROM h.site_id
+                    AND x.op_name IS NOT DISTINCT FROM h.op_name);
+
 -- _fusion_related(run, mapping, rnk, stg, variants, runs := NULL): every
 -- kernel that makes a fusion entry's row, for entries whose models/min_tp
 -- gates pass, of run `run` or of every run listed in `runs`. One row per
@@ -242,7 +270,16 @@ CROSS JOIN fusion_catalog f;
 --   kernel_id, trace_id, rank, stage, name_id, site_id, op_name, dur_ns
 --               the kernel, with its report scope
 --   run_id      the kernel's run
-CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants, runs := NULL) AS TABLE
+--
+-- chains, when set, names a table of the accepted chain occurrences'
+-- kernels, one row each: id (the entry), variant (0), step (its place in
+-- its occurrence, from 1), occurrence (the kernel_id of the occurrence's
+-- first kernel) and kernel_id, found by the same rule in Go
+-- (aggregates/fusion_sweep.go, which the finish uses for large ranks:
+-- walking a stream here holds every kernel of the rank in memory, 700 MiB
+-- for 1.7 M kernels, and that state does not spill); the stream walk above
+-- is then left out. Only for one rank, no mapping, no variants.
+CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants, runs := NULL, chains := NULL) AS TABLE
 WITH RECURSIVE
 _entries AS (
     SELECT id, ordinal, steps, ordered, max_between, max_gap_ns FROM fusion_catalog
@@ -426,13 +463,12 @@ _islands AS MATERIALIZED (
 _ranked AS MATERIALIZED (
     -- rn = the greedy order, islands one after the other (a global sort is
     -- much cheaper than a window per island): tightest first (fewest
-    -- positions spanned), then leftmost, then by the second and third
-    -- kernel (a fixed hash of the kernels' stream positions for the rare
-    -- tie left among chains of five or more steps)
+    -- positions spanned), then leftmost, then by the kernels' positions in
+    -- turn (an island is on one stream, so comparing spos compares
+    -- positions; two candidates of an entry never have the same kernels,
+    -- so the order is total and aggregates/fusion_sweep.go keeps it)
     SELECT i.*,
-           row_number() OVER (ORDER BY i.island, i.last_spos - i.first_spos, i.first_spos,
-                                       i.kernels[2], i.kernels[3],
-                                       hash(list_transform(i.kernels, lambda x: x & 4294967295))) AS rn
+           row_number() OVER (ORDER BY i.island, i.last_spos - i.first_spos, i.first_spos, i.kernels) AS rn
     FROM _islands i
 ),
 _greedy AS (
@@ -467,12 +503,23 @@ _chain_kernels AS (
 ),
 _chain AS MATERIALIZED (
     -- the accepted occurrences' kernels (materialized so the planner, which
-    -- cannot estimate the recursive CTEs, does not join the gates first)
+    -- cannot estimate the recursive CTEs, does not join the gates first);
+    -- with `chains`, the table of them aggregates/fusion_sweep.go wrote
     SELECT c.id, c.variant, c.step, o.kernel_id AS occurrence,
            k.kernel_id, k.trace_id, k.rank, k.sc, k.dev, k.text_id, k.dur_ns, k.run_id
     FROM _chain_kernels c
     JOIN _k k ON k.spos = c.spos
     JOIN _k o ON o.spos = c.occurrence_spos
+    WHERE chains IS NULL
+    UNION ALL
+    SELECT c.id, c.variant, c.step, c.occurrence,
+           k.kernel_id, k.trace_id, k.rank, k.sc, k.dev, k.text_id, k.dur_ns, k.run_id
+    FROM query(CASE WHEN chains IS NULL
+                    THEN 'SELECT NULL::VARCHAR AS id, NULL::INTEGER AS variant, NULL::BIGINT AS step,
+                                 NULL::BIGINT AS occurrence, NULL::BIGINT AS kernel_id WHERE false'
+                    ELSE 'SELECT id, variant, step, occurrence, kernel_id FROM ' || chains END) c
+    JOIN _k k USING (kernel_id)
+    WHERE chains IS NOT NULL
 ),
 _fused AS MATERIALIZED (
     -- kernels of the stage running an entry's fused path
@@ -516,9 +563,12 @@ JOIN _texts t USING (text_id);
 -- run's saved fuse-pattern rows (fusion_match_store) changes: what changes
 -- its overlap (its kernels, their names' categories; ofp as in
 -- kernel_overlap_cached), the installed catalog, the run's model and TP
--- size, or its traces' frameworks and TP ranks (the entries' gates).
+-- size, or its traces' frameworks and TP ranks (the entries' gates), and
+-- with the matching rule itself: the tag below names its version (2: the
+-- greedy choice's last tie-break compares the kernels' positions, where 1
+-- hashed them), so a copy saved under another rule is not read as current.
 CREATE MACRO _fusion_fingerprint(run, ofp := NULL) AS (
-    SELECT hash(_overlap_fp(run, ofp),
+    SELECT hash('chain rule 2', _overlap_fp(run, ofp),
                 (SELECT list(DISTINCT catalog_hash ORDER BY catalog_hash) FROM fusion_catalog),
                 (SELECT list(hash(model, tp_size)) FROM runs WHERE run_id = run),
                 (SELECT list(hash(trace_id, framework, tp_rank) ORDER BY trace_id) FROM traces WHERE run_id = run))
@@ -542,7 +592,8 @@ CREATE MACRO _fusion_current(run, rnk, ofp := NULL) AS
 -- for all) and aggregates.SaveFusion saves them (runs: a list of run ids,
 -- every rank of each computed at once as that rank's single-trace report).
 -- Rows under share_floor (percent of the stage's kernel time) are left
--- out. Columns and order: those fusion_matches.sql describes.
+-- out. chains as in _fusion_related (the finish's Go walk of a large
+-- rank's streams). Columns and order: those fusion_matches.sql describes.
 --
 -- Conflicts, among opportunity/elsewhere rows of one
 -- stage that passed their entry's min_share: in order of priority (high
@@ -552,11 +603,11 @@ CREATE MACRO _fusion_current(run, rnk, ofp := NULL) AS
 -- entries they subsume that came earlier in that order (a user catalog may
 -- rank a subsumer lower). Already-fused rows take no part: they say a fused
 -- kernel runs, which no chain contradicts.
-CREATE MACRO _fusion_matches_for(run, mapping, rnk, stg, share_floor, runs) AS TABLE
+CREATE MACRO _fusion_matches_for(run, mapping, rnk, stg, share_floor, runs, chains := NULL) AS TABLE
 WITH
 _related AS MATERIALIZED (
     SELECT *, CASE WHEN runs IS NULL THEN 0 ELSE (run_id::BIGINT << 32) | rank END AS grp
-    FROM _fusion_related(run, mapping, rnk, stg, false, runs := runs)
+    FROM _fusion_related(run, mapping, rnk, stg, false, runs := runs, chains := chains)
 ),
 _stage_ns AS (
     SELECT CASE WHEN runs IS NULL THEN 0 ELSE (run_id::BIGINT << 32) | rank END AS grp,
