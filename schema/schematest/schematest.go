@@ -40,9 +40,17 @@ var (
 // Main runs the tests and then removes the templates. DuckDB's allocator
 // keeps the pages it frees meanwhile (schema.KeepFreedPages): a test
 // binary runs thousands of small statements, whose pages were otherwise
-// purged and faulted in again.
+// purged and faulted in again. Unless $TMPDIR is set, the tests' temporary
+// files (t.TempDir, os.MkdirTemp, the templates, and those of the child
+// processes they start) go to memory (memTempDir); each test removes its
+// own as before.
 func Main(m *testing.M) int {
 	schema.KeepFreedPages()
+	if os.Getenv("TMPDIR") == "" {
+		if mem := memTempDir(); mem != "" {
+			os.Setenv("TMPDIR", mem)
+		}
+	}
 	code := m.Run()
 	mu.Lock()
 	defer mu.Unlock()
