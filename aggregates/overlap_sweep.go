@@ -21,10 +21,13 @@ import (
 // Go's share of saving a run with millions of kernels stays about 30 MiB.
 const sweepChunkKernels = 1 << 18
 
-// sweepGroupLimit is the largest group sweepOverlap sweeps in Go (about
-// 110 bytes an event, so 55 MiB): a run with a larger one is saved by the
-// SQL macro, which spills, so that memory stays bounded whatever a single
-// trace holds on one device. A 1 GB trace has about 320 k.
+// sweepGroupLimit is the largest group sweepOverlap reads whole (about
+// 110 bytes an event, so 55 MiB): a larger one is swept a piece of
+// sweepChunkKernels events at a time (sweepStreamed), so that memory stays
+// bounded whatever a single trace holds on one device. (Such runs were
+// saved by the SQL macro, which spills but took 18-30 s and 350-436 MiB
+// for the 1.68 M events of a 1 GB kernel-dense trace.) The idle sweep
+// leaves a larger step to the SQL library.
 const sweepGroupLimit = 1 << 19
 
 // sweepKernel is one GPU event of an overlap group (trace, stage, device),
@@ -213,66 +216,82 @@ type commParts struct {
 // change in between). Events of zero or negative duration are no part of
 // it, as in the SQL (dur_ns > 0).
 func commGroup(ks []sweepKernel, ends []int32) []commParts {
-	type state struct {
-		ncomm, ncomp int
-		at           int64
-		row          int
-	}
-	var st []state // by rank, in order of first sight (a group has one as a rule)
-	var out []commParts
-	find := func(rank int32) *state {
-		for i := range st {
-			if out[st[i].row].rank == rank {
-				return &st[i]
-			}
-		}
-		out = append(out, commParts{rank: rank})
-		st = append(st, state{row: len(out) - 1})
-		return &st[len(st)-1]
-	}
-	advance := func(x *state, t int64) {
-		if gap := t - x.at; gap > 0 {
-			r := &out[x.row]
-			if x.ncomm > 0 {
-				r.comm += gap
-			}
-			if x.ncomp > 0 {
-				r.comp += gap
-			}
-			if x.ncomm > 0 && x.ncomp > 0 {
-				r.overlap += gap
-			}
-		}
-		x.at = t
-	}
-	add := func(k *sweepKernel, t int64, d int) {
-		x := find(k.rank)
-		advance(x, t)
-		switch k.commKind {
-		case commComm:
-			x.ncomm += d
-		case commComp:
-			x.ncomp += d
-		}
-	}
+	var acc commAcc
 	n := len(ks)
 	i, j := 0, 0
 	for i < n || j < n {
 		// Starts before ends at one instant; the order there adds no time.
 		if i < n && (j == n || ks[i].ts <= ks[ends[j]].ts+ks[ends[j]].dur) {
-			if k := &ks[i]; k.dur > 0 {
-				add(k, k.ts, 1)
-			}
+			acc.start(&ks[i])
 			i++
 			continue
 		}
-		if k := &ks[ends[j]]; k.dur > 0 {
-			add(k, k.ts+k.dur, -1)
-		}
+		acc.end(&ks[ends[j]])
 		j++
 	}
-	slices.SortFunc(out, func(a, b commParts) int { return cmp.Compare(a.rank, b.rank) })
-	return out
+	return acc.rows()
+}
+
+// commAcc accumulates commGroup's figures of one group as its events'
+// starts and ends come, in time order (starts first at one instant).
+type commAcc struct {
+	st  []commState // by rank, in order of first sight (a group has one as a rule)
+	out []commParts
+}
+
+// commState is one rank's events running and its last instant.
+type commState struct {
+	ncomm, ncomp int
+	at           int64
+	row          int
+}
+
+func (c *commAcc) find(rank int32) *commState {
+	for i := range c.st {
+		if c.out[c.st[i].row].rank == rank {
+			return &c.st[i]
+		}
+	}
+	c.out = append(c.out, commParts{rank: rank})
+	c.st = append(c.st, commState{row: len(c.out) - 1})
+	return &c.st[len(c.st)-1]
+}
+
+func (c *commAcc) add(k *sweepKernel, t int64, d int) {
+	if k.dur <= 0 {
+		return
+	}
+	x := c.find(k.rank)
+	if gap := t - x.at; gap > 0 {
+		r := &c.out[x.row]
+		if x.ncomm > 0 {
+			r.comm += gap
+		}
+		if x.ncomp > 0 {
+			r.comp += gap
+		}
+		if x.ncomm > 0 && x.ncomp > 0 {
+			r.overlap += gap
+		}
+	}
+	x.at = t
+	switch k.commKind {
+	case commComm:
+		x.ncomm += d
+	case commComp:
+		x.ncomp += d
+	}
+}
+
+// start and end take an event's start and end (events of zero or negative
+// duration are no part of it).
+func (c *commAcc) start(k *sweepKernel) { c.add(k, k.ts, 1) }
+func (c *commAcc) end(k *sweepKernel)   { c.add(k, k.ts+k.dur, -1) }
+
+// rows are the group's rows, in rank order.
+func (c *commAcc) rows() []commParts {
+	slices.SortFunc(c.out, func(a, b commParts) int { return cmp.Compare(a.rank, b.rank) })
+	return c.out
 }
 
 // overlapGroup is one group's key and size, and what its rows of
@@ -288,8 +307,9 @@ type overlapGroup struct {
 // sweepOverlap fills kernel_overlap_store with kernel_overlap_for's rows
 // for runs, inside the
 // caller's transaction on conn: groups are read in ranges of at most
-// sweepChunkKernels events (a larger group alone), swept in Go
-// (sweepGroup) and joined back to their kernels on the way in
+// sweepChunkKernels events (a larger group alone, and one over
+// sweepGroupLimit a piece at a time), swept in Go (sweepGroup,
+// groupStream) and joined back to their kernels on the way in
 // (overlap_store_rows.sql). The SQL macro sorts five times (four of them
 // over twice as many points as events), with single-threaded windows
 // between: for 85 k kernels its INSERT took 210-255 ms alone, this 85-135
@@ -304,7 +324,7 @@ func sweepOverlap(ctx context.Context, conn *sql.Conn, runs []int64) error {
 }
 
 // sweepOverlapBy is sweepOverlap reading ranges of at most chunk events,
-// and leaving runs with a group over limit events to the SQL macros (and
+// a group over limit events a piece of chunk events at a time (and leaving
 // the communication overlap to the SQL library when a group's key covers
 // two stages or devices).
 func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limit int64) error {
@@ -314,22 +334,21 @@ func sweepOverlapBy(ctx context.Context, conn *sql.Conn, args []any, chunk, limi
 	}
 	commInGo := true
 	for _, g := range groups {
-		if g.kernels > limit {
-			for _, name := range []string{"overlap_store_macro", "comm_store_rows"} {
-				if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			return nil
-		}
 		commInGo = commInGo && g.single
 	}
 	var starts int64
 	var comm []commRow
 	for lo := 0; lo < len(groups); {
+		if groups[lo].kernels > limit {
+			if err := sweepStreamed(ctx, conn, args, &groups[lo], chunk, &starts, &comm); err != nil {
+				return err
+			}
+			lo++
+			continue
+		}
 		hi := lo + 1
 		size := groups[lo].kernels
-		for hi < len(groups) && size+groups[hi].kernels <= chunk {
+		for hi < len(groups) && groups[hi].kernels <= limit && size+groups[hi].kernels <= chunk {
 			size += groups[hi].kernels
 			hi++
 		}
@@ -410,6 +429,11 @@ func sweepRange(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGro
 		}
 		ks = ks[g.kernels:]
 	}
+	return storeSwept(conn, out)
+}
+
+// storeSwept saves swept rows through overlap_store_rows.sql.
+func storeSwept(conn *sql.Conn, out []sweptKernel) error {
 	types := make([]duckdb.Type, len(sweptColumns))
 	for i := range types {
 		types[i] = duckdb.TYPE_BIGINT
@@ -435,24 +459,9 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 		n += g.kernels
 	}
 	ks := make([]sweepKernel, 0, n)
-	err := eachDriverRow(ctx, conn, "overlap_store_kernels",
-		append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key)}, args...), 7,
-		func(v []driver.Value) error {
-			var k sweepKernel
-			var ok [7]bool
-			k.id, ok[0] = v[0].(int64)
-			k.stream, ok[1] = v[1].(int64)
-			k.ts, ok[2] = v[2].(int64)
-			k.dur, ok[3] = v[3].(int64)
-			k.comp, ok[4] = v[4].(bool)
-			k.rank, ok[5] = v[5].(int32)
-			k.commKind, ok[6] = v[6].(int8)
-			if ok != [7]bool{true, true, true, true, true, true, true} {
-				return fmt.Errorf("unexpected row %v", v)
-			}
-			ks = append(ks, k)
-			return nil
-		})
+	err := eachSweepKernel(ctx, conn, append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key),
+		sql.Named("ts", nil), sql.Named("id", nil), sql.Named("n", nil)}, args...),
+		func(k sweepKernel) { ks = append(ks, k) })
 	if err != nil {
 		return nil, err
 	}
@@ -461,6 +470,26 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 		return nil, fmt.Errorf("read %d GPU events of groups holding %d", len(ks), n)
 	}
 	return ks, nil
+}
+
+// eachSweepKernel reads overlap_store_kernels.sql's rows for args.
+func eachSweepKernel(ctx context.Context, conn *sql.Conn, args []any, f func(sweepKernel)) error {
+	return eachDriverRow(ctx, conn, "overlap_store_kernels", args, 7, func(v []driver.Value) error {
+		var k sweepKernel
+		var ok [7]bool
+		k.id, ok[0] = v[0].(int64)
+		k.stream, ok[1] = v[1].(int64)
+		k.ts, ok[2] = v[2].(int64)
+		k.dur, ok[3] = v[3].(int64)
+		k.comp, ok[4] = v[4].(bool)
+		k.rank, ok[5] = v[5].(int32)
+		k.commKind, ok[6] = v[6].(int8)
+		if ok != [7]bool{true, true, true, true, true, true, true} {
+			return fmt.Errorf("unexpected row %v", v)
+		}
+		f(k)
+		return nil
+	})
 }
 
 // eachDriverRow runs the statement name with args written into its text

@@ -24,8 +24,8 @@ import (
 // zero-length events, nested events on one stream, NULL streams and
 // devices, a stage outside the four known ones, a name without a category
 // and several runs; saved run by run and as one batch, in ranges of one
-// group, of several, and all at once (and, past the group limit, by the
-// macro itself).
+// group, of several, and all at once (and, past the group limit, a piece
+// of a group at a time, pieces of 7 and 64 events).
 func TestSweepOverlapMatchesSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -109,9 +109,10 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 		}
 		return s
 	}
-	// the last: a group over the limit, so the macro saves the runs
+	// the last three: groups over the limit, swept a piece of chunk
+	// events at a time (groupStream)
 	for _, c := range []struct{ chunk, limit int64 }{{1, sweepGroupLimit}, {500, sweepGroupLimit},
-		{sweepChunkKernels, sweepGroupLimit}, {sweepChunkKernels, 20}} {
+		{sweepChunkKernels, sweepGroupLimit}, {sweepChunkKernels, 20}, {7, 20}, {64, 150}} {
 		chunk := c.chunk
 		for run := 1; run <= 2; run++ {
 			if err := store(chunk, c.limit).saveOne(ctx, db, int64(run)); err != nil {

@@ -6,9 +6,12 @@
 -- overlap's reads (sqllib/comm.sql, _comm_parts_for: the rank, and the
 -- category as comm_kind: 1 communication, 2 computation, i.e. any other
 -- category but memory, 0 neither). The group of each row follows from
--- overlap_store_groups.sql's counts.
--- Parameters: $lo, $hi, and $run, or with $runs (a list of run ids, $run
--- NULL) every run listed.
+-- overlap_store_groups.sql's counts. A group too large to hold whole
+-- (sweepGroupLimit) is read a piece at a time: $lo = $hi its key, from the
+-- event after ($ts, $id) in start and id order, at most $n events ($ts,
+-- $id and $n NULL: every event of the groups).
+-- Parameters: $lo, $hi, $ts, $id, $n, and $run, or with $runs (a list of
+-- run ids, $run NULL) every run listed.
 -- Columns: kernel_id, stream_key, ts_ns, dur_ns, comp, rank, comm_kind.
 SELECT k.kernel_id, coalesce(k.stream, -1) AS stream_key, k.ts_ns, k.dur_ns,
        coalesce(n.category = 'compute', false) AS comp,
@@ -20,4 +23,6 @@ FROM kernels k
 JOIN kernel_names n USING (name_id)
 WHERE CASE WHEN $runs IS NULL THEN $run IS NULL OR k.run_id = $run ELSE _run_in(k.run_id, $runs) END
   AND _overlap_group(k.trace_id, k.stage, k.device) BETWEEN $lo AND $hi
+  AND ($ts IS NULL OR k.ts_ns > $ts OR (k.ts_ns = $ts AND k.kernel_id > $id))
 ORDER BY _overlap_group(k.trace_id, k.stage, k.device), k.ts_ns, k.kernel_id
+LIMIT $n
