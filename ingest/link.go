@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 
@@ -735,6 +736,11 @@ func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *t
 		return fmt.Errorf("%s: link the kernels: %w", path, err)
 	}
 	defer cur.close()
+	if t.jsonBytes >= freeAfterBytes {
+		// The joins' garbage goes back before DuckDB's UPDATE builds its
+		// hash table over every kernel: the load phase's peak.
+		debug.FreeOSMemory()
+	}
 	q, args := inline.Args(stmt("link_kernels_from"), []any{sql.Named("trace", t.id), sql.Named("rank", rank), sql.Named("merged", merged)})
 	if err := l.env.rows.ExecRows(ctx, conn, q, linkColumns, &linkSource{cur: cur}, args...); err != nil {
 		return &dbError{fmt.Errorf("%s: link_kernels_from: %w", path, err)}
