@@ -38,6 +38,7 @@ type config struct {
 	data    string // generated traces, warehouses, lakes
 	bin     string // the tracehouse binary
 	n       int    // repetitions of each timed command
+	series  int    // new runs ingested one after another into each copy, after the first (ingest row)
 	memN    int    // ingests of each 1 GB trace
 	lakeN   int    // repetitions of each lake command
 	cases   map[string]bool
@@ -54,6 +55,7 @@ func run() error {
 	flag.StringVar(&c.data, "data", filepath.Join("bench", "out", "scale"), "directory for generated traces, warehouses and lakes")
 	flag.StringVar(&c.bin, "cli", "", "tracehouse binary to measure (default: built from this tree)")
 	flag.IntVar(&c.n, "n", 5, "repetitions of each timed command (alternated between the sides of a ratio)")
+	flag.IntVar(&c.series, "series", 4, "ingest row: new runs ingested one after another into each copy after the first (run 1,001); the ratio is their median, the first after the copy is shown beside (0: the first only)")
 	flag.IntVar(&c.lakeN, "lake-n", 1, "repetitions of each command over the large lake")
 	flag.IntVar(&c.memN, "mem-n", 1, "ingests of each dense trace (memory cases)")
 	flag.Int64Var(&c.memMB, "mem-size", 1000, "MB of JSON in each dense trace (memory cases)")
