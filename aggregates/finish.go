@@ -13,6 +13,7 @@ import (
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/inline"
+	"github.com/tracehouse/tracehouse/schema"
 )
 
 // DuckDBFinishMiB is DuckDB's memory_limit while a finish saves runs'
@@ -72,6 +73,9 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	if err != nil {
 		return err
 	}
+	if due > sideBySide {
+		ctx = context.WithValue(ctx, releaseKey{}, true)
+	}
 	// one serializes the saves when the runs due are large.
 	var one sync.Mutex
 	save := func(f func() error) error {
@@ -108,6 +112,28 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	})
 	err = g.Wait()
 	return JoinFinishErrors(append(failed, err, restore())...)
+}
+
+// releaseKey marks the context of a finish whose runs due hold more than
+// sideBySideKernels GPU events: its saves hand the pages DuckDB has freed
+// back to the kernel before each large statement (releaseFreed).
+type releaseKey struct{}
+
+// releaseFreed hands DuckDB's freed pages back to the kernel
+// (schema.ReleaseFreedPages) when ctx is a large finish's. The saves of a
+// large run are one statement after another under the 200 MiB bound, each
+// building and dropping hash tables and aggregate states of every kernel;
+// the pages one statement freed stayed resident while the next one grew
+// (jemalloc purges them a share at a time as later allocations go by): at
+// the 1 GB kernel-dense trace the step save began at 372-430 MiB resident
+// with 25 MiB allocated, and its statements peaked at 436-483 MiB; with the
+// purge, at 389-395 (bench/README.md, "Twenty-first figures"). A small
+// run's statements free little, and the purge's page faults would only
+// cost time, so a small finish keeps jemalloc's decay.
+func releaseFreed(ctx context.Context) {
+	if ctx.Value(releaseKey{}) != nil {
+		schema.ReleaseFreedPages()
+	}
 }
 
 // sideBySideKernels is the most GPU events the runs due may hold for
@@ -318,6 +344,7 @@ func stepsFill(ctx context.Context, conn *sql.Conn, runs []int64) error {
 	if err := commUnswept(ctx, conn, runs); err != nil {
 		return err
 	}
+	releaseFreed(ctx)
 	return saveIdle(ctx, conn, runs)
 }
 

@@ -214,6 +214,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 				if s.chains != nil {
 					var chains any
 					if r.kernels > s.chainsAbove {
+						releaseFreed(ctx)
 						t, err := s.chains(ctx, conn, r)
 						if err != nil {
 							return fail(fmt.Sprintf("rank %d: ", r.rank), err)
@@ -222,6 +223,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 					}
 					args = append(args, sql.Named("chains", chains))
 				}
+				releaseFreed(ctx)
 				if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 					return fail(fmt.Sprintf("rank %d: ", r.rank), err)
 				}
@@ -236,6 +238,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 			if s.chains != nil {
 				args = append(args, sql.Named("chains", nil))
 			}
+			releaseFreed(ctx)
 			if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 				return fail("", err)
 			}
@@ -306,16 +309,19 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 	args := runArgs(b.runs)
 	return inConnTx(ctx, db, fail, func(conn *sql.Conn) error {
 		for _, name := range s.stmts {
+			releaseFreed(ctx)
 			if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
 				return fail(name+": ", err)
 			}
 		}
 		if s.fill != nil {
+			releaseFreed(ctx)
 			if err := s.fill(ctx, conn, b.runs); err != nil {
 				return fail("", err)
 			}
 		}
 		for _, name := range s.after {
+			releaseFreed(ctx)
 			if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
 				return fail(name+": ", err)
 			}

@@ -56,6 +56,12 @@ static int keep_freed_pages(void) {
 	return 0;
 }
 
+// purge_freed_pages hands the freed pages of every arena
+// (MALLCTL_ARENAS_ALL, 4096) back to the kernel now.
+static int purge_freed_pages(void) {
+	return duckdb_je_mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
+}
+
 // decay_ms reads a decay setting of jemalloc (name as mallctl takes it)
 // into *ms; it returns mallctl's error.
 static int decay_ms(const char *name, long long *ms) {
@@ -81,6 +87,16 @@ import (
 func KeepFreedPages() { keepFreedPages() }
 
 var keepFreedPages = sync.OnceFunc(func() { C.keep_freed_pages() })
+
+// ReleaseFreedPages makes DuckDB's jemalloc hand every page it has freed
+// back to the kernel now, as DuckDB does when a database closes, instead
+// of a share at a time as later allocations go by (its 1 s decay). Between
+// the large statements of a finish the freed pages of one statement were
+// still resident when the next one grew: 200-270 MiB of them at the 1 GB
+// kernel-dense trace's step save (bench/README.md, "Twenty-first
+// figures"). A failure leaves the pages to the decay, so it returns
+// nothing. (Test binaries skip it, as every purge: schematest.)
+func ReleaseFreedPages() { C.purge_freed_pages() }
 
 // decayMS returns jemalloc's decay setting name ("arenas.dirty_decay_ms",
 // "arena.0.muzzy_decay_ms", ...), for the test that keepFreedPages holds.
