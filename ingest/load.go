@@ -330,6 +330,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	// of 50 MB took 14 CPU-seconds more with it.
 	if t.jsonBytes >= freeAfterBytes {
 		debug.FreeOSMemory()
+		schema.ReleaseFreedPages()
 	}
 
 	rank, rankAssumed := fileRank, false
@@ -373,6 +374,14 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		return nil, err
 	}
 	if inGo {
+		// The link's records grow Go's heap, which cannot reuse the pages
+		// DuckDB's statements above freed and its jemalloc still holds
+		// (schema.ReleaseFreedPages): after a large trace they go back
+		// first, as before the commit below (1 GB kernel-dense trace:
+		// bench/README.md, "Twenty-first figures").
+		if t.jsonBytes >= freeAfterBytes {
+			schema.ReleaseFreedPages()
+		}
 		if err := l.linkInGo(ctx, conn, c.path, t, base, rank, ident.Merged, stageKnown); err != nil {
 			return nil, err
 		}
@@ -437,6 +446,9 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	}
 	if err := l.names.flush(ctx, l.db); err != nil {
 		return nil, &dbError{err}
+	}
+	if t.jsonBytes >= freeAfterBytes {
+		schema.ReleaseFreedPages()
 	}
 	if err := tx.commit(ctx, c.path, id); err != nil {
 		return nil, err
