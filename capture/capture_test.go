@@ -388,8 +388,9 @@ func TestCaptureTokenSpeed(t *testing.T) {
 // TokenSpeed.
 func TestCaptureTokenSpeedReadiness(t *testing.T) {
 	t.Parallel()
+	out := t.TempDir() // before the server, whose cleanup (run first) waits for its writers
 	srv := capturetest.New(t, capturetest.Config{Framework: "tokenspeed", NoInfo: true})
-	s, err := capture.Detect(context.Background(), fast(srv.URL, t.TempDir()))
+	s, err := capture.Detect(context.Background(), fast(srv.URL, out))
 	if err != nil || s.Framework != "tokenspeed" || s.Evidence != "/readiness answers" || s.ModelID == "" {
 		t.Fatalf("%+v %v", s, err)
 	}
@@ -451,9 +452,10 @@ func TestCaptureFlushTimeout(t *testing.T) {
 // TestMissingRank: the server says TP 2 but only rank 0 writes.
 func TestCaptureMissingRank(t *testing.T) {
 	t.Parallel()
+	out := t.TempDir() // before the server, whose cleanup (run first) waits for its writers
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", Info: map[string]any{
 		"model_path": "m", "tp_size": 2, "schedule_policy": "fcfs"}})
-	opt := fast(srv.URL, t.TempDir())
+	opt := fast(srv.URL, out)
 	opt.Workload, opt.FlushTimeout = capture.Decode, 300*time.Millisecond
 	_, err := capture.Capture(context.Background(), opt)
 	if err == nil || !strings.Contains(err.Error(), "found tracehouse-decode-") || !strings.Contains(err.Error(), "missing: TP-1;") {
@@ -465,9 +467,10 @@ func TestCaptureMissingRank(t *testing.T) {
 // the URL, status and body on one line.
 func TestCaptureStopOnError(t *testing.T) {
 	t.Parallel()
+	out := t.TempDir() // before the server, whose cleanup (run first) waits for its writers
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		Fail: map[string]capturetest.Failure{"/generate": {After: 3, Status: 500, Body: "CUDA error:\nout of memory"}}})
-	opt := fast(srv.URL, t.TempDir())
+	opt := fast(srv.URL, out)
 	_, err := capture.Capture(context.Background(), opt)
 	var h *capture.HTTPError
 	if !errors.As(err, &h) || h.Status != 500 {
@@ -519,12 +522,13 @@ func TestCaptureStopOnInterrupt(t *testing.T) {
 func TestCaptureInterruptBeforeArming(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
+	out := t.TempDir() // before the server, whose cleanup (run first) waits for its writers
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", OnRequest: func(r capturetest.Request) {
 		if r.Path == "/generate" {
 			cancel()
 		}
 	}})
-	_, err := capture.Capture(ctx, fast(srv.URL, t.TempDir()))
+	_, err := capture.Capture(ctx, fast(srv.URL, out))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
@@ -737,9 +741,10 @@ func TestCaptureRequestTimeout(t *testing.T) {
 	if d := capture.Defaults().RequestTimeout; d != 10*time.Minute {
 		t.Errorf("default request timeout %v", d)
 	}
+	out := t.TempDir() // before the server, whose cleanup (run first) waits for its writers
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang",
 		Hang: map[string]time.Duration{"/generate": time.Minute}})
-	opt := fast(srv.URL, t.TempDir())
+	opt := fast(srv.URL, out)
 	opt.WarmupSteps = 0                  // the first /generate is a probe, profiler armed
 	opt.RequestTimeout = 2 * time.Second // the other requests answer at once, even on a loaded machine
 	_, err := capture.Capture(context.Background(), opt)
@@ -762,8 +767,9 @@ func TestCaptureRequestTimeout(t *testing.T) {
 // capture says the server's arguments are not recorded.
 func TestCaptureLargeServerInfo(t *testing.T) {
 	t.Parallel()
+	out := t.TempDir() // before the server, whose cleanup (run first) waits for its writers
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", InfoBytes: 3 * capture.MaxResponse})
-	opt := fast(srv.URL, t.TempDir())
+	opt := fast(srv.URL, out)
 	opt.Workload = capture.Prefill
 	res, err := capture.Capture(context.Background(), opt)
 	if err != nil {

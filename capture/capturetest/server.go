@@ -127,7 +127,9 @@ type startBody struct {
 var salt atomic.Int64
 
 // New starts a fake server, closed (after its writers finish) when the
-// test ends.
+// test ends. Make the directories it writes into before calling New:
+// cleanups run last-registered first, so a directory made later is
+// removed while a writer may still be filling it.
 func New(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	if cfg.Ranks <= 0 {

@@ -357,6 +357,9 @@ func TestCaptureSignalStopsProfiler(t *testing.T) {
 			t.Parallel()
 			armed := make(chan struct{})
 			var once sync.Once
+			// The directories come before the server: its cleanup (run
+			// first) waits for the writers /stop_profile starts.
+			db, out := filepath.Join(t.TempDir(), "w.duckdb"), t.TempDir()
 			var srv *capturetest.Server
 			srv = capturetest.New(t, capturetest.Config{Framework: "sglang",
 				Hang: map[string]time.Duration{"/start_profile": time.Minute},
@@ -370,8 +373,8 @@ func TestCaptureSignalStopsProfiler(t *testing.T) {
 						}()
 					}
 				}})
-			cmd := exec.Command(os.Args[0], "--db", filepath.Join(t.TempDir(), "w.duckdb"), "capture", "--url", srv.URL,
-				"--output-dir", t.TempDir(), "--workload", "prefill", "--warmup-steps", "0", "--then", "none")
+			cmd := exec.Command(os.Args[0], "--db", db, "capture", "--url", srv.URL,
+				"--output-dir", out, "--workload", "prefill", "--warmup-steps", "0", "--then", "none")
 			cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
