@@ -434,62 +434,51 @@ func TestLakeConcurrentIngest(t *testing.T) {
 }
 
 // TestLakeKilledIngest kills `ingest --lake` processes while they write
-// into the lake (once their write has begun: a batch directory appears
-// under _tracehouse/tmp), at several delays: every visible trace is whole,
-// nothing else shows, and the same command then finishes the lake. (The
-// lake package's tests kill writers after an exact number of files.)
+// into the lake: once their write has begun (a batch directory appears
+// under _tracehouse/tmp), then twice once one more trace is committed:
+// every visible trace is whole, nothing else shows, and the same command
+// then finishes the lake. (The lake package's tests kill writers after an
+// exact number of files.)
 func TestLakeKilledIngest(t *testing.T) {
 	t.Parallel()
 	src := t.TempDir()
-	// traces adds a run of eight traces to src (another seed: other
-	// contents) and returns how many src then holds. Eight small traces
-	// rather than four larger ones: on a loaded host several traces can
-	// commit between seeing one commit and the kill landing.
+	// traces adds a run of eight small traces to src (another seed:
+	// other contents) and returns how many src then holds.
 	files, runs := 0, 0
 	traces := func() int {
 		runs++
-		m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: fmt.Sprintf("r%d", runs), Ranks: 8, TargetBytes: 2 << 20, Seed: int64(10 + runs)})
+		m, err := synth.Generate(synth.Options{Framework: "vllm", Dir: src, Run: fmt.Sprintf("r%d", runs), Ranks: 8, TargetBytes: 64 << 10, Seed: int64(10 + runs)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		files += len(m.Files)
 		return files
 	}
-	traces()
 	dir := filepath.Join(t.TempDir(), "lake")
 	traceFiles := func() int {
 		m, _ := filepath.Glob(filepath.Join(dir, "traces", "[0-9a-f]*.parquet"))
 		return len(m)
 	}
+	// A writer copies a batch of up to 32 traces (lake.WriteOptions),
+	// then commits them a trace at a time, closely after each other. A
+	// kill once one more trace is committed lands with traces left to
+	// commit, on a loaded host too, when more than a batch is left: so
+	// before each kill src holds more than a batch of traces the lake
+	// lacks. (With two left, a loaded host missed every try.)
+	const batch = 32
 	var prev int
-	// when: the write has begun (a batch directory exists), or one more
-	// trace has been committed since the process started
 	for _, when := range []string{"writing", "committed", "committed"} {
-		// A kill counts once it stops a writer, at that point, with
-		// traces left to commit. On a loaded host the writer can commit
-		// every trace between the poll that sees the point and the kill
-		// landing (or pass the point between two polls): the kill point
-		// is then tried again, with another run's eight traces in src
-		// when the lake holds every trace already (rather than waiting,
-		// or ending the test there), three times at most.
-		for try := 1; ; try++ {
-			before := traceFiles()
-			if before >= files {
-				t.Logf("before the kill once %s: every trace (%d) is in the lake: %d more added", when, before, traces()-before)
-			}
-			n, stopped := killLakeIngest(t, dir, src, when, traceFiles)
-			t.Logf("killed once %s: %d of %d traces in the lake", when, n, files)
-			if n < prev {
-				t.Errorf("traces went from %d to %d", prev, n)
-			}
-			prev = n
-			if stopped && n < files {
-				break
-			}
-			if try == 3 {
-				t.Errorf("no kill once %s stopped a writer at that point before it committed every trace (3 tries)", when)
-				break
-			}
+		for files-traceFiles() <= batch {
+			traces()
+		}
+		n, stopped := killLakeIngest(t, dir, src, when, traceFiles)
+		t.Logf("killed once %s: %d of %d traces in the lake", when, n, files)
+		if n < prev {
+			t.Errorf("traces went from %d to %d", prev, n)
+		}
+		prev = n
+		if !stopped || n >= files {
+			t.Errorf("the kill once %s did not stop a writer with traces left to commit (%d of %d in the lake)", when, n, files)
 		}
 	}
 	if code, _, stderr := runCmd(t, "--lake", dir, "ingest", src); code != 0 {
