@@ -18,8 +18,10 @@
 -- display `func @ file:line`, where file is the framework-relative path
 -- (sites.rel_path) when known: install prefixes such as
 -- /root/.cache/... or /opt/venv/... would otherwise hit `cache` or `v`.
--- Keywords are matched once per distinct (name, site, op) of the run, not
--- once per kernel. Directory names are part of the site: a broad keyword
+-- Keywords are matched once per distinct compact form of the run's names,
+-- sites and ops (_fusion_form_hits), not once per kernel or per (name,
+-- site, op): texts share their site's and op's forms, and matching every
+-- text against every keyword row cost about 1 CPU-s per 45 k texts. Directory names are part of the site: a broad keyword
 -- such as `quant` hits every GEMM launched from layers/quantization/ (or
 -- from vLLM's default_unquantized_gemm), which is the catalog's to narrow.
 --
@@ -161,6 +163,18 @@ CREATE MACRO _fusion_kw_hit(name_c, site_c, op_c, keyword_compact) AS
          OR coalesce(contains(site_c, keyword_compact), false)
          OR coalesce(contains(op_c, keyword_compact), false));
 
+-- _fusion_form_hits(forms, kinds): which compact keyword forms of
+-- catalog_keywords of the kinds listed hit which of the compact forms
+-- listed (a name's, a site's or an op's; NULLs never hit), by
+-- _fusion_kw_hit: a text is hit by a keyword when one of its three forms
+-- is (_fusion_hits and _fusion_related join the texts back on each form).
+-- Columns: form, keyword_compact.
+CREATE MACRO _fusion_form_hits(forms, kinds) AS TABLE
+SELECT f.form, k.keyword_compact
+FROM (SELECT unnest(forms) AS form) f
+JOIN (SELECT DISTINCT keyword_compact FROM catalog_keywords WHERE list_contains(kinds, kind)) k
+  ON _fusion_kw_hit(f.form, NULL, NULL, k.keyword_compact);
+
 -- _fusion_hits(run, mapping, rnk, stg): which catalog keywords hit which
 -- kernel texts. One row per distinct (name_id, site_id, op_name) of the
 -- run's GPU events in stage `stg` (every stage when NULL or '') and per
@@ -171,7 +185,7 @@ CREATE MACRO _fusion_kw_hit(name_c, site_c, op_c, keyword_compact) AS
 --   step_no   0 for fused and overlap keywords, else the chain step
 --   keywords  the keywords of that (kind, id, step_no) that hit, sorted
 CREATE MACRO _fusion_hits(run, mapping, rnk, stg) AS TABLE
-WITH _texts AS (
+WITH _texts AS MATERIALIZED (
     SELECT c.name_id, c.site_id, c.op_name,
            _fusion_compact(n.short_name) AS name_c,
            _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
@@ -181,11 +195,26 @@ WITH _texts AS (
           WHERE stg IS NULL OR stg = '' OR stage = stg) c
     JOIN kernel_names n USING (name_id)
     LEFT JOIN sites s ON s.site_id = c.site_id
+),
+_forms AS MATERIALIZED (
+    -- every keyword form that hits a form of the texts
+    SELECT * FROM _fusion_form_hits((SELECT list(DISTINCT f) FROM (SELECT name_c FROM _texts UNION ALL
+                                                                   SELECT site_c FROM _texts UNION ALL
+                                                                   SELECT op_c FROM _texts) x(f)),
+                                    ['fused', 'step', 'overlap'])
+),
+_text_kw AS (
+    -- _fusion_kw_hit's three tests, each an equi-join on a form
+    SELECT t.name_id, t.site_id, t.op_name, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.name_c
+    UNION
+    SELECT t.name_id, t.site_id, t.op_name, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.site_c
+    UNION
+    SELECT t.name_id, t.site_id, t.op_name, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.op_c
 )
 SELECT t.name_id, t.site_id, t.op_name, kw.kind, kw.id, kw.step_no,
        list_sort(list(DISTINCT kw.keyword)) AS keywords
-FROM _texts t
-JOIN catalog_keywords kw ON _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
+FROM _text_kw t
+JOIN catalog_keywords kw USING (keyword_compact)
 GROUP BY t.name_id, t.site_id, t.op_name, kw.kind, kw.id, kw.step_no;
 
 -- _fusion_gates(run, runs := NULL): one row per (trace of run `run`, or of
@@ -329,15 +358,30 @@ _in_stage AS (
     -- stage codes reports ask for
     SELECT sc FROM _stages WHERE stg IS NULL OR stg = '' OR stage = stg
 ),
+_forms AS MATERIALIZED (
+    -- every fused or step keyword form that hits a form of the texts
+    SELECT * FROM _fusion_form_hits((SELECT list(DISTINCT f) FROM (SELECT name_c FROM _texts UNION ALL
+                                                                   SELECT site_c FROM _texts UNION ALL
+                                                                   SELECT op_c FROM _texts) x(f)),
+                                    ['fused', 'step'])
+),
+_text_kw AS (
+    -- _fusion_kw_hit's three tests, each an equi-join on a form
+    SELECT t.text_id, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.name_c
+    UNION
+    SELECT t.text_id, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.site_c
+    UNION
+    SELECT t.text_id, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.op_c
+),
 _hits AS MATERIALIZED (
     -- fused and step keyword hits per text, for entries whose models and
     -- min_tp gates pass (the same for every trace of a run; the framework
     -- only changes the status)
     SELECT DISTINCT t.text_id, kw.kind, e.ordinal, kw.step_no
-    FROM _texts t
+    FROM _text_kw t
     JOIN catalog_keywords kw
       ON kw.kind IN ('fused', 'step')
-     AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
+     AND kw.keyword_compact = t.keyword_compact
     JOIN _entries e USING (id)
     WHERE kw.id IN (SELECT id FROM _gates WHERE applies)
 ),
