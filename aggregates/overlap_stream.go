@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/tracehouse/tracehouse/inline"
 )
 
 // streamRow is one event of a group swept a piece at a time, kept until
@@ -213,31 +215,39 @@ func (g *groupStream) end(r *streamRow, t int64) {
 }
 
 // streamPieceKernels bounds the events of a piece of sweepStreamed: each
-// piece's read scans the runs' events again (about 0.1 s per million), and
-// each event read costs about 150 bytes of Go heap until the piece is saved.
+// event read costs about 150 bytes of Go heap until the piece is saved.
 const streamPieceKernels = 1 << 16
 
 // sweepStreamed sweeps group g, too large to hold whole, in pieces of at
-// most chunk events read in start and id order (overlap_store_kernels.sql
-// from the last event read), saving each piece's complete rows before the
-// next is read; its communication overlap rows go to comm.
+// most chunk events in start and id order: the events between two of
+// overlap_store_bounds.sql's places (overlap_store_kernels.sql), each
+// piece's complete rows saved before the next is read; its communication
+// overlap rows go to comm.
 func sweepStreamed(ctx context.Context, conn *sql.Conn, args []any, g *overlapGroup, chunk int64, starts *int64, comm *[]commRow) error {
 	chunk = min(chunk, streamPieceKernels)
+	bounds, err := streamBounds(ctx, conn, args, g.key, chunk)
+	if err != nil {
+		return fmt.Errorf("overlap_store_bounds: %w", err)
+	}
 	gs := &groupStream{starts: starts, streams: map[int64]int32{}}
 	var read int64
-	var ts, id any // the last event read: none yet
+	var from streamPlace // the last event read: none yet
 	ks := make([]sweepKernel, 0, min(chunk, g.kernels))
-	for {
+	for i := 0; i <= len(bounds); i++ {
+		to := streamPlace{}
+		if i < len(bounds) {
+			to = bounds[i]
+		}
 		ks = ks[:0]
 		err := eachSweepKernel(ctx, conn, append([]any{sql.Named("lo", g.key), sql.Named("hi", g.key),
-			sql.Named("ts", ts), sql.Named("id", id), sql.Named("n", chunk)}, args...),
+			sql.Named("ts", from.ts), sql.Named("id", from.id), sql.Named("to_ts", to.ts), sql.Named("to_id", to.id)}, args...),
 			func(k sweepKernel) { ks = append(ks, k) })
 		if err != nil {
 			return fmt.Errorf("overlap_store_kernels: %w", err)
 		}
 		read += int64(len(ks))
-		last := read >= g.kernels || len(ks) == 0
-		if read > g.kernels || !last && int64(len(ks)) < chunk {
+		last := i == len(bounds)
+		if int64(len(ks)) > chunk || last && read != g.kernels {
 			// the group was counted in the same transaction: never expected
 			return fmt.Errorf("read %d GPU events of a group holding %d", read, g.kernels)
 		}
@@ -248,13 +258,33 @@ func sweepStreamed(ctx context.Context, conn *sql.Conn, args []any, g *overlapGr
 			}
 			gs.done = gs.done[:0]
 		}
-		if last {
-			break
-		}
-		ts, id = ks[len(ks)-1].ts, ks[len(ks)-1].id
+		from = to
 	}
 	for _, p := range gs.comm.rows() {
 		*comm = append(*comm, commRow{g: g, commParts: p})
 	}
 	return nil
+}
+
+// streamPlace is an event's place in start and id order; nil fields mean
+// none (the group's start or end).
+type streamPlace struct{ ts, id any }
+
+// streamBounds reads the places of every nth event of group key
+// (overlap_store_bounds.sql).
+func streamBounds(ctx context.Context, conn *sql.Conn, args []any, key, n int64) ([]streamPlace, error) {
+	rows, err := inline.Query(ctx, conn, stmt("overlap_store_bounds"), append([]any{sql.Named("key", key), sql.Named("n", n)}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []streamPlace
+	for rows.Next() {
+		var ts, id int64
+		if err := rows.Scan(&ts, &id); err != nil {
+			return nil, err
+		}
+		out = append(out, streamPlace{ts, id})
+	}
+	return out, rows.Err()
 }

@@ -460,7 +460,7 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 	}
 	ks := make([]sweepKernel, 0, n)
 	err := eachSweepKernel(ctx, conn, append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key),
-		sql.Named("ts", nil), sql.Named("id", nil), sql.Named("n", nil)}, args...),
+		sql.Named("ts", nil), sql.Named("id", nil), sql.Named("to_ts", nil), sql.Named("to_id", nil)}, args...),
 		func(k sweepKernel) { ks = append(ks, k) })
 	if err != nil {
 		return nil, err
