@@ -133,14 +133,8 @@ type spill[T any] struct {
 // open makes the file on first use; false when it cannot be made.
 func (s *spill[T]) open() bool {
 	if s.f == nil && !s.failed {
-		f, err := os.CreateTemp(s.dir, "tracehouse-sweep-*")
+		f, err := unlinkedTemp(s.dir)
 		if err != nil {
-			s.failed = true
-			return false
-		}
-		// Unlinked at once: the file goes away with the process, whatever happens.
-		if err := os.Remove(f.Name()); err != nil {
-			f.Close()
 			s.failed = true
 			return false
 		}

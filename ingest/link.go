@@ -13,14 +13,14 @@ import (
 	"sort"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
-	"github.com/tracehouse/tracehouse/inline"
 	"github.com/tracehouse/tracehouse/schema"
 )
 
 // linkRecs are what link_kernels.sql and link_steps.sql read of a trace
 // (its kernels, launches, CPU ops and stage annotations), kept while the
-// trace loads so that its kernels are linked here, in Go, and updated once
-// from a typed table function (link_kernels_from.sql). In DuckDB the two
+// trace loads so that its kernels are linked here, in Go, and inserted
+// once, linked, from a typed table function (the kernels themselves are
+// held until then: heldKernels). In DuckDB the two
 // statements cost 0.2-0.25 s per 270 MB trace inside its transaction, and
 // for 1 GB of tiny events 6 CPU-s and 120 MiB past DuckDB's memory bound.
 // The records go into blocks sorted and spilled to disk as the sweep's
@@ -36,6 +36,7 @@ type linkRecs struct {
 	streams  *chunks[linkKernel] // by device, stream, time
 	launches *chunks[linkLaunch] // those with a correlation id, by it, then time
 	ops      *chunks[linkOp]     // those with an External id, by it, then time
+	rows     *heldKernels        // the kernels' rows, in file order, to insert once linked
 	gpuWins  []stageWindow       // gpu_user_annotation naming a stage; group = {pid (the device), 0}
 	cpuWins  []stageWindow       // user_annotation naming a stage; group = {pid, tid}
 }
@@ -253,6 +254,7 @@ func (r *linkRecs) init(over bool, dir string, size int) {
 	r.streams = sortedSpilled(size, dir, kernelsByStream, linkKernelBytes, encLinkKernel, decLinkKernel)
 	r.launches = sortedSpilled(size, dir, launchesByCorrelation, linkLaunchBytes, encLinkLaunch, decLinkLaunch)
 	r.ops = sortedSpilled(size, dir, opsByExtern, linkOpBytes, encLinkOp, decLinkOp)
+	r.rows = newHeldKernels(dir)
 }
 
 // close waits for the background sorts and removes the spill files.
@@ -264,9 +266,11 @@ func (r *linkRecs) close() {
 	r.streams.close()
 	r.launches.close()
 	r.ops.close()
+	r.rows.close()
 }
 
-// hold keeps what linking reads from one decoded batch: its kernels, its
+// hold keeps what linking reads from one decoded batch: its kernels (and
+// their rows, inserted once linked), its
 // launches that are no sweep point (no thread: no Python site), and its
 // stage annotations. The sweep hands over the others (point).
 func (r *linkRecs) hold(b *decoded) {
@@ -282,6 +286,7 @@ func (r *linkRecs) hold(b *decoded) {
 		rec := linkKernel{ordinal: uint32(k.ordinal), ts: k.ts, device: dev, stream: k.stream, correlation: k.correlation, extern: k.externalID}
 		r.kernels.add(rec)
 		r.streams.add(rec)
+		r.rows.add(k)
 	}
 	for i := range b.launches {
 		x := &b.launches[i]
@@ -345,8 +350,8 @@ type stepWindow struct {
 	step    int32
 }
 
-// linked is one kernel's row for link_kernels_from.sql; null stands for
-// NULL.
+// linked is what linking sets on one kernel (link_kernels.sql and
+// link_steps.sql); null stands for NULL.
 type linked struct {
 	kernelID, launchID, opID, site, streamPos, ts, step int64
 	graph                                               bool
@@ -672,46 +677,111 @@ func readSteps(ctx context.Context, conn *sql.Conn, trace int64) (gpu, cpu []ste
 	return gpu, cpu, window, rows.Err()
 }
 
-// linkColumns are linked's columns; site_id and step are BIGINT here (the
-// UPDATE casts them to the kernels' INTEGER).
-var linkColumns = columns([]string{"kernel_id", "launch_id", "op_id", "site_id", "graph", "stage", "stream_pos", "ts_ns", "step"},
-	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
-	duckdb.TYPE_BOOLEAN, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT)
+// kernelColumns are the columns of `kernels` a linked kernel's row fills
+// (kernelSource): every one.
+var kernelColumns = columns([]string{"kernel_id", "trace_id", "run_id", "rank", "stage", "name_id", "kind",
+	"ts_ns", "dur_ns", "device", "stream", "correlation", "external_id", "grid", "block", "bytes",
+	"graph_launch", "launch_id", "op_id", "site_id", "stream_pos", "step"},
+	duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER, duckdb.TYPE_INTEGER, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR,
+	duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR,
+	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
+	duckdb.TYPE_BIGINT, duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT,
+	duckdb.TYPE_BOOLEAN, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER)
 
-// linkSource is the linked kernels as rows of linkColumns.
-type linkSource struct{ cur *linkCursor }
+// kernelSource is the held kernels, each with its link, as rows of
+// kernelColumns: the rows link_kernels.sql and link_steps.sql leave on
+// appended kernels (TestLinkInGoMatchesSQL). The rank is the trace's, or
+// in a merged file the kernel's device (else the file name's rank, 0 when
+// it has none); the stage the link's, else the trace's.
+type kernelSource struct {
+	cur          *linkCursor
+	rows         *heldReader
+	trace, run   int32
+	rank, merged int32 // merged: the rank of a kernel without a device
+	isMerged     bool
+	stage        string
+}
 
-func (s *linkSource) Fill(chunk duckdb.DataChunk) (int, error) {
+func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 	n := 0
 	for limit := schema.ChunkRows(); n < limit; n++ {
 		r, err := s.cur.next()
 		if err != nil {
 			return 0, err
 		}
-		if r == nil {
+		k, kerr := s.rows.next()
+		if kerr != nil {
+			return 0, kerr
+		}
+		if r == nil || k == nil {
+			if r != nil || k != nil {
+				return 0, errors.New("internal error: held kernels and linked kernels differ in number")
+			}
 			break
 		}
+		if r.kernelID != s.cur.key+k.ordinal {
+			return 0, fmt.Errorf("internal error: kernel %d linked in the place of %d", r.kernelID-s.cur.key, k.ordinal)
+		}
+		rank := s.rank
+		if s.isMerged {
+			rank = s.merged
+			if k.device != null {
+				rank = int32(k.device)
+			}
+		}
+		stage := r.stage
+		if stage == "" {
+			stage = s.stage
+		}
+		// Each value set separately, typed: duckdb.SetChunkValue takes the
+		// chunk by value, and through a helper function that copy went to
+		// the heap, one allocation per value (frameSource).
 		err = errors.Join(
 			duckdb.SetChunkValue(chunk, 0, n, r.kernelID),
-			duckdb.SetChunkValue(chunk, 4, n, r.graph),
-			duckdb.SetChunkValue(chunk, 6, n, r.streamPos),
-			duckdb.SetChunkValue(chunk, 7, n, r.ts))
-		// nullable values inline, as frameSource sets them (a helper
-		// taking the chunk cost an allocation per value)
+			duckdb.SetChunkValue(chunk, 1, n, s.trace),
+			duckdb.SetChunkValue(chunk, 2, n, s.run),
+			duckdb.SetChunkValue(chunk, 3, n, rank),
+			duckdb.SetChunkValue(chunk, 4, n, stage),
+			duckdb.SetChunkValue(chunk, 5, n, k.nameID),
+			duckdb.SetChunkValue(chunk, 6, n, kindNames[k.kind]),
+			duckdb.SetChunkValue(chunk, 7, n, r.ts),
+			duckdb.SetChunkValue(chunk, 8, n, k.dur),
+			duckdb.SetChunkValue(chunk, 16, n, r.graph),
+			duckdb.SetChunkValue(chunk, 20, n, r.streamPos))
+		if k.device == null {
+			err = errors.Join(err, chunk.SetValue(9, n, nil))
+		} else {
+			err = errors.Join(err, duckdb.SetChunkValue(chunk, 9, n, int32(k.device)))
+		}
 		for _, c := range [...]struct {
 			col int
 			v   int64
-		}{{1, r.launchID}, {2, r.opID}, {3, r.site}, {8, r.step}} {
+		}{{10, k.stream}, {11, k.correlation}, {12, k.externalID}, {15, k.bytes}, {17, r.launchID}, {18, r.opID}} {
 			if c.v == null {
 				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
 			} else {
 				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
 			}
 		}
-		if r.stage == "" {
-			err = errors.Join(err, chunk.SetValue(5, n, nil))
-		} else {
-			err = errors.Join(err, duckdb.SetChunkValue(chunk, 5, n, r.stage))
+		for _, c := range [...]struct {
+			col int
+			v   int64
+		}{{19, r.site}, {21, r.step}} {
+			if c.v == null {
+				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+			} else {
+				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, int32(c.v)))
+			}
+		}
+		for _, c := range [...]struct {
+			col int
+			v   string
+		}{{13, k.grid}, {14, k.block}} {
+			if c.v == "" {
+				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+			} else {
+				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+			}
 		}
 		if err != nil {
 			return 0, err
@@ -720,10 +790,12 @@ func (s *linkSource) Fill(chunk duckdb.DataChunk) (int, error) {
 	return n, nil
 }
 
-// linkInGo links the trace's kernels from t.link and sets the results on
-// them (link_kernels_from.sql); the caller has stored the launch and op
-// sites, moved the times and found the steps.
-func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *traceState, base int64, rank int, merged, stageKnown bool) error {
+// linkInGo links the trace's kernels from t.link and inserts them, each
+// with its link, into `kernels`; the caller has stored the launch and op
+// sites, moved the times and found the steps. rank is the trace's, stage
+// the one its file gives (vocab.StageUnknown when none).
+func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *traceState, base int64, rank int,
+	merged, stageKnown bool, runID int64, fileRank int, stage string) error {
 	if t.link.kernels.len() == 0 {
 		return nil
 	}
@@ -737,13 +809,14 @@ func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *t
 	}
 	defer cur.close()
 	if t.jsonBytes >= freeAfterBytes {
-		// The joins' garbage goes back before DuckDB's UPDATE builds its
-		// hash table over every kernel: the load phase's peak.
+		// The joins' garbage goes back before DuckDB's INSERT of every
+		// kernel: the load phase's peak.
 		debug.FreeOSMemory()
 	}
-	q, args := inline.Args(stmt("link_kernels_from"), []any{sql.Named("trace", t.id), sql.Named("rank", rank), sql.Named("merged", merged)})
-	if err := l.env.rows.ExecRows(ctx, conn, q, linkColumns, &linkSource{cur: cur}, args...); err != nil {
-		return &dbError{fmt.Errorf("%s: link_kernels_from: %w", path, err)}
+	src := &kernelSource{cur: cur, rows: t.link.rows.reader(), trace: int32(t.id), run: int32(runID),
+		rank: int32(rank), merged: int32(max(fileRank, 0)), isMerged: merged, stage: stage}
+	if err := l.env.rows.InsertRows(ctx, conn, schema.Kernels, kernelColumns, src); err != nil {
+		return &dbError{fmt.Errorf("%s: insert the linked kernels: %w", path, err)}
 	}
 	return nil
 }

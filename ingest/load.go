@@ -392,7 +392,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		if t.jsonBytes >= releaseAfterBytes {
 			schema.ReleaseFreedPages()
 		}
-		if err := l.linkInGo(ctx, conn, c.path, t, base, rank, ident.Merged, stageKnown); err != nil {
+		if err := l.linkInGo(ctx, conn, c.path, t, base, rank, ident.Merged, stageKnown, run.id, fileRank, stage); err != nil {
 			return nil, err
 		}
 	} else if err := exec("link_steps", sql.Named("trace", id)); err != nil {
@@ -552,7 +552,11 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	if rank < 0 {
 		rank = 0 // corrected from distributedInfo by link_kernels
 	}
+	// Linked in Go, the kernels are held and inserted once linked (linkInGo).
 	for i := range b.kernels {
+		if !t.link.over {
+			break
+		}
 		k := &b.kernels[i]
 		r := rank
 		if merged && k.device != null {

@@ -2,17 +2,11 @@ package ingest
 
 import (
 	"context"
-	"strings"
 	"testing"
 
-	"github.com/duckdb/duckdb-go/v2"
 	"github.com/tracehouse/tracehouse/internal/sqlcheck"
-	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
-
-// sqlType names the column types the virtual tables use.
-var sqlType = map[duckdb.Type]string{duckdb.TYPE_BIGINT: "BIGINT", duckdb.TYPE_BOOLEAN: "BOOLEAN", duckdb.TYPE_VARCHAR: "VARCHAR"}
 
 // statements are the package's embedded statements, named by stmt and by
 // exec, which hands its name to it.
@@ -33,20 +27,6 @@ func TestEveryStatementPrepares(t *testing.T) {
 	defer conn.Close()
 	if err := prepareConn(ctx, conn); err != nil {
 		t.Fatal(err)
-	}
-	// A statement reads rows Go hands it as a virtual table (a table
-	// function): stand in an empty table of its columns.
-	stand := map[string][]schema.Column{
-		schema.RowsTable: linkColumns,
-	}
-	for table, cols := range stand {
-		var defs []string
-		for _, c := range cols {
-			defs = append(defs, c.Name+" "+sqlType[c.Type])
-		}
-		if _, err := conn.ExecContext(ctx, "CREATE TEMP TABLE "+table+" ("+strings.Join(defs, ", ")+")"); err != nil {
-			t.Fatal(err)
-		}
 	}
 	statements.Prepare(t, ctx, conn)
 }
