@@ -20,7 +20,7 @@ import (
 // (its kernels, launches, CPU ops and stage annotations), kept while the
 // trace loads so that its kernels are linked here, in Go, and inserted
 // once, linked, from a typed table function (the kernels themselves are
-// held until then: heldKernels). In DuckDB the two
+// held until then: held). In DuckDB the two
 // statements cost 0.2-0.25 s per 270 MB trace inside its transaction, and
 // for 1 GB of tiny events 6 CPU-s and 120 MiB past DuckDB's memory bound.
 // The records go into blocks sorted and spilled to disk as the sweep's
@@ -36,7 +36,7 @@ type linkRecs struct {
 	streams  *chunks[linkKernel] // by device, stream, time
 	launches *chunks[linkLaunch] // those with a correlation id, by it, then time
 	ops      *chunks[linkOp]     // those with an External id, by it, then time
-	rows     *heldKernels        // the kernels' rows, in file order, to insert once linked
+	rows     *held[kernelRow]    // the kernels' rows, in file order, to insert once linked
 	gpuWins  []stageWindow       // gpu_user_annotation naming a stage; group = {pid (the device), 0}
 	cpuWins  []stageWindow       // user_annotation naming a stage; group = {pid, tid}
 }
@@ -254,7 +254,7 @@ func (r *linkRecs) init(over bool, dir string, size int) {
 	r.streams = sortedSpilled(size, dir, kernelsByStream, linkKernelBytes, encLinkKernel, decLinkKernel)
 	r.launches = sortedSpilled(size, dir, launchesByCorrelation, linkLaunchBytes, encLinkLaunch, decLinkLaunch)
 	r.ops = sortedSpilled(size, dir, opsByExtern, linkOpBytes, encLinkOp, decLinkOp)
-	r.rows = newHeldKernels(dir)
+	r.rows = newHeld(dir, encHeldKernel, decHeldKernel)
 }
 
 // close waits for the background sorts and removes the spill files.
@@ -286,7 +286,7 @@ func (r *linkRecs) hold(b *decoded) {
 		rec := linkKernel{ordinal: uint32(k.ordinal), ts: k.ts, device: dev, stream: k.stream, correlation: k.correlation, extern: k.externalID}
 		r.kernels.add(rec)
 		r.streams.add(rec)
-		r.rows.add(k)
+		r.rows.add(k.ordinal, k)
 	}
 	for i := range b.launches {
 		x := &b.launches[i]
@@ -695,7 +695,7 @@ var kernelColumns = columns([]string{"kernel_id", "trace_id", "run_id", "rank", 
 // it has none); the stage the link's, else the trace's.
 type kernelSource struct {
 	cur          *linkCursor
-	rows         *heldReader
+	rows         *heldReader[kernelRow]
 	trace, run   int32
 	rank, merged int32 // merged: the rank of a kernel without a device
 	isMerged     bool
@@ -709,7 +709,7 @@ func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		k, kerr := s.rows.next()
+		k, ord, kerr := s.rows.next()
 		if kerr != nil {
 			return 0, kerr
 		}
@@ -719,8 +719,8 @@ func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			}
 			break
 		}
-		if r.kernelID != s.cur.key+k.ordinal {
-			return 0, fmt.Errorf("internal error: kernel %d linked in the place of %d", r.kernelID-s.cur.key, k.ordinal)
+		if r.kernelID != s.cur.key+ord {
+			return 0, fmt.Errorf("internal error: kernel %d linked in the place of %d", r.kernelID-s.cur.key, ord)
 		}
 		rank := s.rank
 		if s.isMerged {

@@ -52,7 +52,8 @@ const tiesWant = "8 4 2 prefill 2\n9 <nil> 1 decode 1\n10 5 <nil> decode 3\n11 7
 
 // TestLinkInGoMatchesSQL ingests traces of every framework and shape twice,
 // linking in Go and with link_kernels.sql and link_steps.sql, and compares
-// every column of every kernel. Both implementations exist, owned by
+// every column of every kernel, launch and CPU op (linked in Go, all three
+// are held and inserted complete; by the SQL, appended and updated). Both implementations exist, owned by
 // ingest: the SQL statements define the linking and are what Nsight
 // exports (no copies kept while loading) use; ingest/link.go does the
 // same from the copies kept (sorted and spilled) while a trace loads, for
@@ -88,6 +89,10 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 	// decoders met them
 	const kernels = `SELECT k.* EXCLUDE (name_id, site_id), n.name, s.name AS site
 		FROM kernels k JOIN kernel_names n USING (name_id) LEFT JOIN sites s USING (site_id) ORDER BY kernel_id`
+	const launches = `SELECT l.* EXCLUDE (site_id), s.name AS site
+		FROM launches l LEFT JOIN sites s USING (site_id) ORDER BY launch_id`
+	const ops = `SELECT o.* EXCLUDE (site_id), s.name AS site
+		FROM cpu_ops o LEFT JOIN sites s USING (site_id) ORDER BY op_id`
 	for name, src := range sources {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -108,7 +113,7 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 						t.Fatalf("%s: %v", f.Path, f.Err)
 					}
 				}
-				dumps[i] = schematest.Dump(t, w.DB, kernels)
+				dumps[i] = schematest.Dump(t, w.DB, kernels) + schematest.Dump(t, w.DB, launches) + schematest.Dump(t, w.DB, ops)
 				if name == "ties" {
 					// what the trace's comment works out, either way
 					got := schematest.Dump(t, w.DB, `SELECT kernel_id - 4294967296 AS k, launch_id - 4294967296 AS launch,
@@ -122,7 +127,7 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 			goRows, sqlRows := strings.Split(dumps[0], "\n"), strings.Split(dumps[1], "\n")
 			for i := range max(len(goRows), len(sqlRows)) {
 				if i >= len(goRows) || i >= len(sqlRows) || goRows[i] != sqlRows[i] {
-					t.Errorf("kernels differ from row %d (of %d linked in Go, %d in SQL):\nGo:  %s\nSQL: %s",
+					t.Errorf("kernels, launches or CPU ops differ from row %d (of %d linked in Go, %d in SQL):\nGo:  %s\nSQL: %s",
 						i, len(goRows), len(sqlRows), strings.Join(goRows[i:min(i+3, len(goRows))], "\n     "),
 						strings.Join(sqlRows[i:min(i+3, len(sqlRows))], "\n     "))
 					break

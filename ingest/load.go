@@ -207,8 +207,12 @@ type traceState struct {
 	frames    *chunks[sweepFrame]
 	points    *chunks[sweepPoint]
 	link      linkRecs
-	meta      map[string][]byte
-	guessed   bool // the splitter cut a batch by guess
+	// launches and CPU ops held until their sites and base are known
+	// (held), nil when the SQL links the trace (it reads them stored)
+	launches *held[launchRow]
+	ops      *held[opRow]
+	meta     map[string][]byte
+	guessed  bool // the splitter cut a batch by guess
 }
 
 // place makes the event indexes of a batch's rows, which count from its
@@ -262,6 +266,12 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	t = &traceState{id: id, key: id << 32, summary: newSummary(),
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	t.link.init(l.opt.linkInSQL, l.env.spillDir, linkChunk)
+	if !t.link.over {
+		t.launches = newHeld(l.env.spillDir, encHeldLaunch, decHeldLaunch)
+		t.ops = newHeld(l.env.spillDir, encHeldOp, decHeldOp)
+		defer t.launches.close()
+		defer t.ops.close()
+	}
 	t.frames.sortAhead(frameOrder)
 	t.points.sortAhead(pointOrder)
 	t.frames.spillTo(l.env.spillDir, frameBytes, encFrame, decFrame)
@@ -357,23 +367,28 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}
 		return nil
 	}
-	if err := exec("launch_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
-		return nil, err
-	}
-	if err := exec("op_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
-		return nil, err
-	}
 	// Linking in Go (link.go), or by the SQL (Options.linkInSQL, for the
 	// test holding the two equal), which reads times before they move.
+	// Linked in Go, launches and CPU ops were inserted complete (storeSwept).
 	inGo := !t.link.over
 	if !inGo {
+		if err := exec("launch_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
+			return nil, err
+		}
+		if err := exec("op_sites", sql.Named("trace", id), sql.Named("key", t.key)); err != nil {
+			return nil, err
+		}
 		if err := exec("link_kernels", sql.Named("trace", id), sql.Named("base", base), sql.Named("rank", rank),
 			sql.Named("merged", ident.Merged), sql.Named("stage_known", stageKnown)); err != nil {
 			return nil, err
 		}
 	}
 	if base != 0 {
-		for _, name := range []string{"shift_launches", "shift_cpu_ops", "shift_annotations"} {
+		shifts := []string{"shift_annotations"}
+		if !inGo {
+			shifts = append(shifts, "shift_launches", "shift_cpu_ops")
+		}
+		for _, name := range shifts {
 			if err := exec(name, sql.Named("trace", id), sql.Named("base", base)); err != nil {
 				return nil, err
 			}
@@ -395,11 +410,13 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		if err := l.linkInGo(ctx, conn, c.path, t, base, rank, ident.Merged, stageKnown, run.id, fileRank, stage); err != nil {
 			return nil, err
 		}
-	} else if err := exec("link_steps", sql.Named("trace", id)); err != nil {
-		return nil, err
-	}
-	if _, err := conn.ExecContext(ctx, "DELETE FROM _derived"); err != nil {
-		return nil, &dbError{fmt.Errorf("clear derived rows: %w", err)}
+	} else {
+		if err := exec("link_steps", sql.Named("trace", id)); err != nil {
+			return nil, err
+		}
+		if _, err := conn.ExecContext(ctx, "DELETE FROM _derived"); err != nil {
+			return nil, &dbError{fmt.Errorf("clear derived rows: %w", err)}
+		}
 	}
 	if !stageKnown {
 		stage, stageSource, err = kernelStages(ctx, conn, id)
@@ -570,7 +587,9 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	}
 	for i := range b.launches {
 		x := &b.launches[i]
-		if err := apps[appLaunches].Append(t.key+x.ordinal, int32(t.id), x.name, x.ts, x.dur, nullable(x.pid), nullable(x.tid),
+		if t.launches != nil {
+			t.launches.add(x.ordinal, x)
+		} else if err := apps[appLaunches].Append(t.key+x.ordinal, int32(t.id), x.name, x.ts, x.dur, nullable(x.pid), nullable(x.tid),
 			nullable(x.correlation), nullable(x.externalID)); err != nil {
 			return err
 		}
@@ -581,7 +600,9 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	}
 	for i := range b.ops {
 		x := &b.ops[i]
-		if err := apps[appOps].Append(t.key+x.ordinal, int32(t.id), x.name, x.ts, x.dur, nullable(x.pid), nullable(x.tid),
+		if t.ops != nil {
+			t.ops.add(x.ordinal, x)
+		} else if err := apps[appOps].Append(t.key+x.ordinal, int32(t.id), x.name, x.ts, x.dur, nullable(x.pid), nullable(x.tid),
 			nullable(x.externalID), nullable(x.seq), nullStr(x.dims), nullStr(x.types)); err != nil {
 			return err
 		}

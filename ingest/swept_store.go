@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/tracehouse/tracehouse/schema"
@@ -66,8 +67,11 @@ func decDerived(b []byte, r *derivedRec) {
 }
 
 // storeSwept sweeps the trace's frames and instants (sweepAside) and
-// inserts the frames, with their depth, into py_frame_events and the
-// derived rows into _derived, typed (schema.Warehouse.InsertRows).
+// inserts the frames, with their depth, into py_frame_events, typed
+// (schema.Warehouse.InsertRows); then the held launches and CPU ops, each
+// with its site (the derived rows) and its time moved by base, or, when
+// the SQL links the trace (nothing held), the derived rows into _derived
+// for launch_sites.sql and op_sites.sql.
 func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) error {
 	derived := newChunks[derivedRec](sweepChunk)
 	derived.sortAhead(derivedOrder)
@@ -87,10 +91,170 @@ func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) erro
 		return err
 	}
 	rows := derived.sorted(derivedOrder)
-	if err := l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{rows: rows}); err != nil {
+	if t.launches == nil {
+		if err := l.env.rows.InsertRows(ctx, l.conn, "_derived", derivedColumns, &derivedSource{rows: rows}); err != nil {
+			return err
+		}
+		return rows.err
+	}
+	ls := &launchSource{rows: t.launches.reader(), sites: sitesOf{rows: rows, kind: derivedLaunchSite}, key: t.key, trace: int32(t.id), base: base}
+	if err := l.env.rows.InsertRows(ctx, l.conn, schema.Launches, launchColumns, ls); err != nil {
 		return err
 	}
+	ops := &opSource{rows: t.ops.reader(), sites: sitesOf{rows: rows, kind: derivedOpSite}, key: t.key, trace: int32(t.id), base: base}
+	if err := l.env.rows.InsertRows(ctx, l.conn, schema.CPUOps, opColumns, ops); err != nil {
+		return err
+	}
+	if rows.peek() != nil {
+		return errors.New("internal error: a site swept for a launch or CPU op not held")
+	}
 	return rows.err
+}
+
+// sitesOf hands out the derived rows of one kind (each launch's or each
+// CPU op's site, those with none left out) in ordinal order.
+type sitesOf struct {
+	rows *merged[derivedRec]
+	kind int8
+}
+
+// at is the site of the row at ordinal, null for none; rows are asked for
+// in ordinal order.
+func (s *sitesOf) at(ordinal int64) (int64, error) {
+	d := s.rows.peek()
+	if d == nil || d.kind != s.kind || int64(d.ordinal) > ordinal {
+		return null, nil
+	}
+	if int64(d.ordinal) < ordinal {
+		return 0, fmt.Errorf("internal error: a site swept for event %d, which is not held", d.ordinal)
+	}
+	s.rows.pop()
+	return int64(d.value), nil
+}
+
+var launchColumns = columns([]string{"launch_id", "trace_id", "name", "ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "site_id"},
+	duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
+	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER)
+
+// launchSource is the held launches as rows of launchColumns: what
+// appending them, launch_sites.sql and shift_launches.sql stored before.
+type launchSource struct {
+	rows  *heldReader[launchRow]
+	sites sitesOf
+	key   int64
+	trace int32
+	base  int64
+}
+
+func (s *launchSource) Fill(chunk duckdb.DataChunk) (int, error) {
+	n := 0
+	for limit := schema.ChunkRows(); n < limit; n++ {
+		x, ord, err := s.rows.next()
+		if err != nil {
+			return 0, err
+		}
+		if x == nil {
+			break
+		}
+		site, err := s.sites.at(ord)
+		if err != nil {
+			return 0, err
+		}
+		// Each value set separately (frameSource says why).
+		err = errors.Join(
+			duckdb.SetChunkValue(chunk, 0, n, s.key+ord),
+			duckdb.SetChunkValue(chunk, 1, n, s.trace),
+			duckdb.SetChunkValue(chunk, 2, n, x.name),
+			duckdb.SetChunkValue(chunk, 3, n, x.ts+s.base),
+			duckdb.SetChunkValue(chunk, 4, n, x.dur))
+		for _, c := range [...]struct {
+			col int
+			v   int64
+		}{{5, x.pid}, {6, x.tid}, {7, x.correlation}, {8, x.externalID}} {
+			if c.v == null {
+				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+			} else {
+				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+			}
+		}
+		if site == null {
+			err = errors.Join(err, chunk.SetValue(9, n, nil))
+		} else {
+			err = errors.Join(err, duckdb.SetChunkValue(chunk, 9, n, int32(site)))
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+var opColumns = columns([]string{"op_id", "trace_id", "name", "ts_ns", "dur_ns", "pid", "tid", "external_id", "sequence_number",
+	"input_dims", "input_types", "site_id"},
+	duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
+	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
+	duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER)
+
+// opSource is the held CPU ops as rows of opColumns: what appending them,
+// op_sites.sql and shift_cpu_ops.sql stored before.
+type opSource struct {
+	rows  *heldReader[opRow]
+	sites sitesOf
+	key   int64
+	trace int32
+	base  int64
+}
+
+func (s *opSource) Fill(chunk duckdb.DataChunk) (int, error) {
+	n := 0
+	for limit := schema.ChunkRows(); n < limit; n++ {
+		x, ord, err := s.rows.next()
+		if err != nil {
+			return 0, err
+		}
+		if x == nil {
+			break
+		}
+		site, err := s.sites.at(ord)
+		if err != nil {
+			return 0, err
+		}
+		err = errors.Join(
+			duckdb.SetChunkValue(chunk, 0, n, s.key+ord),
+			duckdb.SetChunkValue(chunk, 1, n, s.trace),
+			duckdb.SetChunkValue(chunk, 2, n, x.name),
+			duckdb.SetChunkValue(chunk, 3, n, x.ts+s.base),
+			duckdb.SetChunkValue(chunk, 4, n, x.dur))
+		for _, c := range [...]struct {
+			col int
+			v   int64
+		}{{5, x.pid}, {6, x.tid}, {7, x.externalID}, {8, x.seq}} {
+			if c.v == null {
+				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+			} else {
+				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+			}
+		}
+		for _, c := range [...]struct {
+			col int
+			v   string
+		}{{9, x.dims}, {10, x.types}} {
+			if c.v == "" {
+				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+			} else {
+				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+			}
+		}
+		if site == null {
+			err = errors.Join(err, chunk.SetValue(11, n, nil))
+		} else {
+			err = errors.Join(err, duckdb.SetChunkValue(chunk, 11, n, int32(site)))
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // frameSource is the sweep's frames as rows of py_frame_events; it keeps
