@@ -57,8 +57,8 @@ const DuckDBFinishMiB = 200
 // saves go on for the other runs and copies, and Finish returns a
 // *FinishError naming each failed run and copy. On a file warehouse
 // DuckDB's memory is bounded meanwhile (ingest.BoundFinish), and on a
-// machine of 2 cores, when the saves run side by side, DuckDB starts no
-// worker thread beside theirs (ingest.CallersOnly, finishSettings).
+// machine of 2 cores DuckDB starts no worker thread beside the saves'
+// own (ingest.CallersOnly, finishSettings).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS int64) error {
 	return finish(ctx, db, cat, minDurNS, sideBySideKernels)
 }
@@ -69,7 +69,7 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, due, restore, err := finishSettings(ctx, db, sideBySide)
+	ctx, due, restore, err := finishSettings(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, _, restore, err := finishSettings(ctx, db, sideBySideKernels)
+	ctx, _, restore, err := finishSettings(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -215,13 +215,16 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 
 // finishSettings sets DuckDB up for a finish's saves until restore, and
 // returns the GPU events of the runs due (dueKernels): its memory bounded
-// on a file warehouse (ingest.BoundFinish) and, when the runs due hold no
-// more than callersUpTo GPU events, no worker threads beside the saves'
-// own on a small machine (ingest.CallersOnly). Larger runs keep DuckDB's
-// workers: their saves run one after another, and their statements split
-// into many tasks, where a worker shortens the wall clock on an idle
-// machine for little spinning.
-func finishSettings(ctx context.Context, db *sql.DB, callersUpTo int64) (_ context.Context, due int64, restore func() error, _ error) {
+// on a file warehouse (ingest.BoundFinish) and no worker threads beside
+// the saves' own on a small machine (ingest.CallersOnly), whatever the
+// runs' size. With a worker, DuckDB's calling thread spun while the worker
+// held a statement's last tasks: in the one-after-another saves of a large
+// run, about 14% of the finish's CPU went to that polling (perf: the
+// executor's task loop and its locks), which on 2 cores also took a core
+// from everything else. Callers only, the finish of the 1 GB tiny-events
+// trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
+// 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fourth figures").
+func finishSettings(ctx context.Context, db *sql.DB) (_ context.Context, due int64, restore func() error, _ error) {
 	ctx, unbound, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
 	if err != nil {
 		return ctx, 0, nil, err
@@ -229,9 +232,6 @@ func finishSettings(ctx context.Context, db *sql.DB, callersUpTo int64) (_ conte
 	due, err = dueKernels(ctx, db)
 	if err != nil {
 		return ctx, 0, nil, JoinFinishErrors(err, unbound())
-	}
-	if due > callersUpTo {
-		return ctx, due, unbound, nil
 	}
 	callers, err := ingest.CallersOnly(ctx, db)
 	if err != nil {
