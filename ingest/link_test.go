@@ -69,6 +69,19 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 	if err := os.WriteFile(ties, []byte(tiesTrace), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A merged file (several ranks: a kernel's rank is its device's, else
+	// the file name's) with a kernel on device 1 and one with no device.
+	merged := filepath.Join(dir, "merged", "run", "merged-rank3.trace.json")
+	if err := os.MkdirAll(filepath.Dir(merged), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mergedTrace := strings.Replace(tiesTrace, `{"ph":"X","cat":"gpu_user_annotation","name":"decode",`,
+		`{"ph":"X","cat":"kernel","name":"k","pid":1,"tid":7,"ts":260,"dur":1,"args":{"device":1,"stream":7,"correlation":3}},
+{"ph":"X","cat":"kernel","name":"k","tid":9,"ts":800,"dur":1,"args":{"stream":9}},
+{"ph":"X","cat":"gpu_user_annotation","name":"decode",`, 1)
+	if err := os.WriteFile(merged, []byte(mergedTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, o := range []synth.Options{
 		{Framework: "vllm", Run: "vllm-graph", Graph: true, Ranks: 2, Steps: 6, MoE: true, Seed: 3},
 		{Framework: "sglang", Run: "sglang-epoch", Ranks: 1, Steps: 5, TimeBase: synth.TimeBaseEpochUS, Seed: 4},
@@ -81,9 +94,10 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 		}
 	}
 	sources := map[string]string{
-		"demo":  filepath.Join("..", "testdata", "demo"),
-		"synth": filepath.Join(dir, "synth"),
-		"ties":  filepath.Join(dir, "ties"),
+		"demo":   filepath.Join("..", "testdata", "demo"),
+		"synth":  filepath.Join(dir, "synth"),
+		"ties":   filepath.Join(dir, "ties"),
+		"merged": filepath.Join(dir, "merged"),
 	}
 	// names and sites as text: their ids follow the order in which two
 	// decoders met them
