@@ -223,7 +223,7 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // executor's task loop and its locks), which on 2 cores also took a core
 // from everything else. Callers only, the finish of the 1 GB tiny-events
 // trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
-// 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fourth figures").
+// 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fifth figures").
 func finishSettings(ctx context.Context, db *sql.DB) (_ context.Context, due int64, restore func() error, _ error) {
 	ctx, unbound, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
 	if err != nil {
