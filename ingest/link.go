@@ -749,18 +749,18 @@ func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			duckdb.SetChunkValue(chunk, 16, n, r.graph),
 			duckdb.SetChunkValue(chunk, 20, n, r.streamPos))
 		if k.device == null {
-			err = errors.Join(err, chunk.SetValue(9, n, nil))
+			err = keep(err, chunk.SetValue(9, n, nil))
 		} else {
-			err = errors.Join(err, duckdb.SetChunkValue(chunk, 9, n, int32(k.device)))
+			err = keep(err, duckdb.SetChunkValue(chunk, 9, n, int32(k.device)))
 		}
 		for _, c := range [...]struct {
 			col int
 			v   int64
 		}{{10, k.stream}, {11, k.correlation}, {12, k.externalID}, {15, k.bytes}, {17, r.launchID}, {18, r.opID}} {
 			if c.v == null {
-				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+				err = keep(err, chunk.SetValue(c.col, n, nil))
 			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
 			}
 		}
 		for _, c := range [...]struct {
@@ -768,9 +768,9 @@ func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			v   int64
 		}{{19, r.site}, {21, r.step}} {
 			if c.v == null {
-				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+				err = keep(err, chunk.SetValue(c.col, n, nil))
 			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, int32(c.v)))
+				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, int32(c.v)))
 			}
 		}
 		for _, c := range [...]struct {
@@ -778,9 +778,9 @@ func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			v   string
 		}{{13, k.grid}, {14, k.block}} {
 			if c.v == "" {
-				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+				err = keep(err, chunk.SetValue(c.col, n, nil))
 			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
 			}
 		}
 		if err != nil {

@@ -172,15 +172,15 @@ func (s *launchSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			v   int64
 		}{{5, x.pid}, {6, x.tid}, {7, x.correlation}, {8, x.externalID}} {
 			if c.v == null {
-				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+				err = keep(err, chunk.SetValue(c.col, n, nil))
 			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
 			}
 		}
 		if site == null {
-			err = errors.Join(err, chunk.SetValue(9, n, nil))
+			err = keep(err, chunk.SetValue(9, n, nil))
 		} else {
-			err = errors.Join(err, duckdb.SetChunkValue(chunk, 9, n, int32(site)))
+			err = keep(err, duckdb.SetChunkValue(chunk, 9, n, int32(site)))
 		}
 		if err != nil {
 			return 0, err
@@ -230,9 +230,9 @@ func (s *opSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			v   int64
 		}{{5, x.pid}, {6, x.tid}, {7, x.externalID}, {8, x.seq}} {
 			if c.v == null {
-				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+				err = keep(err, chunk.SetValue(c.col, n, nil))
 			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
 			}
 		}
 		for _, c := range [...]struct {
@@ -240,15 +240,15 @@ func (s *opSource) Fill(chunk duckdb.DataChunk) (int, error) {
 			v   string
 		}{{9, x.dims}, {10, x.types}} {
 			if c.v == "" {
-				err = errors.Join(err, chunk.SetValue(c.col, n, nil))
+				err = keep(err, chunk.SetValue(c.col, n, nil))
 			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
 			}
 		}
 		if site == null {
-			err = errors.Join(err, chunk.SetValue(11, n, nil))
+			err = keep(err, chunk.SetValue(11, n, nil))
 		} else {
-			err = errors.Join(err, duckdb.SetChunkValue(chunk, 11, n, int32(site)))
+			err = keep(err, duckdb.SetChunkValue(chunk, 11, n, int32(site)))
 		}
 		if err != nil {
 			return 0, err
@@ -304,9 +304,9 @@ func (s *frameSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		}{{2, r.frameID}, {3, r.parentID}, {7, r.pid}, {8, r.tid}} {
 			col, v := c.col, c.v
 			if v == null {
-				err = errors.Join(err, chunk.SetValue(col, n, nil))
+				err = keep(err, chunk.SetValue(col, n, nil))
 			} else {
-				err = errors.Join(err, duckdb.SetChunkValue(chunk, col, n, v))
+				err = keep(err, duckdb.SetChunkValue(chunk, col, n, v))
 			}
 		}
 		if err != nil {
@@ -339,4 +339,14 @@ func (s *derivedSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		s.rows.pop()
 	}
 	return n, nil
+}
+
+// keep is err, else next: the first failure among a row's value setters
+// (errors.Join of each value set with the row's error so far was about
+// 0.4% of an ingest's instructions).
+func keep(err, next error) error {
+	if err != nil {
+		return err
+	}
+	return next
 }
