@@ -46,9 +46,9 @@ var (
 // processes they start) go to memory (memTempDir); each test removes its
 // own as before. Go's collector runs at GOGC=400 unless $GOGC is set:
 // the tests' garbage (decoded traces, rows scanned into structs) is
-// short-lived, and at the default 100 the collector's marking was about 5%
-// of a test binary's CPU time (bench/README.md, "Twenty-fourth figures");
-// the binaries peak at about 1.5 GB instead of 1.2.
+// short-lived, and the default 100 cost 2-6% more CPU time in the
+// binaries of cmd/tracehouse, queries and ingest (bench/README.md,
+// "Twenty-sixth figures"), for a tenth more peak memory at most.
 func Main(m *testing.M) int {
 	schema.KeepFreedPages()
 	if os.Getenv("GOGC") == "" {
