@@ -18,10 +18,11 @@
 -- display `func @ file:line`, where file is the framework-relative path
 -- (sites.rel_path) when known: install prefixes such as
 -- /root/.cache/... or /opt/venv/... would otherwise hit `cache` or `v`.
--- Keywords are matched once per distinct compact form of the run's names,
--- sites and ops (_fusion_form_hits), not once per kernel or per (name,
--- site, op): texts share their site's and op's forms, and matching every
--- text against every keyword row cost about 1 CPU-s per 45 k texts. Directory names are part of the site: a broad keyword
+-- Keywords are matched once per distinct (name, site, op) of the run, not
+-- once per kernel; _fusion_hits matches each distinct compact form of the
+-- names, sites and ops once (_fusion_form_hits): texts share their site's
+-- and op's forms, and matching every text against every keyword row cost
+-- about 1 CPU-s per 45 k texts. Directory names are part of the site: a broad keyword
 -- such as `quant` hits every GEMM launched from layers/quantization/ (or
 -- from vLLM's default_unquantized_gemm), which is the catalog's to narrow.
 --
@@ -358,30 +359,19 @@ _in_stage AS (
     -- stage codes reports ask for
     SELECT sc FROM _stages WHERE stg IS NULL OR stg = '' OR stage = stg
 ),
-_forms AS MATERIALIZED (
-    -- every fused or step keyword form that hits a form of the texts
-    SELECT * FROM _fusion_form_hits((SELECT list(DISTINCT f) FROM (SELECT name_c FROM _texts UNION ALL
-                                                                   SELECT site_c FROM _texts UNION ALL
-                                                                   SELECT op_c FROM _texts) x(f)),
-                                    ['fused', 'step'])
-),
-_text_kw AS (
-    -- _fusion_kw_hit's three tests, each an equi-join on a form
-    SELECT t.text_id, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.name_c
-    UNION
-    SELECT t.text_id, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.site_c
-    UNION
-    SELECT t.text_id, h.keyword_compact FROM _texts t JOIN _forms h ON h.form = t.op_c
-),
 _hits AS MATERIALIZED (
     -- fused and step keyword hits per text, for entries whose models and
     -- min_tp gates pass (the same for every trace of a run; the framework
-    -- only changes the status)
+    -- only changes the status). Matched text by text here, not through
+    -- _fusion_form_hits as _fusion_hits does: with its forms, this
+    -- statement of a rank given its chains (1 GB kernel-dense trace) ran
+    -- out of the finish's 200 MiB in two finishes of four and was made
+    -- again unbounded (590 MiB; bench/README.md, "Twenty-fifth figures").
     SELECT DISTINCT t.text_id, kw.kind, e.ordinal, kw.step_no
-    FROM _text_kw t
+    FROM _texts t
     JOIN catalog_keywords kw
       ON kw.kind IN ('fused', 'step')
-     AND kw.keyword_compact = t.keyword_compact
+     AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
     JOIN _entries e USING (id)
     WHERE kw.id IN (SELECT id FROM _gates WHERE applies)
 ),
