@@ -26,8 +26,8 @@ const callersOnlyCores = 2
 // less (bench/README.md, "Seventh figures"). The thread count itself is
 // kept (it sizes DuckDB's hash aggregates, schema.minAggregateThreads):
 // the external threads are raised to it. Ingest does this for its load;
-// aggregates.Finish and FinishPerRun for their saves when the runs due are
-// small enough for the saves to run side by side.
+// aggregates.Finish and FinishPerRun for their saves, whatever the size of
+// the runs due (a large run's saves, one after another, spun too).
 func CallersOnly(ctx context.Context, db *sql.DB) (restore func() error, _ error) {
 	return callersOnly(ctx, db, runtime.GOMAXPROCS(0))
 }

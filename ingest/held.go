@@ -55,8 +55,6 @@ func (h *held[T]) add(ord int64, r *T) {
 	}
 }
 
-func (h *held[T]) len() int { return h.n }
-
 // spill writes the buffer to the file, making it on first use.
 func (h *held[T]) spill() {
 	if h.f == nil {
