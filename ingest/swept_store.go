@@ -97,11 +97,13 @@ func (l *loader) storeSwept(ctx context.Context, t *traceState, base int64) erro
 		}
 		return rows.err
 	}
-	ls := &launchSource{rows: t.launches.reader(), sites: sitesOf{rows: rows, kind: derivedLaunchSite}, key: t.key, trace: int32(t.id), base: base}
+	ls := &sitedSource[launchRow]{rows: t.launches.reader(), values: launchValues, sites: sitesOf{rows: rows, kind: derivedLaunchSite},
+		key: t.key, trace: int32(t.id), base: base}
 	if err := l.env.rows.InsertRows(ctx, l.conn, schema.Launches, launchColumns, ls); err != nil {
 		return err
 	}
-	ops := &opSource{rows: t.ops.reader(), sites: sitesOf{rows: rows, kind: derivedOpSite}, key: t.key, trace: int32(t.id), base: base}
+	ops := &sitedSource[opRow]{rows: t.ops.reader(), values: opValues, sites: sitesOf{rows: rows, kind: derivedOpSite},
+		key: t.key, trace: int32(t.id), base: base}
 	if err := l.env.rows.InsertRows(ctx, l.conn, schema.CPUOps, opColumns, ops); err != nil {
 		return err
 	}
@@ -136,76 +138,45 @@ var launchColumns = columns([]string{"launch_id", "trace_id", "name", "ts_ns", "
 	duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
 	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER)
 
-// launchSource is the held launches as rows of launchColumns: what
-// appending them, launch_sites.sql and shift_launches.sql stored before.
-type launchSource struct {
-	rows  *heldReader[launchRow]
-	sites sitesOf
-	key   int64
-	trace int32
-	base  int64
-}
-
-func (s *launchSource) Fill(chunk duckdb.DataChunk) (int, error) {
-	n := 0
-	for limit := schema.ChunkRows(); n < limit; n++ {
-		x, ord, err := s.rows.next()
-		if err != nil {
-			return 0, err
-		}
-		if x == nil {
-			break
-		}
-		site, err := s.sites.at(ord)
-		if err != nil {
-			return 0, err
-		}
-		// Each value set separately (frameSource says why).
-		err = errors.Join(
-			duckdb.SetChunkValue(chunk, 0, n, s.key+ord),
-			duckdb.SetChunkValue(chunk, 1, n, s.trace),
-			duckdb.SetChunkValue(chunk, 2, n, x.name),
-			duckdb.SetChunkValue(chunk, 3, n, x.ts+s.base),
-			duckdb.SetChunkValue(chunk, 4, n, x.dur))
-		for _, c := range [...]struct {
-			col int
-			v   int64
-		}{{5, x.pid}, {6, x.tid}, {7, x.correlation}, {8, x.externalID}} {
-			if c.v == null {
-				err = keep(err, chunk.SetValue(c.col, n, nil))
-			} else {
-				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
-			}
-		}
-		if site == null {
-			err = keep(err, chunk.SetValue(9, n, nil))
-		} else {
-			err = keep(err, duckdb.SetChunkValue(chunk, 9, n, int32(site)))
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
-}
-
 var opColumns = columns([]string{"op_id", "trace_id", "name", "ts_ns", "dur_ns", "pid", "tid", "external_id", "sequence_number",
 	"input_dims", "input_types", "site_id"},
 	duckdb.TYPE_BIGINT, duckdb.TYPE_INTEGER, duckdb.TYPE_VARCHAR, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
 	duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT,
 	duckdb.TYPE_VARCHAR, duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER)
 
-// opSource is the held CPU ops as rows of opColumns: what appending them,
-// op_sites.sql and shift_cpu_ops.sql stored before.
-type opSource struct {
-	rows  *heldReader[opRow]
-	sites sitesOf
-	key   int64
-	trace int32
-	base  int64
+// sitedRow is a held launch's or CPU op's values in its table's column
+// order: an id, the trace, then these, then the site.
+type sitedRow struct {
+	name    string
+	ts, dur int64     // ts relative to the trace's base
+	ints    [4]int64  // null for none
+	strs    [2]string // the first nstrs; "" for none
+	nstrs   int
 }
 
-func (s *opSource) Fill(chunk duckdb.DataChunk) (int, error) {
+func launchValues(x *launchRow) sitedRow {
+	return sitedRow{name: x.name, ts: x.ts, dur: x.dur, ints: [4]int64{x.pid, x.tid, x.correlation, x.externalID}}
+}
+
+func opValues(x *opRow) sitedRow {
+	return sitedRow{name: x.name, ts: x.ts, dur: x.dur, ints: [4]int64{x.pid, x.tid, x.externalID, x.seq},
+		strs: [2]string{x.dims, x.types}, nstrs: 2}
+}
+
+// sitedSource is held launches (launchColumns, by launchValues) or CPU ops
+// (opColumns, by opValues) as rows: what appending them, launch_sites.sql
+// or op_sites.sql, and shift_launches.sql or shift_cpu_ops.sql stored
+// before.
+type sitedSource[T any] struct {
+	rows   *heldReader[T]
+	values func(*T) sitedRow
+	sites  sitesOf
+	key    int64
+	trace  int32
+	base   int64
+}
+
+func (s *sitedSource[T]) Fill(chunk duckdb.DataChunk) (int, error) {
 	n := 0
 	for limit := schema.ChunkRows(); n < limit; n++ {
 		x, ord, err := s.rows.next()
@@ -219,36 +190,35 @@ func (s *opSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		r := s.values(x)
+		// Each value set separately (frameSource says why).
 		err = errors.Join(
 			duckdb.SetChunkValue(chunk, 0, n, s.key+ord),
 			duckdb.SetChunkValue(chunk, 1, n, s.trace),
-			duckdb.SetChunkValue(chunk, 2, n, x.name),
-			duckdb.SetChunkValue(chunk, 3, n, x.ts+s.base),
-			duckdb.SetChunkValue(chunk, 4, n, x.dur))
-		for _, c := range [...]struct {
-			col int
-			v   int64
-		}{{5, x.pid}, {6, x.tid}, {7, x.externalID}, {8, x.seq}} {
-			if c.v == null {
-				err = keep(err, chunk.SetValue(c.col, n, nil))
+			duckdb.SetChunkValue(chunk, 2, n, r.name),
+			duckdb.SetChunkValue(chunk, 3, n, r.ts+s.base),
+			duckdb.SetChunkValue(chunk, 4, n, r.dur))
+		col := 5
+		for _, v := range r.ints {
+			if v == null {
+				err = keep(err, chunk.SetValue(col, n, nil))
 			} else {
-				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+				err = keep(err, duckdb.SetChunkValue(chunk, col, n, v))
 			}
+			col++
 		}
-		for _, c := range [...]struct {
-			col int
-			v   string
-		}{{9, x.dims}, {10, x.types}} {
-			if c.v == "" {
-				err = keep(err, chunk.SetValue(c.col, n, nil))
+		for _, v := range r.strs[:r.nstrs] {
+			if v == "" {
+				err = keep(err, chunk.SetValue(col, n, nil))
 			} else {
-				err = keep(err, duckdb.SetChunkValue(chunk, c.col, n, c.v))
+				err = keep(err, duckdb.SetChunkValue(chunk, col, n, v))
 			}
+			col++
 		}
 		if site == null {
-			err = keep(err, chunk.SetValue(11, n, nil))
+			err = keep(err, chunk.SetValue(col, n, nil))
 		} else {
-			err = keep(err, duckdb.SetChunkValue(chunk, 11, n, int32(site)))
+			err = keep(err, duckdb.SetChunkValue(chunk, col, n, int32(site)))
 		}
 		if err != nil {
 			return 0, err
