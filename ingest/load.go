@@ -574,12 +574,14 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	if rank < 0 {
 		rank = 0 // corrected from distributedInfo by link_kernels
 	}
-	// Linked in Go, the kernels are held and inserted once linked (linkInGo).
-	for i := range b.kernels {
-		if !t.link.over {
-			break
-		}
-		k := &b.kernels[i]
+	// Only the SQL's link reads kernels appended here; linked in Go, they
+	// are held (t.link.hold) and inserted once linked (linkInGo).
+	kernels := b.kernels
+	if !t.link.over {
+		kernels = nil
+	}
+	for i := range kernels {
+		k := &kernels[i]
 		r := rank
 		if merged && k.device != null {
 			r = int(k.device)
