@@ -39,9 +39,11 @@ func fusionStore() rankStore {
 		forget: "fusion_store_forget", clear: "fusion_store_clear", rows: "fusion_store_rows", commit: "fusion_store_commit",
 		args: []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0)},
 		// a large rank's chain occurrences are found in Go (fusion_sweep.go)
-		chains: func(ctx context.Context, conn *sql.Conn, r runRank) (string, error) {
-			return sweepChains(ctx, conn, r.run, r.rank)
+		chains: func(ctx context.Context, conn *sql.Conn, r runRank) ([]any, error) {
+			chains, hits, err := sweepChains(ctx, conn, r.run, r.rank)
+			return []any{sql.Named("chains", chains), sql.Named("hits", hits)}, err
 		},
+		unchained:   []any{sql.Named("chains", nil), sql.Named("hits", nil)},
 		chainsAbove: fusionSweepKernels,
 		drop:        dropChainTables,
 	}

@@ -214,21 +214,23 @@ func (s *chainSweep) choose(e int32) error {
 // sweepChains finds the accepted chain occurrences of rank rank of run
 // (chainSweep) on conn and writes them to the temporary table
 // fusion_sweep_chains.sql makes, whose name it returns for
-// fusion_store_rows.sql ($chains). The caller drops the tables
-// (dropChainTables).
-func sweepChains(ctx context.Context, conn *sql.Conn, run, rank int64) (string, error) {
+// fusion_store_rows.sql ($chains), with that of the rank's keyword hits
+// (fusion_sweep_hits.sql; $hits), which the chain roles come from. The
+// caller drops the tables (dropChainTables).
+func sweepChains(ctx context.Context, conn *sql.Conn, run, rank int64) (chains, hits string, _ error) {
+	const swept, hitTable = "temp.main._fusion_swept", "temp.main._fusion_sweep_hits"
 	args := []any{sql.Named("run", run), sql.Named("rank", rank)}
-	for _, name := range []string{"fusion_sweep_roles", "fusion_sweep_chains"} {
+	for _, name := range []string{"fusion_sweep_hits", "fusion_sweep_roles", "fusion_sweep_chains"} {
 		if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
+			return "", "", fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	roles, entries, err := readChainRoles(ctx, conn)
 	if err != nil {
-		return "", fmt.Errorf("read chain roles: %w", err)
+		return "", "", fmt.Errorf("read chain roles: %w", err)
 	}
 	if len(roles) == 0 {
-		return "_fusion_swept", nil
+		return swept, hitTable, nil
 	}
 	// The kernels are read whole first: the appender reserves the
 	// connection, which the reading holds. Only the found kernels are kept.
@@ -259,14 +261,14 @@ func sweepChains(ctx context.Context, conn *sql.Conn, run, rank int64) (string, 
 		err = sw.endStream()
 	}
 	if err != nil {
-		return "", fmt.Errorf("fusion_sweep_kernels: %w", err)
+		return "", "", fmt.Errorf("fusion_sweep_kernels: %w", err)
 	}
 	if len(out) == 0 {
-		return "_fusion_swept", nil
+		return swept, hitTable, nil
 	}
 	cols := []string{"id", "variant", "step", "occurrence", "kernel_id"}
 	types := []duckdb.Type{duckdb.TYPE_VARCHAR, duckdb.TYPE_INTEGER, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT, duckdb.TYPE_BIGINT}
-	err = schema.WithQueryAppender(conn, "INSERT INTO temp.main._fusion_swept SELECT * FROM _chains", "_chains", cols, types,
+	err = schema.WithQueryAppender(conn, "INSERT INTO "+swept+" SELECT * FROM _chains", "_chains", cols, types,
 		func(a *schema.Appender) error {
 			for _, f := range out {
 				if err := a.Append(f.entry, int32(0), int64(f.step), f.occurrence, f.kernel); err != nil {
@@ -276,9 +278,9 @@ func sweepChains(ctx context.Context, conn *sql.Conn, run, rank int64) (string, 
 			return nil
 		})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return "_fusion_swept", nil
+	return swept, hitTable, nil
 }
 
 // readChainRoles reads fusion_sweep_roles.sql's table: each text's roles,
@@ -314,7 +316,7 @@ func readChainRoles(ctx context.Context, conn *sql.Conn) (map[int64][]chainRole,
 
 // dropChainTables drops sweepChains's temporary tables from conn.
 func dropChainTables(ctx context.Context, conn *sql.Conn) error {
-	for _, name := range []string{"fusion_sweep_drop_chains", "fusion_sweep_drop_roles"} {
+	for _, name := range []string{"fusion_sweep_drop_chains", "fusion_sweep_drop_roles", "fusion_sweep_drop_hits"} {
 		if _, err := conn.ExecContext(ctx, stmt(name)); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -164,13 +164,13 @@ func sweptRelated(t *testing.T, db *sql.DB, rank int64) (swept, sql string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table, err := sweepChains(ctx, conn, 1, rank)
+	table, hits, err := sweepChains(ctx, conn, 1, rank)
 	conn.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := `SELECT * FROM _fusion_related(1, NULL, %d, NULL, false%s) ORDER BY ALL`
-	swept = schematest.Dump(t, db, fmt.Sprintf(q, rank, ", chains := '"+table+"'"))
+	swept = schematest.Dump(t, db, fmt.Sprintf(q, rank, ", chains := '"+table+"', hits := '"+hits+"'"))
 	sql = schematest.Dump(t, db, fmt.Sprintf(q, rank, ""))
 	if conn, err = db.Conn(ctx); err != nil {
 		t.Fatal(err)

@@ -36,9 +36,11 @@ type rankStore struct {
 	batchable string
 	limit     int64 // GPU events per batch; 0 = batchKernels
 	// chains, when set, is asked for each rank of more than chainsAbove
-	// GPU events for the insert's $chains (saved alone, rank by rank);
-	// every other insert gets NULL. drop then runs before the commit.
-	chains      func(ctx context.Context, conn *sql.Conn, r runRank) (string, error)
+	// GPU events for the insert's further arguments (saved alone, rank by
+	// rank): the tables of its chain occurrences and keyword hits; every
+	// other insert gets unchained. drop then runs before the commit.
+	chains      func(ctx context.Context, conn *sql.Conn, r runRank) ([]any, error)
+	unchained   []any
 	chainsAbove int64
 	drop        func(ctx context.Context, conn *sql.Conn) error
 }
@@ -211,17 +213,15 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		if b.perRank {
 			for _, r := range b.ranks {
 				args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
-				if s.chains != nil {
-					var chains any
-					if r.kernels > s.chainsAbove {
-						releaseFreed(ctx)
-						t, err := s.chains(ctx, conn, r)
-						if err != nil {
-							return fail(fmt.Sprintf("rank %d: ", r.rank), err)
-						}
-						chains = t
+				if s.chains != nil && r.kernels > s.chainsAbove {
+					releaseFreed(ctx)
+					more, err := s.chains(ctx, conn, r)
+					if err != nil {
+						return fail(fmt.Sprintf("rank %d: ", r.rank), err)
 					}
-					args = append(args, sql.Named("chains", chains))
+					args = append(args, more...)
+				} else {
+					args = append(args, s.unchained...)
 				}
 				releaseFreed(ctx)
 				if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
@@ -235,9 +235,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 			}
 		} else if len(b.ranks) > 0 {
 			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
-			if s.chains != nil {
-				args = append(args, sql.Named("chains", nil))
-			}
+			args = append(args, s.unchained...)
 			releaseFreed(ctx)
 			if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 				return fail("", err)

@@ -218,6 +218,17 @@ FROM _text_kw t
 JOIN catalog_keywords kw USING (keyword_compact)
 GROUP BY t.name_id, t.site_id, t.op_name, kw.kind, kw.id, kw.step_no;
 
+-- _fusion_hits_table(hits): the table named hits, which holds
+-- _fusion_hits's rows of one rank (every stage, no mapping) as
+-- aggregates/fusion_sweep.go saves them (name_id, site_id, op_name, kind,
+-- id, step_no), or no row when hits is NULL; for the `hits` argument of
+-- _fusion_step_roles and _fusion_related.
+CREATE MACRO _fusion_hits_table(hits) AS TABLE
+SELECT * FROM query(CASE WHEN hits IS NULL
+                         THEN 'SELECT NULL::INTEGER AS name_id, NULL::INTEGER AS site_id, NULL::VARCHAR AS op_name,
+                                      NULL::VARCHAR AS kind, NULL::VARCHAR AS id, NULL::INTEGER AS step_no WHERE false'
+                         ELSE 'SELECT name_id, site_id, op_name, kind, id, step_no FROM ' || hits END);
+
 -- _fusion_gates(run, runs := NULL): one row per (trace of run `run`, or of
 -- the runs listed in `runs`; fusion entry) with the entry's non-share gates
 -- for that trace (see the header). Columns:
@@ -251,18 +262,23 @@ FROM traces t
 JOIN _run r ON r.run_id = t.run_id
 CROSS JOIN fusion_catalog f;
 
--- _fusion_step_roles(run, rnk): which chain step of which fusion entry
--- each distinct kernel text (name, site, op) of rank rnk of run `run` can
--- fill, as _fusion_related's _text_roles says (variant 0): a step keyword
--- hits the text, the entry's models and min_tp gates pass, and none of its
--- fused keywords hits the text. aggregates/fusion_sweep.go walks the
--- streams with it. Columns:
+-- _fusion_step_roles(run, rnk, hits := NULL): which chain step of which
+-- fusion entry each distinct kernel text (name, site, op) of rank rnk of
+-- run `run` can fill, as _fusion_related's _text_roles says (variant 0): a
+-- step keyword hits the text, the entry's models and min_tp gates pass,
+-- and none of its fused keywords hits the text. The hits are
+-- _fusion_hits's, or those of the table named hits (_fusion_hits_table).
+-- aggregates/fusion_sweep.go walks the streams with it. Columns:
 --   name_id, site_id, op_name   the text (join with IS NOT DISTINCT FROM)
 --   id, step                    the entry and the step the text can fill
 --   nsteps, ordered, max_between, max_gap_ns   the entry's, from fusion_catalog
-CREATE MACRO _fusion_step_roles(run, rnk) AS TABLE
+CREATE MACRO _fusion_step_roles(run, rnk, hits := NULL) AS TABLE
 WITH _h AS MATERIALIZED (
-    SELECT * FROM _fusion_hits(run, NULL, rnk, NULL)
+    SELECT name_id, site_id, op_name, kind, id, step_no FROM _fusion_hits(run, NULL, rnk, NULL)
+    WHERE hits IS NULL
+    UNION ALL
+    SELECT name_id, site_id, op_name, kind, id, step_no FROM _fusion_hits_table(hits)
+    WHERE hits IS NOT NULL
 )
 SELECT h.name_id, h.site_id, h.op_name, h.id, h.step_no AS step,
        f.steps AS nsteps, f.ordered, f.max_between, f.max_gap_ns
@@ -308,8 +324,10 @@ WHERE h.kind = 'step' AND f.steps > 0
 -- (aggregates/fusion_sweep.go, which the finish uses for large ranks:
 -- walking a stream here holds every kernel of the rank in memory, 700 MiB
 -- for 1.7 M kernels, and that state does not spill); the stream walk above
--- is then left out. Only for one rank, no mapping, no variants.
-CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants, runs := NULL, chains := NULL) AS TABLE
+-- is then left out. Only for one rank, no mapping, no variants. hits,
+-- when set, names a table of the rank's keyword hits (_fusion_hits_table),
+-- read instead of matching each text against the keywords again.
+CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants, runs := NULL, chains := NULL, hits := NULL) AS TABLE
 WITH RECURSIVE
 _entries AS (
     SELECT id, ordinal, steps, ordered, max_between, max_gap_ns FROM fusion_catalog
@@ -321,15 +339,9 @@ _kall AS MATERIALIZED (
     SELECT * FROM _fusion_kernels(run, mapping, rnk, runs := runs)
 ),
 _texts AS MATERIALIZED (
-    -- the run's distinct kernel texts (name, site, op), numbered, with the
-    -- compact forms keywords are matched on
-    SELECT c.name_id, c.site_id, c.op_name, row_number() OVER () AS text_id,
-           _fusion_compact(n.short_name) AS name_c,
-           _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
-           _fusion_compact(c.op_name) AS op_c
-    FROM (SELECT DISTINCT name_id, site_id, op_name FROM _kall) c
-    JOIN kernel_names n USING (name_id)
-    LEFT JOIN sites s ON s.site_id = c.site_id
+    -- the run's distinct kernel texts (name, site, op), numbered
+    SELECT name_id, site_id, op_name, row_number() OVER () AS text_id
+    FROM (SELECT DISTINCT name_id, site_id, op_name FROM _kall)
 ),
 _streams AS (
     SELECT trace_id, rank, dev, strm, row_number() OVER () AS sid
@@ -362,18 +374,39 @@ _in_stage AS (
 _hits AS MATERIALIZED (
     -- fused and step keyword hits per text, for entries whose models and
     -- min_tp gates pass (the same for every trace of a run; the framework
-    -- only changes the status). Matched text by text here, not through
-    -- _fusion_form_hits as _fusion_hits does: with its forms, this
-    -- statement of a rank given its chains (1 GB kernel-dense trace) ran
-    -- out of the finish's 200 MiB in two finishes of four and was made
-    -- again unbounded (590 MiB; bench/README.md, "Twenty-fifth figures").
+    -- only changes the status). Matched text by text here, on the compact
+    -- forms, not through _fusion_form_hits as _fusion_hits does: with its
+    -- forms, this statement of a rank given its chains (1 GB kernel-dense
+    -- trace) ran out of the finish's 200 MiB in two finishes of four and
+    -- was made again unbounded (590 MiB; bench/README.md, "Twenty-fifth
+    -- figures"). With `hits`, _fusion_hits's rows of the rank read from
+    -- that table instead (the finish's Go sweep saved them for its chain
+    -- roles): the text-by-text match was half of that statement's time.
     SELECT DISTINCT t.text_id, kw.kind, e.ordinal, kw.step_no
-    FROM _texts t
+    FROM (SELECT t.text_id,
+                 _fusion_compact(n.short_name) AS name_c,
+                 _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
+                 _fusion_compact(t.op_name) AS op_c
+          FROM _texts t
+          JOIN kernel_names n USING (name_id)
+          LEFT JOIN sites s ON s.site_id = t.site_id
+          WHERE hits IS NULL) t
     JOIN catalog_keywords kw
       ON kw.kind IN ('fused', 'step')
      AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
     JOIN _entries e USING (id)
     WHERE kw.id IN (SELECT id FROM _gates WHERE applies)
+    UNION ALL
+    SELECT DISTINCT t.text_id, h.kind, e.ordinal, h.step_no
+    FROM _fusion_hits_table(hits) h
+    JOIN _texts t
+      ON t.name_id = h.name_id
+     AND t.site_id IS NOT DISTINCT FROM h.site_id
+     AND t.op_name IS NOT DISTINCT FROM h.op_name
+    JOIN _entries e USING (id)
+    WHERE hits IS NOT NULL
+      AND h.kind IN ('fused', 'step')
+      AND h.id IN (SELECT id FROM _gates WHERE applies)
 ),
 _variants AS (
     SELECT ordinal, 0 AS variant, steps AS nsteps, ordered, max_between, max_gap_ns
@@ -637,11 +670,11 @@ CREATE MACRO _fusion_current(run, rnk, ofp := NULL) AS
 -- entries they subsume that came earlier in that order (a user catalog may
 -- rank a subsumer lower). Already-fused rows take no part: they say a fused
 -- kernel runs, which no chain contradicts.
-CREATE MACRO _fusion_matches_for(run, mapping, rnk, stg, share_floor, runs, chains := NULL) AS TABLE
+CREATE MACRO _fusion_matches_for(run, mapping, rnk, stg, share_floor, runs, chains := NULL, hits := NULL) AS TABLE
 WITH
 _related AS MATERIALIZED (
     SELECT *, CASE WHEN runs IS NULL THEN 0 ELSE (run_id::BIGINT << 32) | rank END AS grp
-    FROM _fusion_related(run, mapping, rnk, stg, false, runs := runs, chains := chains)
+    FROM _fusion_related(run, mapping, rnk, stg, false, runs := runs, chains := chains, hits := hits)
 ),
 _stage_ns AS (
     SELECT CASE WHEN runs IS NULL THEN 0 ELSE (run_id::BIGINT << 32) | rank END AS grp,
