@@ -13,8 +13,9 @@ import (
 
 // TestFinishBounded: a finish on a warehouse file runs under DuckDB's
 // finish bound and puts the caller's limit back; a save that runs out of
-// memory under the bound (8 MiB here) is made again without it, and the
-// saved copies equal those of a finish that was never bounded.
+// memory under the bound (8 MiB here) is made again without it, which its
+// notice says once, and the saved copies equal those of a finish that was
+// never bounded. A finish under the real bound says nothing.
 func TestFinishBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -56,7 +57,12 @@ func TestFinishBounded(t *testing.T) {
 	if got := limit(); got != "8.0 MiB" {
 		t.Fatalf("bounded finish: memory_limit %q, want 8.0 MiB", got)
 	}
-	finish(bctx, w)
+	var notes []string
+	finish(WithNotice(bctx, func(msg string) { notes = append(notes, msg) }), w)
+	if len(notes) != 1 || !strings.Contains(notes[0], "saving the overlap of run(s) sglang-llama ran out of the finish's memory bound") ||
+		!strings.Contains(notes[0], "Out of Memory") {
+		t.Errorf("notices of the lifted bound: %q, want one naming the overlap of sglang-llama and DuckDB's error", notes)
+	}
 	if got := limit(); got != before {
 		t.Fatalf("after a finish that ran out of 8 MiB: memory_limit %q, want the caller's %q (the bound lifted)", got, before)
 	}
@@ -73,8 +79,12 @@ func TestFinishBounded(t *testing.T) {
 	if _, err := ingest.Ingest(ctx, v, []string{path}, ingest.Options{Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := FinishPerRun(ctx, v.DB, catalog.Default()); err != nil {
+	notes = nil
+	if err := FinishPerRun(WithNotice(ctx, func(msg string) { notes = append(notes, msg) }), v.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
+	}
+	if len(notes) != 0 {
+		t.Errorf("FinishPerRun under its %d MiB bound: notices %q, want none", DuckDBFinishMiB, notes)
 	}
 	if got := limit(); got != before {
 		t.Fatalf("memory_limit after FinishPerRun %q, want %q", got, before)

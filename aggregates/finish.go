@@ -26,7 +26,7 @@ import (
 // bounded, for 16.2 -> 17.2 CPU-s (bench/README.md, "Finish bounded").
 // Should a save still not fit, the bound is lifted and that save made again
 // (ingest.LiftFinishBound), so a bound never fails a finish that would
-// have passed.
+// have passed; a context given WithNotice hears of it.
 const DuckDBFinishMiB = 200
 
 // Finish completes what reports need after an ingest: the catalog

@@ -100,8 +100,13 @@ func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch,
 			return err
 		}
 		// Out of memory under the finish's bound: the bound goes (for the
-		// rest of the finish) and the batch is saved again.
+		// rest of the finish) and the batch is saved again, which is said
+		// (WithNotice): unbounded, a finish peaked at 586-599 MiB where it
+		// took 370 bounded, and nothing showed why (bench/README.md,
+		// "Twenty-fifth figures").
 		if ingest.LiftFinishBound(ctx, err) {
+			notice(ctx, fmt.Sprintf("saving the %s of run(s) %s ran out of the finish's memory bound "+
+				"and was made again without it, which may take more memory: %s", store, runLabels(ctx, db, b.runs), firstLine(err)))
 			if err = save(ctx, db, b); err == nil || ctx.Err() != nil {
 				return err
 			}
@@ -159,4 +164,41 @@ func recordFailure(ctx context.Context, db *sql.DB, store string, run int64, err
 		f.Label = label
 	}
 	return f, nil
+}
+
+type noticeKey struct{}
+
+// WithNotice returns ctx carrying notice, which hears one line for each
+// save of a finish that ran out of the finish's memory bound and was made
+// again without it (ingest.LiftFinishBound): the copies are the same, but
+// the finish may take more memory than its bound says.
+func WithNotice(ctx context.Context, notice func(string)) context.Context {
+	return context.WithValue(ctx, noticeKey{}, notice)
+}
+
+// notice tells ctx's notice function, if any, msg.
+func notice(ctx context.Context, msg string) {
+	if f, ok := ctx.Value(noticeKey{}).(func(string)); ok && f != nil {
+		f(msg)
+	}
+}
+
+// runLabels names runs by their labels for a notice (their ids where a
+// label cannot be read).
+func runLabels(ctx context.Context, db *sql.DB, runs []int64) string {
+	names := make([]string, len(runs))
+	for i, run := range runs {
+		names[i] = fmt.Sprint(run)
+		var label string
+		if err := db.QueryRowContext(ctx, `SELECT label FROM runs WHERE run_id = ?`, run).Scan(&label); err == nil {
+			names[i] = label
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// firstLine is err's first line (DuckDB's errors carry more).
+func firstLine(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
 }

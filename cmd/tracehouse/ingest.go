@@ -158,8 +158,9 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	// Later reports need the catalog and read the saved overlap (shown as
-	// phases of the progress display).
-	err = target.Finish(ctx, w.DB, cat.Catalog())
+	// phases of the progress display); a save made again without the
+	// finish's memory bound is a note, as a file skipped is.
+	err = target.Finish(aggregates.WithNotice(ctx, iopt.Notice), w.DB, cat.Catalog())
 	done()
 	if err != nil && ctx.Err() != nil {
 		// Interrupted while saving the aggregates: the files are stored and
