@@ -47,11 +47,17 @@ const DuckDBFinishMiB = 200
 // save is mostly DuckDB planning its statements on one thread, so one save
 // alone left the other core idle (0.6 MB trace: 110 -> 81-99 ms; 270 MB:
 // 580 -> 460-540 ms, for about 35 MiB more at the peak). When the runs
-// due hold more than sideBySideKernels GPU events, the saves run one after
-// another instead: two side by side stacked their memory (issue 38: 250 MB
-// of tiny events, 202 k GPU events, peaked at 405 MiB side by side, 335 one
-// after another), and on a larger machine each statement has DuckDB's
-// threads to itself.
+// due hold more than sideBySideKernels GPU events, the fuse-pattern rows
+// and the overlap are saved one after the other instead, then the step
+// aggregates beside the overlap rows: the first two side by side stacked
+// their memory (issue 38: 250 MB of tiny events, 202 k GPU events, peaked
+// at 405 MiB side by side, 335 one after another; the 1 GB kernel-dense
+// trace's overlap ran out of the finish's bound beside the fuse-pattern
+// rows and, made again unbounded, peaked at 551-881 MiB), where the last
+// two kept the peak of the saves one after another (whole ingest, 1 GB
+// kernel-dense: 369-377 MiB against 361-395; 1 GB of tiny events 330-350
+// against 341-355) and save the overlap rows' wall time where a second
+// core is free (bench/README.md, "Twenty-eighth figures").
 //
 // A run whose copy cannot be saved fails alone (as in FinishPerRun): the
 // saves go on for the other runs and copies, and Finish returns a
@@ -76,15 +82,6 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	if due > sideBySide {
 		ctx = context.WithValue(ctx, releaseKey{}, true)
 	}
-	// one serializes the saves when the runs due are large.
-	var one sync.Mutex
-	save := func(f func() error) error {
-		if due > sideBySide {
-			one.Lock()
-			defer one.Unlock()
-		}
-		return f()
-	}
 	// A run's failure must not cancel the other saves (errgroup cancels on
 	// an error): it is set aside and joined at the end.
 	var mu sync.Mutex
@@ -99,18 +96,29 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 		}
 		return err
 	}
-	g, gctx := errgroup.WithContext(Announce(ctx, PhaseSaving))
-	g.Go(func() error { return save(func() error { return alone(savePendingFusion(gctx, db)) }) })
-	g.Go(func() error {
-		if err := save(func() error { return alone(SavePendingOverlap(gctx, db)) }); err != nil {
+	ctx = Announce(ctx, PhaseSaving)
+	fusion := func(ctx context.Context) error { return alone(savePendingFusion(ctx, db)) }
+	// overlap saves the per-kernel overlap, then the step aggregates beside
+	// the overlap rows (both read it).
+	overlap := func(ctx context.Context) error {
+		if err := alone(SavePendingOverlap(ctx, db)); err != nil {
 			return err
 		}
-		h, hctx := errgroup.WithContext(gctx)
-		h.Go(func() error { return save(func() error { return alone(SavePendingSteps(hctx, db)) }) })
-		h.Go(func() error { return save(func() error { return alone(savePendingOverlapRows(hctx, db, minDurNS)) }) })
+		h, hctx := errgroup.WithContext(ctx)
+		h.Go(func() error { return alone(SavePendingSteps(hctx, db)) })
+		h.Go(func() error { return alone(savePendingOverlapRows(hctx, db, minDurNS)) })
 		return h.Wait()
-	})
-	err = g.Wait()
+	}
+	if due > sideBySide {
+		if err = fusion(ctx); err == nil {
+			err = overlap(ctx)
+		}
+	} else {
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return fusion(gctx) })
+		g.Go(func() error { return overlap(gctx) })
+		err = g.Wait()
+	}
 	return JoinFinishErrors(append(failed, err, restore())...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -263,6 +264,10 @@ func sweepChains(ctx context.Context, conn *sql.Conn, run, rank int64) (chains, 
 	if err != nil {
 		return "", "", fmt.Errorf("fusion_sweep_kernels: %w", err)
 	}
+	// The events read are garbage now (as in sweepOverlapBy): under the
+	// process's Go memory limit no collection would come before the
+	// fuse-pattern statement, whose DuckDB memory would stack on them.
+	debug.FreeOSMemory()
 	if len(out) == 0 {
 		return swept, hitTable, nil
 	}
