@@ -170,11 +170,15 @@ func (w *writer) prepare(ctx context.Context) error {
 		return fmt.Errorf("lake %s: %w", w.dir, err)
 	}
 	w.claims = &claims{root: filepath.Join(w.dir, metaDir, "ids"), tmp: w.tmp}
+	all, err := tableColumns(ctx, w.conn)
+	if err != nil {
+		return err
+	}
 	w.cols = map[string][]column{}
 	for _, t := range Tables {
-		cols, err := tableColumns(ctx, w.conn, t.Name)
-		if err != nil {
-			return err
+		cols := all[t.Name]
+		if len(cols) == 0 {
+			return fmt.Errorf("lake: the warehouse has no table %s", t.Name)
 		}
 		for _, c := range cols {
 			if _, err := ruleOf(t.Name, c.name); err != nil {
@@ -189,30 +193,28 @@ func (w *writer) prepare(ctx context.Context) error {
 	return w.meta(ctx)
 }
 
-// tableColumns lists a table's columns in order.
-func tableColumns(ctx context.Context, q querier, table string) ([]column, error) {
-	rows, err := q.QueryContext(ctx, `SELECT column_name, data_type FROM duckdb_columns()
-		WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ?
-		ORDER BY column_index`, table)
+// tableColumns lists the columns of every table (and view) of the
+// warehouse, in order, by table name: one query for all of them, where one
+// per table was 16 statements of a write (each about 2 ms, most of it
+// DuckDB listing the catalog, the same for one table as for all).
+func tableColumns(ctx context.Context, q querier) (map[string][]column, error) {
+	rows, err := q.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM duckdb_columns()
+		WHERE database_name = current_database() AND schema_name = 'main'
+		ORDER BY table_name, column_index`)
 	if err != nil {
-		return nil, fmt.Errorf("lake: columns of %s: %w", table, err)
+		return nil, fmt.Errorf("lake: the warehouse's columns: %w", err)
 	}
 	defer rows.Close()
-	var cols []column
+	out := map[string][]column{}
 	for rows.Next() {
+		var table string
 		var c column
-		if err := rows.Scan(&c.name, &c.typ); err != nil {
+		if err := rows.Scan(&table, &c.name, &c.typ); err != nil {
 			return nil, err
 		}
-		cols = append(cols, c)
+		out[table] = append(out[table], c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(cols) == 0 {
-		return nil, fmt.Errorf("lake: the warehouse has no table %s", table)
-	}
-	return cols, nil
+	return out, rows.Err()
 }
 
 type querier interface {
