@@ -68,7 +68,10 @@ func Open(path string, c Counter) (r io.ReadCloser, gz bool, err error) {
 		return nil, false, err
 	}
 	if n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(src)
+		// The inflater reads through a bufio.Reader of its own, 4 KiB at a
+		// time, unless given one: with this one a 28 MB gzip trace takes
+		// about 110 reads from disk instead of 7,000.
+		zr, err := gzip.NewReader(bufio.NewReaderSize(src, gzipReadBytes))
 		if err != nil {
 			f.Close()
 			return nil, true, parseerr.AtOffset(path, -1, 0, "", parseerr.Errorf(ErrGzip, "bad gzip header: %v", err))
@@ -77,6 +80,9 @@ func Open(path string, c Counter) (r io.ReadCloser, gz bool, err error) {
 	}
 	return readCloser{src, f}, false, nil
 }
+
+// gzipReadBytes is how much of a gzip file one read from disk takes.
+const gzipReadBytes = 256 << 10
 
 // readCloser reads through r and closes the file underneath.
 type readCloser struct {
