@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -94,6 +95,13 @@ func memoryRows(ctx context.Context, c config, add func(row)) error {
 			}
 			events, _ = strconv.ParseInt(m[2], 10, 64)
 			fmt.Fprintf(os.Stderr, "  run %d: %.2f s wall, %.2f s CPU, peak %d MiB, %d events\n", k+1, p.wall.Seconds(), p.cpu.Seconds(), p.peakMiB, events)
+			// The ingest's notes (a save made again without the finish's
+			// memory bound, say) explain a peak, so they go beside it.
+			for _, line := range strings.Split(p.stderr, "\n") {
+				if strings.HasPrefix(line, "note:") {
+					fmt.Fprintf(os.Stderr, "    %s\n", line)
+				}
+			}
 			ps = append(ps, p)
 		}
 		st := summarize(ps)
