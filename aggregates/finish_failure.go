@@ -159,11 +159,17 @@ func recordFailure(ctx context.Context, db *sql.DB, store string, run int64, err
 	if rerr != nil {
 		return f, fmt.Errorf("record that saving the %s of run %d failed: %w", store, run, rerr)
 	}
-	var label string
-	if rerr := db.QueryRowContext(ctx, `SELECT label FROM runs WHERE run_id = ?`, run).Scan(&label); rerr == nil {
-		f.Label = label
-	}
+	f.Label = runLabel(ctx, db, run)
 	return f, nil
+}
+
+// runLabel is run's label, or its id where the label cannot be read.
+func runLabel(ctx context.Context, db *sql.DB, run int64) string {
+	var label string
+	if err := db.QueryRowContext(ctx, `SELECT label FROM runs WHERE run_id = ?`, run).Scan(&label); err != nil {
+		return fmt.Sprint(run)
+	}
+	return label
 }
 
 type noticeKey struct{}
@@ -183,16 +189,11 @@ func notice(ctx context.Context, msg string) {
 	}
 }
 
-// runLabels names runs by their labels for a notice (their ids where a
-// label cannot be read).
+// runLabels names runs by their labels for a notice (runLabel).
 func runLabels(ctx context.Context, db *sql.DB, runs []int64) string {
 	names := make([]string, len(runs))
 	for i, run := range runs {
-		names[i] = fmt.Sprint(run)
-		var label string
-		if err := db.QueryRowContext(ctx, `SELECT label FROM runs WHERE run_id = ?`, run).Scan(&label); err == nil {
-			names[i] = label
-		}
+		names[i] = runLabel(ctx, db, run)
 	}
 	return strings.Join(names, ", ")
 }
