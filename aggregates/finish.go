@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -82,6 +83,8 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	if due > sideBySide {
 		ctx = context.WithValue(ctx, releaseKey{}, true)
 	}
+	stopReleasing := releaseFreedWhile(ctx)
+	defer stopReleasing()
 	// A run's failure must not cancel the other saves (errgroup cancels on
 	// an error): it is set aside and joined at the end.
 	var mu sync.Mutex
@@ -143,6 +146,39 @@ func releaseFreed(ctx context.Context) {
 		schema.ReleaseFreedPages()
 	}
 }
+
+// releaseFreedWhile hands DuckDB's freed pages back to the kernel every
+// releaseEvery until stop, when ctx is a large finish's. releaseFreed
+// before each statement does not reach the pages a statement frees while
+// it runs, nor those the save beside it frees: they stayed resident up to
+// jemalloc's 1 s decay while the next operator grew. At the 1 GB
+// kernel-dense trace the finish's peak was DuckDB's 200 MiB bound, about
+// 30 MiB of its allocations outside it, 25 MiB of Go heap, 54 MiB of the
+// binary's text, and 50-210 MiB of such freed pages; the last is what
+// moved the whole ingest's peak between 363 and 441 MiB (bench/README.md,
+// "Thirty-second figures").
+func releaseFreedWhile(ctx context.Context) (stop func()) {
+	if ctx.Value(releaseKey{}) == nil {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(releaseEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				schema.ReleaseFreedPages()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+const releaseEvery = 100 * time.Millisecond
 
 // sideBySideKernels is the most GPU events the runs due may hold for
 // Finish to run its saves side by side (the 270 MB SGLang trace has 85 k).
