@@ -112,6 +112,9 @@ type Server struct {
 	id        int64 // file ids start here, distinct across servers
 	written   []string
 	writers   sync.WaitGroup
+	// over closes when the test ends: a writer still waiting out its
+	// delay then writes nothing, as a server killed mid-flush would.
+	over chan struct{}
 }
 
 // startBody is the union of the /start_profile bodies.
@@ -126,8 +129,8 @@ type startBody struct {
 // salt keeps the files of every fake server in a process distinct.
 var salt atomic.Int64
 
-// New starts a fake server, closed (after its writers finish) when the
-// test ends. Make the directories it writes into before calling New:
+// New starts a fake server, closed when the test ends, after the writers
+// already writing finish (one still waiting out its delay writes nothing). Make the directories it writes into before calling New:
 // cleanups run last-registered first, so a directory made later is
 // removed while a writer may still be filling it.
 func New(t testing.TB, cfg Config) *Server {
@@ -147,9 +150,10 @@ func New(t testing.TB, cfg Config) *Server {
 			return SynthTrace(fw, rank, stage, graph, base+n.Add(1))
 		}
 	}
-	s := &Server{cfg: cfg, t: t, calls: map[string]int{}, id: salt.Add(1) * 1000}
+	s := &Server{cfg: cfg, t: t, calls: map[string]int{}, id: salt.Add(1) * 1000, over: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(func() {
+		close(s.over)
 		s.Server.Close()
 		s.writers.Wait()
 	})
@@ -423,7 +427,13 @@ func (s *Server) stopLocked() {
 		s.writers.Add(1)
 		go func() {
 			defer s.writers.Done()
-			time.Sleep(delay + time.Duration(rank)*s.cfg.RankStagger)
+			wait := time.NewTimer(delay + time.Duration(rank)*s.cfg.RankStagger)
+			defer wait.Stop()
+			select {
+			case <-wait.C:
+			case <-s.over:
+				return
+			}
 			if err := s.write(f.name, b); err != nil {
 				if errors.Is(err, os.ErrNotExist) {
 					// The test is over and its directory gone.
