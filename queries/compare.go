@@ -17,6 +17,27 @@ type CompareParams struct {
 	Fresh bool
 }
 
+// stepTwins are the twins of the computing macros a compare or history
+// query calls beside the saved step aggregates (steps.sql, idle.sql):
+// named in their place when every run the query reads is saved and
+// current, so that DuckDB does not bind what a constant would skip (see
+// collectSaved). A name the query does not call is left out.
+func stepTwins(fresh bool, names ...string) []savedTwin {
+	if !fresh {
+		return nil
+	}
+	twin := map[string]string{
+		"step_totals_for":   "_step_totals_none",
+		"step_kernels_for":  "_step_kernels_none",
+		"_idle_step_causes": "_idle_step_causes_saved",
+	}
+	out := make([]savedTwin, len(names))
+	for i, n := range names {
+		out[i] = savedTwin{n, twin[n]}
+	}
+	return out
+}
+
 func (p CompareParams) args() []any {
 	return []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("keep_edges", p.KeepEdges),
 		sql.Named("fresh", p.Fresh)}
@@ -89,7 +110,8 @@ var IdleCauseNames = []string{"host_bound", "launch_latency", "sync", "graph_int
 
 // CompareSteps returns the per-step samples of one side.
 func CompareSteps(ctx context.Context, q Querier, p CompareParams) ([]CompareStepsRow, error) {
-	return collect(ctx, q, "compare_steps", p.args(), func(rows *sql.Rows) (CompareStepsRow, error) {
+	twins := stepTwins(p.Fresh, "step_totals_for", "_idle_step_causes")
+	return collectSaved(ctx, q, "compare_steps", twins, p.args(), func(rows *sql.Rows) (CompareStepsRow, error) {
 		var r CompareStepsRow
 		var c [5]sql.NullInt64
 		err := rows.Scan(&r.Stage, &r.Rank, &r.TraceID, &r.Step, &r.Source, &r.BatchSize, &r.Tokens,
@@ -113,7 +135,7 @@ type CompareKernelStepsRow struct {
 
 // CompareKernelSteps returns every kernel's time per step of one side.
 func CompareKernelSteps(ctx context.Context, q Querier, p CompareParams) ([]CompareKernelStepsRow, error) {
-	return collect(ctx, q, "compare_kernel_steps", p.args(), func(rows *sql.Rows) (CompareKernelStepsRow, error) {
+	return collectSaved(ctx, q, "compare_kernel_steps", stepTwins(p.Fresh, "step_kernels_for"), p.args(), func(rows *sql.Rows) (CompareKernelStepsRow, error) {
 		var r CompareKernelStepsRow
 		err := rows.Scan(&r.Stage, &r.Kernel, &r.Rank, &r.TraceID, &r.Step, &r.NS, &r.Launches)
 		return r, err
@@ -136,7 +158,7 @@ type CompareKernelsRow struct {
 
 // CompareKernels returns one side's kernel rows over the steps used.
 func CompareKernels(ctx context.Context, q Querier, p CompareParams) ([]CompareKernelsRow, error) {
-	return collect(ctx, q, "compare_kernels", p.args(), func(rows *sql.Rows) (CompareKernelsRow, error) {
+	return collectSaved(ctx, q, "compare_kernels", stepTwins(p.Fresh, "step_kernels_for"), p.args(), func(rows *sql.Rows) (CompareKernelsRow, error) {
 		var r CompareKernelsRow
 		err := rows.Scan(&r.Stage, &r.Kernel, &r.Family, &r.Category, &r.NS, &r.Launches, &r.StageNS,
 			&r.HiddenNS, &r.HiddenByComputNS, &r.Site)

@@ -83,7 +83,9 @@ func HistorySteps(ctx context.Context, q Querier, p HistoryStepsParams) ([]Histo
 	}
 	var out []HistoryStepsRow
 	if len(freshList) > 0 {
-		rows, err := collect(ctx, q, "history_steps", args(sql.NullInt64{}, freshList), scan)
+		// no run to compute ($run NULL): the computing macros' twins
+		twins := stepTwins(true, "step_totals_for", "step_kernels_for", "_idle_step_causes")
+		rows, err := collectSaved(ctx, q, "history_steps", twins, args(sql.NullInt64{}, freshList), scan)
 		if err != nil {
 			return nil, err
 		}

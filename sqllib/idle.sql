@@ -296,6 +296,24 @@ FROM (SELECT * FROM idle_step_store WHERE list_contains(saved_runs::BIGINT[], ru
 WHERE scope = 'device'
 GROUP BY run_id, trace_id, rank, stage, step;
 
+-- _idle_step_causes_saved(saved_runs, computed_run): _idle_step_causes
+-- with no run to compute (computed_run is ignored): the rows of the runs
+-- in saved_runs, from idle_step_store alone. A query that has no run to
+-- compute names it in place of _idle_step_causes (queries/compare.go,
+-- history.go), so that DuckDB does not bind _idle_steps_for (see
+-- _idle_steps_saved); the sums are _idle_step_causes'.
+CREATE MACRO _idle_step_causes_saved(saved_runs, computed_run) AS TABLE
+SELECT run_id, trace_id, rank, stage, step,
+       sum(idle_ns)::BIGINT AS idle_ns,
+       sum(host_bound_ns)::BIGINT AS host_bound_ns,
+       sum(launch_latency_ns)::BIGINT AS launch_latency_ns,
+       sum(sync_ns)::BIGINT AS sync_ns,
+       sum(graph_internal_ns)::BIGINT AS graph_internal_ns,
+       sum(other_ns)::BIGINT AS other_ns
+FROM idle_step_store
+WHERE list_contains(saved_runs::BIGINT[], run_id::BIGINT) AND scope = 'device'
+GROUP BY run_id, trace_id, rank, stage, step;
+
 -- idle_gaps(run, launch_gap_ns := 30000): every gap of one run (id or
 -- label), in both scopes, with its cause (_idle_gaps_for's columns).
 CREATE MACRO idle_gaps(run, launch_gap_ns := 30000) AS TABLE
