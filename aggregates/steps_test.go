@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestStepsStale: runs whose steps came from annotations are current for
@@ -16,14 +15,7 @@ import (
 func TestStepsStale(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama", "../testdata/demo/trtllm-llama"}, ingest.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	w := schematest.Open(t, demoTemplate(t, "sglang-llama", "trtllm-llama"))
 	var runs []int64
 	rows, err := w.DB.QueryContext(ctx, `SELECT run_id FROM runs ORDER BY run_id DESC`)
 	if err != nil {
@@ -62,19 +54,9 @@ func TestStepsStale(t *testing.T) {
 func TestReadStepsEqualsStoredRecompute(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	open := func() *schema.Warehouse {
-		w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Close() })
-		// one job: the same trace and kernel ids in both warehouses
-		if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama", "../testdata/demo/trtllm-llama"}, ingest.Options{Jobs: 1}); err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
-	read, stored := open(), open()
+	// two copies of one warehouse: the same trace and kernel ids in both
+	template := demoTemplate(t, "sglang-llama", "trtllm-llama")
+	read, stored := schematest.Open(t, template), schematest.Open(t, template)
 	const by = "SoftMax"
 	var runs []int64
 	rows, err := read.DB.QueryContext(ctx, `SELECT run_id FROM runs ORDER BY run_id`)

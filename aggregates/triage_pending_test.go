@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
@@ -18,12 +17,7 @@ import (
 func TestTriagePendingLeavesLargeRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := schematest.Open(t, "")
-	for label, path := range map[string]string{"sglang": "../testdata/demo/sglang-llama", "trtllm": "../testdata/demo/trtllm-llama"} {
-		if res, err := ingest.Ingest(ctx, w, []string{path}, ingest.Options{Run: label, Jobs: 1}); err != nil || res.Failed() > 0 {
-			t.Fatalf("ingest %s: %v %+v", label, err, res)
-		}
-	}
+	w := schematest.Open(t, demoTemplate(t, "sglang-llama", "trtllm-llama"))
 	gpu := map[int64]int64{}
 	rows, err := w.DB.Query(`SELECT run_id, count(*) FROM kernels GROUP BY run_id`) // every kind: kernel, memcpy, memset
 	if err != nil {
@@ -39,7 +33,7 @@ func TestTriagePendingLeavesLargeRuns(t *testing.T) {
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	sg, tr := runID(t, w, "sglang"), runID(t, w, "trtllm")
+	sg, tr := runID(t, w, "sglang-llama"), runID(t, w, "trtllm-llama")
 	if gpu[sg] == gpu[tr] || gpu[sg] == 0 || gpu[tr] == 0 {
 		t.Fatalf("GPU events per run %v: want two different, non-zero counts", gpu)
 	}

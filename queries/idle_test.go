@@ -10,24 +10,16 @@ import (
 
 	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/schema"
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // finishedDemoTemplate is testdata/demo ingested and finished (overlap,
 // step aggregates and idle rows saved, catalog installed), as `ingest`
-// leaves a warehouse.
+// leaves a warehouse: demoTemplate's warehouse, finished.
 func finishedDemoTemplate(t testing.TB) string {
 	t.Helper()
-	return schematest.Template(t, "demo-finished", func(ctx context.Context, w *schema.Warehouse) error {
-		res, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{Jobs: 2})
-		if err == nil && res.Failed() > 0 {
-			err = res.Files[0].Err
-		}
-		if err != nil {
-			return err
-		}
+	return schematest.Derived(t, "demo-finished", demoTemplate(t), func(ctx context.Context, w *schema.Warehouse) error {
 		return aggregates.FinishPerRun(ctx, w.DB, catalog.Default())
 	})
 }

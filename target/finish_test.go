@@ -24,15 +24,21 @@ func TestMain(m *testing.M) {
 // runRank is one rank of one run.
 type runRank struct{ run, rank int64 }
 
+// ingestedDemo is a template of testdata/demo ingested, not finished.
+func ingestedDemo(t *testing.T) string {
+	t.Helper()
+	return schematest.Template(t, "ingested-demo", func(ctx context.Context, w *schema.Warehouse) error {
+		_, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{})
+		return err
+	})
+}
+
 // finishedDemo is testdata/demo ingested and finished (Finish) once per
 // test binary, copied for t alone (tests change it), with every (run,
 // rank) it holds.
 func finishedDemo(t *testing.T) (*schema.Warehouse, []runRank) {
 	t.Helper()
-	w := schematest.Open(t, schematest.Template(t, "finished-demo", func(ctx context.Context, w *schema.Warehouse) error {
-		if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{}); err != nil {
-			return err
-		}
+	w := schematest.Open(t, schematest.Derived(t, "finished-demo", ingestedDemo(t), func(ctx context.Context, w *schema.Warehouse) error {
 		return Finish(ctx, w.DB, catalog.Default())
 	}))
 	rows, err := w.DB.Query(`SELECT DISTINCT run_id, rank FROM kernels ORDER BY 1, 2`)
@@ -197,10 +203,7 @@ func TestFinishSavesOverlapRows(t *testing.T) {
 func TestFinishFailedSaveLeavesTheOthers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := schematest.Open(t, schematest.Template(t, "ingested-demo", func(ctx context.Context, w *schema.Warehouse) error {
-		_, err := ingest.Ingest(ctx, w, []string{"../testdata/demo"}, ingest.Options{})
-		return err
-	}))
+	w := schematest.Open(t, ingestedDemo(t))
 	// The fuse-pattern rows no longer fit their table: that save fails.
 	if _, err := w.DB.ExecContext(ctx, `ALTER TABLE fusion_match_store ADD COLUMN extra INTEGER`); err != nil {
 		t.Fatal(err)

@@ -88,7 +88,19 @@ func Migrated(tb testing.TB) string {
 // a copy, or open it read-only.
 func Template(tb testing.TB, name string, fill func(context.Context, *schema.Warehouse) error) string {
 	tb.Helper()
-	return TemplateFile(tb, name, func(path string) error {
+	return Derived(tb, name, Migrated(tb), fill)
+}
+
+// Derived is Template starting from another template (base, a path
+// Template or Derived returned) rather than the migrated one: a
+// warehouse that is another with more done to it (the demo ingested,
+// then finished) is built from a copy of that one, not from scratch.
+func Derived(tb testing.TB, name, base string, fill func(context.Context, *schema.Warehouse) error) string {
+	tb.Helper()
+	return build(tb, name, func(path string) error {
+		if err := copyFile(path, base); err != nil {
+			return err
+		}
 		ctx := context.Background()
 		w, err := schema.Open(ctx, path, schema.Options{Threads: 1})
 		if err != nil {
