@@ -260,15 +260,27 @@ func Open(ctx context.Context, path string, opt Options) (*Warehouse, error) {
 		}
 		return open(path, true, opt, init)
 	}
-	ms, err := LoadMigrations(src)
-	if err != nil {
-		return nil, err
-	}
 	if path == Memory && opt.Migrations == nil && !opt.NoTemplate {
+		ms, err := LoadMigrations(src)
+		if err != nil {
+			return nil, err
+		}
 		return openTemplate(ctx, ms, opt, init)
 	}
 	w, err := open(path, false, opt, init)
 	if err != nil {
+		return nil, err
+	}
+	// A current warehouse (every file made from the template is) needs
+	// neither the migrations' text nor the library split into statements:
+	// one query says so. Splitting the library was about 2% of a small
+	// ingest's CPU, the three queries it replaces about 1.5 ms.
+	if withLibrary && upToDate(ctx, w.DB, len(names)) {
+		return w, nil
+	}
+	ms, err := LoadMigrations(src)
+	if err != nil {
+		w.Close()
 		return nil, err
 	}
 	if err := checkOurs(ctx, w.DB, path); err != nil {
