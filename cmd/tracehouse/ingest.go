@@ -151,6 +151,15 @@ func ingestRun(opts *IngestOptions) error {
 		return err
 	}
 	defer w.Close()
+	// On a machine of two cores the whole command runs DuckDB on the
+	// calling threads (ingest.CallersOnly), not only the load and the
+	// finish's saves, which set it and put the worker back after: the
+	// triage reports the finish saves last ran beside a worker the
+	// callers spun on, and the worker was stopped and started twice. The
+	// warehouse closes with the command, so nothing is put back.
+	if _, err := ingest.CallersOnly(opts.Ctx, w.DB); err != nil {
+		return err
+	}
 	ctx, iopt, done := withProgress(opts.Ctx, opts.common, opts.ingestOptions())
 	res, err := ingest.Ingest(ctx, w, opts.Paths, iopt)
 	if err != nil {
