@@ -76,10 +76,11 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, due, restore, err := finishSettings(ctx, db)
+	ctx, todo, restore, err := finishSettings(ctx, db)
 	if err != nil {
 		return err
 	}
+	due := todo.kernelsDue()
 	if due > sideBySide {
 		ctx = context.WithValue(ctx, releaseKey{}, true)
 	}
@@ -100,16 +101,36 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 		return err
 	}
 	ctx = Announce(ctx, PhaseSaving)
-	fusion := func(ctx context.Context) error { return alone(savePendingFusion(ctx, db)) }
+	fusion := func(ctx context.Context) error {
+		if len(todo.fusion) == 0 {
+			return nil
+		}
+		phase(ctx, PhaseFusion)
+		return alone(fusionStore().saveKnown(ctx, db, todo.fusion, todo.ranks))
+	}
 	// overlap saves the per-kernel overlap, then the step aggregates beside
 	// the overlap rows (both read it).
 	overlap := func(ctx context.Context) error {
-		if err := alone(SavePendingOverlap(ctx, db)); err != nil {
+		if len(todo.overlap) > 0 {
+			phase(ctx, PhaseOverlap)
+		}
+		if err := alone(overlapStore().saveKnown(ctx, db, todo.overlap, todo.ranks)); err != nil {
 			return err
 		}
 		h, hctx := errgroup.WithContext(ctx)
-		h.Go(func() error { return alone(SavePendingSteps(hctx, db)) })
-		h.Go(func() error { return alone(savePendingOverlapRows(hctx, db, minDurNS)) })
+		h.Go(func() error {
+			if len(todo.steps) > 0 {
+				phase(hctx, PhaseSteps)
+			}
+			return alone(stepStore().saveKnown(hctx, db, todo.steps, todo.ranks))
+		})
+		h.Go(func() error {
+			if len(todo.rows) == 0 {
+				return nil
+			}
+			phase(hctx, PhaseOverlapRows)
+			return alone(overlapRowsStore(minDurNS).saveKnown(hctx, db, todo.rows, todo.ranks))
+		})
 		return h.Wait()
 	}
 	if due > sideBySide {
@@ -184,46 +205,71 @@ const releaseEvery = 100 * time.Millisecond
 // Finish to run its saves side by side (the 270 MB SGLang trace has 85 k).
 const sideBySideKernels = 1 << 17
 
+// finishPlan is what a finish saves: the runs whose copy of each store is
+// due, in run order, and the ranks with GPU events of all of them.
+type finishPlan struct {
+	overlap, fusion, steps, rows []int64
+	ranks                        []runRank // never nil
+}
+
+// finishPending asks, in one query (finish_pending.sql), which copies of
+// which runs are due and those runs' ranks: the pending queries of the
+// four stores, one of them twice, and a ranks query per store were ten
+// statements of about 1 ms each. The saves write only their own records,
+// so what is due does not change while the finish runs.
+func finishPending(ctx context.Context, db *sql.DB) (finishPlan, error) {
+	p := finishPlan{ranks: []runRank{}}
+	rows, err := inline.Query(ctx, db, stmt("finish_pending"), sql.Named("max_attempts", FinishAttempts))
+	if err != nil {
+		return p, fmt.Errorf("find runs without saved copies: %w", err)
+	}
+	defer rows.Close()
+	last := int64(-1)
+	for rows.Next() {
+		var run int64
+		var overlap, fusion, steps, overlapRows bool
+		var rank, kernels sql.NullInt64
+		if err := rows.Scan(&run, &overlap, &fusion, &steps, &overlapRows, &rank, &kernels); err != nil {
+			return p, fmt.Errorf("find runs without saved copies: %w", err)
+		}
+		if run != last {
+			last = run
+			for _, d := range []struct {
+				due  bool
+				runs *[]int64
+			}{{overlap, &p.overlap}, {fusion, &p.fusion}, {steps, &p.steps}, {overlapRows, &p.rows}} {
+				if d.due {
+					*d.runs = append(*d.runs, run)
+				}
+			}
+		}
+		if rank.Valid {
+			p.ranks = append(p.ranks, runRank{run: run, rank: rank.Int64, kernels: kernels.Int64})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return p, fmt.Errorf("find runs without saved copies: %w", err)
+	}
+	return p, nil
+}
+
 // dueKernels counts the GPU events of the runs whose saved overlap is due
-// (overlap_pending.sql): the runs an ingest just stored, whose every copy
-// is due with it.
+// (finishPending).
 func dueKernels(ctx context.Context, db *sql.DB) (int64, error) {
-	runs, err := pendingRuns(ctx, db, "overlap_pending")
-	if err != nil {
-		return 0, fmt.Errorf("find runs without a saved overlap: %w", err)
-	}
-	if len(runs) == 0 {
-		return 0, nil
-	}
-	ranks, err := runRanks(ctx, db, runs)
-	if err != nil {
-		return 0, fmt.Errorf("count the GPU events of the runs due: %w", err)
-	}
+	p, err := finishPending(ctx, db)
+	return p.kernelsDue(), err
+}
+
+// kernelsDue counts the GPU events of the runs whose saved overlap is due:
+// the runs an ingest just stored, whose every copy is due with it.
+func (p finishPlan) kernelsDue() int64 {
 	var n int64
-	for _, r := range ranks {
-		n += r.kernels
+	for _, r := range p.ranks {
+		if slices.Contains(p.overlap, r.run) {
+			n += r.kernels
+		}
 	}
-	return n, nil
-}
-
-// savePendingFusion saves the fuse-pattern rows of every run without a
-// current copy.
-func savePendingFusion(ctx context.Context, db *sql.DB) error {
-	runs, err := FusionPending(ctx, db)
-	if err != nil || len(runs) == 0 {
-		return err
-	}
-	return SaveFusion(ctx, db, runs)
-}
-
-// savePendingOverlapRows saves the overlap-opportunity rows of every run
-// without a current copy; it needs the saved overlap only for speed.
-func savePendingOverlapRows(ctx context.Context, db *sql.DB, minDurNS int64) error {
-	runs, err := OverlapRowsPending(ctx, db)
-	if err != nil || len(runs) == 0 {
-		return err
-	}
-	return SaveOverlapRows(ctx, db, runs, minDurNS)
+	return n
 }
 
 // FinishPerRun completes what reports need after an ingest, but the
@@ -258,7 +304,7 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 }
 
 // finishSettings sets DuckDB up for a finish's saves until restore, and
-// returns the GPU events of the runs due (dueKernels): its memory bounded
+// returns what is due (finishPending): its memory bounded
 // on a file warehouse (ingest.BoundFinish) and no worker threads beside
 // the saves' own on a small machine (ingest.CallersOnly), whatever the
 // runs' size. With a worker, DuckDB's calling thread spun while the worker
@@ -268,20 +314,20 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // from everything else. Callers only, the finish of the 1 GB tiny-events
 // trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
 // 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fifth figures").
-func finishSettings(ctx context.Context, db *sql.DB) (_ context.Context, due int64, restore func() error, _ error) {
+func finishSettings(ctx context.Context, db *sql.DB) (_ context.Context, todo finishPlan, restore func() error, _ error) {
 	ctx, unbound, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
 	if err != nil {
-		return ctx, 0, nil, err
+		return ctx, todo, nil, err
 	}
-	due, err = dueKernels(ctx, db)
+	todo, err = finishPending(ctx, db)
 	if err != nil {
-		return ctx, 0, nil, JoinFinishErrors(err, unbound())
+		return ctx, todo, nil, JoinFinishErrors(err, unbound())
 	}
 	callers, err := ingest.CallersOnly(ctx, db)
 	if err != nil {
-		return ctx, 0, nil, JoinFinishErrors(err, unbound())
+		return ctx, todo, nil, JoinFinishErrors(err, unbound())
 	}
-	return ctx, due, func() error { return errors.Join(callers(), unbound()) }, nil
+	return ctx, todo, func() error { return errors.Join(callers(), unbound()) }, nil
 }
 
 // FinishCatalog is a finish's first step: the catalog installed (reported as

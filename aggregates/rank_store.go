@@ -48,11 +48,17 @@ type rankStore struct {
 // save computes and saves the rows of every rank of runs, in one
 // transaction per batch (batchKernels).
 func (s rankStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
+	return s.saveKnown(ctx, db, runs, nil)
+}
+
+// saveKnown is save with the ranks of runs known (a finish's plan,
+// finishPending); nil asks the warehouse (run_ranks.sql).
+func (s rankStore) saveKnown(ctx context.Context, db *sql.DB, runs []int64, known []runRank) error {
 	limit := s.limit
 	if limit == 0 {
 		limit = batchKernels
 	}
-	return saveInBatches(ctx, db, s.what, s.batchable, runs, limit, s.saveBatch, s.alone)
+	return saveInBatches(ctx, db, s.what, s.batchable, runs, known, limit, s.saveBatch, s.alone)
 }
 
 // alone reports whether run's ranks (ranks) are saved alone, rank by rank:
@@ -63,9 +69,9 @@ func (s rankStore) alone(ranks []runRank) bool {
 
 // saveInBatches plans runs into batches (plan) and saves each with save.
 // A run alone says true of is a batch of its own, saved rank by rank.
-func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs []int64, limit int64,
+func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs []int64, known []runRank, limit int64,
 	save func(context.Context, *sql.DB, batch) error, alone func([]runRank) bool) error {
-	bs, err := plan(ctx, db, batchable, runs, limit)
+	bs, err := plan(ctx, db, batchable, runs, known, limit)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", what, err)
 	}
@@ -106,14 +112,14 @@ func apart(bs []batch, alone func([]runRank) bool) []batch {
 	return out
 }
 
-// plan groups runs into batches (batches) by their ranks' sizes; with
-// batchable set, only the runs that statement accepts (someRuns) may share
-// a batch.
-func plan(ctx context.Context, db *sql.DB, batchable string, runs []int64, limit int64) ([]batch, error) {
+// plan groups runs into batches (batches) by their ranks' sizes (known
+// holds them, or nil to ask); with batchable set, only the runs that
+// statement accepts (someRuns) may share a batch.
+func plan(ctx context.Context, db *sql.DB, batchable string, runs []int64, known []runRank, limit int64) ([]batch, error) {
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	ranks, err := runRanks(ctx, db, runs)
+	ranks, err := ranksOf(ctx, db, runs, known)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +296,12 @@ type runStore struct {
 // save saves the copies of runs, in one transaction per batch of at most
 // batchKernels GPU events.
 func (s runStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
-	return saveInBatches(ctx, db, s.what, s.batchable, runs, batchKernels, s.saveBatch, nil)
+	return s.saveKnown(ctx, db, runs, nil)
+}
+
+// saveKnown is save with the ranks of runs known, as rankStore.saveKnown.
+func (s runStore) saveKnown(ctx context.Context, db *sql.DB, runs []int64, known []runRank) error {
+	return saveInBatches(ctx, db, s.what, s.batchable, runs, known, batchKernels, s.saveBatch, nil)
 }
 
 // saveOne saves the copy of run alone.
@@ -395,6 +406,22 @@ func someRunsAtOnce(ctx context.Context, db inline.Queryer, name string, runs []
 	for _, run := range runs {
 		if keep[run] {
 			out = append(out, run)
+		}
+	}
+	return out, nil
+}
+
+// ranksOf lists the ranks with GPU events of runs: those of known (which
+// holds every rank of at least runs), or asked (runRanks) when known is
+// nil.
+func ranksOf(ctx context.Context, db *sql.DB, runs []int64, known []runRank) ([]runRank, error) {
+	if known == nil {
+		return runRanks(ctx, db, runs)
+	}
+	out := []runRank{}
+	for _, r := range known {
+		if slices.Contains(runs, r.run) {
+			out = append(out, r)
 		}
 	}
 	return out, nil
