@@ -36,16 +36,67 @@ type cliRun struct {
 // a shared machine whose speed drifts by tens of percent within minutes,
 // only runs taken side by side compare.
 func benchCLI(ctx context.Context, data, dir string, runs int, against string) error {
+	bins, err := buildCLI(ctx, data, against)
+	if err != nil {
+		return err
+	}
+	return timeCLI(ctx, data, dir, runs, bins, func(jsonBytes int64) string {
+		return fmt.Sprintf("tracehouse ingest (CLI, one gzip trace, %d MB JSON)", jsonBytes>>20)
+	})
+}
+
+// smallTrace and smallDir are benchSmall's inputs: one SGLang decode trace
+// of the demo (2,199 events, 183 GPU events, 0.6 MB of JSON), whose cost
+// is nearly all the fixed cost of a trace and of a command, and the
+// demo's 16 traces of 6 runs.
+const (
+	smallTrace = "testdata/demo/sglang-llama/2025-07-04_18-26-43/1751653603.1234567-TP-0-DECODE.trace.json.gz"
+	smallDir   = "testdata/demo"
+)
+
+// benchSmall measures `tracehouse ingest` of small traces as benchCLI
+// does, alternated with against when set: one small trace, then the demo
+// directory. The medians of CPU time are the figures (what the tests and a
+// directory of many small profiles pay per trace).
+func benchSmall(ctx context.Context, data string, runs int, against string) error {
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return err
+	}
+	bins, err := buildCLI(ctx, data, against)
+	if err != nil {
+		return err
+	}
+	for _, c := range []struct{ path, what string }{
+		{smallTrace, "one small trace"}, {smallDir, "the demo's 16 traces"},
+	} {
+		if err := timeCLI(ctx, data, c.path, runs, bins, func(jsonBytes int64) string {
+			return fmt.Sprintf("tracehouse ingest (CLI, %s, %.1f MB JSON)", c.what, float64(jsonBytes)/1e6)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildCLI builds the command into data, and lists it with against (when
+// set) as the builds to time.
+func buildCLI(ctx context.Context, data, against string) ([]string, error) {
 	bin := filepath.Join(data, "tracehouse")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tracehouse")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		return fmt.Errorf("build the command: %w", err)
+		return nil, fmt.Errorf("build the command: %w", err)
 	}
 	bins := []string{bin}
 	if against != "" {
 		bins = append(bins, against)
 	}
+	return bins, nil
+}
+
+// timeCLI runs each of bins runs times on dir, alternating, and prints
+// one line of figures headed by title.
+func timeCLI(ctx context.Context, data, dir string, runs int, bins []string, title func(jsonBytes int64) string) error {
 	db := filepath.Join(data, "cli.duckdb")
 	fmt.Fprintln(os.Stderr, "before:", host.Speed())
 	defer func() { fmt.Fprintln(os.Stderr, "after:", host.Speed()) }()
@@ -74,7 +125,7 @@ func benchCLI(ctx context.Context, data, dir string, runs int, against string) e
 	var lines []string
 	for b, rs := range all {
 		best, med := summarize(rs)
-		line := fmt.Sprintf("%.1f MB/s (%.2f s wall, %.2f s CPU), peak %d MiB; median of %d %.2f s wall, %.2f s CPU, peak %d MiB",
+		line := fmt.Sprintf("%.1f MB/s (%.2f s wall, %.3f s CPU), peak %d MiB; median of %d %.2f s wall, %.3f s CPU, peak %d MiB",
 			float64(jsonBytes)/1e6/best.wall.Seconds(), best.wall.Seconds(), best.cpu.Seconds(), best.peakMiB,
 			len(rs), med.wall.Seconds(), med.cpu.Seconds(), med.peakMiB)
 		if b > 0 {
@@ -82,7 +133,7 @@ func benchCLI(ctx context.Context, data, dir string, runs int, against string) e
 		}
 		lines = append(lines, line)
 	}
-	fmt.Printf("tracehouse ingest (CLI, one gzip trace, %d MB JSON): %s\n", jsonBytes>>20, strings.Join(lines, "; "))
+	fmt.Printf("%s: %s\n", title(jsonBytes), strings.Join(lines, "; "))
 	return nil
 }
 

@@ -8,6 +8,8 @@
 //	go run ./bench/ingest -nsys 1000000         # an Nsight Systems export of 1 M kernels
 //	go run ./bench/ingest -cli 3                # `tracehouse ingest` of a 270 MB gzip trace, 3 runs
 //	go run ./bench/ingest -cli 6 -against OLD   # the same, alternated with another build, OLD
+//	go run ./bench/ingest -cli 11 -small        # `tracehouse ingest` of one small demo trace, then the demo's 16
+//	go run ./bench/ingest -cli 11 -small -against OLD
 //
 // Traces are generated once into -data (default bench/out) and reused. The
 // figure is printed on the last line of stdout; everything else goes to stderr.
@@ -54,9 +56,16 @@ func run() error {
 	against := flag.String("against", "", "with -cli: alternate each run with this tracehouse binary (another commit's build) and report both")
 	threads := flag.Int("threads", 0, "DuckDB's worker threads (0: one per core); 1 runs every statement on its caller, so a CPU profile names the Go code that asked for DuckDB's work")
 	finish := flag.Bool("finish", false, "also run what the ingest command runs after loading (target.Finish: catalog, saved overlap, steps, fuse patterns)")
+	small := flag.Bool("small", false, "with -cli: ingest testdata/demo's smallest kind of trace (one SGLang decode trace, 183 GPU events) and then its 16 files, what a command costs per small trace")
 	flag.Parse()
 	if *against != "" && *cli == 0 {
 		return fmt.Errorf("-against %s: only with -cli N", *against)
+	}
+	if *small {
+		if *cli == 0 {
+			return fmt.Errorf("-small: only with -cli N")
+		}
+		return benchSmall(context.Background(), *data, *cli, *against)
 	}
 	if *cli > 0 {
 		// The issue's case: a 270 MB SGLang decode trace, gzip, unless told otherwise.
