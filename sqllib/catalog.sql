@@ -19,20 +19,24 @@
 --   keyword_compact  lower-cased, only a-z and 0-9 kept
 CREATE VIEW catalog_keywords AS
 -- fused: a fusion's fused keyword (step_no 0); step: a chain step's
--- alternative (step_no from 1); overlap: an overlap entry's keyword (step_no 0)
-SELECT 'fused' AS kind, f.id, 0 AS step_no, k.keyword,
-       lower(k.keyword) AS keyword_lower,
-       regexp_replace(lower(k.keyword), '[^a-z0-9]', '', 'g') AS keyword_compact
-FROM fusion_catalog f, unnest(f.fused) AS k(keyword)
+-- alternative (step_no from 1); overlap: an overlap entry's keyword (step_no 0).
+-- The lists are unnested in a projection: unnested as a lateral table
+-- function, each became a correlated join that DuckDB planned and ran in
+-- every statement reading the view (the fuse-pattern query's keyword
+-- matching, known_paths).
+SELECT 'fused' AS kind, id, 0 AS step_no, keyword,
+       lower(keyword) AS keyword_lower,
+       regexp_replace(lower(keyword), '[^a-z0-9]', '', 'g') AS keyword_compact
+FROM (SELECT id, unnest(fused) AS keyword FROM fusion_catalog)
 UNION ALL
-SELECT 'step', s.id, s.step_no, k.keyword,
-       lower(k.keyword),
-       regexp_replace(lower(k.keyword), '[^a-z0-9]', '', 'g')
-FROM fusion_catalog_steps s, unnest(s.keywords) AS k(keyword)
+SELECT 'step', id, step_no, keyword,
+       lower(keyword),
+       regexp_replace(lower(keyword), '[^a-z0-9]', '', 'g')
+FROM (SELECT id, step_no, unnest(keywords) AS keyword FROM fusion_catalog_steps)
 UNION ALL
-SELECT 'overlap', o.id, 0, k.keyword,
-       lower(k.keyword),
-       regexp_replace(lower(k.keyword), '[^a-z0-9]', '', 'g')
-FROM overlap_catalog o, unnest(o.keywords) AS k(keyword);
+SELECT 'overlap', id, 0, keyword,
+       lower(keyword),
+       regexp_replace(lower(keyword), '[^a-z0-9]', '', 'g')
+FROM (SELECT id, unnest(keywords) AS keyword FROM overlap_catalog);
 
 COMMENT ON VIEW catalog_keywords IS 'Every keyword of the installed fusion and overlap catalog entries.';
