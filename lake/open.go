@@ -115,7 +115,19 @@ type ReadOptions struct {
 	// (their traces, events and run rows), so the rest reads whole.
 	// Unset, a damaged file fails the opening.
 	Warn func(string)
+	// Load, with Runs, reads the rows of the tables kept per trace into
+	// memory at the opening when those runs' files of them total at most
+	// LoadBytes, instead of leaving views over the files: a report of a
+	// small run runs 20-30 queries, and each read every file its views
+	// name again (most of a lake triage of a demo run's time).
+	Load bool
 }
+
+// LoadBytes is the most Parquet a ReadOptions.Load opening reads into
+// memory (the rows take several times their compressed size there); a
+// larger selection stays views over the files, so an opening's memory does
+// not grow with the runs it reads.
+const LoadBytes = 8 << 20
 
 // OpenRead is OpenRuns with options.
 func OpenRead(ctx context.Context, dir string, engine schema.Options, opt ReadOptions) (*schema.Warehouse, error) {
@@ -135,7 +147,7 @@ func OpenRead(ctx context.Context, dir string, engine schema.Options, opt ReadOp
 	if err != nil {
 		return nil, err
 	}
-	damage, notes, err := attach(ctx, w, abs, runs)
+	damage, notes, err := attach(ctx, w, abs, runs, opt.Load && runs != nil)
 	if err == nil && opt.Warn != nil {
 		for _, n := range notes {
 			opt.Warn(fmt.Sprintf("lake %s: %s", dir, n))
@@ -168,10 +180,13 @@ func OpenRead(ctx context.Context, dir string, engine schema.Options, opt ReadOp
 // commits by other writers stay out of it); the event tables are views
 // over their files, showing the rows of those traces only.
 //
+// With load, the event tables are read into memory instead when their
+// files are small (ReadOptions.Load).
+//
 // It returns the damaged files it found (their runs are left out) and
 // notes of merged files found damaged (their traces are read from their
 // own files instead).
-func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string) (_ []Damage, _ []string, err error) {
+func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string, load bool) (_ []Damage, _ []string, err error) {
 	conn, err := w.DB.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -202,10 +217,11 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 	if err != nil {
 		return nil, nil, err
 	}
-	froms, have, err := listedFiles(dir, order, runs, rc, mg)
+	froms, have, perTrace, err := listedFiles(dir, order, runs, rc, mg)
 	if err != nil {
 		return nil, nil, err
 	}
+	load = load && perTrace <= LoadBytes
 	damage := rc.damaged()
 	var leftOut []int64
 	for id := range rc.damage {
@@ -235,7 +251,7 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string)
 			return nil, nil, fmt.Errorf("lake: the warehouse has no table %s", t.Name)
 		}
 		kind := "VIEW"
-		if t.layout == commit || t.layout == byRun || t.layout == dimension {
+		if load || t.layout == commit || t.layout == byRun || t.layout == dimension {
 			kind = "TABLE"
 		}
 		if err := exec("DROP TABLE " + ident(t.Name)); err != nil {
@@ -403,8 +419,9 @@ func warehouseTables(ctx context.Context, q querier) (map[string][]column, map[s
 // table kept per run lists its _schema.parquet (no rows, the columns) and
 // the directories of those runs only (see OpenRuns).
 // Files of traces not committed are left out, and so are files that do
-// not match their records (rc notes them).
-func listedFiles(dir string, tables []Table, runs []string, rc *readerChecks, mg *merged) (map[string]string, map[string]map[string]bool, error) {
+// not match their records (rc notes them). perTrace is the size of the
+// files listed for the tables kept per trace (the views).
+func listedFiles(dir string, tables []Table, runs []string, rc *readerChecks, mg *merged) (_ map[string]string, _ map[string]map[string]bool, perTrace int64, _ error) {
 	var files map[string][]string
 	var err error
 	if rc.unrecorded == 0 {
@@ -413,19 +430,28 @@ func listedFiles(dir string, tables []Table, runs []string, rc *readerChecks, mg
 		files, err = walkedFiles(dir, tables, runs, rc)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	var paths []string
 	for _, t := range tables {
 		files[t.Name] = append(files[t.Name], mg.files[t.Name]...)
 		paths = append(paths, files[t.Name]...)
 		if len(files[t.Name]) == 0 {
-			return nil, nil, fmt.Errorf("lake %s: read %s: no Parquet files under %s", dir, t.Name, filepath.Join(dir, t.Name))
+			return nil, nil, 0, fmt.Errorf("lake %s: read %s: no Parquet files under %s", dir, t.Name, filepath.Join(dir, t.Name))
+		}
+		if t.layout == byTrace || t.layout == byTraceStageRank {
+			for _, f := range files[t.Name] {
+				st, err := os.Stat(f)
+				if err != nil {
+					return nil, nil, 0, fmt.Errorf("lake %s: %w", dir, err)
+				}
+				perTrace += st.Size()
+			}
 		}
 	}
 	layout, top, err := fileLayouts(dir, paths)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	// have: each table's columns, in any of its files
 	have := map[string]map[string]bool{}
@@ -461,7 +487,7 @@ func listedFiles(dir string, tables []Table, runs []string, rc *readerChecks, mg
 		if ids == nil {
 			from, err := read(t, files[t.Name])
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, 0, err
 			}
 			froms[t.Name] = from
 			continue
@@ -472,19 +498,19 @@ func listedFiles(dir string, tables []Table, runs []string, rc *readerChecks, mg
 		own := files[t.Name][:len(files[t.Name])-len(mg.files[t.Name])]
 		chunks, err := read(t, mg.files[t.Name])
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		from := fmt.Sprintf("SELECT * FROM %s WHERE trace_id IN (%s)", chunks, intList(ids))
 		if len(own) > 0 {
 			ownFrom, err := read(t, own)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, 0, err
 			}
 			from += "\nUNION ALL BY NAME SELECT * FROM " + ownFrom
 		}
 		froms[t.Name] = "(" + from + ")"
 	}
-	return froms, have, nil
+	return froms, have, perTrace, nil
 }
 
 // fileLayouts reads the footer of every file: for each, a signature of

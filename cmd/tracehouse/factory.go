@@ -53,7 +53,8 @@ func (f *Factory) warehouse() target.Opener {
 
 // warehouseFor is warehouse for a command that reads the runs labelled
 // runs only (nil: any): a lake then names only their event files
-// (lake.OpenRuns); a warehouse file is opened as by warehouse.
+// (lake.OpenRuns), read into memory when small (lake.ReadOptions.Load); a
+// warehouse file is opened as by warehouse.
 func (f *Factory) warehouseFor(runs []string) target.Opener {
 	return f.warehouseOf(runs, false)
 }
@@ -72,7 +73,7 @@ func (f *Factory) warehouseOf(runs []string, creates bool) target.Opener {
 			// A damaged file leaves its run out, with a warning naming it:
 			// the other runs still read.
 			warn := func(msg string) { common{IO: f.IO, Width: f.textWidth()}.message("warning: " + oneLine(msg)) }
-			return lake.OpenRead(ctx, dir, engine, lake.ReadOptions{Runs: runs, Warn: warn})
+			return lake.OpenRead(ctx, dir, engine, lake.ReadOptions{Runs: runs, Warn: warn, Load: true})
 		}
 	}
 	return f.fileWarehouse(creates)
