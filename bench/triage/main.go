@@ -5,12 +5,15 @@
 // stored 183-kernel run (<= 0.12 s), `ingest` of one 0.6 MB trace into an
 // existing warehouse (<= 0.15 s) and `--db :memory: triage FILE` of a
 // 0.6 MB trace (<= 0.25 s); besides them, with no target, `ingest` of a
-// directory of 20 such runs (total and per file).
+// directory of 20 such runs (total and per file); and the read cases: the
+// report commands (triage, compare, history, report, sql; triage, compare
+// and sql over a lake) on the demo as a process, with no target.
 //
 //	go run ./bench/triage                    # every case (the 1 M-kernel warehouse is built once, its copies saved as ingest does)
 //	go run ./bench/triage -cases small       # the small cases only
 //	go run ./bench/triage -cases small -cli /tmp/tracehouse-old   # another build's figures
 //	go run ./bench/triage -cases small -against /tmp/tracehouse-old   # this tree's and another build's, alternated
+//	go run ./bench/triage -cases reads -against /tmp/tracehouse-old   # the report commands on the demo, warehouse and lake, alternated
 //	go run ./bench/triage -kernels 2000000   # another size
 //	go run ./bench/triage -rebuild           # regenerate the warehouse
 //	go run ./bench/triage -saved-overlap=false   # the copies not saved: overlap and fuse patterns computed
@@ -74,60 +77,37 @@ func run() error {
 	explain := flag.Bool("explain", false, "print EXPLAIN ANALYZE of the slowest query to stderr")
 	saved := flag.Bool("saved-overlap", true, "save the run's per-kernel overlap, fuse-pattern and overlap-table rows after ingest, as `tracehouse ingest` does (false: the report computes them)")
 	data := flag.String("data", filepath.Join("bench", "out"), "directory for the traces and the warehouse")
-	cases := flag.String("cases", "all", "what to time: all, large (the 1 M-kernel run) or small (the CLI on a 0.6 MB trace)")
-	smallN := flag.Int("small-n", 7, "repetitions of each small case (the best and the median are reported)")
-	cli := flag.String("cli", "", "time this tracehouse binary in the small cases instead of building one from the tree")
-	against := flag.String("against", "", "in the small cases, alternate each run with this tracehouse binary (another commit's build) and report both")
+	cases := flag.String("cases", "all", "what to time: all, large (the 1 M-kernel run), small (the CLI on a 0.6 MB trace) or reads (the report commands on the demo, in a warehouse and a lake)")
+	smallN := flag.Int("small-n", 7, "repetitions of each small or read case (the best and the median are reported)")
+	cli := flag.String("cli", "", "time this tracehouse binary in the small and read cases instead of building one from the tree")
+	against := flag.String("against", "", "in the small and read cases, alternate each run with this tracehouse binary (another commit's build) and report both")
 	flag.Parse()
-	if *cases != "all" && *cases != "large" && *cases != "small" {
-		return fmt.Errorf("-cases %q: want all, large or small", *cases)
+	if *cases != "all" && *cases != "large" && *cases != "small" && *cases != "reads" {
+		return fmt.Errorf("-cases %q: want all, large, small or reads", *cases)
 	}
 
 	ctx := context.Background()
 	var summary []string
-	if *cases != "large" {
+	if *cases == "all" || *cases == "small" {
 		fmt.Fprintln(os.Stderr, "small cases: the CLI as a process, best and median of", *smallN)
 		cs, results, err := smallCases(ctx, *data, *cli, *against, *smallN)
 		if err != nil {
 			return err
 		}
 		short := []string{"small run", "ingest 0.6 MB", "one-shot 0.6 MB", fmt.Sprintf("ingest of %d small runs", manyRuns)}
-		for b, rs := range results {
-			switch {
-			case len(results) == 1:
-			case b == 0 && *cli != "":
-				fmt.Fprintln(os.Stderr, *cli+":")
-			case b == 0:
-				fmt.Fprintln(os.Stderr, "this tree's build:")
-			default:
-				fmt.Fprintln(os.Stderr, *against+":")
-			}
-			var parts []string
-			for i, c := range cs {
-				r := rs[i]
-				about := fmt.Sprintf("target %.2f s", c.target.Seconds())
-				if c.files > 0 {
-					about = fmt.Sprintf("per file %.3f s, median %.3f s", r.best.wall.Seconds()/float64(c.files), r.median.wall.Seconds()/float64(c.files))
-				}
-				fmt.Fprintf(os.Stderr, "%-52s %.3f s wall, %.3f s CPU; median %.3f s, %.3f s CPU (%s)\n", c.name,
-					r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds(), r.median.cpu.Seconds(), about)
-				part := fmt.Sprintf("%s %.2f s (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds())
-				if c.files > 0 {
-					part = fmt.Sprintf("%s %.2f s, %.3f s per file (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(),
-						r.best.wall.Seconds()/float64(c.files), r.best.cpu.Seconds(), r.median.wall.Seconds())
-				}
-				parts = append(parts, part)
-			}
-			line := strings.Join(parts, "; ")
-			if b > 0 {
-				line = *against + " alternated: " + line
-			}
-			summary = append(summary, line)
+		summary = append(summary, caseSummary(cs, results, short, *cli, *against)...)
+	}
+	if *cases == "all" || *cases == "reads" {
+		fmt.Fprintln(os.Stderr, "read cases: the CLI as a process on the demo, best and median of", *smallN)
+		cs, results, err := readCases(ctx, *data, *cli, *against, *smallN)
+		if err != nil {
+			return err
 		}
-		if *cases == "small" {
-			fmt.Printf("triage: %s\n", strings.Join(summary, "; "))
-			return nil
-		}
+		summary = append(summary, caseSummary(cs, results, readShort, *cli, *against)...)
+	}
+	if *cases == "small" || *cases == "reads" {
+		fmt.Printf("triage: %s\n", strings.Join(summary, "; "))
+		return nil
 	}
 	dir := filepath.Join(*data, fmt.Sprintf("triage-%dk-seed%dMB-saved%v", *kernels/1000, *seedMB, *saved))
 	db := filepath.Join(dir, "triage.duckdb")
@@ -536,4 +516,46 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// caseSummary prints each binary's figures for cases on stderr and
+// returns the summary line of each (short names the cases).
+func caseSummary(cs []smallCase, results [][]smallResult, short []string, cli, against string) []string {
+	var summary []string
+	for b, rs := range results {
+		switch {
+		case len(results) == 1:
+		case b == 0 && cli != "":
+			fmt.Fprintln(os.Stderr, cli+":")
+		case b == 0:
+			fmt.Fprintln(os.Stderr, "this tree's build:")
+		default:
+			fmt.Fprintln(os.Stderr, against+":")
+		}
+		var parts []string
+		for i, c := range cs {
+			r := rs[i]
+			about := "no target"
+			if c.target > 0 {
+				about = fmt.Sprintf("target %.2f s", c.target.Seconds())
+			}
+			if c.files > 0 {
+				about = fmt.Sprintf("per file %.3f s, median %.3f s", r.best.wall.Seconds()/float64(c.files), r.median.wall.Seconds()/float64(c.files))
+			}
+			fmt.Fprintf(os.Stderr, "%-52s %.3f s wall, %.3f s CPU; median %.3f s, %.3f s CPU (%s)\n", c.name,
+				r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds(), r.median.cpu.Seconds(), about)
+			part := fmt.Sprintf("%s %.2f s (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(), r.best.cpu.Seconds(), r.median.wall.Seconds())
+			if c.files > 0 {
+				part = fmt.Sprintf("%s %.2f s, %.3f s per file (CPU %.2f; median %.2f)", short[i], r.best.wall.Seconds(),
+					r.best.wall.Seconds()/float64(c.files), r.best.cpu.Seconds(), r.median.wall.Seconds())
+			}
+			parts = append(parts, part)
+		}
+		line := strings.Join(parts, "; ")
+		if b > 0 {
+			line = against + " alternated: " + line
+		}
+		summary = append(summary, line)
+	}
+	return summary
 }

@@ -71,20 +71,11 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 			return nil, nil, err
 		}
 	}
-	bin := cli
-	if bin == "" {
-		bin = filepath.Join(dir, "tracehouse")
-		fmt.Fprintln(os.Stderr, "building the CLI")
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tracehouse")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return nil, nil, fmt.Errorf("build the CLI: %w", err)
-		}
+	bins, err := cliBinaries(ctx, dir, cli, against)
+	if err != nil {
+		return nil, nil, err
 	}
-	bins := []string{bin}
-	if against != "" {
-		bins = append(bins, against)
-	}
+	bin := bins[0]
 	// One run directory per trace (the label is the directory's name).
 	for _, f := range []struct{ src, dst string }{
 		{smallTrace, "run"}, {"server_args.json", "run"},
@@ -113,6 +104,14 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 		}
 		cases[b] = casesOn(dir, stored, filepath.Join(dir, "scratch"+suffix+".duckdb"))
 	}
+	results, err := timeCases(ctx, bins, cases, n)
+	return cases[0], results, err
+}
+
+// timeCases runs each case n times with every binary of bins (cases[b]
+// for bins[b]), alternating which binary goes first in each round, and
+// summarizes each binary's runs of each case (results[b][i]).
+func timeCases(ctx context.Context, bins []string, cases [][]smallCase, n int) ([][]smallResult, error) {
 	fmt.Fprintln(os.Stderr, "before:", host.Speed())
 	defer func() { fmt.Fprintln(os.Stderr, "after:", host.Speed()) }()
 	times := make([][][]timing, len(bins))
@@ -126,13 +125,13 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 				c := cases[b][i]
 				if c.prepare != nil {
 					if err := c.prepare(); err != nil {
-						return nil, nil, err
+						return nil, err
 					}
 				}
 				h := host.Now()
 				t, err := runCLI(ctx, bins[b], c.args...)
 				if err != nil {
-					return nil, nil, fmt.Errorf("%s: %w", c.name, err)
+					return nil, fmt.Errorf("%s: %w", c.name, err)
 				}
 				times[b][i] = append(times[b][i], t)
 				fmt.Fprintf(os.Stderr, "  %-52s run %d, %s: %.3f s wall, %.3f s CPU, %s\n", c.name, r+1, bins[b], t.wall.Seconds(), t.cpu.Seconds(), h.Busy())
@@ -145,7 +144,27 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 			results[b] = append(results[b], summarize(ts))
 		}
 	}
-	return cases[0], results, nil
+	return results, nil
+}
+
+// cliBinaries are the binaries timed: cli, or the CLI built from this
+// tree into dir, then against when set.
+func cliBinaries(ctx context.Context, dir, cli, against string) ([]string, error) {
+	bin := cli
+	if bin == "" {
+		bin = filepath.Join(dir, "tracehouse")
+		fmt.Fprintln(os.Stderr, "building the CLI")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tracehouse")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return nil, fmt.Errorf("build the CLI: %w", err)
+		}
+	}
+	bins := []string{bin}
+	if against != "" {
+		bins = append(bins, against)
+	}
+	return bins, nil
 }
 
 // casesOn is the small cases on a stored warehouse holding the run "run",
