@@ -106,7 +106,7 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 			return nil
 		}
 		phase(ctx, PhaseFusion)
-		return alone(fusionStore().saveKnown(ctx, db, todo.fusion, todo.ranks))
+		return alone(fusionStore().saveKnown(ctx, db, todo.fusion, &todo))
 	}
 	// overlap saves the per-kernel overlap, then the step aggregates beside
 	// the overlap rows (both read it).
@@ -114,22 +114,33 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 		if len(todo.overlap) > 0 {
 			phase(ctx, PhaseOverlap)
 		}
-		if err := alone(overlapStore().saveKnown(ctx, db, todo.overlap, todo.ranks)); err != nil {
+		if err := alone(overlapStore().saveKnown(ctx, db, todo.overlap, &todo)); err != nil {
 			return err
+		}
+		// Whether each run's overlap is now current decides, for both
+		// saves below, which runs may go together: asked once for both
+		// (the fuse-pattern save beside this one reads its own copy).
+		after := todo
+		if both := union(todo.steps, todo.rows); len(both) > 0 {
+			current, err := someRuns(ctx, db, currentOverlap, both)
+			if err != nil {
+				return fmt.Errorf("find runs whose saved overlap is current: %w", err)
+			}
+			after.accepted = map[string][]int64{currentOverlap: current}
 		}
 		h, hctx := errgroup.WithContext(ctx)
 		h.Go(func() error {
 			if len(todo.steps) > 0 {
 				phase(hctx, PhaseSteps)
 			}
-			return alone(stepStore().saveKnown(hctx, db, todo.steps, todo.ranks))
+			return alone(stepStore().saveKnown(hctx, db, after.steps, &after))
 		})
 		h.Go(func() error {
 			if len(todo.rows) == 0 {
 				return nil
 			}
 			phase(hctx, PhaseOverlapRows)
-			return alone(overlapRowsStore(minDurNS).saveKnown(hctx, db, todo.rows, todo.ranks))
+			return alone(overlapRowsStore(minDurNS).saveKnown(hctx, db, after.rows, &after))
 		})
 		return h.Wait()
 	}
@@ -210,6 +221,19 @@ const sideBySideKernels = 1 << 17
 type finishPlan struct {
 	overlap, fusion, steps, rows []int64
 	ranks                        []runRank // never nil
+	// accepted holds, by statement, the runs a batchable statement
+	// (rankStore.batchable) accepted when asked for several stores at once
+	accepted map[string][]int64
+}
+
+// acceptedBy is what p holds of the runs the batchable statement name
+// accepted; false when it was not asked (or p is nil).
+func (p *finishPlan) acceptedBy(name string) ([]int64, bool) {
+	if p == nil {
+		return nil, false
+	}
+	runs, ok := p.accepted[name]
+	return runs, ok
 }
 
 // finishPending asks, in one query (finish_pending.sql), which copies of
@@ -251,6 +275,21 @@ func finishPending(ctx context.Context, db *sql.DB) (finishPlan, error) {
 		return p, fmt.Errorf("find runs without saved copies: %w", err)
 	}
 	return p, nil
+}
+
+// currentOverlap is the batchable statement of the step aggregates and
+// the overlap rows: whether a run's saved overlap is current.
+const currentOverlap = "overlap_store_current"
+
+// union is a's runs, then b's not in a.
+func union(a, b []int64) []int64 {
+	out := slices.Clone(a)
+	for _, r := range b {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // dueKernels counts the GPU events of the runs whose saved overlap is due
@@ -424,7 +463,7 @@ func stepStore() runStore {
 			"step_store_kernels", "step_store_totals",
 			"launch_store_kernels", "launch_store_stages", "spread_store_rows"},
 		fill:   stepsFill,
-		commit: "step_store_commit", batchable: "overlap_store_current"}
+		commit: "step_store_commit", batchable: currentOverlap}
 }
 
 // stepsFill is the step save's work besides its plain statements: the

@@ -42,6 +42,6 @@ func overlapRowsStore(minDurNS int64) rankStore {
 		args: []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0),
 			sql.Named("min_dur_ns", minDurNS), sql.Named("overlap_fp", nil)},
 		commitArgs: []any{sql.Named("min_dur_ns", minDurNS)},
-		batchable:  "overlap_store_current",
+		batchable:  currentOverlap,
 	}
 }

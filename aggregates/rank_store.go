@@ -51,9 +51,10 @@ func (s rankStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
 	return s.saveKnown(ctx, db, runs, nil)
 }
 
-// saveKnown is save with the ranks of runs known (a finish's plan,
-// finishPending); nil asks the warehouse (run_ranks.sql).
-func (s rankStore) saveKnown(ctx context.Context, db *sql.DB, runs []int64, known []runRank) error {
+// saveKnown is save with what a finish's plan knows of runs (their ranks,
+// finishPending; what a batchable statement said of them); nil asks the
+// warehouse (run_ranks.sql, the batchable statement).
+func (s rankStore) saveKnown(ctx context.Context, db *sql.DB, runs []int64, known *finishPlan) error {
 	limit := s.limit
 	if limit == 0 {
 		limit = batchKernels
@@ -69,7 +70,7 @@ func (s rankStore) alone(ranks []runRank) bool {
 
 // saveInBatches plans runs into batches (plan) and saves each with save.
 // A run alone says true of is a batch of its own, saved rank by rank.
-func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs []int64, known []runRank, limit int64,
+func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs []int64, known *finishPlan, limit int64,
 	save func(context.Context, *sql.DB, batch) error, alone func([]runRank) bool) error {
 	bs, err := plan(ctx, db, batchable, runs, known, limit)
 	if err != nil {
@@ -112,10 +113,10 @@ func apart(bs []batch, alone func([]runRank) bool) []batch {
 	return out
 }
 
-// plan groups runs into batches (batches) by their ranks' sizes (known
-// holds them, or nil to ask); with batchable set, only the runs that
-// statement accepts (someRuns) may share a batch.
-func plan(ctx context.Context, db *sql.DB, batchable string, runs []int64, known []runRank, limit int64) ([]batch, error) {
+// plan groups runs into batches (batches) by their ranks' sizes; with
+// batchable set, only the runs that statement accepts (someRuns) may share
+// a batch. What known holds is not asked again.
+func plan(ctx context.Context, db *sql.DB, batchable string, runs []int64, known *finishPlan, limit int64) ([]batch, error) {
 	if len(runs) == 0 {
 		return nil, nil
 	}
@@ -125,7 +126,9 @@ func plan(ctx context.Context, db *sql.DB, batchable string, runs []int64, known
 	}
 	together := runs
 	if batchable != "" {
-		if together, err = someRuns(ctx, db, batchable, runs); err != nil {
+		if accepted, ok := known.acceptedBy(batchable); ok {
+			together = accepted
+		} else if together, err = someRuns(ctx, db, batchable, runs); err != nil {
 			return nil, err
 		}
 	}
@@ -299,8 +302,8 @@ func (s runStore) save(ctx context.Context, db *sql.DB, runs []int64) error {
 	return s.saveKnown(ctx, db, runs, nil)
 }
 
-// saveKnown is save with the ranks of runs known, as rankStore.saveKnown.
-func (s runStore) saveKnown(ctx context.Context, db *sql.DB, runs []int64, known []runRank) error {
+// saveKnown is save with what known knows, as rankStore.saveKnown.
+func (s runStore) saveKnown(ctx context.Context, db *sql.DB, runs []int64, known *finishPlan) error {
 	return saveInBatches(ctx, db, s.what, s.batchable, runs, known, batchKernels, s.saveBatch, nil)
 }
 
@@ -419,15 +422,14 @@ func someRunsAtOnce(ctx context.Context, db inline.Queryer, name string, runs []
 	return out, nil
 }
 
-// ranksOf lists the ranks with GPU events of runs: those of known (which
-// holds every rank of at least runs), or asked (runRanks) when known is
-// nil.
-func ranksOf(ctx context.Context, db *sql.DB, runs []int64, known []runRank) ([]runRank, error) {
+// ranksOf lists the ranks with GPU events of runs: those known holds
+// (every rank of at least runs), or asked (runRanks) when known is nil.
+func ranksOf(ctx context.Context, db *sql.DB, runs []int64, known *finishPlan) ([]runRank, error) {
 	if known == nil {
 		return runRanks(ctx, db, runs)
 	}
 	out := []runRank{}
-	for _, r := range known {
+	for _, r := range known.ranks {
 		if slices.Contains(runs, r.run) {
 			out = append(out, r)
 		}
