@@ -373,7 +373,8 @@ func testHistoryEmptySelection(t *testing.T, db string) {
 			t.Errorf("%q: exit %d, stderr %q (want %q), stdout:\n%s", c.args, code, errOut, c.want, out)
 		}
 	}
-	code, _, errOut := runCmd(t, "--db", db, "report", "--markdown", filepath.Join(t.TempDir(), "r.md"), "--tag", "a=1",
+	// (one run's report: the history's selection, not the runs', is empty)
+	code, _, errOut := runCmd(t, "--db", db, "report", "--markdown", filepath.Join(t.TempDir(), "r.md"), historyRuns[0].label,
 		"--history", "--metric step_time --tag branch=mian")
 	if code != exitError || !strings.Contains(errOut, "carries branch=mian") {
 		t.Errorf("report --history on an empty selection: exit %d: %s", code, errOut)

@@ -54,16 +54,13 @@ func TestOutputsNeverReplaceSpecialFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	in := copyFile(t, "../../testdata/demo/trtllm-llama/trace.json", dir)
-	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--run", "r", in); code != 0 {
-		t.Fatalf("ingest: %s", stderr)
-	}
+	db := llamaCopy(t) // a run to report: trtllm-llama, of that trace
 	for out, kind := range specialOutputs(t, dir) {
 		for _, args := range [][]string{
 			{"perfetto-fix", in, "-o", out, "--force"},
 			{"slice", in, "-o", out, "--force", "--rank", "0"},
-			{"--db", db, "report", "--markdown", out, "--force", "r"},
-			{"--db", db, "report", "--html", out, "r"},
+			{"--db", db, "report", "--markdown", out, "--force", "trtllm-llama"},
+			{"--db", db, "report", "--html", out, "trtllm-llama"},
 		} {
 			code, stdout, stderr := runCmd(t, args...)
 			want := "tracehouse: " + out + ": " + kind + ", not a regular file: outputs replace regular files only\n"
@@ -120,12 +117,10 @@ func TestReportRefusesAFileItDidNotWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--run", "r", in); code != 0 {
-		t.Fatalf("ingest: %s", stderr)
-	}
+	db := llamaCopy(t) // a run to report: trtllm-llama, of that trace
+	const r = "trtllm-llama"
 	for _, flag := range []string{"--html", "--markdown"} {
-		code, _, stderr := runCmd(t, "--db", db, "report", flag, in, "r")
+		code, _, stderr := runCmd(t, "--db", db, "report", flag, in, r)
 		if want := "tracehouse: " + in + ": exists and tracehouse did not write it (use --force to replace it)\n"; code != 1 || stderr != want {
 			t.Errorf("report %s over a trace: exit %d %q, want %q", flag, code, stderr, want)
 		}
@@ -134,7 +129,7 @@ func TestReportRefusesAFileItDidNotWrite(t *testing.T) {
 		}
 		out := filepath.Join(dir, "r"+flag[2:])
 		for i := range 2 { // the second replaces the first without --force
-			if code, _, stderr := runCmd(t, "--db", db, "report", flag, out, "r"); code != 0 {
+			if code, _, stderr := runCmd(t, "--db", db, "report", flag, out, r); code != 0 {
 				t.Fatalf("report %s, time %d: exit %d %s", flag, i+1, code, stderr)
 			}
 		}
@@ -142,10 +137,10 @@ func TestReportRefusesAFileItDidNotWrite(t *testing.T) {
 		if err := os.WriteFile(other, []byte("my notes\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if code, _, _ := runCmd(t, "--db", db, "report", flag, other, "r"); code != 1 {
+		if code, _, _ := runCmd(t, "--db", db, "report", flag, other, r); code != 1 {
 			t.Errorf("report %s over a file of notes: exit %d", flag, code)
 		}
-		if code, _, stderr := runCmd(t, "--db", db, "report", flag, other, "--force", "r"); code != 0 {
+		if code, _, stderr := runCmd(t, "--db", db, "report", flag, other, "--force", r); code != 0 {
 			t.Errorf("report %s --force: exit %d %s", flag, code, stderr)
 		}
 	}
