@@ -124,8 +124,12 @@ func saveTriage(ctx context.Context, db *sql.DB, run int64, compute func(ctx con
 		}); err != nil {
 			return fail("insert: ", err)
 		}
+		now, err := txNow(ctx, conn)
+		if err != nil {
+			return fail("record: ", err)
+		}
 		if _, err := inline.Exec(ctx, conn, stmt("triage_store_commit"), sql.Named("run", run), sql.Named("rank", rep.Rank),
-			sql.Named("min_share", rep.MinShare), sql.Named("overlap_rows", rep.OverlapRows), sql.Named("recipe", rep.Recipe)); err != nil {
+			sql.Named("min_share", rep.MinShare), sql.Named("overlap_rows", rep.OverlapRows), sql.Named("recipe", rep.Recipe), now); err != nil {
 			return fail("record: ", err)
 		}
 		return nil

@@ -3,5 +3,7 @@
 -- for as long as the run's kernels and their categories stay the same.
 -- overlap_store_commit_runs.sql records several runs at once.
 -- Parameters: $run.
+-- $stored_at: the transaction's now(), asked apart (txNow in
+-- aggregates/rank_store.go), so that DuckDB plans this statement once.
 INSERT INTO kernel_overlap_runs
-VALUES ($run, _overlap_fingerprint($run), now()::TIMESTAMP)
+VALUES ($run, _overlap_fingerprint($run), $stored_at::TIMESTAMP)
