@@ -114,7 +114,14 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 		if len(todo.overlap) > 0 {
 			phase(ctx, PhaseOverlap)
 		}
-		if err := alone(overlapStore().saveKnown(ctx, db, todo.overlap, &todo)); err != nil {
+		saved := overlapStore().saveKnown(ctx, db, todo.overlap, &todo)
+		var failedRuns []int64
+		if fe := (*FinishError)(nil); errors.As(saved, &fe) {
+			for _, f := range fe.Failures {
+				failedRuns = append(failedRuns, f.Run)
+			}
+		}
+		if err := alone(saved); err != nil {
 			return err
 		}
 		// Whether each run's overlap is now current decides, for both
@@ -127,6 +134,13 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 				return fmt.Errorf("find runs whose saved overlap is current: %w", err)
 			}
 			after.accepted = map[string][]int64{currentOverlap: current}
+			var swept []int64
+			for _, r := range current {
+				if slices.Contains(todo.overlap, r) && !slices.Contains(failedRuns, r) {
+					swept = append(swept, r)
+				}
+			}
+			ctx = context.WithValue(ctx, sweptKey{}, swept)
 		}
 		h, hctx := errgroup.WithContext(ctx)
 		h.Go(func() error {
@@ -492,6 +506,13 @@ func saveIdleSQL(ctx context.Context, conn *sql.Conn, runs []int64) error {
 	return nil
 }
 
+// sweptKey marks the context of a finish's step save with the runs whose
+// overlap that finish saved (due, saved without failing, current after): their
+// sweep's communication rows and its record (comm_swept_commit) were
+// written in the same transaction as the overlap, so comm_swept_current
+// would find each of them current.
+type sweptKey struct{}
+
 // commUnswept computes into comm_overlap_store the communication overlap
 // rows of runs that the overlap's sweep
 // did not save for their current events (comm_swept_current.sql: a copy
@@ -499,6 +520,9 @@ func saveIdleSQL(ctx context.Context, conn *sql.Conn, runs []int64) error {
 // finish whose overlap save failed), by the SQL library, and forgets those
 // runs' sweep record; the others' rows are kept as swept.
 func commUnswept(ctx context.Context, conn *sql.Conn, runs []int64) error {
+	if swept, _ := ctx.Value(sweptKey{}).([]int64); !slices.ContainsFunc(runs, func(r int64) bool { return !slices.Contains(swept, r) }) {
+		return nil // every run's sweep was recorded by this finish
+	}
 	current, err := someRunsAtOnce(ctx, conn, "comm_swept_current", runs)
 	if err != nil {
 		return err
