@@ -250,11 +250,12 @@ func (p *finishPlan) acceptedBy(name string) ([]int64, bool) {
 	return runs, ok
 }
 
-// finishPending asks, in one query (finish_pending.sql), which copies of
-// which runs are due and those runs' ranks: the pending queries of the
-// four stores, one of them twice, and a ranks query per store were ten
-// statements of about 1 ms each. The saves write only their own records,
-// so what is due does not change while the finish runs.
+// finishPending asks, in one query (finish_pending.sql, the one definition
+// of a copy being due), which copies of which runs are due and those runs'
+// ranks: a pending query per store, one of them twice, and a ranks query
+// per store were ten statements of about 1 ms each. The saves write only
+// their own records, so what is due does not change while the finish
+// runs.
 func finishPending(ctx context.Context, db *sql.DB) (finishPlan, error) {
 	p := finishPlan{ranks: []runRank{}}
 	rows, err := inline.Query(ctx, db, stmt("finish_pending"), sql.Named("max_attempts", FinishAttempts))
@@ -344,14 +345,14 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, _, restore, err := finishSettings(ctx, db)
+	ctx, todo, restore, err := finishSettings(ctx, db)
 	if err != nil {
 		return err
 	}
-	err = SavePendingOverlap(ctx, db)
+	err = saveOverlapOf(ctx, db, todo.overlap)
 	var fe *FinishError
 	if err == nil || errors.As(err, &fe) {
-		err = JoinFinishErrors(err, SavePendingSteps(ctx, db))
+		err = JoinFinishErrors(err, saveStepsOf(ctx, db, todo.steps))
 	}
 	return JoinFinishErrors(err, restore())
 }
@@ -390,36 +391,28 @@ func FinishCatalog(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error 
 	return ingest.InstallCatalog(ctx, db, cat)
 }
 
-// SavePendingOverlap is a finish's second step: the per-kernel overlap saved
-// (SaveOverlap) for every run whose copy is missing or out of date.
-func SavePendingOverlap(ctx context.Context, db *sql.DB) error {
-	runs, err := pendingRuns(ctx, db, "overlap_pending")
-	if err != nil {
-		return fmt.Errorf("find runs without a saved overlap: %w", err)
-	}
+// saveOverlapOf is FinishPerRun's second step: the per-kernel overlap
+// saved (SaveOverlap) for runs, those whose copy is due.
+func saveOverlapOf(ctx context.Context, db *sql.DB, runs []int64) error {
 	if len(runs) > 0 {
 		phase(ctx, PhaseOverlap)
 	}
 	return overlapStore().save(ctx, db, runs)
 }
 
-// SavePendingSteps is FinishPerRun's last step: the step aggregates saved for
-// every run whose copy is missing or out of date. They read the saved
-// overlap, so it comes after SavePendingOverlap.
-func SavePendingSteps(ctx context.Context, db *sql.DB) error {
-	runs, err := pendingRuns(ctx, db, "steps_pending")
-	if err != nil {
-		return fmt.Errorf("find runs without saved steps: %w", err)
-	}
+// saveStepsOf is FinishPerRun's last step: the step aggregates saved for
+// runs, those whose copy is due. They read the saved overlap, so it comes
+// after saveOverlapOf.
+func saveStepsOf(ctx context.Context, db *sql.DB, runs []int64) error {
 	if len(runs) > 0 {
 		phase(ctx, PhaseSteps)
 	}
 	return stepStore().save(ctx, db, runs)
 }
 
-// pendingRuns runs one of the *_pending queries: run ids, one per row. A
-// run whose save failed FinishAttempts times for its current traces is not
-// pending. args are the query's other parameters.
+// pendingRuns runs a pending query (triage_pending.sql): run ids, one per
+// row. A run whose save failed FinishAttempts times for its current traces
+// is not pending. args are the query's other parameters.
 func pendingRuns(ctx context.Context, db *sql.DB, name string, args ...any) ([]int64, error) {
 	rows, err := inline.Query(ctx, db, stmt(name), append([]any{sql.Named("max_attempts", FinishAttempts)}, args...)...)
 	if err != nil {

@@ -104,10 +104,8 @@ func TestFinishFailsForThatRunAlone(t *testing.T) {
 		t.Fatalf("e: Finish after a's last attempt: %v", err)
 	}
 	savedExactly("e", "b", "c", "d", "e")
-	for _, pending := range []string{"overlap_pending", "steps_pending"} {
-		if runs, err := pendingRuns(ctx, w.DB, pending); err != nil || len(runs) != 0 {
-			t.Errorf("%s after a's last attempt: %v %v", pending, runs, err)
-		}
+	if p, err := finishPending(ctx, w.DB); err != nil || len(p.overlap) != 0 || len(p.steps) != 0 {
+		t.Errorf("due after a's last attempt: overlap %v, steps %v, %v", p.overlap, p.steps, err)
 	}
 
 	// a changes (the value repaired, one more trace): saved.
@@ -127,7 +125,8 @@ func TestFinishInterruptedRecordsNothing(t *testing.T) {
 	t.Parallel()
 	w := threeDemoRuns(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	runs, err := pendingRuns(ctx, w.DB, "overlap_pending")
+	p, err := finishPending(ctx, w.DB)
+	runs := p.overlap
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("pending: %v %v", runs, err)
 	}

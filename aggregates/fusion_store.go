@@ -3,17 +3,13 @@ package aggregates
 import (
 	"context"
 	"database/sql"
-	"fmt"
 )
 
 // FusionPending lists the runs whose saved fuse-pattern rows are missing or
 // older than one of their traces (what SaveFusion still has to do).
 func FusionPending(ctx context.Context, db *sql.DB) ([]int64, error) {
-	runs, err := pendingRuns(ctx, db, "fusion_pending")
-	if err != nil {
-		return nil, fmt.Errorf("find runs without saved fuse patterns: %w", err)
-	}
-	return runs, nil
+	p, err := finishPending(ctx, db)
+	return p.fusion, err
 }
 
 // SaveFusion computes the fuse-pattern rows of each rank of runs once and

@@ -3,18 +3,14 @@ package aggregates
 import (
 	"context"
 	"database/sql"
-	"fmt"
 )
 
 // OverlapRowsPending lists the runs whose saved overlap-opportunity rows
 // are missing or older than one of their traces (what SaveOverlapRows
 // still has to do).
 func OverlapRowsPending(ctx context.Context, db *sql.DB) ([]int64, error) {
-	runs, err := pendingRuns(ctx, db, "overlap_rows_pending")
-	if err != nil {
-		return nil, fmt.Errorf("find runs without saved overlap rows: %w", err)
-	}
-	return runs, nil
+	p, err := finishPending(ctx, db)
+	return p.rows, err
 }
 
 // SaveOverlapRows computes the overlap-opportunity rows of each rank of

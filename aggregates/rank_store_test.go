@@ -139,7 +139,8 @@ func TestRunStoresSameInBatches(t *testing.T) {
 			schematest.Dump(t, w.DB, `SELECT run_id, fingerprint FROM kernel_overlap_runs ORDER BY ALL`) +
 			schematest.Dump(t, w.DB, `SELECT run_id, fingerprint FROM step_store_runs ORDER BY ALL`)
 	}
-	runs, err := pendingRuns(ctx, w.DB, "overlap_pending")
+	p, err := finishPending(ctx, w.DB)
+	runs := p.overlap
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("pending %v %v", runs, err)
 	}

@@ -1,9 +1,28 @@
--- finish_pending: what a finish has to save, in one query: every run with
--- a copy due, whether each of its copies is due (overlap, fuse patterns,
--- steps, overlap rows: the rules of overlap_pending.sql, fusion_pending.sql,
--- steps_pending.sql and overlap_rows_pending.sql, which ask one store
--- each), and its ranks with GPU events and their number (run_ranks.sql),
--- a row per rank (rank and kernels NULL for a run without GPU events).
+-- finish_pending: what a finish has to save, in one query, and the one
+-- definition of a copy being due: every run with a copy due, whether each
+-- of its copies is due (the per-kernel overlap, aggregates.SaveOverlap;
+-- the fuse-pattern rows, SaveFusion; the step aggregates, SaveSteps; the
+-- overlap-opportunity rows, SaveOverlapRows), and its ranks with GPU
+-- events and their number (as run_ranks.sql), a row per rank (rank and
+-- kernels NULL for a run without GPU events).
+--
+-- A copy is due when it is missing or older than one of the run's traces.
+-- A run whose traces were all given the mapping role by the caller
+-- (two-trace triage, `ingest --role mapping`) is left out: it is there to
+-- lend Python sites, its copies are not what anyone asked to see. (A run
+-- detected as mapping from its server args may well be triaged alone.) A
+-- copy whose save failed $max_attempts times (finish_failures) is not due
+-- until one of the run's traces is newer than the failures: retrying it
+-- for ever would cost every later ingest that save, and fail it.
+--
+-- Due is not the opposite of current (_overlap_current, what readers ask):
+-- a copy made stale by a reclassification or another catalog (the
+-- fuse-pattern and overlap-row fingerprints cover them) is not due, so a
+-- finish never fingerprints every run of the warehouse, nor saves every
+-- run's rows again each time a report switches catalogs; readers compute
+-- what is stale, and the run's next ingest saves it again.
+--
+-- Columns: run_id, overlap, fusion, steps, overlap_rows, rank, kernels.
 -- Parameters: $max_attempts.
 WITH t AS (
     SELECT run_id, bool_or(role <> 'mapping' OR role_source <> 'flag') AS own, max(ingested_at) AS traces_at

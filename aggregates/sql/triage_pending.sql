@@ -1,7 +1,7 @@
 -- triage_pending: the runs whose saved triage report (triage_store, saved
 -- through aggregates.SaveTriage) is missing or older than one of their
 -- traces, i.e. what a finish still has to save; runs given the mapping
--- role by the caller are left out, as in overlap_pending.sql, as are runs
+-- role by the caller are left out, as in finish_pending.sql, as are runs
 -- whose save failed $max_attempts times. A report made stale otherwise (a
 -- new catalog, a reclassification, another binary) is not saved again:
 -- its readers compute it, as for the other copies. Nor are runs whose
