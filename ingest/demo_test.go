@@ -13,11 +13,12 @@ import (
 	"github.com/tracehouse/tracehouse/synth"
 )
 
-// TestDemoMatchesManifest ingests the committed demo set and checks every
-// trace against what the generator counted while writing it: event counts per
-// kind, GPU event count and exact summed duration, per-kernel stages, the
-// absolute GPU span, identity, and the expected Python site of every eager
-// kernel.
+// TestDemoMatchesManifest checks the ingest of the committed demo set
+// (demoTemplate's, into a new warehouse: its result and a copy of what it
+// stored) and every trace against what the generator counted while
+// writing it: event counts per kind, GPU event count and exact summed
+// duration, per-kernel stages, the absolute GPU span, identity, and the
+// expected Python site of every eager kernel.
 func TestDemoMatchesManifest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -25,11 +26,8 @@ func TestDemoMatchesManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := schematest.Open(t, "")
-	res, err := Ingest(ctx, w, []string{"../testdata/demo"}, Options{Jobs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := schematest.Open(t, demoTemplate(t))
+	res := demoIngest
 	if res.Failed() != 0 || len(res.Files) != len(m.Files) {
 		t.Fatalf("%d files, %d failed; manifest has %d", len(res.Files), res.Failed(), len(m.Files))
 	}

@@ -96,10 +96,7 @@ func TestRunsOfOneIngestInOrder(t *testing.T) {
 func TestRunSummaries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := schematest.Open(t, schematest.Template(t, "demo-runs", func(ctx context.Context, w *schema.Warehouse) error {
-		_, err := Ingest(ctx, w, []string{"../testdata/demo"}, Options{Jobs: 2})
-		return err
-	}))
+	w := schematest.Open(t, demoTemplate(t))
 	// Two runs' traces moved into one: the frameworks disagree, and both
 	// runs they left are empty.
 	mixed := []string{"../testdata/demo/trtllm-llama", "../testdata/demo/vllm-qwen-moe"}
