@@ -54,6 +54,21 @@ type storedThenFailed struct {
 func (e *storedThenFailed) Error() string { return e.err.Error() }
 func (e *storedThenFailed) Unwrap() error { return e.err }
 
+// commitUnknown is a trace whose COMMIT failed in a warehouse that could
+// not then say whether it holds the trace (invalidated by a fatal error):
+// a COMMIT interrupted when another loader's checkpoint failed can have
+// written its write-ahead log record, the trace stored, and fail all the
+// same. The ingest asks the warehouse file once the failed instance is
+// closed (settleUnknown).
+type commitUnknown struct {
+	id      int64
+	err     error
+	settled bool // the warehouse file was asked (settleUnknown)
+}
+
+func (e *commitUnknown) Error() string { return e.err.Error() }
+func (e *commitUnknown) Unwrap() error { return e.err }
+
 // warehouseError is a warehouse failure told in one line (its cause and
 // the count of files stored), wrapping the failure itself.
 type warehouseError struct {

@@ -175,7 +175,10 @@ func (r *Result) FinishFailed(err error) error {
 // Ingest ingests paths (files or directories) into the warehouse. A damaged
 // file fails alone: its error is in the result, nothing of it is stored, and
 // the other files still land. The error return is for problems that stop
-// the whole ingest (bad arguments, no traces, database failures).
+// the whole ingest (bad arguments, no traces, database failures). After a
+// failure that invalidated DuckDB (a disk full at a checkpoint), which
+// then refuses every statement, a file whose COMMIT it left in doubt is
+// settled by closing w.DB and opening the warehouse file again, read-only.
 func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Options) (*Result, error) {
 	return ingestBounded(ctx, w, paths, opt, DuckDBMemoryPerJob)
 }
@@ -258,6 +261,16 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 			res.Files[i] = FileResult{Path: cands[i].path, Status: StatusFailed, Err: err}
 		}
 	}
+	// A warehouse failure can leave a file's COMMIT in doubt (interrupted
+	// when another loader's checkpoint failed, it may have stored the
+	// trace): the warehouse file says which, so the count below is what
+	// it holds.
+	var unsettled error
+	var dbErr *dbError
+	warehouseFailed := errors.As(fatal, &dbErr)
+	if warehouseFailed {
+		unsettled = settleUnknown(ctx, w, res.Files)
+	}
 	// A file that failed may have had its new names stored with another
 	// file's (they share the interner): those no stored row uses go.
 	if ctx.Err() == nil && fatal == nil && res.Failed() > 0 {
@@ -269,8 +282,6 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	// (a disk full at a checkpoint), fails every statement after it too:
 	// its own error, naming the file being stored, is the one reported,
 	// with how many files were stored before it.
-	var dbErr *dbError
-	warehouseFailed := errors.As(fatal, &dbErr)
 	if err := errors.Join(bound.restore(ctx), callersErr); err != nil && !warehouseFailed {
 		return res, err
 	}
@@ -296,8 +307,12 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 		return res, res.Interrupted()
 	}
 	if warehouseFailed {
-		return res, &warehouseError{err: dbErr.err, msg: fmt.Sprintf("%s; %d of %d file(s) stored, nothing partial",
-			warehouseCause(dbErr, res.Files), res.Stored(), len(res.Files))}
+		msg := fmt.Sprintf("%s; %d of %d file(s) stored, nothing partial", warehouseCause(dbErr, res.Files), res.Stored(), len(res.Files))
+		if n := unknownCommits(res.Files); n > 0 {
+			// the warehouse file could not be asked (unsettled says why)
+			msg += fmt.Sprintf("; %d more may be stored: %s", n, causeLine(unsettled))
+		}
+		return res, &warehouseError{err: errors.Join(dbErr.err, unsettled), msg: msg}
 	}
 	return res, fatal
 }
@@ -315,6 +330,11 @@ func warehouseCause(first *dbError, files []FileResult) string {
 		line := causeLine(d)
 		if !strings.Contains(line, f.Path) {
 			line = f.Path + ": " + line
+		}
+		var u *commitUnknown
+		if f.Status == StatusIngested && errors.As(d, &u) {
+			// its COMMIT failed, and the warehouse file holds its trace
+			line += " (the trace is stored)"
 		}
 		return line
 	}

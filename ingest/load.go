@@ -176,6 +176,11 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 	}
 	if err != nil {
 		res.Status, res.Err = StatusFailed, err
+		var unknown *commitUnknown
+		if errors.As(err, &unknown) {
+			// stored or not: the ingest asks the warehouse file (settleUnknown)
+			res.TraceID = unknown.id
+		}
 		var skip *skipError
 		if errors.As(err, &skip) {
 			res.Status, res.Err, res.Reason = StatusSkipped, nil, skip.Error()

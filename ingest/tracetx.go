@@ -46,7 +46,9 @@ func beginTrace(ctx context.Context, conn *sql.Conn, replace int64) (*traceTx, e
 // fails the statement with the rows stored. So after a failed COMMIT the
 // warehouse is asked whether the trace is there, and a stored trace counts
 // as committed: an interrupted ingest then says how many files it stored
-// as the warehouse holds them (one fewer was said before).
+// as the warehouse holds them (one fewer was said before). A warehouse
+// invalidated meanwhile cannot say (*commitUnknown): the ingest asks its
+// file once it stops (settleUnknown).
 func (tx *traceTx) commit(ctx context.Context, path string, id int64) error {
 	_, err := tx.conn.ExecContext(ctx, "COMMIT")
 	if err == nil {
@@ -61,24 +63,31 @@ func (tx *traceTx) commit(ctx context.Context, path string, id int64) error {
 		tx.ended = true
 		return &dbError{&storedThenFailed{id: id, err: err}}
 	}
-	if tx.stored(ctx, id) {
+	stored, known := tx.stored(ctx, id)
+	switch {
+	case stored:
 		return nil
+	case !known:
+		return &dbError{&commitUnknown{id: id, err: err}}
 	}
 	return &dbError{err}
 }
 
 // stored ends the transaction after a failed COMMIT and says whether trace
-// id is in the warehouse. A transaction still open (the COMMIT never ran)
-// would show its own rows, so it is rolled back first; when COMMIT did end
-// it, ROLLBACK fails harmlessly. A warehouse that cannot answer (invalidated
-// by a failed checkpoint) says no.
-func (tx *traceTx) stored(ctx context.Context, id int64) bool {
+// id is in the warehouse, and whether the warehouse could say (known): one
+// invalidated by a fatal error, on this connection or another, answers
+// nothing. A transaction still open (the COMMIT never ran) would show its
+// own rows, so it is rolled back first; when COMMIT did end it, ROLLBACK
+// fails harmlessly.
+func (tx *traceTx) stored(ctx context.Context, id int64) (stored, known bool) {
 	ctx = context.WithoutCancel(ctx)
 	_, _ = tx.conn.ExecContext(ctx, "ROLLBACK") // (no transaction left is no error here)
 	tx.ended = true                             // nothing left for the deferred rollback
 	var n int64
-	err := tx.conn.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE trace_id = ?`, id).Scan(&n)
-	return err == nil && n == 1
+	if err := tx.conn.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE trace_id = ?`, id).Scan(&n); err != nil {
+		return false, false
+	}
+	return n == 1, true
 }
 
 // rollback, deferred, undoes whatever was not committed, even when ctx is

@@ -108,7 +108,11 @@ func TestDiskFullAtCheckpoint(t *testing.T) {
 // DuckDB said its COMMIT was durable. Before, 2 of 3 tries named no file
 // or the wrong one. (With 2 MiB checkpoints the three disks met, in one
 // try, a trace id's write, a COMMIT's checkpoint and DuckDB's "Original
-// error" reply.)
+// error" reply.) A file whose COMMIT the failure left in doubt counts as
+// the warehouse holds it: once in about 30 runs the other loader's COMMIT,
+// interrupted as the ingest stopped, had been logged, and "8 of 20" was
+// said of a warehouse holding 9 (ingest's TestSettleUnknownCommits makes
+// that interleaving by hand).
 func TestDiskFullAtCheckpointParallel(t *testing.T) {
 	t.Parallel()
 	src := filepath.Join(t.TempDir(), "traces")
@@ -140,7 +144,7 @@ func TestDiskFullAtCheckpointParallel(t *testing.T) {
 			t.Fatalf("sql: %s", errOut)
 		}
 		named := "0"
-		if strings.Contains(m[2], "commit:") && strings.Contains(m[2], "durable") {
+		if strings.Contains(m[2], "commit:") && strings.Contains(m[2], "durable") || strings.HasSuffix(m[2], " (the trace is stored)") {
 			named = "1"
 		}
 		if want := "n,named\n" + m[3] + "," + named + "\n"; out != want {
