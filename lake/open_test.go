@@ -16,7 +16,9 @@ import (
 // TestOpenRuns: a lake opened for some runs shows exactly their rows of
 // every per-run table (what Open shows of them), names no file of another
 // run, and keeps the runs, traces, names and sites tables whole; a label
-// with no files shows nothing and is no error.
+// with no files shows nothing and is no error. Opened with Load (their
+// files are well under LoadBytes), it shows the same rows, read into
+// tables.
 func TestOpenRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -32,6 +34,15 @@ func TestOpenRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer some.Close()
+	loaded, err := OpenRead(ctx, dir, schema.Options{Threads: 1}, ReadOptions{Runs: picked, Load: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer loaded.Close()
+	var views int
+	if err := loaded.DB.QueryRow(`SELECT count(*) FROM duckdb_views() WHERE view_name = 'kernels'`).Scan(&views); err != nil || views != 0 {
+		t.Errorf("opened with Load: kernels is still a view (%d, %v)", views, err)
+	}
 	ofPicked := ` WHERE trace_id IN (SELECT trace_id FROM traces JOIN runs USING (run_id)
 		WHERE label IN ('sglang-llama', 'trtllm-llama'))`
 	for _, tb := range Tables {
@@ -46,6 +57,9 @@ func TestOpenRuns(t *testing.T) {
 		}
 		if got := dump(t, some.DB, q); !slices.Equal(got, want) {
 			t.Errorf("%s: %d rows, want %d; first difference:\n%s", tb.Name, len(got), len(want), firstDiff(want, got))
+		}
+		if got := dump(t, loaded.DB, q); !slices.Equal(got, want) {
+			t.Errorf("%s, loaded: %d rows, want %d; first difference:\n%s", tb.Name, len(got), len(want), firstDiff(want, got))
 		}
 		if tb.Name == "kernels" && len(want) == 0 {
 			t.Error("kernels: the picked runs have none")
