@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tracehouse/tracehouse/bench/buildcli"
 	"github.com/tracehouse/tracehouse/bench/host"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -36,7 +37,7 @@ type cliRun struct {
 // a shared machine whose speed drifts by tens of percent within minutes,
 // only runs taken side by side compare.
 func benchCLI(ctx context.Context, data, dir string, runs int, against string) error {
-	bins, err := buildCLI(ctx, data, against)
+	bins, err := buildcli.Binaries(ctx, data, "", against)
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func benchSmall(ctx context.Context, data string, runs int, against string) erro
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return err
 	}
-	bins, err := buildCLI(ctx, data, against)
+	bins, err := buildcli.Binaries(ctx, data, "", against)
 	if err != nil {
 		return err
 	}
@@ -76,22 +77,6 @@ func benchSmall(ctx context.Context, data string, runs int, against string) erro
 		}
 	}
 	return nil
-}
-
-// buildCLI builds the command into data, and lists it with against (when
-// set) as the builds to time.
-func buildCLI(ctx context.Context, data, against string) ([]string, error) {
-	bin := filepath.Join(data, "tracehouse")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tracehouse")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("build the command: %w", err)
-	}
-	bins := []string{bin}
-	if against != "" {
-		bins = append(bins, against)
-	}
-	return bins, nil
 }
 
 // timeCLI runs each of bins runs times on dir, alternating, and prints

@@ -18,11 +18,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/tracehouse/tracehouse/bench/buildcli"
 	"github.com/tracehouse/tracehouse/bench/host"
 )
 
@@ -88,13 +88,11 @@ func run() error {
 		return err
 	}
 	if c.bin == "" {
-		c.bin = filepath.Join(c.data, "tracehouse")
-		fmt.Fprintln(os.Stderr, "building the CLI")
-		build := exec.CommandContext(ctx, "go", "build", "-o", c.bin, "./cmd/tracehouse")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build the command: %w", err)
+		bin, err := buildcli.Build(ctx, c.data)
+		if err != nil {
+			return err
 		}
+		c.bin = bin
 	}
 	fmt.Fprintln(os.Stderr, "before:", host.Speed())
 	var rows []row

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tracehouse/tracehouse/bench/buildcli"
 )
 
 // The read cases: the report commands on the demo (testdata/demo: 16
@@ -26,7 +28,7 @@ func readCases(ctx context.Context, data, cli, against string, n int) ([]smallCa
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
-	bins, err := cliBinaries(ctx, dir, cli, against)
+	bins, err := buildcli.Binaries(ctx, dir, cli, against)
 	if err != nil {
 		return nil, nil, err
 	}

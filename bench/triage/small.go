@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tracehouse/tracehouse/bench/buildcli"
 	"github.com/tracehouse/tracehouse/bench/host"
 )
 
@@ -71,7 +72,7 @@ func smallCases(ctx context.Context, data, cli, against string, n int) ([]smallC
 			return nil, nil, err
 		}
 	}
-	bins, err := cliBinaries(ctx, dir, cli, against)
+	bins, err := buildcli.Binaries(ctx, dir, cli, against)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,26 +146,6 @@ func timeCases(ctx context.Context, bins []string, cases [][]smallCase, n int) (
 		}
 	}
 	return results, nil
-}
-
-// cliBinaries are the binaries timed: cli, or the CLI built from this
-// tree into dir, then against when set.
-func cliBinaries(ctx context.Context, dir, cli, against string) ([]string, error) {
-	bin := cli
-	if bin == "" {
-		bin = filepath.Join(dir, "tracehouse")
-		fmt.Fprintln(os.Stderr, "building the CLI")
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/tracehouse")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return nil, fmt.Errorf("build the CLI: %w", err)
-		}
-	}
-	bins := []string{bin}
-	if against != "" {
-		bins = append(bins, against)
-	}
-	return bins, nil
 }
 
 // casesOn is the small cases on a stored warehouse holding the run "run",
