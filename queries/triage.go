@@ -247,12 +247,20 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			return nil, err
 		}
 	}
+	// The GPU events come first: how many there are says whether the
+	// queries below run side by side (inParallel).
+	d.GPUEvents = p.GPUEvents
+	if d.GPUEvents == nil {
+		if d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run); err != nil {
+			return nil, err
+		}
+	}
 	// The queries below are independent but for the overlap fingerprint:
-	// on a *sql.DB two run at a time (each on its own connection), so one
-	// query's planning and single-threaded parts overlap another's scans.
-	// The two longest chains (overlap, fuse patterns: each a query of
-	// hundreds of operators when not saved) come first, so they run side by
-	// side and the short ones fill in.
+	// on a *sql.DB of a large run two run at a time (each on its own
+	// connection), so one query's planning and single-threaded parts
+	// overlap another's scans. The two longest chains (overlap, fuse
+	// patterns: each a query of hundreds of operators when not saved) come
+	// first, so they run side by side and the short ones fill in.
 	var fp sql.NullString
 	var fresh bool
 	var fpErr error
@@ -273,7 +281,7 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 			return task(ctx)
 		}
 	}
-	err = inParallel(ctx, q, func(ctx context.Context) (err error) {
+	err = inParallel(ctx, q, sideBySide(d.GPUEvents), func(ctx context.Context) (err error) {
 		// The saved copies read here (busy rows, overlap rows, fuse-pattern
 		// rows) are current while the run's overlap fingerprint matches: a
 		// pass over every kernel, done once rather than in each check. The
@@ -346,13 +354,6 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		d.StragglerSites, err = StragglerSites(ctx, q, sp)
 		return err
 	}, func(ctx context.Context) (err error) {
-		if p.GPUEvents != nil {
-			d.GPUEvents = p.GPUEvents
-			return nil
-		}
-		d.GPUEvents, err = TriageGPUEvents(ctx, q, p.Run)
-		return err
-	}, func(ctx context.Context) (err error) {
 		d.Coverage, err = TriageCoverage(ctx, q, TriageCoverageParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank, Stage: p.Stage})
 		return err
 	}, func(ctx context.Context) (err error) {
@@ -386,12 +387,31 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 	return d, nil
 }
 
-// inParallel runs the tasks two at a time when q is a *sql.DB (a pool:
-// each task's queries take a connection of their own), else one after the
-// other on q's one connection (a *sql.Conn or *sql.Tx is not safe for
-// concurrent use). The first error is returned; it cancels the rest.
-func inParallel(ctx context.Context, q Querier, tasks ...func(context.Context) error) error {
-	if _, ok := q.(*sql.DB); !ok {
+// sideBySideGPUEvents is the fewest GPU events (of every rank and stage)
+// of a run whose report's queries run two at a time. Under it each query
+// costs mostly its planning, and two at a time took more CPU and more wall
+// time than one after the other: a demo trace's report (183 GPU events,
+// every copy saved) 66-72 against 60 CPU-ms and 76-79 against 61-68 ms
+// of wall time, two connections planning side by side on 2 cores.
+const sideBySideGPUEvents = 20000
+
+// sideBySide says whether the report of a run of these GPU events runs
+// its queries two at a time (sideBySideGPUEvents).
+func sideBySide(events []TriageGPUEventsRow) bool {
+	var n int64
+	for _, e := range events {
+		n += e.Events
+	}
+	return n >= sideBySideGPUEvents
+}
+
+// inParallel runs the tasks two at a time when parallel and q is a
+// *sql.DB (a pool: each task's queries take a connection of their own),
+// else one after the other (on q's one connection when q is a *sql.Conn
+// or *sql.Tx, which are not safe for concurrent use). The first error is
+// returned; it cancels the rest.
+func inParallel(ctx context.Context, q Querier, parallel bool, tasks ...func(context.Context) error) error {
+	if _, ok := q.(*sql.DB); !ok || !parallel {
 		for _, t := range tasks {
 			if err := t(ctx); err != nil {
 				return err
