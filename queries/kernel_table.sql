@@ -68,6 +68,9 @@ stage_ranks AS (
     SELECT DISTINCT stage, rank FROM per_rank
 ),
 spread AS (
+    -- (one rank selected, a kernel's spread is its own GPU time: the final
+    -- select says so without joining this, which $rank given prunes, 1.3
+    -- ms of a demo trace's 5.4)
     SELECT k.stage, k.short_name,
            min(coalesce(p.ns, 0))::BIGINT AS rank_min_ns,
            quantile_cont(coalesce(p.ns, 0), 0.5)::DOUBLE AS rank_median_ns,
@@ -104,13 +107,16 @@ SELECT s.stage, s.short_name,
        s.gpu_ns::DOUBLE / s.launches AS avg_ns,
        s.stage_kernel_ns, s.share_pct,
        s.share_pct >= $min_share AS shown,
-       p.rank_min_ns, p.rank_median_ns, p.rank_max_ns, p.ranks,
+       CASE WHEN $rank IS NULL THEN p.rank_min_ns ELSE s.gpu_ns END AS rank_min_ns,
+       CASE WHEN $rank IS NULL THEN p.rank_median_ns ELSE s.gpu_ns::DOUBLE END AS rank_median_ns,
+       CASE WHEN $rank IS NULL THEN p.rank_max_ns ELSE s.gpu_ns END AS rank_max_ns,
+       CASE WHEN $rank IS NULL THEN p.ranks ELSE 1 END AS ranks,
        count(*) FILTER (WHERE s.share_pct < $min_share) OVER (PARTITION BY s.stage) AS stage_hidden_rows,
        coalesce(sum(s.gpu_ns) FILTER (WHERE s.share_pct < $min_share) OVER (PARTITION BY s.stage), 0)::BIGINT
            AS stage_hidden_ns
 FROM shares s
 JOIN labels l USING (stage, short_name)
-JOIN spread p USING (stage, short_name)
+LEFT JOIN spread p ON $rank IS NULL AND p.stage = s.stage AND p.short_name = s.short_name
 ORDER BY CASE s.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
          s.stage, s.gpu_ns DESC, s.short_name

@@ -22,7 +22,14 @@ type LaunchParams struct {
 // LaunchSaved says whether the saved launch and spread rows answer for
 // p.Run and p.Rank (launch_saved.sql), for LaunchParams.Saved.
 func LaunchSaved(ctx context.Context, q Querier, p LaunchParams) (bool, error) {
-	return isFresh(ctx, q, "launch_saved", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("fresh", p.Fresh)})
+	var twins []savedTwin
+	if p.Fresh.Valid {
+		// the freshness given: not the check it would skip
+		twins = []savedTwin{{"_launch_saved", "_launch_saved_given"}}
+	}
+	saved, err := collectSaved(ctx, q, "launch_saved", twins,
+		[]any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("fresh", p.Fresh)}, scanBool)
+	return len(saved) == 1 && saved[0], err
 }
 
 // twins is the saved-copy twin a launch or spread query reads through
@@ -132,7 +139,11 @@ type CommOverlapRow struct {
 // CommOverlap returns each stage and rank's communication overlap, read
 // from the copy saved with the step aggregates when it is current.
 func CommOverlap(ctx context.Context, q Querier, p LaunchParams) ([]CommOverlapRow, error) {
-	return collect(ctx, q, "comm_overlap", p.args(), func(rows *sql.Rows) (CommOverlapRow, error) {
+	var twins []savedTwin
+	if p.Fresh.Valid && p.Fresh.Bool {
+		twins = []savedTwin{{"_comm_overlap_for", "_comm_overlap_saved"}}
+	}
+	return collectSaved(ctx, q, "comm_overlap", twins, p.args(), func(rows *sql.Rows) (CommOverlapRow, error) {
 		var r CommOverlapRow
 		err := rows.Scan(&r.Stage, &r.Rank, &r.CommNS, &r.CompNS, &r.OverlapNS, &r.OverlapPct)
 		return r, err

@@ -109,10 +109,13 @@ func collectSaved[T any](ctx context.Context, q Querier, name string, twins []sa
 // isFresh runs one of the *_fresh queries, whose one row says whether a
 // saved copy is current; no row counts as not.
 func isFresh(ctx context.Context, q Querier, name string, args []any) (bool, error) {
-	fresh, err := collect(ctx, q, name, args, func(rows *sql.Rows) (bool, error) {
-		var b bool
-		err := rows.Scan(&b)
-		return b, err
-	})
+	fresh, err := collect(ctx, q, name, args, scanBool)
 	return len(fresh) == 1 && fresh[0], err
+}
+
+// scanBool scans a row of one BOOLEAN column.
+func scanBool(rows *sql.Rows) (bool, error) {
+	var b bool
+	err := rows.Scan(&b)
+	return b, err
 }

@@ -100,6 +100,14 @@ FROM _launch_events_for(run, short_ns := short_ns, skip := skip, runs := runs) e
 WHERE only_rank IS NULL OR e.rank = only_rank
 GROUP BY e.run_id, CASE WHEN by_rank THEN e.rank END, e.stage;
 
+-- _launch_saved_given(run, only_rank, short_ns, fresh): _launch_saved of
+-- a copy whose freshness is given (fresh not NULL), which a query that
+-- knows it names in its place (queries/launch.go): DuckDB binds the check
+-- a given fresh skips (_steps_current: 0.7 of the query's 1.1 ms).
+CREATE MACRO _launch_saved_given(run, only_rank, short_ns, fresh) AS
+    short_ns = 10000 AND getvariable('tracehouse_lake') IS NULL AND fresh
+    AND (only_rank IS NOT NULL OR (SELECT count(DISTINCT s.rank) FROM launch_stage_store s WHERE s.run_id = run) = 1);
+
 -- _launch_saved(run, only_rank, short_ns, fresh): whether the saved launch
 -- rows answer for run_id run and rank only_rank (NULL: every rank): the
 -- copy is current (fresh, or checked when NULL), short_ns is the saved
@@ -109,9 +117,7 @@ GROUP BY e.run_id, CASE WHEN by_rank THEN e.rank END, e.stage;
 -- that the computing branch of the *_cached macros is dropped (see
 -- _idle_steps_cached).
 CREATE MACRO _launch_saved(run, only_rank, short_ns, fresh) AS
-    short_ns = 10000 AND getvariable('tracehouse_lake') IS NULL
-    AND CASE WHEN fresh IS NOT NULL THEN fresh ELSE _steps_current(run) END
-    AND (only_rank IS NOT NULL OR (SELECT count(DISTINCT s.rank) FROM launch_stage_store s WHERE s.run_id = run) = 1);
+    _launch_saved_given(run, only_rank, short_ns, CASE WHEN fresh IS NOT NULL THEN fresh ELSE _steps_current(run) END);
 
 -- _launch_kernels_saved(run, only_rank := NULL, short_ns := 10000, fresh
 -- := NULL) and _launch_stages_saved(...): the saved rows of run_id run
