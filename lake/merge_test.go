@@ -183,6 +183,14 @@ func mergedFiles(t *testing.T, dir string) int {
 	return n
 }
 
+// testChunkBytes is the chunk size of the tests that merge the demo lake
+// into several chunks: about three for all 16 traces, each of several
+// traces (a reader of one run then filters a chunk's rows by trace). At
+// 64 KiB each trace was a chunk of its own (16 chunks of 16 files), which
+// tested no such filter and cost 0.8 CPU-s a compaction of the demo lake
+// (0.3 at the default size).
+const testChunkBytes = 512 << 10
+
 // TestCompactSameAnswers: a lake of some demo runs, merged into several
 // chunks, answers every table's query exactly as the warehouse does,
 // whole and for one run; runs written after the merge are read from their
@@ -200,7 +208,7 @@ func TestCompactSameAnswers(t *testing.T) {
 	}
 	sameAsWarehouse(t, src, dir, labels[:half], nil, nil)
 	// chunks small enough that the demo's runs make several
-	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}}
+	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}}
 	res, err := Compact(ctx, dir, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +219,16 @@ func TestCompactSameAnswers(t *testing.T) {
 	}
 	if !res.Published || res.Generation != 1 || res.Merged != traces || res.Covered != traces || res.Left != 0 || res.Chunks < 2 {
 		t.Fatalf("first compact: %+v, want generation 1 with all %d traces in 2 or more chunks", res, traces)
+	}
+	// some chunk holds traces of two runs: a reader of one filters it
+	mixed := false
+	for _, c := range mustManifest(t, dir).Chunks {
+		for _, tr := range c.Traces {
+			mixed = mixed || tr.RunID != c.Traces[0].RunID
+		}
+	}
+	if !mixed {
+		t.Fatalf("no chunk holds traces of two runs: %+v", mustManifest(t, dir).Chunks)
 	}
 	sameAsWarehouse(t, src, dir, labels[:half], nil, nil)
 	sameAsWarehouse(t, src, dir, labels[:half], labels[:1], nil)
@@ -336,7 +354,7 @@ func TestCompactWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the default grace: a compaction never removes another's files
-	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: DefaultGrace, Engine: schema.Options{Threads: 1}}
+	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: DefaultGrace, Engine: schema.Options{Threads: 1}}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*len(ids))
 	for _, id := range ids[1:] {
@@ -420,7 +438,7 @@ func compactCrashRole() {
 			os.Exit(3)
 		}
 	}
-	_, err := Compact(context.Background(), os.Getenv("LAKE_TEST_DIR"), CompactOptions{ChunkBytes: 64 << 10, Grace: 0})
+	_, err := Compact(context.Background(), os.Getenv("LAKE_TEST_DIR"), CompactOptions{ChunkBytes: testChunkBytes, Grace: 0})
 	fmt.Fprintf(os.Stderr, "finished without crashing after %d files: %v\n", count, err)
 	os.Exit(0)
 }
@@ -452,7 +470,7 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 		}
 		sameAsWarehouse(t, src, dir, labels, nil, nil)
 	}
-	res, err := Compact(ctx, dir, CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}})
+	res, err := Compact(ctx, dir, CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +506,7 @@ func TestDamagedChunkFallsBack(t *testing.T) {
 	src := openDemo(t)
 	_, labels := demoRuns(t, src.DB)
 	dir := copyLake(t) // every demo run written
-	opt := CompactOptions{ChunkBytes: 64 << 10, Grace: 0, Engine: schema.Options{Threads: 1}}
+	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}}
 	if _, err := Compact(ctx, dir, opt); err != nil {
 		t.Fatal(err)
 	}
