@@ -166,9 +166,10 @@ func mustUint(t *testing.T, s string) uint64 {
 	return v
 }
 
-// TestFreshChecksTakeTheFingerprint: overlap_rows_fresh.sql and
-// fusion_fresh.sql say the same given the run's fingerprint as computing
-// it, and stale given another.
+// TestFreshChecksTakeTheFingerprint: overlap_fresh.sql,
+// overlap_rows_fresh.sql and fusion_fresh.sql say the same given the run's
+// fingerprint as computing it, and stale given another; the same through
+// isFreshGiven, which names the checks' *_current_given forms then.
 func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -187,23 +188,35 @@ func TestFreshChecksTakeTheFingerprint(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := sql.NullString{String: strconv.FormatUint(mustUint(t, fp.String)+1, 10), Valid: true}
+	checks := map[string]string{"overlap_fresh": "_overlap_current", "overlap_rows_fresh": "_overlap_rows_current",
+		"fusion_fresh": "_fusion_current"}
 	fresh := func(name string, ofp sql.NullString) bool {
 		t.Helper()
 		text, err := Text(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		args := []any{sql.Named("run", 1), sql.Named("rank", 0), sql.Named("overlap_fp", ofp)}
-		if name == "overlap_rows_fresh" {
-			args = append(args, sql.Named("min_dur_ns", DefaultMinDurNS))
+		args := []any{sql.Named("run", 1)}
+		switch name {
+		case "overlap_rows_fresh":
+			args = append(args, sql.Named("rank", 0), sql.Named("min_dur_ns", DefaultMinDurNS))
+		case "fusion_fresh":
+			args = append(args, sql.Named("rank", 0))
 		}
 		var b bool
-		if err := db.QueryRow(text, args...).Scan(&b); err != nil {
+		if err := db.QueryRow(text, append(args, sql.Named("overlap_fp", ofp))...).Scan(&b); err != nil {
 			t.Fatal(err)
+		}
+		given, err := isFreshGiven(ctx, db, name, checks[name], ofp, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if given != b {
+			t.Errorf("%s with overlap_fp %v: %v through isFreshGiven, %v as written", name, ofp, given, b)
 		}
 		return b
 	}
-	for _, name := range []string{"overlap_rows_fresh", "fusion_fresh"} {
+	for name := range checks {
 		if !fresh(name, sql.NullString{}) || !fresh(name, fp) {
 			t.Errorf("%s: not fresh with the fingerprint computed or given", name)
 		}

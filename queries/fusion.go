@@ -104,8 +104,8 @@ func scanFusionMatches(rows *sql.Rows) (FusionMatchesRow, error) {
 // computed otherwise. saved says which.
 func FusionMatchesCached(ctx context.Context, q Querier, p FusionMatchesParams) (rows []FusionMatchesRow, saved bool, err error) {
 	if !p.Mapping.Valid && p.Rank.Valid {
-		fresh, err := isFresh(ctx, q, "fusion_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
-			sql.Named("overlap_fp", p.OverlapFP)})
+		fresh, err := isFreshGiven(ctx, q, "fusion_fresh", "_fusion_current", p.OverlapFP,
+			[]any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64)})
 		if err != nil {
 			return nil, false, err
 		}

@@ -64,7 +64,7 @@ type IdleWorstGapsRow struct {
 // IdleFresh says whether run's saved idle rows are current (idle_fresh.sql);
 // overlapFP is the run's OverlapFingerprint (invalid: computed here).
 func IdleFresh(ctx context.Context, q Querier, run int64, overlapFP sql.NullString) (bool, error) {
-	return isFresh(ctx, q, "idle_fresh", []any{sql.Named("run", run), sql.Named("overlap_fp", overlapFP)})
+	return isFreshGiven(ctx, q, "idle_fresh", "_steps_current", overlapFP, []any{sql.Named("run", run)})
 }
 
 // twins is the saved-copy twin an idle query reads through when the copy

@@ -103,8 +103,8 @@ func OverlapByKernelCached(ctx context.Context, q Querier, p OverlapByKernelPara
 		if minDur == 0 {
 			minDur = DefaultMinDurUS
 		}
-		fresh, err := isFresh(ctx, q, "overlap_rows_fresh", []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64),
-			sql.Named("min_dur_ns", int64(minDur*1000)), sql.Named("overlap_fp", p.OverlapFP)})
+		fresh, err := isFreshGiven(ctx, q, "overlap_rows_fresh", "_overlap_rows_current", p.OverlapFP,
+			[]any{sql.Named("run", p.Run), sql.Named("rank", p.Rank.Int64), sql.Named("min_dur_ns", int64(minDur*1000))})
 		if err != nil {
 			return nil, false, err
 		}

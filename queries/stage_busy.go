@@ -38,7 +38,7 @@ type StageBusyRow struct {
 // (overlap_fresh.sql); overlapFP is the run's OverlapFingerprint (invalid:
 // computed here).
 func OverlapFresh(ctx context.Context, q Querier, run int64, overlapFP sql.NullString) (bool, error) {
-	return isFresh(ctx, q, "overlap_fresh", []any{sql.Named("run", run), sql.Named("overlap_fp", overlapFP)})
+	return isFreshGiven(ctx, q, "overlap_fresh", "_overlap_current", overlapFP, []any{sql.Named("run", run)})
 }
 
 // StageBusy returns per-stage and per-device GPU time totals.

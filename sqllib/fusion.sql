@@ -634,23 +634,30 @@ JOIN _texts t USING (text_id);
 -- with the matching rule itself: the tag below names its version (2: the
 -- greedy choice's last tie-break compares the kernels' positions, where 1
 -- hashed them), so a copy saved under another rule is not read as current.
-CREATE MACRO _fusion_fingerprint(run, ofp := NULL) AS (
-    SELECT hash('chain rule 2', _overlap_fp(run, ofp),
+CREATE MACRO _fusion_fingerprint_given(run, ofp := NULL) AS (
+    SELECT hash('chain rule 2', ofp::UBIGINT,
                 (SELECT list(DISTINCT catalog_hash ORDER BY catalog_hash) FROM fusion_catalog),
                 (SELECT list(hash(model, tp_size)) FROM runs WHERE run_id = run),
                 (SELECT list(hash(trace_id, framework, tp_rank) ORDER BY trace_id) FROM traces WHERE run_id = run))
 );
+CREATE MACRO _fusion_fingerprint(run, ofp := NULL) AS
+    _fusion_fingerprint_given(run, ofp := _overlap_fp(run, ofp));
 
 -- _fusion_current(run, rnk, ofp := NULL): whether rank rnk of run `run`
 -- has saved fuse-pattern rows (fusion_match_store, aggregates.SaveFusion)
 -- that are current: their record (fusion_store_runs) holds the fingerprint
 -- the run has now (_fusion_fingerprint; ofp as in _overlap_current). The
 -- one definition its readers ask (queries/fusion_fresh.sql); false without
--- a record (always in a lake, which keeps none).
-CREATE MACRO _fusion_current(run, rnk, ofp := NULL) AS
+-- a record (always in a lake, which keeps none). _fusion_current_given
+-- and _fusion_fingerprint_given are the same with ofp given (not NULL),
+-- which a query that computed it names (queries/fusion.go; see
+-- _steps_current_given).
+CREATE MACRO _fusion_current_given(run, rnk, ofp := NULL) AS
     coalesce(list_contains((SELECT list(f.fingerprint) FROM fusion_store_runs f
                             WHERE f.run_id = run AND f.rank = rnk),
-                           _fusion_fingerprint(run, ofp := ofp)), false);
+                           _fusion_fingerprint_given(run, ofp := ofp)), false);
+CREATE MACRO _fusion_current(run, rnk, ofp := NULL) AS
+    _fusion_current_given(run, rnk, ofp := _overlap_fp(run, ofp));
 
 -- _fusion_matches_for(run, mapping, rnk, stg, share_floor, runs): the rows
 -- of triage's fuse-pattern table (matched as this module says),

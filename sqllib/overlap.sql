@@ -299,10 +299,15 @@ CREATE MACRO _overlap_fp(run, ofp) AS
 -- record. The fingerprint is compared outside the record's subquery: with
 -- run from a column (a statement over a list of runs), DuckDB 1.5.6
 -- compared the fingerprint's correlated subquery wrongly in a WHERE clause
--- and matched no run.
-CREATE MACRO _overlap_current(run, ofp := NULL) AS
+-- and matched no run. _overlap_current_given(run, ofp) is the same with
+-- ofp given (not NULL), which a query that computed it names in place of
+-- _overlap_current (queries/stage_busy.go): DuckDB binds the computing
+-- branch of _overlap_fp a constant skips (0.5 of 1 ms).
+CREATE MACRO _overlap_current_given(run, ofp := NULL) AS
     coalesce(list_contains((SELECT list(fingerprint) FROM kernel_overlap_runs WHERE run_id = run),
-                           _overlap_fp(run, ofp)), false);
+                           ofp::UBIGINT), false);
+CREATE MACRO _overlap_current(run, ofp := NULL) AS
+    _overlap_current_given(run, ofp := _overlap_fp(run, ofp));
 
 -- kernel_overlap_cached(run, rank := NULL, stage := NULL, ofp := NULL): the
 -- rows of kernel_overlap_for(run, rank, stage), read from

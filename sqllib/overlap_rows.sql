@@ -376,11 +376,15 @@ ORDER BY r.grp,
 -- classifier (a migration changing the rules bumps its version and
 -- reclassifies: families and categories), or the run's traces (their
 -- kernels' sites, CPU ops and graph launches come with them).
-CREATE MACRO _overlap_rows_fingerprint(run, ofp := NULL) AS (
-    SELECT hash(_overlap_fp(run, ofp),
+-- _overlap_rows_fingerprint_given(run, ofp) is the same with the overlap
+-- fingerprint given (not NULL).
+CREATE MACRO _overlap_rows_fingerprint_given(run, ofp := NULL) AS (
+    SELECT hash(ofp::UBIGINT,
                 (SELECT max(version) FROM classifier_versions),
                 (SELECT list(hash(trace_id, ingested_at) ORDER BY trace_id) FROM traces WHERE run_id = run))
 );
+CREATE MACRO _overlap_rows_fingerprint(run, ofp := NULL) AS
+    _overlap_rows_fingerprint_given(run, ofp := _overlap_fp(run, ofp));
 
 -- _overlap_rows_current(run, rnk, dur_floor, ofp := NULL): whether rank
 -- rnk of run `run` has saved overlap-opportunity rows (overlap_row_store,
@@ -389,8 +393,12 @@ CREATE MACRO _overlap_rows_fingerprint(run, ofp := NULL) AS (
 -- and the fingerprint the run has now (_overlap_rows_fingerprint; ofp as
 -- in _overlap_current). The one definition its readers ask
 -- (queries/overlap_rows_fresh.sql); false without a record (always in a
--- lake, which keeps none).
-CREATE MACRO _overlap_rows_current(run, rnk, dur_floor, ofp := NULL) AS
+-- lake, which keeps none). _overlap_rows_current_given(...) is the same
+-- with ofp given (not NULL), which a query that computed it names in its
+-- place (queries/overlap.go; see _steps_current_given).
+CREATE MACRO _overlap_rows_current_given(run, rnk, dur_floor, ofp := NULL) AS
     coalesce(list_contains((SELECT list(o.fingerprint) FROM overlap_row_runs o
                             WHERE o.run_id = run AND o.rank = rnk AND o.min_dur_ns = dur_floor),
-                           _overlap_rows_fingerprint(run, ofp := ofp)), false);
+                           _overlap_rows_fingerprint_given(run, ofp := ofp)), false);
+CREATE MACRO _overlap_rows_current(run, rnk, dur_floor, ofp := NULL) AS
+    _overlap_rows_current_given(run, rnk, dur_floor, ofp := _overlap_fp(run, ofp));

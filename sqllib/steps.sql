@@ -101,12 +101,17 @@ SELECT * FROM step_total_store WHERE false;
 -- ofp when the caller computed it, so the kernels are read once more, not
 -- twice), or any event's step. In a lake, the constant 0 (see
 -- _overlap_fingerprint).
-CREATE MACRO _steps_fingerprint(run, ofp := NULL) AS
+-- _steps_fingerprint_given(run, ofp) is the same with the overlap
+-- fingerprint given (not NULL): what _steps_current_given builds on.
+CREATE MACRO _steps_fingerprint_given(run, ofp := NULL) AS
     CASE WHEN getvariable('tracehouse_lake') IS NOT NULL THEN 0::UBIGINT ELSE (
-    SELECT hash(_overlap_fp(run, ofp), count(*), bit_xor(hash(kernel_id, step)))
-    FROM kernels
-    WHERE run_id = run AND getvariable('tracehouse_lake') IS NULL
+    SELECT hash(ofp::UBIGINT, n, steps)
+    FROM (SELECT count(*) AS n, bit_xor(hash(kernel_id, step)) AS steps
+          FROM kernels
+          WHERE run_id = run AND getvariable('tracehouse_lake') IS NULL)
     ) END;
+CREATE MACRO _steps_fingerprint(run, ofp := NULL) AS
+    _steps_fingerprint_given(run, ofp := _overlap_fp(run, ofp));
 
 -- _steps_current(run, ofp := NULL): whether run's saved step aggregates
 -- (step_kernel_store, step_total_store) and the idle rows saved with them
@@ -115,10 +120,15 @@ CREATE MACRO _steps_fingerprint(run, ofp := NULL) AS
 -- has now (_steps_fingerprint; ofp as in _overlap_current). The one
 -- definition every reader of those copies asks (the *_cached macros here
 -- and in the idle module, queries/steps_fresh.sql, idle_fresh.sql,
--- lake.Write); false without a record.
-CREATE MACRO _steps_current(run, ofp := NULL) AS
+-- lake.Write); false without a record. _steps_current_given(run, ofp) is
+-- the same with ofp given (not NULL), which a query that computed it
+-- names in its place (queries/idle.go): DuckDB binds the branch of
+-- _overlap_fp computing it, which a constant skips.
+CREATE MACRO _steps_current_given(run, ofp := NULL) AS
     coalesce(list_contains((SELECT list(fingerprint) FROM step_store_runs WHERE run_id = run),
-                           _steps_fingerprint(run, ofp := ofp)), false);
+                           _steps_fingerprint_given(run, ofp := ofp)), false);
+CREATE MACRO _steps_current(run, ofp := NULL) AS
+    _steps_current_given(run, ofp := _overlap_fp(run, ofp));
 
 -- step_kernels_cached(run): step_kernels_for(run), read from
 -- step_kernel_store when the run's saved copy is current. Same columns.
