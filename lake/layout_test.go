@@ -22,20 +22,23 @@ import (
 )
 
 var (
-	lakeOnce sync.Once
-	lakeDir  string
-	lakeErr  error
+	lakeOnce  sync.Once
+	lakeDir   string
+	lakeWrite *WriteResult
+	lakeErr   error
 )
 
-// demoLake is a lake exported from the demo warehouse, written once per
-// test binary; tests only read it. TestMain removes it.
+// demoLake is a lake exported from the demo warehouse into an empty
+// directory, in batches of 5 traces, written once per test binary; tests
+// only read it (TestExportRoundTrip checks the write, lakeWrite).
+// TestMain removes it.
 func demoLake(t *testing.T) string {
 	t.Helper()
 	src := openDemo(t)
 	lakeOnce.Do(func() {
 		lakeDir, lakeErr = os.MkdirTemp("", "lake-")
 		if lakeErr == nil {
-			_, lakeErr = Write(context.Background(), src.DB, lakeDir, WriteOptions{})
+			lakeWrite, lakeErr = Write(context.Background(), src.DB, lakeDir, WriteOptions{Batch: 5})
 		}
 	})
 	if lakeErr != nil {
