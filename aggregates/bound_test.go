@@ -2,6 +2,7 @@ package aggregates
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 // finish bound and puts the caller's limit back; a save that runs out of
 // memory under the bound (8 MiB here) is made again without it, which its
 // notice says once, and the saved copies equal those of a finish that was
-// never bounded. A finish under the real bound says nothing.
+// never bounded. A finish of runs this small (under
+// unboundedFinishKernels) sets no bound and leaves the caller's limit.
 func TestFinishBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -84,7 +86,7 @@ func TestFinishBounded(t *testing.T) {
 		t.Fatalf("copies saved under the bound differ from the unbounded ones:\n%s\nwant:\n%s", got, want)
 	}
 
-	// FinishPerRun itself bounds and restores.
+	// FinishPerRun of a run this small leaves the limit alone.
 	v, limit := schematest.Limited(t)
 	before = limit()
 	if _, err := ingest.Ingest(ctx, v, []string{path}, ingest.Options{Jobs: 1}); err != nil {
@@ -95,12 +97,47 @@ func TestFinishBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(notes) != 0 {
-		t.Errorf("FinishPerRun under its %d MiB bound: notices %q, want none", DuckDBFinishMiB, notes)
+		t.Errorf("FinishPerRun: notices %q, want none", notes)
 	}
 	if got := limit(); got != before {
 		t.Fatalf("memory_limit after FinishPerRun %q, want %q", got, before)
 	}
 	if got := dump(v); got != want {
 		t.Fatalf("copies saved by FinishPerRun differ from the unbounded ones:\n%s\nwant:\n%s", got, want)
+	}
+
+	// Above the threshold (0 GPU events here) the finish's saves run
+	// under DuckDBFinishMiB, and restore puts the caller's limit back.
+	u, limit := schematest.Limited(t)
+	before = limit()
+	if _, err := ingest.Ingest(ctx, u, []string{path}, ingest.Options{Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, due, restore, err = finishSettingsAbove(ctx, u.DB, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(due.overlap) == 0 {
+		t.Fatalf("nothing due after an ingest: %+v", due)
+	}
+	if got, want := limit(), fmt.Sprintf("%d.0 MiB", DuckDBFinishMiB); got != want {
+		t.Errorf("finish above its threshold: memory_limit %q, want %q", got, want)
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	if got := limit(); got != before {
+		t.Fatalf("memory_limit after the finish's restore %q, want %q", got, before)
+	}
+	// and at the real threshold this run's finish sets none
+	_, _, restore, err = finishSettings(ctx, u.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := limit(); got != before {
+		t.Errorf("finish of %d GPU events: memory_limit %q, want the caller's %q", due.kernels(), got, before)
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -63,7 +63,8 @@ const DuckDBFinishMiB = 200
 // A run whose copy cannot be saved fails alone (as in FinishPerRun): the
 // saves go on for the other runs and copies, and Finish returns a
 // *FinishError naming each failed run and copy. On a file warehouse
-// DuckDB's memory is bounded meanwhile (ingest.BoundFinish), and on a
+// DuckDB's memory is bounded meanwhile (ingest.BoundFinish) when the runs
+// due hold more than unboundedFinishKernels GPU events, and on a
 // machine of 2 cores DuckDB starts no worker thread beside the saves'
 // own (ingest.CallersOnly, finishSettings).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS int64) error {
@@ -314,6 +315,22 @@ func dueKernels(ctx context.Context, db *sql.DB) (int64, error) {
 	return p.kernelsDue(), err
 }
 
+// unboundedFinishKernels is the most GPU events of the runs due for which
+// a finish leaves DuckDB's memory unbounded (DuckDBFinishMiB): their saves
+// hold a few tens of MiB in DuckDB, and each change of its memory_limit
+// made it hand every freed page back to the kernel (jemalloc purged), which
+// the statements after it faulted in again.
+const unboundedFinishKernels = 1 << 15
+
+// kernels counts the GPU events of every run with a copy due.
+func (p finishPlan) kernels() int64 {
+	var n int64
+	for _, r := range p.ranks {
+		n += r.kernels
+	}
+	return n
+}
+
 // kernelsDue counts the GPU events of the runs whose saved overlap is due:
 // the runs an ingest just stored, whose every copy is due with it.
 func (p finishPlan) kernelsDue() int64 {
@@ -358,8 +375,9 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 }
 
 // finishSettings sets DuckDB up for a finish's saves until restore, and
-// returns what is due (finishPending): its memory bounded
-// on a file warehouse (ingest.BoundFinish) and no worker threads beside
+// returns what is due (finishPending): its memory bounded on a file
+// warehouse (ingest.BoundFinish) when the runs due hold more than
+// unboundedFinishKernels GPU events, and no worker threads beside
 // the saves' own on a small machine (ingest.CallersOnly), whatever the
 // runs' size. With a worker, DuckDB's calling thread spun while the worker
 // held a statement's last tasks: in the one-after-another saves of a large
@@ -369,13 +387,21 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
 // 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fifth figures").
 func finishSettings(ctx context.Context, db *sql.DB) (_ context.Context, todo finishPlan, restore func() error, _ error) {
-	ctx, unbound, err := ingest.BoundFinish(ctx, db, DuckDBFinishMiB)
+	return finishSettingsAbove(ctx, db, unboundedFinishKernels)
+}
+
+// finishSettingsAbove is finishSettings bounding DuckDB's memory above
+// unbounded GPU events due (tests make it 0).
+func finishSettingsAbove(ctx context.Context, db *sql.DB, unbounded int64) (_ context.Context, todo finishPlan, restore func() error, _ error) {
+	todo, err := finishPending(ctx, db)
 	if err != nil {
 		return ctx, todo, nil, err
 	}
-	todo, err = finishPending(ctx, db)
-	if err != nil {
-		return ctx, todo, nil, JoinFinishErrors(err, unbound())
+	unbound := func() error { return nil }
+	if todo.kernels() > unbounded {
+		if ctx, unbound, err = ingest.BoundFinish(ctx, db, DuckDBFinishMiB); err != nil {
+			return ctx, todo, nil, err
+		}
 	}
 	callers, err := ingest.CallersOnly(ctx, db)
 	if err != nil {

@@ -180,12 +180,22 @@ func (r *Result) FinishFailed(err error) error {
 // then refuses every statement, a file whose COMMIT it left in doubt is
 // settled by closing w.DB and opening the warehouse file again, read-only.
 func Ingest(ctx context.Context, w *schema.Warehouse, paths []string, opt Options) (*Result, error) {
-	return ingestBounded(ctx, w, paths, opt, DuckDBMemoryPerJob)
+	return ingestBounded(ctx, w, paths, opt, DuckDBMemoryPerJob, UnboundedLoadBytes)
 }
 
+// UnboundedLoadBytes is the size of input files (as stored, gzip or not)
+// below which an ingest leaves DuckDB's memory unbounded
+// (DuckDBMemoryPerJob): such a load holds a few MiB in DuckDB, never near
+// the bound, and each change of DuckDB's memory_limit made it hand every
+// freed page back to the kernel (jemalloc purged), which the statements
+// after it faulted in again. Even at 30x gzip, 4 MiB of files is 120 MB of
+// JSON, about 40 MiB held by DuckDB (a 1 GB trace: 330 MiB).
+const UnboundedLoadBytes = 4 << 20
+
 // ingestBounded is Ingest with DuckDB's memory bounded to perJobMiB per
-// file loading at once (tests make it tight).
-func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt Options, perJobMiB int) (*Result, error) {
+// file loading at once (tests make it tight) when the files hold
+// unboundedBelow bytes or more.
+func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt Options, perJobMiB int, unboundedBelow int64) (*Result, error) {
 	if w.ReadOnly {
 		return nil, errors.New("warehouse is open read-only")
 	}
@@ -212,11 +222,11 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	if err != nil {
 		return nil, err
 	}
+	var total int64
+	for _, c := range cands {
+		total += c.size
+	}
 	if opt.Progress != nil {
-		var total int64
-		for _, c := range cands {
-			total += c.size
-		}
 		opt.Progress.Start(total)
 	}
 	jobs := opt.Jobs
@@ -225,9 +235,11 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	}
 	jobs = min(jobs, len(cands))
 	res := &Result{Files: make([]FileResult, len(cands))}
-	bound, err := boundDuckDB(ctx, w, perJobMiB*max(1, jobs))
-	if err != nil {
-		return nil, err
+	var bound *duckBound
+	if total >= unboundedBelow {
+		if bound, err = boundDuckDB(ctx, w, perJobMiB*max(1, jobs)); err != nil {
+			return nil, err
+		}
 	}
 	// Sweep records spill beside the warehouse file, as DuckDB's own do:
 	// the system's temporary directory is often memory (tmpfs).

@@ -99,7 +99,7 @@ func TestIngestRetriesOutOfBound(t *testing.T) {
 
 	w := schematest.Open(t, "")
 	var notices []string
-	res, err := ingestBounded(ctx, w, []string{path}, Options{Jobs: 1, Notice: func(s string) { notices = append(notices, s) }}, 1)
+	res, err := ingestBounded(ctx, w, []string{path}, Options{Jobs: 1, Notice: func(s string) { notices = append(notices, s) }}, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
