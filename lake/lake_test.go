@@ -202,7 +202,8 @@ func trunc(s string) string {
 func crashRole() {
 	n, _ := strconv.Atoi(os.Getenv("LAKE_TEST_CRASH_AFTER"))
 	ctx := context.Background()
-	w, err := schema.Open(ctx, os.Getenv("LAKE_TEST_SOURCE"), schema.Options{ReadOnly: true})
+	// one DuckDB thread, as the tests' own opens: the warehouse is tiny
+	w, err := schema.Open(ctx, os.Getenv("LAKE_TEST_SOURCE"), schema.Options{ReadOnly: true, Threads: 1})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

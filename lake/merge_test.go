@@ -438,7 +438,7 @@ func compactCrashRole() {
 			os.Exit(3)
 		}
 	}
-	_, err := Compact(context.Background(), os.Getenv("LAKE_TEST_DIR"), CompactOptions{ChunkBytes: testChunkBytes, Grace: 0})
+	_, err := Compact(context.Background(), os.Getenv("LAKE_TEST_DIR"), CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}})
 	fmt.Fprintf(os.Stderr, "finished without crashing after %d files: %v\n", count, err)
 	os.Exit(0)
 }
