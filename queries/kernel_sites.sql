@@ -77,17 +77,24 @@ per_site_op AS (
     -- own site and op in single-trace mode, the name's name_scope row in
     -- two-trace mode. kernel_sites_test.go checks the two agree. A graph
     -- replay without a site of its own takes its graph launch's frame.
+    -- Single-trace, a group is one row as it is (its own site, or its
+    -- replay site when it has none, and its op: no two groups meet), so
+    -- that branch does not group again (0.3 of a demo trace's 7.3 ms).
     SELECT p.stage, p.name_id,
-           CASE WHEN $mapping IS NOT NULL THEN coalesce(ns.match, 'unmapped')
-                WHEN p.site_id IS NULL AND p.replay_site_id IS NOT NULL THEN 'graph-replay'
+           CASE WHEN p.site_id IS NULL AND p.replay_site_id IS NOT NULL THEN 'graph-replay'
                 ELSE 'self' END AS match,
-           CASE WHEN $mapping IS NULL THEN coalesce(p.site_id, p.replay_site_id) ELSE ns.site_id END AS site_id,
-           $mapping IS NULL AND p.site_id IS NULL AND p.replay_site_id IS NOT NULL AS replay,
-           CASE WHEN $mapping IS NULL THEN p.op_name ELSE ns.op_name END AS op_name,
-           sum(p.ns) AS ns, sum(p.launches) AS launches
+           coalesce(p.site_id, p.replay_site_id) AS site_id,
+           p.site_id IS NULL AND p.replay_site_id IS NOT NULL AS replay,
+           p.op_name, p.ns, p.launches
+    FROM per_own_site p
+    WHERE $mapping IS NULL
+    UNION ALL
+    SELECT p.stage, p.name_id, coalesce(ns.match, 'unmapped') AS match, ns.site_id, false AS replay,
+           ns.op_name, sum(p.ns) AS ns, sum(p.launches) AS launches
     FROM per_own_site p
     LEFT JOIN (SELECT * FROM name_scope($run, $mapping) WHERE $mapping IS NOT NULL) ns
            ON ns.stage = p.stage AND ns.name_id = p.name_id
+    WHERE $mapping IS NOT NULL
     GROUP BY ALL
 ),
 located AS (
