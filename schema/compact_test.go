@@ -19,7 +19,7 @@ import (
 func TestCompactAfterRm(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := schematest.Copy(t, schematest.Migrated(t))
+	path := schematest.Copy(t, threeRuns(t))
 	open := func() *schema.Warehouse {
 		t.Helper()
 		w, err := schema.Open(ctx, path, schema.Options{Threads: 1, MustExist: true})
@@ -66,17 +66,8 @@ func TestCompactAfterRm(t *testing.T) {
 		return st.Size()
 	}
 
-	w := open()
-	for _, run := range []string{"sglang-llama", "trtllm-llama", "vllm-qwen-moe"} {
-		if _, err := ingest.Ingest(ctx, w, []string{filepath.Join("..", "testdata", "demo", run)}, ingest.Options{Run: run, Jobs: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 	full := size()
-	w = open()
+	w := open()
 	if _, err := ingest.RemoveRuns(ctx, w.DB, []string{"sglang-llama", "vllm-qwen-moe"}); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +94,7 @@ func TestCompactAfterRm(t *testing.T) {
 	// names stay by design (RemoveRuns), so a warehouse that never held the
 	// removed runs is no reference; nor is a fixed fraction, which moves with
 	// the catalog's size (every column's description is stored in it).
-	kept := compacted(t, "sglang-llama", "trtllm-llama", "vllm-qwen-moe")
+	kept := compacted(t)
 	if c.Before != removed || c.After != size() || c.After >= removed || c.After >= kept {
 		t.Fatalf("compact: %+v, file %d bytes (%d before the removal, %d after; %d compacted with the runs kept): want it smaller than both", c, size(), full, removed, kept)
 	}
@@ -167,24 +158,27 @@ func TestCompactRefuses(t *testing.T) {
 	}
 }
 
-// compacted is the compacted size of a warehouse holding runs.
-func compacted(t *testing.T, runs ...string) int64 {
+// threeRuns is a warehouse holding three demo runs, ingested (one ingest
+// each, closed) once per test binary: TestCompactAfterRm removes two from
+// a copy, and compacts another copy, which keeps them, as its reference.
+func threeRuns(t *testing.T) string {
+	t.Helper()
+	return schematest.Template(t, "three-runs", func(ctx context.Context, w *schema.Warehouse) error {
+		for _, run := range []string{"sglang-llama", "trtllm-llama", "vllm-qwen-moe"} {
+			if _, err := ingest.Ingest(ctx, w, []string{filepath.Join("..", "testdata", "demo", run)}, ingest.Options{Run: run, Jobs: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// compacted is the size of a copy of threeRuns after Compact.
+func compacted(t *testing.T) int64 {
 	t.Helper()
 	ctx := context.Background()
-	path := schematest.Copy(t, schematest.Migrated(t))
+	path := schematest.Copy(t, threeRuns(t))
 	w, err := schema.Open(ctx, path, schema.Options{Threads: 1, MustExist: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, run := range runs {
-		if _, err := ingest.Ingest(ctx, w, []string{filepath.Join("..", "testdata", "demo", run)}, ingest.Options{Run: run, Jobs: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	w, err = schema.Open(ctx, path, schema.Options{Threads: 1, MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
