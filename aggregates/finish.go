@@ -127,12 +127,27 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 		}
 		// Whether each run's overlap is now current decides, for both
 		// saves below, which runs may go together: asked once for both
-		// (the fuse-pattern save beside this one reads its own copy).
+		// (the fuse-pattern save beside this one reads its own copy). A
+		// run whose overlap this finish just saved is current (its record
+		// holds the fingerprint of what was saved, and the finish holds
+		// the warehouse), so only the others are asked: after an ingest,
+		// none (overlap_store_current, about 1.7 ms).
 		after := todo
 		if both := union(todo.steps, todo.rows); len(both) > 0 {
-			current, err := someRuns(ctx, db, currentOverlap, both)
-			if err != nil {
-				return fmt.Errorf("find runs whose saved overlap is current: %w", err)
+			var current, ask []int64
+			for _, r := range both {
+				if slices.Contains(todo.overlap, r) && !slices.Contains(failedRuns, r) {
+					current = append(current, r)
+				} else {
+					ask = append(ask, r)
+				}
+			}
+			if len(ask) > 0 {
+				more, err := someRuns(ctx, db, currentOverlap, ask)
+				if err != nil {
+					return fmt.Errorf("find runs whose saved overlap is current: %w", err)
+				}
+				current = append(current, more...)
 			}
 			after.accepted = map[string][]int64{currentOverlap: current}
 			var swept []int64
