@@ -145,7 +145,7 @@ func (l *loader) file(ctx context.Context, c candidate, run *runInfo) FileResult
 		res.Status, res.TraceID = StatusAlready, old
 		return res
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
-		res.Status, res.Err = StatusFailed, &dbError{fmt.Errorf("look up %s: %w", c.path, err)}
+		res.Status, res.Err = StatusFailed, &dbError{fmt.Errorf("%s: look up its content hash: %w", c.path, err)}
 		return res
 	case err != nil:
 		old = 0
