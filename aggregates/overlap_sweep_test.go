@@ -25,7 +25,8 @@ import (
 // devices, a stage outside the four known ones, a name without a category
 // and several runs; saved run by run and as one batch, in ranges of one
 // group, of several, and all at once (and, past the group limit, a piece
-// of a group at a time, pieces of 7 and 64 events).
+// of a group at a time: pieces of 7 and of 16 events; the groups here hold
+// 35-62 events, so a limit of 40 streams some and not others).
 func TestSweepOverlapMatchesSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -127,7 +128,7 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 	// the last three: groups over the limit, swept a piece of chunk
 	// events at a time (groupStream)
 	for _, c := range []struct{ chunk, limit int64 }{{1, sweepGroupLimit}, {500, sweepGroupLimit},
-		{sweepChunkKernels, sweepGroupLimit}, {sweepChunkKernels, 20}, {7, 20}, {64, 150}} {
+		{sweepChunkKernels, sweepGroupLimit}, {sweepChunkKernels, 20}, {7, 20}, {16, 40}} {
 		chunk := c.chunk
 		for run := 1; run <= 2; run++ {
 			if err := store(chunk, c.limit).saveOne(ctx, db, int64(run)); err != nil {
