@@ -344,8 +344,12 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		d.CommOverlap, err = CommOverlap(ctx, q, lp)
 		return err
 	}), func(ctx context.Context) (err error) {
-		if p.Rank.Valid {
-			return nil // one rank waits for nobody it can see
+		if p.Rank.Valid || ranksWithEvents(d.GPUEvents) < 2 {
+			// One rank waits for nobody it can see, and a run of one
+			// rank has no collective to match (straggler_arrivals takes
+			// a call that at least two ranks made): 17 ms of a demo
+			// run's `--rank all` report asked for no row.
+			return nil
 		}
 		sp := StragglerParams{Run: p.Run, Stage: p.Stage}
 		if d.StragglerRanks, err = StragglerRanks(ctx, q, sp); err != nil {
@@ -385,6 +389,17 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		return nil, err
 	}
 	return d, nil
+}
+
+// ranksWithEvents counts the ranks of a run that stored a GPU event.
+func ranksWithEvents(events []TriageGPUEventsRow) int {
+	seen := map[int64]bool{}
+	for _, e := range events {
+		if e.Events > 0 {
+			seen[e.Rank] = true
+		}
+	}
+	return len(seen)
 }
 
 // sideBySideGPUEvents is the fewest GPU events (of every rank and stage)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -106,6 +107,22 @@ func TestTriageDemoConsistent(t *testing.T) {
 				d, err := Triage(ctx, db, TriageParams{Run: run, Rank: rank, MinShare: 1, OverlapRows: 10})
 				if err != nil {
 					t.Fatalf("%s: %v", label, err)
+				}
+				if !rank.Valid {
+					// the straggler tables, which a run of one rank skips,
+					// are what their queries give
+					sp := StragglerParams{Run: run}
+					ranks, err := StragglerRanks(ctx, db, sp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sites, err := StragglerSites(ctx, db, sp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(d.StragglerRanks, ranks) || !reflect.DeepEqual(d.StragglerSites, sites) {
+						t.Errorf("%s: straggler ranks %+v sites %+v, their queries %+v %+v", label, d.StragglerRanks, d.StragglerSites, ranks, sites)
+					}
 				}
 				kt := map[string]int64{}
 				for _, r := range d.Kernels {
