@@ -134,14 +134,15 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 		// none (overlap_store_current, about 1.7 ms).
 		after := todo
 		if both := union(todo.steps, todo.rows); len(both) > 0 {
-			var current, ask []int64
+			var swept, ask []int64
 			for _, r := range both {
 				if slices.Contains(todo.overlap, r) && !slices.Contains(failedRuns, r) {
-					current = append(current, r)
+					swept = append(swept, r)
 				} else {
 					ask = append(ask, r)
 				}
 			}
+			current := slices.Clone(swept)
 			if len(ask) > 0 {
 				more, err := someRuns(ctx, db, currentOverlap, ask)
 				if err != nil {
@@ -150,12 +151,6 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 				current = append(current, more...)
 			}
 			after.accepted = map[string][]int64{currentOverlap: current}
-			var swept []int64
-			for _, r := range current {
-				if slices.Contains(todo.overlap, r) && !slices.Contains(failedRuns, r) {
-					swept = append(swept, r)
-				}
-			}
 			ctx = context.WithValue(ctx, sweptKey{}, swept)
 		}
 		h, hctx := errgroup.WithContext(ctx)
@@ -321,13 +316,6 @@ func union(a, b []int64) []int64 {
 		}
 	}
 	return out
-}
-
-// dueKernels counts the GPU events of the runs whose saved overlap is due
-// (finishPending).
-func dueKernels(ctx context.Context, db *sql.DB) (int64, error) {
-	p, err := finishPending(ctx, db)
-	return p.kernelsDue(), err
 }
 
 // unboundedFinishKernels is the most GPU events of the runs due for which

@@ -20,7 +20,8 @@ func TestFinishOneAfterAnother(t *testing.T) {
 	dumps := map[int64]string{}
 	for _, limit := range []int64{0, sideBySideKernels} {
 		w := threeDemoRuns(t)
-		if n, err := dueKernels(ctx, w.DB); err != nil || n == 0 || n > sideBySideKernels {
+		todo, err := finishPending(ctx, w.DB)
+		if n := todo.kernelsDue(); err != nil || n == 0 || n > sideBySideKernels {
 			t.Fatalf("%d GPU events due (%v): want some, under the side-by-side limit", n, err)
 		}
 		if err := finish(ctx, w.DB, catalog.Default(), 5000, limit); err != nil {
