@@ -27,9 +27,7 @@ func LaunchSaved(ctx context.Context, q Querier, p LaunchParams) (bool, error) {
 		// the freshness given: not the check it would skip
 		twins = []savedTwin{{"_launch_saved", "_launch_saved_given"}}
 	}
-	saved, err := collectSaved(ctx, q, "launch_saved", twins,
-		[]any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("fresh", p.Fresh)}, scanBool)
-	return len(saved) == 1 && saved[0], err
+	return freshVia(ctx, q, "launch_saved", twins, []any{sql.Named("run", p.Run), sql.Named("rank", p.Rank), sql.Named("fresh", p.Fresh)})
 }
 
 // twins is the saved-copy twin a launch or spread query reads through

@@ -80,8 +80,7 @@ func isFreshGiven(ctx context.Context, q Querier, name, macro string, fp sql.Nul
 	if fp.Valid {
 		twins = []savedTwin{{macro, macro + "_given"}}
 	}
-	fresh, err := collectSaved(ctx, q, name, twins, append(args, sql.Named("overlap_fp", fp)), scanBool)
-	return len(fresh) == 1 && fresh[0], err
+	return freshVia(ctx, q, name, twins, append(args, sql.Named("overlap_fp", fp)))
 }
 
 // collectSaved runs a query as collect does, each call of a twin's
@@ -123,7 +122,12 @@ func collectSaved[T any](ctx context.Context, q Querier, name string, twins []sa
 // isFresh runs one of the *_fresh queries, whose one row says whether a
 // saved copy is current; no row counts as not.
 func isFresh(ctx context.Context, q Querier, name string, args []any) (bool, error) {
-	fresh, err := collect(ctx, q, name, args, scanBool)
+	return freshVia(ctx, q, name, nil, args)
+}
+
+// freshVia is isFresh reading the query through twins (collectSaved).
+func freshVia(ctx context.Context, q Querier, name string, twins []savedTwin, args []any) (bool, error) {
+	fresh, err := collectSaved(ctx, q, name, twins, args, scanBool)
 	return len(fresh) == 1 && fresh[0], err
 }
 
