@@ -791,17 +791,24 @@ func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 }
 
 // linkInGo links the trace's kernels from t.link and inserts them, each
-// with its link, into `kernels`; the caller has stored the launch and op
+// with its link, into `kernels` (steps: the step windows findSteps found,
+// nil: read back from `steps`); the caller has stored the launch and op
 // sites, moved the times and found the steps. rank is the trace's, stage
 // the one its file gives (vocab.StageUnknown when none).
-func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *traceState, base int64, rank int,
+func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *traceState, steps *foundSteps, base int64, rank int,
 	merged, stageKnown bool, runID int64, fileRank int, stage string) error {
 	if t.link.kernels.len() == 0 {
 		return nil
 	}
-	gpu, cpu, window, err := readSteps(ctx, conn, t.id)
-	if err != nil {
-		return &dbError{fmt.Errorf("%s: read the steps: %w", path, err)}
+	var gpu, cpu []stepWindow
+	var window bool
+	if steps != nil {
+		gpu, cpu, window = steps.gpu, steps.cpu, steps.window
+	} else {
+		var err error
+		if gpu, cpu, window, err = readSteps(ctx, conn, t.id); err != nil {
+			return &dbError{fmt.Errorf("%s: read the steps: %w", path, err)}
+		}
 	}
 	cur, err := t.link.link(t.key, base, stageKnown, gpu, cpu, window)
 	if err != nil {

@@ -221,6 +221,7 @@ type traceState struct {
 	// (held), nil when the SQL links the trace (it reads them stored)
 	launches *held[launchRow]
 	ops      *held[opRow]
+	steps    *stepRecs // nil when insert_steps.sql finds the steps (Options.linkInSQL)
 	meta     map[string][]byte
 	guessed  bool // the splitter cut a batch by guess
 }
@@ -276,6 +277,9 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	t = &traceState{id: id, key: id << 32, summary: newSummary(),
 		frames: newChunks[sweepFrame](sweepChunk), points: newChunks[sweepPoint](sweepChunk)}
 	t.link.init(l.opt.linkInSQL, l.env.spillDir, linkChunk)
+	if !l.opt.linkInSQL {
+		t.steps = newStepRecs()
+	}
 	if !t.link.over {
 		t.launches = newHeld(l.env.spillDir, encHeldLaunch, decHeldLaunch)
 		t.ops = newHeld(l.env.spillDir, encHeldOp, decHeldOp)
@@ -405,8 +409,9 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		}
 	}
 	// Steps need absolute times (kernels, launches and annotations alike).
-	if err := exec("insert_steps", sql.Named("trace", id), sql.Named("steps_by", nil)); err != nil {
-		return nil, err
+	steps, err := findSteps(ctx, conn, t, base)
+	if err != nil {
+		return nil, &dbError{fmt.Errorf("%s: insert_steps: %w", c.path, err)}
 	}
 	if inGo {
 		// The link's records grow Go's heap, which cannot reuse the pages
@@ -417,7 +422,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 		if t.jsonBytes >= releaseAfterBytes {
 			schema.ReleaseFreedPages()
 		}
-		if err := l.linkInGo(ctx, conn, c.path, t, base, rank, ident.Merged, stageKnown, run.id, fileRank, stage); err != nil {
+		if err := l.linkInGo(ctx, conn, c.path, t, steps, base, rank, ident.Merged, stageKnown, run.id, fileRank, stage); err != nil {
 			return nil, err
 		}
 	} else {
@@ -628,6 +633,9 @@ func (t *traceState) append(apps []*schema.Appender, b *decoded, runID int64, ra
 	}
 	for i := range b.annotations {
 		x := &b.annotations[i]
+		if t.steps != nil {
+			t.steps.add(x)
+		}
 		if err := apps[appAnnotations].Append(int32(t.id), x.name, x.cat, x.ts, x.dur, nullable(x.pid), nullable(x.tid), nullStr(x.stage)); err != nil {
 			return err
 		}
