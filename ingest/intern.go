@@ -182,11 +182,50 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 			}
 		}
 	}()
+	if err := in.store(ctx, conn); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("store names: %w", err)
+	}
+	in.newKernels = in.newKernels[:0]
+	in.newSites = in.newSites[:0]
+	return nil
+}
+
+// flushInto stores the names interned since the last flush on conn, inside
+// the transaction of the trace using them, which only an ingest's sole
+// loader may do (no other trace can commit pointing at them first): they
+// commit with it, sparing a transaction of their own per trace. When that
+// transaction is rolled back, requeue hands them to the next flush again.
+func (in *interner) flushInto(ctx context.Context, conn *sql.Conn) (requeue func(), err error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.newKernels) == 0 && len(in.newSites) == 0 {
+		return nil, nil
+	}
+	if err := in.store(ctx, conn); err != nil {
+		return nil, err
+	}
+	kernels, sites := slices.Clone(in.newKernels), slices.Clone(in.newSites)
+	in.newKernels = in.newKernels[:0]
+	in.newSites = in.newSites[:0]
+	return func() {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		in.newKernels = append(kernels, in.newKernels...)
+		in.newSites = append(sites, in.newSites...)
+	}, nil
+}
+
+// store appends the pending names on conn and classifies the new kernel
+// names, inside the caller's transaction; the caller holds in.mu.
+func (in *interner) store(ctx context.Context, conn *sql.Conn) error {
 	specs := []schema.Spec{
 		{Table: schema.KernelNames, Columns: []string{"name_id", "name", "demangled", "short_name", "base_name", "display_name"}},
 		{Table: schema.Sites, Columns: []string{"site_id", "name", "file", "line", "func", "display", "rel_path", "framework", "is_wrapper"}},
 	}
-	err = schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
+	err := schema.WithAppenders(conn, specs, func(apps []*schema.Appender) error {
 		for _, n := range in.newKernels {
 			f := NormalizeKernelName(n)
 			var dem any
@@ -220,10 +259,5 @@ func (in *interner) flush(ctx context.Context, db *sql.DB) (err error) {
 			return fmt.Errorf("store names: %w", err)
 		}
 	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return fmt.Errorf("store names: %w", err)
-	}
-	in.newKernels = in.newKernels[:0]
-	in.newSites = in.newSites[:0]
 	return nil
 }

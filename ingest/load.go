@@ -32,6 +32,7 @@ type loader struct {
 	decoders int
 	seen     *contentClaims
 	env      loadEnv
+	sole     bool // the ingest's only loader: names commit with its traces (storeNames)
 }
 
 // loadEnv is what every loader of one ingest shares about the warehouse.
@@ -486,7 +487,7 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 	if err != nil {
 		return nil, &dbError{fmt.Errorf("%s: store trace row: %w", c.path, err)}
 	}
-	if err := l.names.flush(ctx, l.db); err != nil {
+	if err := l.storeNames(ctx, tx); err != nil {
 		return nil, &dbError{err}
 	}
 	if t.jsonBytes >= releaseAfterBytes {

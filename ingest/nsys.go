@@ -349,7 +349,7 @@ func (l *loader) loadNsys(ctx context.Context, c candidate, src string, run *run
 	if _, err := conn.ExecContext(ctx, `UPDATE traces SET source_format = ? WHERE trace_id = ?`, FormatNsys, id); err != nil {
 		return nil, &dbError{fmt.Errorf("%s: store trace format: %w", c.path, err)}
 	}
-	if err := l.names.flush(ctx, l.db); err != nil {
+	if err := l.storeNames(ctx, tx); err != nil {
 		return nil, &dbError{err}
 	}
 	if err := tx.commit(ctx, c.path, id); err != nil {

@@ -56,7 +56,7 @@ func loadFiles(ctx context.Context, db *sql.DB, cands []candidate, runs map[stri
 			if err := prepareConn(gctx, conn); err != nil {
 				return &dbError{err}
 			}
-			l := &loader{db: db, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen, env: env}
+			l := &loader{db: db, conn: conn, names: names, opt: opt, decoders: decoders, seen: seen, env: env, sole: jobs == 1}
 			for i := range work {
 				c := cands[i]
 				var res FileResult

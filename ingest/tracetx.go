@@ -16,6 +16,9 @@ import (
 type traceTx struct {
 	conn  *sql.Conn
 	ended bool // committed, or rolled back after a failed COMMIT
+	// undone, when set, is called once the transaction is known rolled
+	// back (interner.flushInto's requeue)
+	undone func()
 }
 
 // beginTrace begins the file's transaction on conn and, when replace is a
@@ -70,6 +73,7 @@ func (tx *traceTx) commit(ctx context.Context, path string, id int64) error {
 	case !known:
 		return &dbError{&commitUnknown{id: id, err: err}}
 	}
+	tx.wasUndone()
 	return &dbError{err}
 }
 
@@ -98,7 +102,32 @@ func (tx *traceTx) rollback(ctx context.Context, err *error) {
 	}
 	if _, rerr := tx.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
 		*err = errors.Join(*err, &dbError{fmt.Errorf("rollback: %w", rerr)})
+		return
 	}
+	tx.wasUndone()
+}
+
+// wasUndone calls undone, once.
+func (tx *traceTx) wasUndone() {
+	if f := tx.undone; f != nil {
+		tx.undone = nil
+		f()
+	}
+}
+
+// storeNames stores the names the trace uses before it commits: inside its
+// transaction when l is the ingest's sole loader (interner.flushInto), else
+// in a transaction of their own.
+func (l *loader) storeNames(ctx context.Context, tx *traceTx) error {
+	if !l.sole {
+		return l.names.flush(ctx, l.db)
+	}
+	requeue, err := l.names.flushInto(ctx, tx.conn)
+	if err != nil {
+		return err
+	}
+	tx.undone = requeue
+	return nil
 }
 
 // endFailedBegin rolls back what a failed BEGIN may have left: interrupted
