@@ -30,7 +30,10 @@ type runRank struct {
 type rankStore struct {
 	what                        string // for errors: "fuse patterns"
 	forget, clear, rows, commit string // statement names
-	args, commitArgs            []any
+	// rowsRuns, when set, is the insert run with $runs in place of rows
+	// (a twin that may assume what batchable said of the runs)
+	rowsRuns         string
+	args, commitArgs []any
 	// batchable, when set, names a statement saying whether the query may
 	// take run $run with others; the others are saved rank by rank
 	batchable string
@@ -245,6 +248,9 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		} else if len(b.ranks) > 0 {
 			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
 			args = append(args, s.unchained...)
+			if s.rowsRuns != "" {
+				insert = stmt(s.rowsRuns)
+			}
 			releaseFreed(ctx)
 			if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 				return fail("", err)

@@ -25,6 +25,11 @@ type OverlapByKernelParams struct {
 	// OverlapFP is the run's OverlapFingerprint; invalid = computed by the
 	// query (it says whether the saved copies are current).
 	OverlapFP sql.NullString
+	// Saved says the caller checked that the run's saved per-kernel
+	// overlap is current (OverlapFresh): the rows are then computed from
+	// it without binding the computation kernel_overlap_cached would skip
+	// (_overlap_rows_saved).
+	Saved bool
 }
 
 // DefaultMinDurUS is the overlap verdicts' floor: a kernel whose total
@@ -88,7 +93,11 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([
 		sql.Named("overlap_fp", p.OverlapFP),
 		sql.Named("runs", nil),
 	}
-	rows, err := collect(ctx, q, "overlap_by_kernel", args, scanOverlapByKernel)
+	var twins []savedTwin
+	if p.Saved {
+		twins = []savedTwin{{"_overlap_rows_for", "_overlap_rows_saved"}}
+	}
+	rows, err := collectSaved(ctx, q, "overlap_by_kernel", twins, args, scanOverlapByKernel)
 	return capOverlapRows(rows, err, p.MaxRows)
 }
 

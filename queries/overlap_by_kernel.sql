@@ -40,5 +40,6 @@
 --
 -- The rows are defined once, by _overlap_rows_for (sqllib/overlap_rows.sql,
 -- with the choices where triage's rules leave room), which
--- aggregates.SaveOverlapRows saves too.
+-- aggregates.SaveOverlapRows saves too; OverlapByKernelParams.Saved reads
+-- them through its twin _overlap_rows_saved.
 SELECT * FROM _overlap_rows_for($run, $mapping, $rank, $stage, $min_share, $min_dur_ns, $overlap_fp, $runs)

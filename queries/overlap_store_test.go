@@ -58,6 +58,11 @@ func TestKernelOverlapStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	decode := sql.NullString{String: "decode", Valid: true}
+	computedDecode, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: 1, Rank: rank1, Stage: decode})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := aggregates.SaveOverlap(ctx, db, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +72,26 @@ func TestKernelOverlapStore(t *testing.T) {
 	}
 	if fmt.Sprint(storedRank1) != fmt.Sprint(computedRank1) {
 		t.Errorf("rank 1 table differs between stored and computed overlap")
+	}
+	// A caller that knows the saved copy current reads it without the
+	// computation bound (_overlap_rows_saved): the same tables as computed
+	// without a saved copy, for the run, a rank, and a rank and stage.
+	for _, c := range []struct {
+		p    OverlapByKernelParams
+		want []OverlapByKernelRow
+	}{
+		{OverlapByKernelParams{Run: 1}, before},
+		{OverlapByKernelParams{Run: 1, Rank: rank1}, computedRank1},
+		{OverlapByKernelParams{Run: 1, Rank: rank1, Stage: decode}, computedDecode},
+	} {
+		c.p.Saved = true
+		got, err := OverlapByKernel(ctx, db, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.want) == 0 || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%+v: the table read from the saved overlap differs from the computed one:\n%v\nwant\n%v", c.p, got, c.want)
+		}
 	}
 
 	// Stage totals from the saved copy equal the computed ones.

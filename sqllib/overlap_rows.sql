@@ -49,31 +49,27 @@
 --     as other); a tight non-risky side with an unmapped scope on either end
 --     is unclear. Scopes are the instances' own (single-trace) or their
 --     names' transferred ones (two-trace).
-CREATE MACRO _overlap_rows_for(run, mapping, rnk, stg, share_floor, dur_floor, ofp, runs) AS TABLE
-WITH computed AS MATERIALIZED (
-    -- kernels and their overlap, computed (runs NULL); names stay ids here
-    -- (a million strings cost more to materialize than the few joins on
-    -- aggregates below). grp: 0, or the (run, rank) of the row with runs
-    SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
-           hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
-           starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id, 0 AS grp
-    FROM kernel_overlap_cached(run, rank := rnk, stage := stg, ofp := ofp)
-    WHERE runs IS NULL
-),
-ko AS NOT MATERIALIZED (
+-- It is defined after _overlap_rows_of, which computes these rows from
+-- the per-kernel overlap it reads.
+
+-- _overlap_rows_of(kernels, run, mapping, rnk, stg, share_floor,
+-- dur_floor, runs): _overlap_rows_for's rows computed from the per-kernel
+-- overlap in `kernels`, the name of a CTE of the caller (read with
+-- query_table) holding kernel_overlap_for's columns kernel_id, trace_id,
+-- stage, device, stream, name_id, ts_ns, dur_ns, hidden_ns,
+-- hidden_by_compute_ns, exclusive_ns, start_rank, starts_before_end,
+-- union_share_ns, prev_kernel_id, next_kernel_id, and grp: 0, or with
+-- runs the row's (run_id << 32) | rank. Only _overlap_rows_for and
+-- _overlap_rows_saved name it: DuckDB binds every macro a body calls,
+-- also where a constant then skips it, and the computation of the
+-- per-kernel overlap (kernel_overlap_cached) was about a third of this
+-- table's planning where the saved copy answers.
+CREATE MACRO _overlap_rows_of(kernels, run, mapping, rnk, stg, share_floor, dur_floor, runs) AS TABLE
+WITH ko AS NOT MATERIALIZED (
     -- read where it is used, not held: held, the saved overlap of 800 k
     -- kernels (about 110 MB) and the joins below passed the finish's
     -- 200 MiB bound
-    SELECT * FROM computed
-    UNION ALL
-    -- with runs, the saved per-kernel overlap (its start ranks are unique
-    -- within a run)
-    SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
-           hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
-           starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id,
-           (run_id::BIGINT << 32) | rank
-    FROM kernel_overlap_store
-    WHERE _run_in(run_id, runs)
+    SELECT * FROM query_table(kernels)
 ),
 busy AS (
     -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
@@ -369,6 +365,54 @@ ORDER BY r.grp,
          CASE r.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
          r.stage, r.priority, r.exclusive_ns DESC, r.kernel;
+
+-- _overlap_rows_kernels_saved(run, rnk, stg, runs): the kernels of
+-- _overlap_rows_of read from the saved per-kernel overlap
+-- (kernel_overlap_store): run `run`'s (rank rnk and stage stg, NULL for
+-- all) with grp 0 when runs is NULL, else every rank of the runs listed.
+CREATE MACRO _overlap_rows_kernels_saved(run, rnk, stg, runs) AS TABLE
+SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
+       hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
+       starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id,
+       CASE WHEN runs IS NULL THEN 0 ELSE (run_id::BIGINT << 32) | rank END AS grp
+FROM kernel_overlap_store
+WHERE CASE WHEN runs IS NULL
+           THEN run_id = run AND (rnk IS NULL OR rank = rnk) AND (stg IS NULL OR stage = stg)
+           ELSE _run_in(run_id, runs) END;
+
+CREATE MACRO _overlap_rows_for(run, mapping, rnk, stg, share_floor, dur_floor, ofp, runs) AS TABLE
+WITH computed AS MATERIALIZED (
+    -- kernels and their overlap, computed (runs NULL); names stay ids here
+    -- (a million strings cost more to materialize than the few joins on
+    -- aggregates)
+    SELECT kernel_id, trace_id, stage, device, stream, name_id, ts_ns, dur_ns,
+           hidden_ns, hidden_by_compute_ns, exclusive_ns, start_rank,
+           starts_before_end, union_share_ns, prev_kernel_id, next_kernel_id, 0 AS grp
+    FROM kernel_overlap_cached(run, rank := rnk, stage := stg, ofp := ofp)
+    WHERE runs IS NULL
+),
+_overlap_rows_kernels AS NOT MATERIALIZED (
+    SELECT * FROM computed
+    UNION ALL
+    -- with runs, the saved per-kernel overlap (its start ranks are unique
+    -- within a run)
+    SELECT * FROM _overlap_rows_kernels_saved(run, rnk, stg, runs)
+    WHERE runs IS NOT NULL
+)
+SELECT * FROM _overlap_rows_of('_overlap_rows_kernels', run, mapping, rnk, stg, share_floor, dur_floor, runs);
+
+-- _overlap_rows_saved(run, mapping, rnk, stg, share_floor, dur_floor, ofp,
+-- runs): _overlap_rows_for's rows, its arguments, for a caller that knows
+-- the per-kernel overlap it reads is saved and current (the run's, or
+-- every run's of runs: _overlap_current): they are read from
+-- kernel_overlap_store alone, and the computation is not bound (ofp is
+-- not read). queries.OverlapByKernel and aggregates.SaveOverlapRows name
+-- it in place of _overlap_rows_for then.
+CREATE MACRO _overlap_rows_saved(run, mapping, rnk, stg, share_floor, dur_floor, ofp, runs) AS TABLE
+WITH _overlap_rows_kernels AS NOT MATERIALIZED (
+    SELECT * FROM _overlap_rows_kernels_saved(run, rnk, stg, runs)
+)
+SELECT * FROM _overlap_rows_of('_overlap_rows_kernels', run, mapping, rnk, stg, share_floor, dur_floor, runs);
 
 -- _overlap_rows_fingerprint(run, ofp := NULL): changes whenever an input of
 -- the run's saved overlap-opportunity rows (overlap_row_store) changes:
