@@ -25,11 +25,12 @@ type OverlapByKernelParams struct {
 	// OverlapFP is the run's OverlapFingerprint; invalid = computed by the
 	// query (it says whether the saved copies are current).
 	OverlapFP sql.NullString
-	// Saved says the caller checked that the run's saved per-kernel
-	// overlap is current (OverlapFresh): the rows are then computed from
-	// it without binding the computation kernel_overlap_cached would skip
-	// (_overlap_rows_saved).
-	Saved bool
+	// OverlapSaved says whether the run's saved per-kernel overlap is
+	// current (OverlapFresh), when the caller knows; invalid = asked here.
+	// When it is, the rows are computed from it without binding the
+	// computation kernel_overlap_cached would skip (_overlap_rows_saved:
+	// 4-6 of a demo run's 35 ms).
+	OverlapSaved sql.NullBool
 }
 
 // DefaultMinDurUS is the overlap verdicts' floor: a kernel whose total
@@ -93,8 +94,15 @@ func OverlapByKernel(ctx context.Context, q Querier, p OverlapByKernelParams) ([
 		sql.Named("overlap_fp", p.OverlapFP),
 		sql.Named("runs", nil),
 	}
+	saved := p.OverlapSaved.Bool
+	if !p.OverlapSaved.Valid {
+		var err error
+		if saved, err = OverlapFresh(ctx, q, p.Run, p.OverlapFP); err != nil {
+			return nil, err
+		}
+	}
 	var twins []savedTwin
-	if p.Saved {
+	if saved {
 		twins = []savedTwin{{"_overlap_rows_for", "_overlap_rows_saved"}}
 	}
 	rows, err := collectSaved(ctx, q, "overlap_by_kernel", twins, args, scanOverlapByKernel)

@@ -40,6 +40,7 @@
 --
 -- The rows are defined once, by _overlap_rows_for (sqllib/overlap_rows.sql,
 -- with the choices where triage's rules leave room), which
--- aggregates.SaveOverlapRows saves too; OverlapByKernelParams.Saved reads
--- them through its twin _overlap_rows_saved.
+-- aggregates.SaveOverlapRows saves too; where the run's saved per-kernel
+-- overlap is current, OverlapByKernel reads them through its twin
+-- _overlap_rows_saved.
 SELECT * FROM _overlap_rows_for($run, $mapping, $rank, $stage, $min_share, $min_dur_ns, $overlap_fp, $runs)

@@ -84,7 +84,7 @@ func TestKernelOverlapStore(t *testing.T) {
 		{OverlapByKernelParams{Run: 1, Rank: rank1}, computedRank1},
 		{OverlapByKernelParams{Run: 1, Rank: rank1, Stage: decode}, computedDecode},
 	} {
-		c.p.Saved = true
+		c.p.OverlapSaved = sql.NullBool{Bool: true, Valid: true}
 		got, err := OverlapByKernel(ctx, db, c.p)
 		if err != nil {
 			t.Fatal(err)

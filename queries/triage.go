@@ -304,7 +304,7 @@ func Triage(ctx context.Context, q Querier, p TriageParams) (_ *TriageData, err 
 		}
 		// Saved at ingest when current (single-trace, one rank), else computed.
 		if d.Overlap, _, err = OverlapByKernelCached(ctx, q, OverlapByKernelParams{Run: p.Run, Mapping: p.Mapping, Rank: p.Rank,
-			Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows, OverlapFP: fp, Saved: busySaved}); err != nil {
+			Stage: p.Stage, MinShare: p.MinShare, MaxRows: p.OverlapRows, OverlapFP: fp, OverlapSaved: sql.NullBool{Bool: busySaved, Valid: true}}); err != nil {
 			return err
 		}
 		d.KnownPaths, err = overlapKnownPaths(ctx, q, p, d.Overlap)

@@ -71,17 +71,10 @@ WITH ko AS NOT MATERIALIZED (
     -- 200 MiB bound
     SELECT * FROM query_table(kernels)
 ),
-busy AS (
-    -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
-    -- union of each device's intervals, the same figure as stage_busy.sql)
-    SELECT grp, stage, sum(union_share_ns) AS busy_ns
-    FROM ko
-    GROUP BY grp, stage
-),
 per_name_id AS (
     SELECT k.grp, k.stage, k.name_id, n.short_name, n.family, n.category,
            k.launches, k.total_ns, k.hidden_ns, k.hidden_by_compute_ns, k.exclusive_ns,
-           k.longest_id, k.longest_dur_ns
+           k.share_ns, k.longest, k.longest.kernel_id AS longest_id, k.longest.dur_ns AS longest_dur_ns
     FROM (
         SELECT grp, stage, name_id,
                count(*) AS launches,
@@ -89,32 +82,40 @@ per_name_id AS (
                sum(hidden_ns) AS hidden_ns,
                sum(hidden_by_compute_ns) AS hidden_by_compute_ns,
                sum(exclusive_ns) AS exclusive_ns,
-               -- the longest, ties by smaller id (an ordered first()
-               -- would buffer every kernel of the group)
-               arg_max(kernel_id, {d: dur_ns, k: -kernel_id}) AS longest_id,
-               max(dur_ns) AS longest_dur_ns
+               sum(union_share_ns) AS share_ns,
+               -- the longest and what the dependency signal reads of it,
+               -- ties by smaller id (an ordered first() would buffer every
+               -- kernel of the group)
+               arg_max({kernel_id: kernel_id, trace_id: trace_id, device: device, stream: stream,
+                        ts_ns: ts_ns, dur_ns: dur_ns,
+                        prev_kernel_id: prev_kernel_id, next_kernel_id: next_kernel_id},
+                       {d: dur_ns, k: -kernel_id}) AS longest
         FROM ko
         GROUP BY grp, stage, name_id
     ) k
     JOIN kernel_names n USING (name_id)
 ),
-names AS (
-    -- one family/category per (stage, short name)
+busy AS (
+    -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
+    -- union of each device's intervals, the same figure as stage_busy.sql;
+    -- every kernel of ko has a name: kernel_overlap_for's and the sweep's
+    -- join kernel_names)
+    SELECT grp, stage, sum(share_ns) AS busy_ns
+    FROM per_name_id
+    GROUP BY grp, stage
+),
+agg AS (
+    -- per (stage, short name): one family/category, those of its raw name
+    -- with the most GPU time, the sums, and its longest kernel
     SELECT grp, stage, short_name,
            first(family ORDER BY total_ns DESC, name_id) AS family,
            first(category ORDER BY total_ns DESC, name_id) AS category,
-           min(name_id) AS name_id
-    FROM per_name_id
-    GROUP BY grp, stage, short_name
-),
-agg AS (
-    SELECT grp, stage, short_name,
            sum(launches)::BIGINT AS launches,
            sum(total_ns)::BIGINT AS total_ns,
            sum(hidden_ns)::BIGINT AS hidden_ns,
            sum(hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns,
            sum(exclusive_ns)::BIGINT AS exclusive_ns,
-           first(longest_id ORDER BY longest_dur_ns DESC, longest_id) AS longest_id
+           first(longest ORDER BY longest_dur_ns DESC, longest_id) AS longest
     FROM per_name_id
     GROUP BY grp, stage, short_name
 ),
@@ -156,7 +157,7 @@ dominant AS (
                                  WHEN 'other' THEN 4 ELSE 5 END,
                  p.other) AS dominant
     FROM pair_totals p
-    JOIN names n ON n.grp = p.grp AND n.stage = p.stage AND n.short_name = p.other
+    JOIN agg n ON n.grp = p.grp AND n.stage = p.stage AND n.short_name = p.other
     GROUP BY p.grp, p.stage, p.kernel
 ),
 scope_names AS (
@@ -222,10 +223,10 @@ own_site AS (
     GROUP BY grp, stage, short_name
 ),
 longest AS (
-    SELECT a.grp, a.stage, a.short_name, k.kernel_id, k.trace_id, k.device, k.stream,
-           k.ts_ns, k.dur_ns, k.prev_kernel_id, k.next_kernel_id
-    FROM agg a
-    JOIN ko k ON k.kernel_id = a.longest_id
+    SELECT grp, stage, short_name, longest.kernel_id, longest.trace_id, longest.device,
+           longest.stream, longest.ts_ns, longest.dur_ns, longest.prev_kernel_id,
+           longest.next_kernel_id
+    FROM agg
 ),
 neighbour_times AS (
     -- the few neighbours' times (a filter, not a join against every kernel)
@@ -285,13 +286,13 @@ side_risk AS (
     FROM (
         SELECT *, gap_ns <= greatest(2000, least(20000, 0.15 * dur_ns)) AS tight FROM sides
     ) s
-    JOIN names n ON n.grp = s.grp AND n.stage = s.stage AND n.short_name = s.short_name
+    JOIN agg n ON n.grp = s.grp AND n.stage = s.stage AND n.short_name = s.short_name
     JOIN event_scope c ON c.kernel_id = s.kernel_id
     JOIN event_scope o ON o.kernel_id = s.other_id
     GROUP BY s.grp, s.stage, s.short_name
 ),
 table_rows AS (
-    SELECT a.grp, a.stage, a.short_name AS kernel, n.family, n.category,
+    SELECT a.grp, a.stage, a.short_name AS kernel, a.family, a.category,
            CASE WHEN mapping IS NOT NULL THEN coalesce(sn.match, 'unmapped')
                 WHEN os.site_id IS NULL AND os.replay_site_id IS NOT NULL THEN 'graph-replay'
                 ELSE 'self' END AS scope_match,
@@ -306,13 +307,11 @@ table_rows AS (
            CASE WHEN coalesce(r.risky, false) THEN 'high'
                 WHEN coalesce(r.tight_unmapped, false) THEN 'unclear'
                 ELSE 'low' END AS dep_risk,
-           l.kernel_id AS longest_kernel_id, l.trace_id AS longest_trace_id,
-           l.ts_ns AS longest_ts_ns, l.dur_ns AS longest_dur_ns,
-           l.device AS longest_device, l.stream AS longest_stream
+           a.longest.kernel_id AS longest_kernel_id, a.longest.trace_id AS longest_trace_id,
+           a.longest.ts_ns AS longest_ts_ns, a.longest.dur_ns AS longest_dur_ns,
+           a.longest.device AS longest_device, a.longest.stream AS longest_stream
     FROM agg a
-    JOIN names n USING (grp, stage, short_name)
     JOIN busy b USING (grp, stage)
-    JOIN longest l USING (grp, stage, short_name)
     LEFT JOIN dominant d ON d.grp = a.grp AND d.stage = a.stage AND d.kernel = a.short_name
     LEFT JOIN scope_names sn ON sn.stage = a.stage AND sn.short_name = a.short_name
     LEFT JOIN own_site os ON os.grp = a.grp AND os.stage = a.stage AND os.short_name = a.short_name
