@@ -220,7 +220,8 @@ const streamPieceKernels = 1 << 16
 
 // sweepStreamed sweeps group g, too large to hold whole, in pieces of at
 // most chunk events in start and id order: the events between two of
-// overlap_store_bounds.sql's places (overlap_store_kernels.sql), each
+// overlap_store_bounds.sql's places (overlap_store_piece.sql, or
+// overlap_store_kernels.sql for a key standing for several groups), each
 // piece's complete rows saved before the next is read; its communication
 // overlap rows go to comm.
 func sweepStreamed(ctx context.Context, conn *sql.Conn, args []any, g *overlapGroup, chunk int64, starts *int64, comm *[]commRow) error {
@@ -239,11 +240,21 @@ func sweepStreamed(ctx context.Context, conn *sql.Conn, args []any, g *overlapGr
 			to = bounds[i]
 		}
 		ks = ks[:0]
-		err := eachSweepKernel(ctx, conn, append([]any{sql.Named("lo", g.key), sql.Named("hi", g.key),
-			sql.Named("ts", from.ts), sql.Named("id", from.id), sql.Named("to_ts", to.ts), sql.Named("to_id", to.id)}, args...),
+		name, piece := "overlap_store_kernels", append([]any{sql.Named("lo", g.key), sql.Named("hi", g.key)}, args...)
+		if g.single {
+			// the group by its columns, not its key (overlap_store_piece.sql)
+			var device any
+			if g.device.Valid {
+				device = g.device.Int64
+			}
+			name, piece = "overlap_store_piece", []any{sql.Named("run", g.run), sql.Named("trace", g.trace),
+				sql.Named("stage", g.stage), sql.Named("device", device)}
+		}
+		err := eachSweepKernel(ctx, conn, name, append([]any{sql.Named("ts", from.ts), sql.Named("id", from.id),
+			sql.Named("to_ts", to.ts), sql.Named("to_id", to.id)}, piece...),
 			func(k sweepKernel) { ks = append(ks, k) })
 		if err != nil {
-			return fmt.Errorf("overlap_store_kernels: %w", err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		read += int64(len(ks))
 		last := i == len(bounds)

@@ -459,7 +459,7 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 		n += g.kernels
 	}
 	ks := make([]sweepKernel, 0, n)
-	err := eachSweepKernel(ctx, conn, append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key),
+	err := eachSweepKernel(ctx, conn, "overlap_store_kernels", append([]any{sql.Named("lo", gs[0].key), sql.Named("hi", gs[len(gs)-1].key),
 		sql.Named("ts", nil), sql.Named("id", nil), sql.Named("to_ts", nil), sql.Named("to_id", nil)}, args...),
 		func(k sweepKernel) { ks = append(ks, k) })
 	if err != nil {
@@ -472,9 +472,10 @@ func readSweepKernels(ctx context.Context, conn *sql.Conn, args []any, gs []over
 	return ks, nil
 }
 
-// eachSweepKernel reads overlap_store_kernels.sql's rows for args.
-func eachSweepKernel(ctx context.Context, conn *sql.Conn, args []any, f func(sweepKernel)) error {
-	return eachDriverRow(ctx, conn, "overlap_store_kernels", args, 7, func(v []driver.Value) error {
+// eachSweepKernel reads the rows of overlap_store_kernels.sql (or of
+// overlap_store_piece.sql: name) for args.
+func eachSweepKernel(ctx context.Context, conn *sql.Conn, name string, args []any, f func(sweepKernel)) error {
+	return eachDriverRow(ctx, conn, name, args, 7, func(v []driver.Value) error {
 		var k sweepKernel
 		var ok [7]bool
 		k.id, ok[0] = v[0].(int64)

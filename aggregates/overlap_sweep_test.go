@@ -235,3 +235,65 @@ func firstDiff(got, want string) string {
 	}
 	return fmt.Sprintf("%d lines vs %d", len(g), len(w))
 }
+
+// TestSweepSharedKeyInPieces: a group key standing for two groups (a
+// device id past the key's 20 bits, 1048575, shares its key with the NULL
+// device: overlap_store_groups.sql's single false) is read a piece at a
+// time by its key (overlap_store_kernels.sql), the single groups by their
+// columns (overlap_store_piece.sql), and both sweep to kernel_overlap_for's
+// rows.
+func TestSweepSharedKeyInPieces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := schematest.Open(t, "").DB
+	exec := func(q string) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO runs (run_id, label, ingested_at) VALUES (1, 'a', TIMESTAMP '2026-01-01')`)
+	exec(`INSERT INTO kernel_names (name_id, name, short_name, base_name, family, category) VALUES
+		(1, 'gemm', 'gemm', 'gemm', 'gemm', 'compute'), (2, 'nccl', 'nccl', 'nccl', 'communication', 'communication')`)
+	rng := rand.New(rand.NewPCG(3, 5))
+	var rows []string
+	for i := range 120 {
+		device := []string{"NULL", "1048575", "0"}[i%3]
+		rows = append(rows, fmt.Sprintf("(%d, 1, 1, 0, 'decode', %d, 'kernel', %d, %d, %s, %d, false)",
+			int64(1)<<32+int64(i), 1+rng.IntN(2), 1000+rng.IntN(40)*5, rng.IntN(30), device, 7+rng.IntN(2)))
+	}
+	exec(`INSERT INTO kernels (kernel_id, trace_id, run_id, rank, stage, name_id, kind, ts_ns, dur_ns, device, stream, graph_launch) VALUES ` +
+		strings.Join(rows, ",\n"))
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	groups, err := overlapGroups(ctx, conn, runArgs([]int64{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var single []bool
+	for _, g := range groups {
+		single = append(single, g.single)
+	}
+	if !slices.Equal(single, []bool{true, false}) {
+		t.Fatalf("groups single %v, want one of its own and one shared key", single)
+	}
+	conn.Close()
+	s := overlapStore()
+	s.fill = func(ctx context.Context, conn *sql.Conn, runs []int64) error {
+		return sweepOverlapBy(ctx, conn, runArgs(runs), 9, 20)
+	}
+	if err := s.saveOne(ctx, db, 1); err != nil {
+		t.Fatal(err)
+	}
+	dump := func(q string) string { return schematest.Dump(t, db, q+` ORDER BY kernel_id`) }
+	want := dump(`SELECT * FROM kernel_overlap_for(1)`)
+	if n := strings.Count(want, "\n"); n != 120 {
+		t.Fatalf("%d rows", n)
+	}
+	if got := dump(`SELECT * FROM kernel_overlap_store`); got != want {
+		t.Errorf("saved rows differ from kernel_overlap_for:\n%s", firstDiff(got, want))
+	}
+}
