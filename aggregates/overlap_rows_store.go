@@ -35,8 +35,8 @@ func overlapRowsStore(minDurNS int64) rankStore {
 	return rankStore{
 		what:   "overlap rows",
 		forget: "overlap_rows_forget", clear: "overlap_rows_clear", rows: "overlap_rows_store", commit: "overlap_rows_commit",
-		// a batch holds runs whose saved overlap is current (batchable)
-		rowsRuns: "overlap_rows_store_runs",
+		// for runs whose saved overlap is current (batchable)
+		saved: "overlap_rows_store_saved",
 		args: []any{sql.Named("mapping", nil), sql.Named("stage", nil), sql.Named("min_share", 0.0),
 			sql.Named("min_dur_ns", minDurNS), sql.Named("overlap_fp", nil)},
 		commitArgs: []any{sql.Named("min_dur_ns", minDurNS)},

@@ -30,9 +30,9 @@ type runRank struct {
 type rankStore struct {
 	what                        string // for errors: "fuse patterns"
 	forget, clear, rows, commit string // statement names
-	// rowsRuns, when set, is the insert run with $runs in place of rows
-	// (a twin that may assume what batchable said of the runs)
-	rowsRuns         string
+	// saved, when set, is the insert run in place of rows for runs that
+	// batchable accepted (a twin that may assume what it says of them)
+	saved            string
 	args, commitArgs []any
 	// batchable, when set, names a statement saying whether the query may
 	// take run $run with others; the others are saved rank by rank
@@ -103,7 +103,7 @@ func apart(bs []batch, alone func([]runRank) bool) []batch {
 				}
 			}
 			if alone(ranks) {
-				out = append(out, batch{runs: []int64{run}, ranks: ranks, perRank: true})
+				out = append(out, batch{runs: []int64{run}, ranks: ranks, perRank: true, accepted: true})
 				continue
 			}
 			rest.runs = append(rest.runs, run)
@@ -167,11 +167,14 @@ func inConnTx(ctx context.Context, db *sql.DB, fail func(step string, err error)
 }
 
 // batch is runs saved in one transaction: together (one statement), or a
-// single run rank by rank (perRank).
+// single run rank by rank (perRank). Runs together were accepted by the
+// store's batchable statement; a run alone was when accepted says so (one
+// too large to share).
 type batch struct {
-	runs    []int64
-	ranks   []runRank
-	perRank bool
+	runs     []int64
+	ranks    []runRank
+	perRank  bool
+	accepted bool
 }
 
 // batches groups runs (in order) into batches of at most limit GPU events;
@@ -190,13 +193,14 @@ func batches(runs, together []int64, ranks []runRank, limit int64) []batch {
 		for _, r := range byRun[run] {
 			size += r.kernels
 		}
-		alone := size > limit || !slices.Contains(together, run)
+		accepted := slices.Contains(together, run)
+		alone := size > limit || !accepted
 		if (alone || n+size > limit) && len(cur.runs) > 0 {
 			out = append(out, cur)
 			cur, n = batch{}, 0
 		}
 		if alone {
-			out = append(out, batch{runs: []int64{run}, ranks: byRun[run], perRank: true})
+			out = append(out, batch{runs: []int64{run}, ranks: byRun[run], perRank: true, accepted: accepted})
 			continue
 		}
 		cur.runs = append(cur.runs, run)
@@ -214,6 +218,9 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
 	}
 	insert := stmt(s.rows)
+	if s.saved != "" && (b.accepted || !b.perRank) {
+		insert = stmt(s.saved)
+	}
 	return inConnTx(ctx, db, fail, func(conn *sql.Conn) error {
 		// Forget the copies first and record each last, so that even
 		// without the transaction a half-written copy could not be read.
@@ -248,9 +255,6 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		} else if len(b.ranks) > 0 {
 			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
 			args = append(args, s.unchained...)
-			if s.rowsRuns != "" {
-				insert = stmt(s.rowsRuns)
-			}
 			releaseFreed(ctx)
 			if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 				return fail("", err)
