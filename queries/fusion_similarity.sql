@@ -61,9 +61,9 @@ _near AS (
                 ELSE 'low' END AS level
     FROM _rows w
     JOIN fusion_catalog f USING (id)
+    ANTI JOIN (SELECT DISTINCT stage FROM _exact WHERE shown) x USING (stage)
+    ANTI JOIN _exact e ON e.stage = w.stage AND e.id = w.id
     WHERE w.variant > 0
-      AND w.stage NOT IN (SELECT stage FROM _exact WHERE shown)
-      AND NOT EXISTS (SELECT 1 FROM _exact e WHERE e.stage = w.stage AND e.id = w.id)
 ),
 _best AS (
     SELECT *

@@ -244,9 +244,12 @@ SELECT * FROM query(CASE WHEN hits IS NULL
 --   applies   the models and min_tp gates pass
 CREATE MACRO _fusion_gates(run, runs := NULL) AS TABLE
 WITH _run AS (
+    -- the traces' TP ranks joined, not asked in a correlated subquery
+    -- (which DuckDB plans as a delim join, several operators more)
     SELECT r.run_id, lower(r.model) AS model,
-           coalesce(r.tp_size, (SELECT max(t.tp_rank) + 1 FROM traces t WHERE t.run_id = r.run_id)) AS tp
+           coalesce(r.tp_size, t.tp) AS tp
     FROM runs r
+    LEFT JOIN (SELECT run_id, max(tp_rank) + 1 AS tp FROM traces GROUP BY run_id) t USING (run_id)
     WHERE CASE WHEN runs IS NULL THEN r.run_id = run ELSE _run_in(r.run_id, runs) END
 )
 SELECT t.trace_id, f.id,
@@ -427,9 +430,11 @@ _text_roles AS MATERIALIZED (
            v.nsteps, v.ordered, v.max_between, v.max_gap_ns
     FROM _hits h
     JOIN _variants v ON v.ordinal = h.ordinal AND h.step_no <> v.variant
+    -- an anti join, not NOT EXISTS: DuckDB plans a correlated subquery as a
+    -- delim join, several operators more to plan and set up
+    ANTI JOIN (SELECT text_id, ordinal FROM _hits WHERE kind = 'fused') f
+      ON f.text_id = h.text_id AND f.ordinal = h.ordinal
     WHERE h.kind = 'step'
-      AND NOT EXISTS (SELECT 1 FROM _hits f
-                      WHERE f.kind = 'fused' AND f.ordinal = h.ordinal AND f.text_id = h.text_id)
 ),
 _text_pairs AS MATERIALIZED (
     -- which text can follow which in an entry's chain: the second fills the
@@ -747,13 +752,13 @@ _blockers AS (
     -- a row is dropped when one of these is kept before it: the rows that
     -- subsume it, and the earlier rows sharing a kernel with it
     SELECT o.grp, o.stage, o.id, o.status, o.marker, o.turn,
-           list_distinct(list_concat(coalesce(s.markers, []),
-                                     coalesce((SELECT list(x.earlier) FROM _shared x
-                                               WHERE x.grp = o.grp AND x.stage = o.stage
-                                                 AND x.id = o.id AND x.status = o.status), []))) AS blockers,
+           list_distinct(list_concat(coalesce(s.markers, []), coalesce(x.earlier, []))) AS blockers,
            coalesce(s.markers, []) AS subsumers
     FROM _order o
     LEFT JOIN _subsumers s USING (grp, stage, id, status)
+    LEFT JOIN (SELECT grp, stage, id, status, list(earlier) AS earlier
+               FROM _shared
+               GROUP BY ALL) x USING (grp, stage, id, status)
 ),
 _folded AS (
     -- element: [marker, blockers...]; a row is kept when none of its
