@@ -499,7 +499,8 @@ func stepStore() runStore {
 			"step_store_kernels", "step_store_totals",
 			"launch_store_kernels", "launch_store_stages", "spread_store_rows"},
 		fill:   stepsFill,
-		commit: "step_store_commit", batchable: currentOverlap}
+		commit: "step_store_commit", batchable: currentOverlap,
+		saved: map[string]string{"step_store_kernels": "step_store_kernels_saved", "step_store_totals": "step_store_totals_saved"}}
 }
 
 // stepsFill is the step save's work besides its plain statements: the

@@ -13,51 +13,34 @@
 -- every run listed, from their saved overlap, which the caller checks is
 -- current (_overlap_current, asked by aggregates/sql/overlap_store_current.sql).
 
--- step_kernels_for(run, skip := false, runs := NULL): one row per (trace,
--- rank, stage, step, name) of run `run`'s GPU events that belong to a step
--- (or of the runs listed in `runs`; nothing when skip). Columns:
---   run_id, trace_id, rank, stage, step, name_id
---   launches              GPU events
---   dur_ns                summed dur_ns
---   hidden_ns             summed kernel_overlap hidden_ns (under another stream)
---   hidden_by_compute_ns  summed hidden_by_compute_ns
-CREATE MACRO step_kernels_for(run, skip := false, runs := NULL) AS TABLE
+-- _step_kernels_of(src, run, skip, runs) and _step_totals_of(src, run,
+-- skip, runs): the rows of step_kernels_for and step_totals_for (below)
+-- computed from the per-kernel overlap in `src`, the name of a CTE of the
+-- caller (read with query_table) holding kernel_overlap_cached's columns,
+-- joined to run `run`'s kernels (or those of the runs listed in `runs`).
+-- Only step_*_for and their saved twins _step_*_saved name them: DuckDB
+-- binds every macro a body calls, also where a constant then skips it,
+-- and the computation of the overlap (kernel_overlap_cached) was about
+-- half of a step save's planning where the saved copy answers.
+CREATE MACRO _step_kernels_of(src, run, skip, runs) AS TABLE
 SELECT o.run_id, o.trace_id, o.rank, o.stage, k.step, o.name_id,
        count(*) AS launches,
        sum(o.dur_ns)::BIGINT AS dur_ns,
        sum(o.hidden_ns)::BIGINT AS hidden_ns,
        sum(o.hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns
-FROM (SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
-          UNION ALL
-          SELECT * FROM kernel_overlap_store WHERE _run_in(run_id, runs)) o
+FROM query_table(src) o
 JOIN kernels k USING (kernel_id)
 WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
       AND k.step IS NOT NULL AND NOT skip
 GROUP BY o.run_id, o.trace_id, o.rank, o.stage, k.step, o.name_id;
 
--- step_totals_for(run, skip := false, runs := NULL): one row per (trace,
--- rank, stage, step) of run `run` (or of the runs listed in `runs`;
--- nothing when skip). Columns:
---   run_id, trace_id, rank, stage, step
---   kernels          GPU events
---   kernel_ns        summed dur_ns (overlapping events counted each)
---   busy_ns          GPU busy time: the union of the step's event intervals
---                    per device, summed over devices
---   first_ns         first start; last_end_ns: last end
---   window_ns        last_end_ns - first_ns: the step time (its GPU window)
---   exposed_comm_ns  communication time not hidden under compute: summed
---                    dur_ns - hidden_by_compute_ns of the step's
---                    communication-category events
--- So window_ns = busy_ns + idle and kernel_ns - busy_ns is the overlap.
-CREATE MACRO step_totals_for(run, skip := false, runs := NULL) AS TABLE
+CREATE MACRO _step_totals_of(src, run, skip, runs) AS TABLE
 WITH _k AS (
     SELECT o.run_id, o.trace_id, o.rank, o.stage, k.step, o.device, o.kernel_id,
            o.ts_ns, o.ts_ns + o.dur_ns AS end_ns, o.dur_ns,
            CASE WHEN n.category = 'communication'
                 THEN o.dur_ns - o.hidden_by_compute_ns ELSE 0 END AS exposed_ns
-    FROM (SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
-          UNION ALL
-          SELECT * FROM kernel_overlap_store WHERE _run_in(run_id, runs)) o
+    FROM query_table(src) o
     JOIN kernels k USING (kernel_id)
     JOIN kernel_names n ON n.name_id = o.name_id
     WHERE CASE WHEN runs IS NULL THEN k.run_id = run ELSE _run_in(k.run_id, runs) END
@@ -81,6 +64,64 @@ SELECT run_id, trace_id, rank, stage, step,
        sum(exposed_ns)::BIGINT AS exposed_comm_ns
 FROM _u
 GROUP BY run_id, trace_id, rank, stage, step;
+
+-- step_kernels_for(run, skip := false, runs := NULL): one row per (trace,
+-- rank, stage, step, name) of run `run`'s GPU events that belong to a step
+-- (or of the runs listed in `runs`; nothing when skip). Columns:
+--   run_id, trace_id, rank, stage, step, name_id
+--   launches              GPU events
+--   dur_ns                summed dur_ns
+--   hidden_ns             summed kernel_overlap hidden_ns (under another stream)
+--   hidden_by_compute_ns  summed hidden_by_compute_ns
+CREATE MACRO step_kernels_for(run, skip := false, runs := NULL) AS TABLE
+WITH _step_overlap AS NOT MATERIALIZED (
+    SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
+    UNION ALL
+    SELECT * FROM kernel_overlap_store WHERE _run_in(run_id, runs)
+)
+SELECT * FROM _step_kernels_of('_step_overlap', run, skip, runs);
+
+-- step_totals_for(run, skip := false, runs := NULL): one row per (trace,
+-- rank, stage, step) of run `run` (or of the runs listed in `runs`;
+-- nothing when skip). Columns:
+--   run_id, trace_id, rank, stage, step
+--   kernels          GPU events
+--   kernel_ns        summed dur_ns (overlapping events counted each)
+--   busy_ns          GPU busy time: the union of the step's event intervals
+--                    per device, summed over devices
+--   first_ns         first start; last_end_ns: last end
+--   window_ns        last_end_ns - first_ns: the step time (its GPU window)
+--   exposed_comm_ns  communication time not hidden under compute: summed
+--                    dur_ns - hidden_by_compute_ns of the step's
+--                    communication-category events
+-- So window_ns = busy_ns + idle and kernel_ns - busy_ns is the overlap.
+CREATE MACRO step_totals_for(run, skip := false, runs := NULL) AS TABLE
+WITH _step_overlap AS NOT MATERIALIZED (
+    SELECT * FROM kernel_overlap_cached(run) WHERE runs IS NULL
+    UNION ALL
+    SELECT * FROM kernel_overlap_store WHERE _run_in(run_id, runs)
+)
+SELECT * FROM _step_totals_of('_step_overlap', run, skip, runs);
+
+-- _step_kernels_saved(run, skip := false, runs := NULL) and
+-- _step_totals_saved(...): step_kernels_for's and step_totals_for's rows,
+-- their arguments, for a caller that knows the per-kernel overlap of the
+-- run (or of every run of runs) is saved and current (_overlap_current):
+-- read from kernel_overlap_store alone, the computation not bound. The
+-- step save names them then (aggregates/sql/step_store_*_saved.sql).
+CREATE MACRO _step_kernels_saved(run, skip := false, runs := NULL) AS TABLE
+WITH _step_overlap AS NOT MATERIALIZED (
+    SELECT * FROM kernel_overlap_store
+    WHERE CASE WHEN runs IS NULL THEN run_id = run ELSE _run_in(run_id, runs) END
+)
+SELECT * FROM _step_kernels_of('_step_overlap', run, skip, runs);
+
+CREATE MACRO _step_totals_saved(run, skip := false, runs := NULL) AS TABLE
+WITH _step_overlap AS NOT MATERIALIZED (
+    SELECT * FROM kernel_overlap_store
+    WHERE CASE WHEN runs IS NULL THEN run_id = run ELSE _run_in(run_id, runs) END
+)
+SELECT * FROM _step_totals_of('_step_overlap', run, skip, runs);
 
 -- _step_kernels_none(run, skip := false, runs := NULL) and
 -- _step_totals_none(...): no row, with the columns of step_kernels_for and
