@@ -50,9 +50,9 @@
 --     leftmost, then by their kernels' positions in turn. Only candidates
 --     sharing a kernel need the pass; they can only share one when their
 --     spans overlap, so they are cut into islands of overlapping spans
---     (window functions) and the pass takes one candidate of every island
---     per iteration of a short recursion (as many iterations as the largest
---     island has candidates, usually two). No loop over events anywhere.
+--     (window functions) and the pass is a fold over each island's
+--     candidates, sorted in a list (list_reduce). No loop over events
+--     anywhere.
 --   * the finish finds a large rank's occurrences by this rule in Go
 --     (aggregates/fusion_sweep.go, one stream read once) and hands them to
 --     _fusion_related as `chains`: this walk holds every kernel of the rank
@@ -532,37 +532,28 @@ _islands AS MATERIALIZED (
           FROM _candidates
           SEMI JOIN _contested USING (cand))
 ),
-_ranked AS MATERIALIZED (
-    -- rn = the greedy order, islands one after the other (a global sort is
-    -- much cheaper than a window per island): tightest first (fewest
-    -- positions spanned), then leftmost, then by the kernels' positions in
-    -- turn (an island is on one stream, so comparing spos compares
-    -- positions; two candidates of an entry never have the same kernels,
-    -- so the order is total and aggregates/fusion_sweep.go keeps it)
-    SELECT i.*,
-           row_number() OVER (ORDER BY i.island, i.last_spos - i.first_spos, i.first_spos, i.kernels) AS rn
-    FROM _islands i
-),
-_greedy AS (
-    -- the greedy pass, one candidate of every island per iteration (as
-    -- many iterations as the largest island has candidates, usually two):
-    -- the first is taken; a later one is taken when none of its kernels is
-    -- in the island's claimed list, which then gains them
-    SELECT r.island, r.rn, r.cand, true AS taken, r.kernels AS claimed
-    FROM _ranked r
-    SEMI JOIN (SELECT island, min(rn) AS rn FROM _ranked GROUP BY island) h USING (island, rn)
-    UNION ALL
-    SELECT r.island, r.rn, r.cand,
-           NOT list_has_any(g.claimed, r.kernels),
-           CASE WHEN list_has_any(g.claimed, r.kernels) THEN g.claimed
-                ELSE list_concat(g.claimed, r.kernels) END
-    FROM _greedy g
-    JOIN _ranked r ON r.rn = g.rn + 1 AND r.island = g.island
+_chosen AS (
+    -- the greedy pass, island by island: its candidates in order, tightest
+    -- first (fewest positions spanned), then leftmost, then by the kernels'
+    -- positions in turn (an island is on one stream, so comparing spos
+    -- compares positions; two candidates of an entry never have the same
+    -- kernels, so the order is total and aggregates/fusion_sweep.go keeps
+    -- it); the first is taken, a later one when none of its kernels is in
+    -- one taken before (one fold, sorted in a list: a recursive CTE and
+    -- its window cost a few ms of setup where nothing is contested)
+    SELECT unnest(list_reduce(
+               list_transform(list_sort(list({'w': last_spos - first_spos, 'f': first_spos, 'k': kernels, 'c': cand})),
+                              lambda x: {'c': [x.c], 'k': x.k}),
+               lambda acc, x: CASE WHEN list_has_any(acc.k, x.k) THEN acc
+                                   ELSE {'c': list_concat(acc.c, x.c), 'k': list_concat(acc.k, x.k)} END,
+               {'c': []::BIGINT[], 'k': []::BIGINT[]}).c) AS cand
+    FROM _islands
+    GROUP BY island
 ),
 _taken AS (
     SELECT cand FROM _candidates ANTI JOIN _contested USING (cand)
     UNION ALL
-    SELECT cand FROM _greedy WHERE taken
+    SELECT cand FROM _chosen
 ),
 _chain_kernels AS (
     -- step: the kernel's place in the occurrence, which is its chain step
