@@ -700,6 +700,8 @@ type kernelSource struct {
 	rank, merged int32 // merged: the rank of a kernel without a device
 	isMerged     bool
 	stage        string
+	stages       map[string]bool // every stage given, for the trace's (stageOf)
+	last         string          // the stage given last, in stages
 }
 
 func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
@@ -732,6 +734,9 @@ func (s *kernelSource) Fill(chunk duckdb.DataChunk) (int, error) {
 		stage := r.stage
 		if stage == "" {
 			stage = s.stage
+		}
+		if stage != s.last || len(s.stages) == 0 {
+			s.stages[stage], s.last = true, stage
 		}
 		// Each value set separately, typed: duckdb.SetChunkValue takes the
 		// chunk by value, and through a helper function that copy went to
@@ -821,9 +826,10 @@ func (l *loader) linkInGo(ctx context.Context, conn *sql.Conn, path string, t *t
 		debug.FreeOSMemory()
 	}
 	src := &kernelSource{cur: cur, rows: t.link.rows.reader(), trace: int32(t.id), run: int32(runID),
-		rank: int32(rank), merged: int32(max(fileRank, 0)), isMerged: merged, stage: stage}
+		rank: int32(rank), merged: int32(max(fileRank, 0)), isMerged: merged, stage: stage, stages: map[string]bool{}}
 	if err := l.env.rows.InsertRows(ctx, conn, schema.Kernels, kernelColumns, src); err != nil {
 		return &dbError{fmt.Errorf("%s: insert the linked kernels: %w", path, err)}
 	}
+	t.stages = src.stages
 	return nil
 }

@@ -54,7 +54,8 @@ const tiesWant = "8 4 2 prefill 2\n9 <nil> 1 decode 1\n10 5 <nil> decode 3\n11 7
 // linking in Go and with link_kernels.sql and link_steps.sql, and compares
 // every column of every kernel, launch and CPU op (linked in Go, all three
 // are held and inserted complete; by the SQL, appended and updated) and
-// every step (found in Go, stepRecs, or by insert_steps.sql). Both implementations exist, owned by
+// every step (found in Go, stepRecs, or by insert_steps.sql), and each
+// trace's stage where its kernels give it (stageOf). Both implementations exist, owned by
 // ingest: the SQL statements define the linking and are what Nsight
 // exports (no copies kept while loading) use; ingest/link.go does the
 // same from the copies kept (sorted and spilled) while a trace loads, for
@@ -129,7 +130,8 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 					}
 				}
 				dumps[i] = schematest.Dump(t, w.DB, kernels) + schematest.Dump(t, w.DB, launches) + schematest.Dump(t, w.DB, ops) +
-					schematest.Dump(t, w.DB, `SELECT * FROM steps ORDER BY trace_id, step`)
+					schematest.Dump(t, w.DB, `SELECT * FROM steps ORDER BY trace_id, step`) +
+					schematest.Dump(t, w.DB, `SELECT trace_id, stage, stage_source FROM traces ORDER BY trace_id`)
 				if name == "ties" {
 					// what the trace's comment works out, either way
 					got := schematest.Dump(t, w.DB, `SELECT kernel_id - 4294967296 AS k, launch_id - 4294967296 AS launch,
@@ -143,7 +145,7 @@ func TestLinkInGoMatchesSQL(t *testing.T) {
 			goRows, sqlRows := strings.Split(dumps[0], "\n"), strings.Split(dumps[1], "\n")
 			for i := range max(len(goRows), len(sqlRows)) {
 				if i >= len(goRows) || i >= len(sqlRows) || goRows[i] != sqlRows[i] {
-					t.Errorf("kernels, launches, CPU ops or steps differ from row %d (of %d linked in Go, %d in SQL):\nGo:  %s\nSQL: %s",
+					t.Errorf("kernels, launches, CPU ops, steps or trace stages differ from row %d (of %d linked in Go, %d in SQL):\nGo:  %s\nSQL: %s",
 						i, len(goRows), len(sqlRows), strings.Join(goRows[i:min(i+3, len(goRows))], "\n     "),
 						strings.Join(sqlRows[i:min(i+3, len(sqlRows))], "\n     "))
 					break

@@ -222,7 +222,8 @@ type traceState struct {
 	// (held), nil when the SQL links the trace (it reads them stored)
 	launches *held[launchRow]
 	ops      *held[opRow]
-	steps    *stepRecs // nil when insert_steps.sql finds the steps (Options.linkInSQL)
+	steps    *stepRecs       // nil when insert_steps.sql finds the steps (Options.linkInSQL)
+	stages   map[string]bool // the stages of the kernels linked in Go (linkInGo)
 	meta     map[string][]byte
 	guessed  bool // the splitter cut a batch by guess
 }
@@ -434,7 +435,12 @@ func (l *loader) load(ctx context.Context, c candidate, run *runInfo, hash strin
 			return nil, &dbError{fmt.Errorf("clear derived rows: %w", err)}
 		}
 	}
-	if !stageKnown {
+	switch {
+	case stageKnown:
+	case inGo:
+		// the stages the link gave the kernels it inserted
+		stage, stageSource = stageOf(t.stages)
+	default:
 		stage, stageSource, err = kernelStages(ctx, conn, id)
 		if err != nil {
 			return nil, err
@@ -566,16 +572,23 @@ func kernelStages(ctx context.Context, conn *sql.Conn, id int64) (string, string
 	if err := rows.Err(); err != nil {
 		return "", "", &dbError{err}
 	}
+	stage, source := stageOf(seen)
+	return stage, source, nil
+}
+
+// stageOf is a trace's stage and its source from the stages of its
+// kernels (seen, which it may change).
+func stageOf(seen map[string]bool) (stage, source string) {
 	delete(seen, vocab.StageUnknown)
 	switch {
 	case len(seen) == 0:
-		return vocab.StageUnknown, "none", nil
+		return vocab.StageUnknown, "none"
 	case len(seen) == 1:
 		for s := range seen {
-			return s, "annotations", nil
+			return s, "annotations"
 		}
 	}
-	return vocab.Mixed, "annotations", nil
+	return vocab.Mixed, "annotations"
 }
 
 // append writes one decoded batch's rows and keeps what the sweep needs.
