@@ -247,6 +247,11 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	if w.Path != "" && w.Path != schema.Memory {
 		spillDir = filepath.Dir(w.Path)
 	}
+	// Before any trace's transaction begins: one that has read the
+	// warehouse would not see the rows' table function registered later.
+	if err := w.RegisterRows(ctx); err != nil {
+		return nil, errors.Join(err, bound.restore(ctx))
+	}
 	callers, err := CallersOnly(ctx, w.DB)
 	if err != nil {
 		return nil, errors.Join(err, bound.restore(ctx))

@@ -118,6 +118,16 @@ func (r *rowSources) lookup(token int64) (rowCall, bool) {
 	return c, ok
 }
 
+// RegisterRows registers the table function InsertRows and ExecRows read
+// their rows through, if it is not yet. Call it before beginning a
+// transaction that may read the warehouse before its first InsertRows:
+// DuckDB's transaction sees the catalog as it was at its first read, so a
+// function registered lazily after that (on a connection of its own, as
+// InsertRows does) does not exist for it.
+func (w *Warehouse) RegisterRows(ctx context.Context) error {
+	return w.rows.registerOn(ctx, w.DB)
+}
+
 // registerOn registers the warehouse's table function, once, on a
 // connection of its own: registered inside a caller's transaction, it
 // would go when that transaction rolled back.

@@ -163,3 +163,41 @@ func TestInsertRowsCancelled(t *testing.T) {
 		t.Errorf("%d rows left after the cancelled insert (%v)", n, err)
 	}
 }
+
+// TestInsertRowsAfterARead: a transaction that read the warehouse before
+// its first InsertRows sees the rows' table function when the warehouse
+// registered it first (RegisterRows, as ingest does before its loaders
+// begin): registered lazily, on a connection of its own, it came after
+// the transaction's snapshot and "does not exist" there.
+func TestInsertRowsAfterARead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := schematest.Open(t, "")
+	if err := w.RegisterRows(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := w.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, q := range []string{"CREATE TABLE t (i BIGINT, v INTEGER)", "BEGIN TRANSACTION"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	cols := []schema.Column{{Name: "i", Type: duckdb.TYPE_BIGINT}, {Name: "v", Type: duckdb.TYPE_INTEGER}}
+	if err := w.InsertRows(ctx, conn, "t", cols, &countRows{n: 5}); err != nil {
+		t.Fatalf("insert after a read in the transaction: %v", err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 5 {
+		t.Errorf("rows stored: %d %v, want 5", n, err)
+	}
+}
