@@ -649,32 +649,37 @@ func stepAt(wins []stepWindow, t int64) (int64, bool) {
 
 // readSteps reads trace's step windows as link_steps.sql does: GPU and
 // CPU windows sorted by (start, step), and whether its one step is the
-// whole trace.
+// whole trace (stepWindows, over the rows stored).
 func readSteps(ctx context.Context, conn *sql.Conn, trace int64) (gpu, cpu []stepWindow, window bool, err error) {
 	rows, err := conn.QueryContext(ctx, `SELECT step, source, gpu_ts_ns, gpu_end_ns, cpu_ts_ns, cpu_end_ns FROM steps WHERE trace_id = $1`, trace)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	defer rows.Close()
+	var stored []stepRow
 	for rows.Next() {
-		var step int32
-		var source string
+		var r stepRow
 		var gts, gend, cts, cend sql.NullInt64
-		if err := rows.Scan(&step, &source, &gts, &gend, &cts, &cend); err != nil {
+		if err := rows.Scan(&r.step, &r.source, &gts, &gend, &cts, &cend); err != nil {
 			return nil, nil, false, err
 		}
-		window = window || source == "window"
-		if gts.Valid {
-			gpu = append(gpu, stepWindow{ts: gts.Int64, end: gend.Int64, step: step})
-		}
-		if cts.Valid {
-			cpu = append(cpu, stepWindow{ts: cts.Int64, end: cend.Int64, step: step})
-		}
+		r.gpuTS, r.gpuEnd = nullOr(gts), nullOr(gend)
+		r.cpuTS, r.cpuEnd = nullOr(cts), nullOr(cend)
+		stored = append(stored, r)
 	}
-	byStart := func(a, b stepWindow) int { return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.step, b.step)) }
-	slices.SortFunc(gpu, byStart)
-	slices.SortFunc(cpu, byStart)
-	return gpu, cpu, window, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, nil, false, err
+	}
+	gpu, cpu, window = stepWindows(stored)
+	return gpu, cpu, window, nil
+}
+
+// nullOr is v's value, or null for SQL NULL.
+func nullOr(v sql.NullInt64) int64 {
+	if !v.Valid {
+		return null
+	}
+	return v.Int64
 }
 
 // kernelColumns are the columns of `kernels` a linked kernel's row fills
