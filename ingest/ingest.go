@@ -158,8 +158,22 @@ func (r *Result) Stored() int {
 // was loading files or saving their aggregates afterwards (target.Finish):
 // each file and each saved copy is one transaction, and the same command
 // run again stores the rest and saves what is missing.
-func (r *Result) Interrupted() error {
-	return fmt.Errorf("interrupted: %d of %d file(s) stored, nothing partial; run the same command again to finish", r.Stored(), len(r.Files))
+func (r *Result) Interrupted() error { return r.interrupted(nil) }
+
+// interrupted is Interrupted for an ingest stopped by a signal and a
+// warehouse failure at once: files whose COMMIT the failure left in doubt
+// and the warehouse file could not settle (unsettled says why) are counted
+// apart, as the warehouse failure's own line counts them.
+func (r *Result) interrupted(unsettled error) error {
+	msg := fmt.Sprintf("interrupted: %d of %d file(s) stored, nothing partial", r.Stored(), len(r.Files))
+	if n := unknownCommits(r.Files); n > 0 {
+		why := "the warehouse could not be asked"
+		if unsettled != nil {
+			why = causeLine(unsettled)
+		}
+		msg += fmt.Sprintf("; %d more may be stored: %s", n, why)
+	}
+	return errors.New(msg + "; run the same command again to finish")
 }
 
 // FinishFailed is the one line for a failure of the warehouse while the
@@ -321,7 +335,7 @@ func ingestBounded(ctx context.Context, w *schema.Warehouse, paths []string, opt
 	}
 	if ctx.Err() != nil {
 		// Interrupted: whatever was mid-load rolled back; say how to finish.
-		return res, res.Interrupted()
+		return res, res.interrupted(unsettled)
 	}
 	if warehouseFailed {
 		msg := fmt.Sprintf("%s; %d of %d file(s) stored, nothing partial", warehouseCause(dbErr, res.Files), res.Stored(), len(res.Files))

@@ -82,3 +82,42 @@ func TestSettleUnknownCommits(t *testing.T) {
 		t.Error("the invalidated warehouse is still open")
 	}
 }
+
+// TestInterruptedCountsUnsettledCommits: an ingest stopped by Ctrl-C and a
+// warehouse failure at once, whose file could not be opened again to
+// settle a COMMIT the failure left in doubt, says so in its interrupted
+// line, as the warehouse failure's own line does; a settled one counts as
+// what the file holds, and a plain interruption's line is unchanged.
+func TestInterruptedCountsUnsettledCommits(t *testing.T) {
+	t.Parallel()
+	unknown := func(settled bool) FileResult {
+		return FileResult{Path: "b.trace.json", Status: StatusFailed, TraceID: 7,
+			Err: &dbError{&commitUnknown{id: 7, err: errors.New("b.trace.json: commit: context canceled"), settled: settled}}}
+	}
+	stored := FileResult{Path: "a.trace.json", Status: StatusIngested}
+	failed := FileResult{Path: "c.trace.json", Status: StatusFailed, Err: errors.New("c.trace.json: context canceled")}
+	why := errors.New("open w.duckdb again to see which traces it holds: IO Error: No space left on device")
+	for _, c := range []struct {
+		files     []FileResult
+		unsettled error
+		want      string
+	}{
+		{[]FileResult{stored, unknown(false), failed}, why,
+			"interrupted: 1 of 3 file(s) stored, nothing partial; 1 more may be stored: " + why.Error() + "; run the same command again to finish"},
+		{[]FileResult{stored, unknown(false), failed}, nil,
+			"interrupted: 1 of 3 file(s) stored, nothing partial; 1 more may be stored: the warehouse could not be asked; run the same command again to finish"},
+		{[]FileResult{stored, unknown(true), failed}, nil,
+			"interrupted: 1 of 3 file(s) stored, nothing partial; run the same command again to finish"},
+		{[]FileResult{stored, failed}, nil,
+			"interrupted: 1 of 2 file(s) stored, nothing partial; run the same command again to finish"},
+	} {
+		r := &Result{Files: c.files}
+		if got := r.interrupted(c.unsettled).Error(); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+	if got, want := (&Result{Files: []FileResult{stored, failed}}).Interrupted().Error(),
+		"interrupted: 1 of 2 file(s) stored, nothing partial; run the same command again to finish"; got != want {
+		t.Errorf("Interrupted: %q, want %q", got, want)
+	}
+}
