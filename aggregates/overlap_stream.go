@@ -1,7 +1,6 @@
 package aggregates
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
 	"fmt"
@@ -9,71 +8,89 @@ import (
 	"github.com/tracehouse/tracehouse/inline"
 )
 
-// streamRow is one event of a group swept a piece at a time, kept until
-// its row is complete: it has ended, the next event of its stream has
-// started (or the group ended), and it is not the last point seen (which
-// takes the gap to the next instant, union_share_ns).
-type streamRow struct {
-	sweptKernel
-	k                       sweepKernel
-	stream                  int32
-	ended, hasNext, emitted bool
-}
-
-// endHeap orders the running events by end, then id (sweepGroup's ends).
-type endHeap []*streamRow
-
-func (h endHeap) Len() int { return len(h) }
-func (h endHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
-	if ae, be := a.k.ts+a.k.dur, b.k.ts+b.k.dur; ae != be {
-		return ae < be
-	}
-	return a.k.id < b.k.id
-}
-func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *endHeap) Push(x any)   { *h = append(*h, x.(*streamRow)) }
-func (h *endHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// groupStream is sweepGroup and commGroup for one group whose events come
-// a piece at a time (in start, then id order): the same instants in the
-// same order, with the running events in a heap by end instead of every
-// event sorted by end, so that it holds the running events and one
-// pending row per stream, not the group. TestSweepOverlapMatchesSQL holds
-// it to kernel_overlap_for like sweepGroup.
-type groupStream struct {
+// groupSweep computes kernel_overlap_for's figures (sqllib/overlap.sql)
+// and _comm_parts_for's (sqllib/comm.sql) for the events of one group,
+// which come in start, then id order, whole (sweepRange) or a piece at a
+// time (sweepStreamed, for a group too large to hold). start carries the
+// number of starts seen before this group (kernel_overlap_for numbers
+// start ranks across every group of its call) and is advanced past it.
+//
+// It is the SQL's sweep written as one pass over the group's instants:
+// between two consecutive instants the number of active streams and of
+// streams running compute is constant, so the integrals of ">= 2 streams
+// active", ">= 1" and ">= 2 streams running compute" advance by the gap
+// times an indicator. A kernel's hidden time is the first integral at its
+// end minus at its start; its hidden-by-compute time sums, over the gaps
+// between its stream's instants, the ">= 2 compute" integral where its
+// stream runs compute itself, else the ">= 1" one. At one instant starts
+// come before ends, each by kernel id, and the gap to the next instant
+// belongs to the last of them (union_share_ns), exactly as the SQL orders
+// its points. The running events wait in a heap by end, and a row is
+// handed on (done) once complete, so that the sweep holds the running
+// events and one pending row per stream, not the group (and a heap of the
+// few running events is cheaper than sorting every end: bench/README.md
+// forty-sixth figures). TestSweepOverlapMatchesSQL holds it to the macros.
+type groupSweep struct {
 	starts         *int64
 	streams        map[int64]int32
 	st             []streamState
-	last           []*streamRow // by stream: its last event so far
-	running        endHeap
-	nActive, nComp int
-	multi, c1, c2  int64
-	prevT          int64
+	rows           []sweepRow // the events whose rows are not complete yet, and free slots
+	free           []int32    // the free slots of rows
+	running        []endAt    // a heap by end, then id
+	nActive, nComp int        // streams active / running compute
+	multi, c1, c2  int64      // the integrals up to the last instant
+	prevT          int64      // the last instant
 	started        bool
-	lastPoint      *streamRow
+	lastPoint      int32 // the row whose point came last, -1 if none
 	done           []sweptKernel
 	comm           commAcc
 }
 
-// streamState is one stream's state in sweepGroup: events active and
-// compute events active, its last instant, the compute integrals then, and
-// its hidden-by-compute integral up to there.
+// sweepRow is one event of a group being swept, kept until its row is
+// complete: it has ended, the next event of its stream has started (or the
+// group ended), and it is not the last point seen (which takes the gap to
+// the next instant, union_share_ns).
+type sweepRow struct {
+	sweptKernel
+	k              sweepKernel
+	stream         int32
+	ended, hasNext bool
+}
+
+// streamState is one stream's state: events active and compute events
+// active, its last instant, the compute integrals then, its
+// hidden-by-compute integral up to there, and its last event's row.
 type streamState struct {
 	active, comp int64
 	at           int64
 	c1, c2       int64
 	byComp       int64
 	seen         bool
+	last         int32
 }
 
-// touch is sweepGroup's: stream s's hidden-by-compute integral up to t.
-func (g *groupStream) touch(s int32, t int64) {
+// endAt is a running event in groupSweep's heap.
+type endAt struct {
+	end, id int64
+	row     int32
+}
+
+// newGroupSweep is a sweep of one group after starts starts.
+func newGroupSweep(starts *int64) *groupSweep {
+	return &groupSweep{starts: starts, streams: map[int64]int32{}, lastPoint: -1}
+}
+
+// reset makes g ready for the next group, keeping its done rows and the
+// space it holds.
+func (g *groupSweep) reset() {
+	clear(g.streams)
+	*g = groupSweep{starts: g.starts, streams: g.streams, st: g.st[:0], rows: g.rows[:0], free: g.free[:0],
+		running: g.running[:0], lastPoint: -1, done: g.done, comm: commAcc{st: g.comm.st[:0], out: g.comm.out[:0]}}
+}
+
+// touch brings stream s's hidden-by-compute integral up to instant t,
+// under its state since its previous instant.
+func (g *groupSweep) touch(s int32, t int64) {
 	x := &g.st[s]
 	if x.seen && x.at != t && x.active > 0 {
 		if x.comp > 0 {
@@ -85,45 +102,48 @@ func (g *groupStream) touch(s int32, t int64) {
 	x.at, x.c1, x.c2, x.seen = t, g.c1, g.c2, true
 }
 
-// finish moves r to done once its row is complete.
-func (g *groupStream) finish(r *streamRow) {
-	if r != nil && r.ended && r.hasNext && r != g.lastPoint && !r.emitted {
-		r.emitted = true
+// finish moves row i to done once it is complete, and frees its slot.
+func (g *groupSweep) finish(i int32) {
+	if r := &g.rows[i]; r.ended && r.hasNext && i != g.lastPoint {
 		g.done = append(g.done, r.sweptKernel)
+		r.ended = false // never again
+		g.free = append(g.free, i)
 	}
 }
 
-// point makes r the last point seen.
-func (g *groupStream) point(r *streamRow) {
+// point makes row i the last point seen.
+func (g *groupSweep) point(i int32) {
 	prev := g.lastPoint
-	g.lastPoint = r
-	g.finish(prev)
+	g.lastPoint = i
+	if prev >= 0 {
+		g.finish(prev)
+	}
 }
 
 // feed sweeps the next piece of the group's events (in start, then id
 // order, after every event fed before); last says it is the group's last.
 // Ends at or after the piece's last start wait for the next piece, whose
 // starts may come first.
-func (g *groupStream) feed(ks []sweepKernel, last bool) {
+func (g *groupSweep) feed(ks []sweepKernel, last bool) {
 	i := 0
 	for {
-		haveStart, haveEnd := i < len(ks), g.running.Len() > 0
+		haveStart, haveEnd := i < len(ks), len(g.running) > 0
 		if !haveStart && (!last || !haveEnd) {
 			break
 		}
 		var t int64
 		switch {
 		case haveStart && haveEnd:
-			t = min(ks[i].ts, g.running[0].k.ts+g.running[0].k.dur)
+			t = min(ks[i].ts, g.running[0].end)
 		case haveStart:
 			t = ks[i].ts
 		default:
-			t = g.running[0].k.ts + g.running[0].k.dur
+			t = g.running[0].end
 		}
 		if g.started {
 			gap := t - g.prevT
-			if g.nActive >= 1 && g.lastPoint != nil {
-				g.lastPoint.unionShare += gap
+			if g.nActive >= 1 && g.lastPoint >= 0 {
+				g.rows[g.lastPoint].unionShare += gap
 			}
 			if g.nActive >= 2 {
 				g.multi += gap
@@ -137,82 +157,136 @@ func (g *groupStream) feed(ks []sweepKernel, last bool) {
 		}
 		g.prevT, g.started = t, true
 		for ; i < len(ks) && ks[i].ts == t; i++ {
-			g.start(ks[i], t)
+			g.start(&ks[i], t)
 		}
 		if i == len(ks) && !last {
 			// more starts at t may come in the next piece: before its ends
 			break
 		}
-		for g.running.Len() > 0 && g.running[0].k.ts+g.running[0].k.dur == t {
-			g.end(heap.Pop(&g.running).(*streamRow), t)
+		for len(g.running) > 0 && g.running[0].end == t {
+			g.end(g.pop(), t)
 		}
 	}
 	if last {
 		// every event has ended; the last of each stream has no next
-		for _, r := range g.last {
-			r.hasNext = true
+		for s := range g.st {
+			g.rows[g.st[s].last].hasNext = true
 		}
 		lp := g.lastPoint
-		g.lastPoint = nil
-		g.finish(lp)
-		for _, r := range g.last {
-			g.finish(r)
+		g.lastPoint = -1
+		if lp >= 0 {
+			g.finish(lp)
+		}
+		for s := range g.st {
+			g.finish(g.st[s].last)
 		}
 	}
 }
 
-func (g *groupStream) start(k sweepKernel, t int64) {
+func (g *groupSweep) start(k *sweepKernel, t int64) {
 	s, ok := g.streams[k.stream]
 	if !ok {
 		s = int32(len(g.streams))
 		g.streams[k.stream] = s
-		g.st = append(g.st, streamState{})
-		g.last = append(g.last, nil)
+		g.st = append(g.st, streamState{last: -1})
+	}
+	var i int32
+	if n := len(g.free); n > 0 {
+		i, g.free = g.free[n-1], g.free[:n-1]
+	} else {
+		i = int32(len(g.rows))
+		g.rows = append(g.rows, sweepRow{})
 	}
 	g.touch(s, t)
 	*g.starts++
-	r := &streamRow{k: k, stream: s}
+	x := &g.st[s]
+	r := &g.rows[i]
+	*r = sweepRow{k: *k, stream: s}
 	r.id, r.prev, r.next = k.id, null, null
 	r.startRank = *g.starts
 	r.hidden = -g.multi
-	r.hiddenByComp = -g.st[s].byComp
-	if p := g.last[s]; p != nil {
-		r.prev = p.id
-		p.next, p.hasNext = k.id, true
+	r.hiddenByComp = -x.byComp
+	if p := x.last; p >= 0 {
+		r.prev = g.rows[p].id
+		g.rows[p].next, g.rows[p].hasNext = k.id, true
 		g.finish(p)
 	}
-	g.last[s] = r
-	if g.st[s].active++; g.st[s].active == 1 {
+	x.last = i
+	if x.active++; x.active == 1 {
 		g.nActive++
 	}
 	if k.comp {
-		if g.st[s].comp++; g.st[s].comp == 1 {
+		if x.comp++; x.comp == 1 {
 			g.nComp++
 		}
 	}
-	heap.Push(&g.running, r)
-	g.comm.start(&r.k)
-	g.point(r)
+	g.push(endAt{end: k.ts + k.dur, id: k.id, row: i})
+	g.comm.start(k)
+	g.point(i)
 }
 
-func (g *groupStream) end(r *streamRow, t int64) {
+func (g *groupSweep) end(i int32, t int64) {
+	r := &g.rows[i]
 	s := r.stream
 	g.touch(s, t)
+	x := &g.st[s]
 	r.startsToEnd = *g.starts
 	r.hidden += g.multi
-	r.hiddenByComp += g.st[s].byComp
-	if g.st[s].active--; g.st[s].active == 0 {
+	r.hiddenByComp += x.byComp
+	if x.active--; x.active == 0 {
 		g.nActive--
 	}
 	if r.k.comp {
-		if g.st[s].comp--; g.st[s].comp == 0 {
+		if x.comp--; x.comp == 0 {
 			g.nComp--
 		}
 	}
 	r.ended = true
 	g.comm.end(&r.k)
-	g.point(r)
+	g.point(i)
 }
+
+// push and pop keep running a binary heap by end, then id (container/heap
+// would box each entry in an interface: an allocation an event).
+func (g *groupSweep) push(e endAt) {
+	h := append(g.running, e)
+	for j := len(h) - 1; j > 0; {
+		p := (j - 1) / 2
+		if !h[j].before(h[p]) {
+			break
+		}
+		h[j], h[p] = h[p], h[j]
+		j = p
+	}
+	g.running = h
+}
+
+// pop removes the running event that ends first and returns its row.
+func (g *groupSweep) pop() int32 {
+	h := g.running
+	top := h[0].row
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for j := 0; ; {
+		c := 2*j + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h[c+1].before(h[c]) {
+			c++
+		}
+		if !h[c].before(h[j]) {
+			break
+		}
+		h[j], h[c] = h[c], h[j]
+		j = c
+	}
+	g.running = h
+	return top
+}
+
+func (a endAt) before(b endAt) bool { return a.end < b.end || a.end == b.end && a.id < b.id }
 
 // streamPieceKernels bounds the events of a piece of sweepStreamed: each
 // event read costs about 150 bytes of Go heap until the piece is saved.
@@ -230,7 +304,7 @@ func sweepStreamed(ctx context.Context, conn *sql.Conn, args []any, g *overlapGr
 	if err != nil {
 		return fmt.Errorf("overlap_store_bounds: %w", err)
 	}
-	gs := &groupStream{starts: starts, streams: map[int64]int32{}}
+	gs := newGroupSweep(starts)
 	var read int64
 	var from streamPlace // the last event read: none yet
 	ks := make([]sweepKernel, 0, min(chunk, g.kernels))

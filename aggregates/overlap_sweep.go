@@ -57,148 +57,6 @@ type sweptKernel struct {
 	prev, next             int64 // null when none
 }
 
-// sweepGroup computes kernel_overlap_for's figures for the events of one
-// group, given sorted by (ts, id), in that order. starts carries the
-// number of starts seen before this group (kernel_overlap_for numbers
-// start ranks across every group of its call) and is advanced past it.
-//
-// It is the SQL's sweep (kernel_overlap_for, sqllib/overlap.sql) written as one pass
-// over the group's instants: between two consecutive instants the number
-// of active streams and of streams running compute is constant, so the
-// integrals of ">= 2 streams active", ">= 1" and ">= 2 streams running
-// compute" advance by the gap times an indicator. A kernel's hidden time is
-// the first integral at its end minus at its start; its hidden-by-compute
-// time sums, over the gaps between its stream's instants, the ">= 2
-// compute" integral where its stream runs compute itself, else the ">= 1"
-// one. At one instant starts come before ends, each by kernel id, and the
-// gap to the next instant belongs to the last of them (union_share_ns),
-// exactly as the SQL orders its points.
-func sweepGroup(ks []sweepKernel, starts *int64) ([]sweptKernel, []int32) {
-	n := len(ks)
-	out := make([]sweptKernel, n)
-	sid := make([]int32, n)
-	streams := map[int64]int32{}
-	for i := range ks {
-		out[i].prev, out[i].next = null, null
-		s, ok := streams[ks[i].stream]
-		if !ok {
-			s = int32(len(streams))
-			streams[ks[i].stream] = s
-		}
-		sid[i] = s
-		out[i].id = ks[i].id
-	}
-	ns := len(streams)
-	// Neighbours on the stream, by start then id: ks is in that order.
-	last := make([]int32, ns)
-	for s := range last {
-		last[s] = -1
-	}
-	for i := range ks {
-		if j := last[sid[i]]; j >= 0 {
-			out[i].prev = ks[j].id
-			out[j].next = ks[i].id
-		}
-		last[sid[i]] = int32(i)
-	}
-	ends := make([]int32, n)
-	for i := range ends {
-		ends[i] = int32(i)
-	}
-	slices.SortFunc(ends, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(ks[a].ts+ks[a].dur, ks[b].ts+ks[b].dur), cmp.Compare(ks[a].id, ks[b].id))
-	})
-
-	type stream struct {
-		active, comp int64 // events active / compute events active
-		at           int64 // the stream's last instant, when seen
-		c1, c2       int64 // the compute integrals at that instant
-		byComp       int64 // its hidden-by-compute integral up to there
-		seen         bool
-	}
-	st := make([]stream, ns)
-	var nActive, nComp int          // streams active / running compute
-	var multi, c1, c2 int64         // integrals up to the current instant
-	var prevT int64                 // the previous instant
-	lastPoint, started := -1, false // the event whose point came last
-	// touch brings stream s's hidden-by-compute integral up to instant t,
-	// under its state since its previous instant.
-	touch := func(s int32, t int64) {
-		x := &st[s]
-		if x.seen && x.at != t && x.active > 0 {
-			if x.comp > 0 {
-				x.byComp += c2 - x.c2
-			} else {
-				x.byComp += c1 - x.c1
-			}
-		}
-		x.at, x.c1, x.c2, x.seen = t, c1, c2, true
-	}
-	i, j := 0, 0
-	for i < n || j < n {
-		t := int64(0)
-		switch {
-		case i < n && j < n:
-			t = min(ks[i].ts, ks[ends[j]].ts+ks[ends[j]].dur)
-		case i < n:
-			t = ks[i].ts
-		default:
-			t = ks[ends[j]].ts + ks[ends[j]].dur
-		}
-		if started {
-			gap := t - prevT
-			if nActive >= 1 {
-				out[lastPoint].unionShare += gap
-			}
-			if nActive >= 2 {
-				multi += gap
-			}
-			if nComp >= 1 {
-				c1 += gap
-			}
-			if nComp >= 2 {
-				c2 += gap
-			}
-		}
-		for ; i < n && ks[i].ts == t; i++ {
-			s := sid[i]
-			touch(s, t)
-			*starts++
-			out[i].startRank = *starts
-			out[i].hidden = -multi
-			out[i].hiddenByComp = -st[s].byComp
-			if st[s].active++; st[s].active == 1 {
-				nActive++
-			}
-			if ks[i].comp {
-				if st[s].comp++; st[s].comp == 1 {
-					nComp++
-				}
-			}
-			lastPoint = i
-		}
-		for ; j < n && ks[ends[j]].ts+ks[ends[j]].dur == t; j++ {
-			k := ends[j]
-			s := sid[k]
-			touch(s, t)
-			out[k].startsToEnd = *starts
-			out[k].hidden += multi
-			out[k].hiddenByComp += st[s].byComp
-			if st[s].active--; st[s].active == 0 {
-				nActive--
-			}
-			if ks[k].comp {
-				if st[s].comp--; st[s].comp == 0 {
-					nComp--
-				}
-			}
-			lastPoint = int(k)
-		}
-		prevT, started = t, true
-	}
-	return out, ends
-}
-
 // commParts is one row of comm_overlap_store: the communication time,
 // computation time and their overlap of one rank within one group.
 type commParts struct {
@@ -206,34 +64,15 @@ type commParts struct {
 	comm, comp, overlap int64
 }
 
-// commGroup computes _comm_parts_for's figures (sqllib/comm.sql) for the
-// events of one group, sorted by start (sweepGroup's ks) and by end (its
-// ends), one row per rank with an event of nonzero duration, in rank
-// order. Between two consecutive instants of a rank's events the number of
-// its communication and of its computation events running is constant, so
-// each of the three unions grows by the gap whenever its indicator holds;
-// a rank's state is brought forward at its own instants only (it does not
-// change in between). Events of zero or negative duration are no part of
-// it, as in the SQL (dur_ns > 0).
-func commGroup(ks []sweepKernel, ends []int32) []commParts {
-	var acc commAcc
-	n := len(ks)
-	i, j := 0, 0
-	for i < n || j < n {
-		// Starts before ends at one instant; the order there adds no time.
-		if i < n && (j == n || ks[i].ts <= ks[ends[j]].ts+ks[ends[j]].dur) {
-			acc.start(&ks[i])
-			i++
-			continue
-		}
-		acc.end(&ks[ends[j]])
-		j++
-	}
-	return acc.rows()
-}
-
-// commAcc accumulates commGroup's figures of one group as its events'
-// starts and ends come, in time order (starts first at one instant).
+// commAcc accumulates _comm_parts_for's figures (sqllib/comm.sql) of one
+// group as its events' starts and ends come, in time order (starts first
+// at one instant; the order there adds no time), one row per rank with an
+// event of nonzero duration. Between two consecutive instants of a rank's
+// events the number of its communication and of its computation events
+// running is constant, so each of the three unions grows by the gap
+// whenever its indicator holds; a rank's state is brought forward at its
+// own instants only (it does not change in between). Events of zero or
+// negative duration are no part of it, as in the SQL (dur_ns > 0).
 type commAcc struct {
 	st  []commState // by rank, in order of first sight (a group has one as a rule)
 	out []commParts
@@ -305,18 +144,17 @@ type overlapGroup struct {
 }
 
 // sweepOverlap fills kernel_overlap_store with kernel_overlap_for's rows
-// for runs, inside the
-// caller's transaction on conn: groups are read in ranges of at most
-// sweepChunkKernels events (a larger group alone, and one over
-// sweepGroupLimit a piece at a time), swept in Go (sweepGroup,
-// groupStream) and joined back to their kernels on the way in
+// for runs, inside the caller's transaction on conn: groups are read in
+// ranges of at most sweepChunkKernels events (a larger group alone, and
+// one over sweepGroupLimit a piece at a time), swept in Go (groupSweep)
+// and joined back to their kernels on the way in
 // (overlap_store_rows.sql). The SQL macro sorts five times (four of them
 // over twice as many points as events), with single-threaded windows
 // between: for 85 k kernels its INSERT took 210-255 ms alone, this 85-135
 // (bench/README.md).
 //
 // The same pass fills comm_overlap_store with _comm_parts_for's rows
-// (commGroup), which the SQL library computed with the step aggregates at
+// (groupSweep's commAcc), which the SQL library computed with the step aggregates at
 // about 4 CPU-s per 1 M events (issue 38); the caller records that it did
 // (comm_swept_commit.sql).
 func sweepOverlap(ctx context.Context, conn *sql.Conn, runs []int64) error {
@@ -419,17 +257,18 @@ func sweepRange(ctx context.Context, conn *sql.Conn, args []any, gs []overlapGro
 	if err != nil {
 		return fmt.Errorf("overlap_store_kernels: %w", err)
 	}
-	out := make([]sweptKernel, 0, len(ks))
+	sw := newGroupSweep(starts)
+	sw.done = make([]sweptKernel, 0, len(ks))
 	for i := range gs {
 		g := &gs[i]
-		swept, ends := sweepGroup(ks[:g.kernels], starts)
-		out = append(out, swept...)
-		for _, p := range commGroup(ks[:g.kernels], ends) {
+		sw.feed(ks[:g.kernels], true)
+		for _, p := range sw.comm.rows() {
 			*comm = append(*comm, commRow{g: g, commParts: p})
 		}
+		sw.reset()
 		ks = ks[g.kernels:]
 	}
-	return storeSwept(conn, out)
+	return storeSwept(conn, sw.done)
 }
 
 // storeSwept saves swept rows through overlap_store_rows.sql.

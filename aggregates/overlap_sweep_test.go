@@ -126,7 +126,7 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 		return s
 	}
 	// the last three: groups over the limit, swept a piece of chunk
-	// events at a time (groupStream)
+	// events at a time (sweepStreamed)
 	for _, c := range []struct{ chunk, limit int64 }{{1, sweepGroupLimit}, {500, sweepGroupLimit},
 		{sweepChunkKernels, sweepGroupLimit}, {sweepChunkKernels, 20}, {7, 20}, {16, 40}} {
 		chunk := c.chunk
