@@ -63,9 +63,9 @@ func TestFinishBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	due := pending(w)
-	bctx, restore, err := ingest.BoundFinish(ctx, w.DB, 8)
-	if err != nil {
-		t.Fatal(err)
+	bctx, restore, held, err := ingest.BoundFinish(ctx, w.DB, 8)
+	if err != nil || held {
+		t.Fatalf("bound the finish: held %v, %v", held, err)
 	}
 	if got := limit(); got != "8.0 MiB" {
 		t.Fatalf("bounded finish: memory_limit %q, want 8.0 MiB", got)
@@ -113,7 +113,7 @@ func TestFinishBounded(t *testing.T) {
 	if _, err := ingest.Ingest(ctx, u, []string{path}, ingest.Options{Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
-	_, due, restore, err = finishSettingsAbove(ctx, u.DB, 0)
+	_, due, restore, err = finishSettingsAbove(ctx, u.DB, 0, DuckDBFinishMiB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +128,38 @@ func TestFinishBounded(t *testing.T) {
 	}
 	if got := limit(); got != before {
 		t.Fatalf("memory_limit after the finish's restore %q, want %q", got, before)
+	}
+	// A bound DuckDB already holds more than is not set, and the finish
+	// says so: rows another transaction has not committed stay in memory
+	// (DuckDB spills them to its temporary files only beside a bound of 1
+	// MiB or more), so a bound of 0 MiB cannot be met. DuckDB's refusal
+	// leaves its limit at the bound all the same: the caller's is put back.
+	hold, err := u.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	for _, q := range []string{"CREATE TABLE hold (i BIGINT, s VARCHAR)", "BEGIN", "INSERT INTO hold SELECT range, repeat('x', 50) FROM range(300000)"} {
+		if _, err := hold.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notes = nil
+	_, _, restore, err = finishSettingsAbove(WithNotice(ctx, func(msg string) { notes = append(notes, msg) }), u.DB, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hold.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if got := limit(); got != before {
+		t.Errorf("a bound DuckDB is over: memory_limit %q, want the caller's %q", got, before)
+	}
+	if want := "the aggregates are saved without the finish's 0 MiB memory bound: DuckDB already held more and could not free it, so the finish may take more memory"; len(notes) != 1 || notes[0] != want {
+		t.Errorf("notices of a bound not set: %q, want %q", notes, want)
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
 	}
 	// and at the real threshold this run's finish sets none
 	_, _, restore, err = finishSettings(ctx, u.DB)

@@ -45,7 +45,8 @@ func boundDuckDB(ctx context.Context, w *schema.Warehouse, limitMiB int) (*duckB
 	}
 	limit := fmt.Sprintf("%dMiB", limitMiB)
 	if _, err := w.DB.ExecContext(ctx, `SET memory_limit = '`+limit+`'`); err != nil {
-		return nil, fmt.Errorf("bound DuckDB's memory: %w", err)
+		// refused, and kept all the same (BoundFinish): put back
+		return nil, errors.Join(fmt.Errorf("bound DuckDB's memory: %w", err), b.set(ctx))
 	}
 	return b, nil
 }
@@ -113,30 +114,36 @@ type finishBoundKey struct{}
 // warehouse (aggregates.Finish; an in-memory one is left alone: it has
 // nowhere to spill to but memory). The returned context carries the bound,
 // which a save lifts when it runs out of memory under it
-// (LiftFinishBound); restore puts the caller's limit back. It lives here,
-// beside the bound of a loading file, because both are one mechanism.
-func BoundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ context.Context, restore func() error, _ error) {
+// (LiftFinishBound); restore puts the caller's limit back. held says that
+// DuckDB already held more than the bound and could not free it: the
+// finish then goes on under the caller's limit, unbounded, which the
+// caller should say, as a lifted bound is said. It lives here, beside the
+// bound of a loading file, because both are one mechanism.
+func BoundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ context.Context, restore func() error, held bool, _ error) {
 	none := func() error { return nil }
 	var path sql.NullString
 	if err := db.QueryRowContext(ctx, `SELECT path FROM duckdb_databases() WHERE database_name = current_database()`).Scan(&path); err != nil {
-		return ctx, none, fmt.Errorf("find the warehouse's file: %w", err)
+		return ctx, none, false, fmt.Errorf("find the warehouse's file: %w", err)
 	}
 	if !path.Valid || path.String == "" || path.String == schema.Memory {
-		return ctx, none, nil
+		return ctx, none, false, nil
 	}
 	b := &duckBound{db: db}
 	if err := db.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&b.prev); err != nil {
-		return ctx, none, fmt.Errorf("read DuckDB's memory limit: %w", err)
+		return ctx, none, false, fmt.Errorf("read DuckDB's memory limit: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%dMiB'`, limitMiB)); err != nil {
-		if isOutOfMemory(err) {
-			// DuckDB holds more than the bound and cannot free it: the
-			// finish goes on under the caller's limit, as it did unbounded.
-			return ctx, none, nil
+		// DuckDB refuses a limit it cannot free memory down to, and
+		// keeps it all the same (1.5): the caller's limit goes back.
+		if rerr := b.set(ctx); rerr != nil {
+			return ctx, none, false, errors.Join(fmt.Errorf("bound DuckDB's memory: %w", err), rerr)
 		}
-		return ctx, none, fmt.Errorf("bound DuckDB's memory: %w", err)
+		if isOutOfMemory(err) {
+			return ctx, none, true, nil
+		}
+		return ctx, none, false, fmt.Errorf("bound DuckDB's memory: %w", err)
 	}
-	return context.WithValue(ctx, finishBoundKey{}, b), func() error { return b.restore(ctx) }, nil
+	return context.WithValue(ctx, finishBoundKey{}, b), func() error { return b.restore(ctx) }, false, nil
 }
 
 // LiftFinishBound says whether a save that failed with err should be made
