@@ -82,10 +82,8 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 		return err
 	}
 	due := todo.kernelsDue()
-	if due > sideBySide {
-		ctx = context.WithValue(ctx, releaseKey{}, true)
-	}
-	stopReleasing := releaseFreedWhile(ctx)
+	todo.release = due > sideBySide
+	stopReleasing := todo.releaseFreedWhile()
 	defer stopReleasing()
 	// A run's failure must not cancel the other saves (errgroup cancels on
 	// an error): it is set aside and joined at the end.
@@ -151,7 +149,7 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 				current = append(current, more...)
 			}
 			after.accepted = map[string][]int64{currentOverlap: current}
-			ctx = context.WithValue(ctx, sweptKey{}, swept)
+			after.swept = swept
 		}
 		h, hctx := errgroup.WithContext(ctx)
 		h.Go(func() error {
@@ -182,13 +180,8 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	return JoinFinishErrors(append(failed, err, restore())...)
 }
 
-// releaseKey marks the context of a finish whose runs due hold more than
-// sideBySideKernels GPU events: its saves hand the pages DuckDB has freed
-// back to the kernel before each large statement (releaseFreed).
-type releaseKey struct{}
-
 // releaseFreed hands DuckDB's freed pages back to the kernel
-// (schema.ReleaseFreedPages) when ctx is a large finish's. The saves of a
+// (schema.ReleaseFreedPages) when p is a large finish's (release). The saves of a
 // large run are one statement after another under the 200 MiB bound, each
 // building and dropping hash tables and aggregate states of every kernel;
 // the pages one statement freed stayed resident while the next one grew
@@ -198,14 +191,14 @@ type releaseKey struct{}
 // purge, at 389-395 (bench/README.md, "Twenty-first figures"). A small
 // run's statements free little, and the purge's page faults would only
 // cost time, so a small finish keeps jemalloc's decay.
-func releaseFreed(ctx context.Context) {
-	if ctx.Value(releaseKey{}) != nil {
+func (p *finishPlan) releaseFreed() {
+	if p != nil && p.release {
 		schema.ReleaseFreedPages()
 	}
 }
 
 // releaseFreedWhile hands DuckDB's freed pages back to the kernel every
-// releaseEvery until stop, when ctx is a large finish's. releaseFreed
+// releaseEvery until stop, when p is a large finish's. releaseFreed
 // before each statement does not reach the pages a statement frees while
 // it runs, nor those the save beside it frees: they stayed resident up to
 // jemalloc's 1 s decay while the next operator grew. At the 1 GB
@@ -214,8 +207,8 @@ func releaseFreed(ctx context.Context) {
 // binary's text, and 50-210 MiB of such freed pages; the last is what
 // moved the whole ingest's peak between 363 and 441 MiB (bench/README.md,
 // "Thirty-second figures").
-func releaseFreedWhile(ctx context.Context) (stop func()) {
-	if ctx.Value(releaseKey{}) == nil {
+func (p *finishPlan) releaseFreedWhile() (stop func()) {
+	if !p.release {
 		return func() {}
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
@@ -242,13 +235,25 @@ const releaseEvery = 100 * time.Millisecond
 const sideBySideKernels = 1 << 17
 
 // finishPlan is what a finish saves: the runs whose copy of each store is
-// due, in run order, and the ranks with GPU events of all of them.
+// due, in run order, and the ranks with GPU events of all of them; and
+// what its saves are told of the finish (they get it as known, nil outside
+// a finish).
 type finishPlan struct {
 	overlap, fusion, steps, rows []int64
 	ranks                        []runRank // never nil
 	// accepted holds, by statement, the runs a batchable statement
 	// (rankStore.batchable) accepted when asked for several stores at once
 	accepted map[string][]int64
+	// release says the runs due hold more than sideBySideKernels GPU
+	// events: the saves hand the pages DuckDB has freed back to the kernel
+	// before each large statement (releaseFreed)
+	release bool
+	// swept holds the runs whose overlap this finish saved (due, saved
+	// without failing, current after), for the step save: their sweep's
+	// communication rows and its record (comm_swept_commit) were written in
+	// the same transaction as the overlap, so comm_swept_current would find
+	// each of them current (commUnswept)
+	swept []int64
 }
 
 // acceptedBy is what p holds of the runs the batchable statement name
@@ -487,7 +492,10 @@ func overlapStore() runStore {
 	return runStore{what: "overlap",
 		stmts: []string{"overlap_store_forget", "comm_swept_forget", "overlap_store_clear", "overlap_store_clear_busy",
 			"comm_store_clear"},
-		fill: sweepOverlap, after: []string{"overlap_store_busy"},
+		fill: func(ctx context.Context, conn *sql.Conn, runs []int64, _ *finishPlan) error {
+			return sweepOverlap(ctx, conn, runs)
+		},
+		after:  []string{"overlap_store_busy"},
 		commit: "overlap_store_commit", recorded: []string{"comm_swept_commit"}}
 }
 
@@ -513,11 +521,15 @@ func stepStore() runStore {
 // stepsFill is the step save's work besides its plain statements: the
 // comm-comp overlap rows the sweep did not save (commUnswept), and the
 // idle rows (saveIdle).
-func stepsFill(ctx context.Context, conn *sql.Conn, runs []int64) error {
-	if err := commUnswept(ctx, conn, runs); err != nil {
+func stepsFill(ctx context.Context, conn *sql.Conn, runs []int64, known *finishPlan) error {
+	var swept []int64
+	if known != nil {
+		swept = known.swept
+	}
+	if err := commUnswept(ctx, conn, runs, swept); err != nil {
 		return err
 	}
-	releaseFreed(ctx)
+	known.releaseFreed()
 	return saveIdle(ctx, conn, runs)
 }
 
@@ -536,21 +548,16 @@ func saveIdleSQL(ctx context.Context, conn *sql.Conn, runs []int64) error {
 	return nil
 }
 
-// sweptKey marks the context of a finish's step save with the runs whose
-// overlap that finish saved (due, saved without failing, current after): their
-// sweep's communication rows and its record (comm_swept_commit) were
-// written in the same transaction as the overlap, so comm_swept_current
-// would find each of them current.
-type sweptKey struct{}
-
 // commUnswept computes into comm_overlap_store the communication overlap
 // rows of runs that the overlap's sweep
 // did not save for their current events (comm_swept_current.sql: a copy
 // saved before migration 0024, or before the events changed, or by a
 // finish whose overlap save failed), by the SQL library, and forgets those
-// runs' sweep record; the others' rows are kept as swept.
-func commUnswept(ctx context.Context, conn *sql.Conn, runs []int64) error {
-	if swept, _ := ctx.Value(sweptKey{}).([]int64); !slices.ContainsFunc(runs, func(r int64) bool { return !slices.Contains(swept, r) }) {
+// runs' sweep record; the others' rows are kept as swept. swept are the
+// runs whose overlap the finish calling it saved (finishPlan.swept), which
+// are not asked.
+func commUnswept(ctx context.Context, conn *sql.Conn, runs, swept []int64) error {
+	if !slices.ContainsFunc(runs, func(r int64) bool { return !slices.Contains(swept, r) }) {
 		return nil // every run's sweep was recorded by this finish
 	}
 	current, err := someRunsAtOnce(ctx, conn, "comm_swept_current", runs)

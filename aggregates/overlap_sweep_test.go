@@ -120,7 +120,7 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 	}
 	store := func(chunk, limit int64) runStore {
 		s := overlapStore()
-		s.fill = func(ctx context.Context, conn *sql.Conn, runs []int64) error {
+		s.fill = func(ctx context.Context, conn *sql.Conn, runs []int64, _ *finishPlan) error {
 			return sweepOverlapBy(ctx, conn, runArgs(runs), chunk, limit)
 		}
 		return s
@@ -143,7 +143,7 @@ func TestSweepOverlapMatchesSQL(t *testing.T) {
 			}
 			checkComm(fmt.Sprintf("chunk %d, limit %d, run %d", chunk, c.limit, run), run)
 		}
-		if err := store(chunk, c.limit).saveBatch(ctx, db, batch{runs: []int64{1, 2}}); err != nil {
+		if err := store(chunk, c.limit).saveBatch(ctx, db, batch{runs: []int64{1, 2}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		want := ref(`SELECT * FROM kernel_overlap_for(NULL, runs := [1, 2])`, dump)
@@ -282,7 +282,7 @@ func TestSweepSharedKeyInPieces(t *testing.T) {
 	}
 	conn.Close()
 	s := overlapStore()
-	s.fill = func(ctx context.Context, conn *sql.Conn, runs []int64) error {
+	s.fill = func(ctx context.Context, conn *sql.Conn, runs []int64, _ *finishPlan) error {
 		return sweepOverlapBy(ctx, conn, runArgs(runs), 9, 20)
 	}
 	if err := s.saveOne(ctx, db, 1); err != nil {

@@ -71,10 +71,11 @@ func (s rankStore) alone(ranks []runRank) bool {
 	return s.chains != nil && slices.ContainsFunc(ranks, func(r runRank) bool { return r.kernels > s.chainsAbove })
 }
 
-// saveInBatches plans runs into batches (plan) and saves each with save.
-// A run alone says true of is a batch of its own, saved rank by rank.
+// saveInBatches plans runs into batches (plan) and saves each with save,
+// which is told known. A run alone says true of is a batch of its own,
+// saved rank by rank.
 func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs []int64, known *finishPlan, limit int64,
-	save func(context.Context, *sql.DB, batch) error, alone func([]runRank) bool) error {
+	save func(context.Context, *sql.DB, batch, *finishPlan) error, alone func([]runRank) bool) error {
 	bs, err := plan(ctx, db, batchable, runs, known, limit)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", what, err)
@@ -82,7 +83,9 @@ func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs
 	if alone != nil {
 		bs = apart(bs, alone)
 	}
-	return saveIsolated(ctx, db, what, bs, save)
+	return saveIsolated(ctx, db, what, bs, func(ctx context.Context, db *sql.DB, b batch) error {
+		return save(ctx, db, b, known)
+	})
 }
 
 // apart takes the runs alone says true of out of bs's shared batches,
@@ -213,7 +216,9 @@ func batches(runs, together []int64, ranks []runRank, limit int64) []batch {
 	return out
 }
 
-func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
+// saveBatch saves the rows of b's ranks in one transaction; known is what
+// the finish saving them knows (nil outside a finish).
+func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch, known *finishPlan) error {
 	fail := func(step string, err error) error {
 		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
 	}
@@ -233,7 +238,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 			for _, r := range b.ranks {
 				args := append([]any{sql.Named("run", r.run), sql.Named("rank", r.rank), sql.Named("runs", nil)}, s.args...)
 				if s.chains != nil && r.kernels > s.chainsAbove {
-					releaseFreed(ctx)
+					known.releaseFreed()
 					more, err := s.chains(ctx, conn, r)
 					if err != nil {
 						return fail(fmt.Sprintf("rank %d: ", r.rank), err)
@@ -242,7 +247,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 				} else {
 					args = append(args, s.unchained...)
 				}
-				releaseFreed(ctx)
+				known.releaseFreed()
 				if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 					return fail(fmt.Sprintf("rank %d: ", r.rank), err)
 				}
@@ -255,7 +260,7 @@ func (s rankStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 		} else if len(b.ranks) > 0 {
 			args := append([]any{sql.Named("run", nil), sql.Named("rank", nil), sql.Named("runs", b.runs)}, s.args...)
 			args = append(args, s.unchained...)
-			releaseFreed(ctx)
+			known.releaseFreed()
 			if _, err := inline.Exec(ctx, conn, insert, args...); err != nil {
 				return fail("", err)
 			}
@@ -312,8 +317,9 @@ type runStore struct {
 	stmts  []string
 	commit string
 	// fill, when set, runs after stmts on the batch's runs, in the same
-	// transaction on one connection, and after runs after it
-	fill  func(ctx context.Context, conn *sql.Conn, runs []int64) error
+	// transaction on one connection, and after runs after it; known is
+	// what the finish saving them knows (nil outside a finish)
+	fill  func(ctx context.Context, conn *sql.Conn, runs []int64, known *finishPlan) error
 	after []string
 	// recorded run after the record statement, with stmts' arguments
 	recorded []string
@@ -338,12 +344,13 @@ func (s runStore) saveKnown(ctx context.Context, db *sql.DB, runs []int64, known
 
 // saveOne saves the copy of run alone.
 func (s runStore) saveOne(ctx context.Context, db *sql.DB, run int64) error {
-	return s.saveBatch(ctx, db, batch{runs: []int64{run}, perRank: true})
+	return s.saveBatch(ctx, db, batch{runs: []int64{run}, perRank: true}, nil)
 }
 
 // saveBatch saves the copies of b's runs in one transaction: a batch of one
-// run passes $run, any other $runs.
-func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
+// run passes $run, any other $runs. known is what the finish saving them
+// knows (nil outside a finish).
+func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch, known *finishPlan) error {
 	fail := func(step string, err error) error {
 		return fmt.Errorf("save %s of run(s) %v: %s%w", s.what, b.runs, step, err)
 	}
@@ -359,7 +366,7 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 	}
 	return inConnTx(ctx, db, fail, func(conn *sql.Conn) error {
 		for _, name := range s.stmts {
-			releaseFreed(ctx)
+			known.releaseFreed()
 			if twin, ok := s.saved[name]; ok && s.batchable != "" && !b.perRank {
 				name = twin
 			}
@@ -368,13 +375,13 @@ func (s runStore) saveBatch(ctx context.Context, db *sql.DB, b batch) error {
 			}
 		}
 		if s.fill != nil {
-			releaseFreed(ctx)
-			if err := s.fill(ctx, conn, b.runs); err != nil {
+			known.releaseFreed()
+			if err := s.fill(ctx, conn, b.runs, known); err != nil {
 				return fail("", err)
 			}
 		}
 		for _, name := range s.after {
-			releaseFreed(ctx)
+			known.releaseFreed()
 			if _, err := inline.Exec(ctx, conn, stmt(name), args...); err != nil {
 				return fail(name+": ", err)
 			}
