@@ -118,8 +118,9 @@ func TestReadStepsEqualsStoredRecompute(t *testing.T) {
 // sweep saved (with their record, comm_overlap_runs) are _comm_parts_for's;
 // the step aggregates' save keeps them while the record holds the run's
 // current overlap fingerprint, and computes them (forgetting the record)
-// for a run without one or with a stale one; the rows each way equal the
-// library's definition. A saved row changed by hand shows which rows were
+// for a run without one or with a stale one, in a finish that did not
+// sweep the run's overlap (finishPlan.swept) and alone; the rows each way
+// equal the library's definition. A saved row changed by hand shows which rows were
 // kept.
 func TestStepsKeepSweptComm(t *testing.T) {
 	t.Parallel()
@@ -166,8 +167,13 @@ func TestStepsKeepSweptComm(t *testing.T) {
 	exec(`DELETE FROM comm_overlap_runs WHERE run_id = 2`)
 	exec(`UPDATE comm_overlap_runs SET fingerprint = fingerprint + 1 WHERE run_id = 3`)
 	exec(`DELETE FROM step_store_runs`)
-	if err := stepStore().save(ctx, db, []int64{1, 2, 3}); err != nil {
+	// A finish: the step save's, told which runs this finish swept (none:
+	// their overlap is current), asks of each.
+	if err := Finish(ctx, db, catalog.Default(), 5000); err != nil {
 		t.Fatal(err)
+	}
+	if n := count(`SELECT count(*) FROM step_store_runs`); n != 3 {
+		t.Fatalf("%d runs with saved step aggregates after the finish, want 3", n)
 	}
 	if d := differ(1); d == 0 {
 		t.Error("run 1: the step save computed the rows its current sweep record vouches for")
