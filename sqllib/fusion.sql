@@ -340,6 +340,18 @@ _gates AS MATERIALIZED (
 ),
 _kall AS MATERIALIZED (
     SELECT * FROM _fusion_kernels(run, mapping, rnk, runs := runs)
+    WHERE chains IS NULL OR hits IS NULL
+    UNION ALL
+    -- given chains and hits (one rank, no mapping), only the kernels a row
+    -- can name: those of the chains and those whose text a fused keyword
+    -- hits (compared by hash: a collision keeps one kernel more, which no
+    -- join below matches); in query() so that the walk does not plan it
+    SELECT * FROM query(CASE WHEN chains IS NULL OR hits IS NULL
+                             THEN 'SELECT * FROM _fusion_kernels_none(NULL, NULL, NULL)'
+                             ELSE 'SELECT * FROM _fusion_kernels(' || run || ', NULL, ' || rnk || ')
+                                   WHERE kernel_id IN (SELECT kernel_id FROM ' || chains || ')
+                                      OR hash(name_id, site_id, op_name)
+                                         IN (SELECT hash(name_id, site_id, op_name) FROM ' || hits || ' WHERE kind = ''fused'')' END)
 ),
 _texts AS MATERIALIZED (
     -- the run's distinct kernel texts (name, site, op), numbered
@@ -688,14 +700,21 @@ _stage_ns AS (
                ELSE _run_in(run_id, runs) END
     GROUP BY ALL
 ),
+_parts AS MATERIALIZED (
+    -- the related kernels summed per row and (name, site), in one pass:
+    -- the rows' counts, evidence and locations read these (a semi join of
+    -- every related kernel with the rows shown built its hash table on the
+    -- kernels). An occurrence has exactly one first kernel (step 1); a
+    -- fused kernel (step 0) is its own occurrence
+    SELECT grp, stage, id, status, name_id, site_id,
+           count(*) FILTER (WHERE step <= 1) AS firsts, min(step) AS step, sum(dur_ns) AS ns
+    FROM _related
+    GROUP BY grp, stage, id, status, name_id, site_id
+),
 _rows AS (
-    -- an occurrence has exactly one first kernel (step 1); a fused kernel
-    -- (step 0) is its own occurrence
-    SELECT r.grp, r.stage, r.id, r.status,
-           count(*) FILTER (WHERE r.step <= 1) AS occurrences,
-           sum(r.dur_ns) AS related_ns
-    FROM _related r
-    GROUP BY r.grp, r.stage, r.id, r.status
+    SELECT grp, stage, id, status, sum(firsts)::BIGINT AS occurrences, sum(ns) AS related_ns
+    FROM _parts
+    GROUP BY grp, stage, id, status
 ),
 _gated AS (
     SELECT w.*, 100.0 * w.related_ns / s.stage_ns AS share_pct,
@@ -783,8 +802,8 @@ _evidence AS (
     SELECT grp, stage, id, status,
            list(short_name ORDER BY step, ns DESC, short_name) AS evidence,
            list(ns ORDER BY step, ns DESC, short_name) AS evidence_ns
-    FROM (SELECT r.grp, r.stage, r.id, r.status, n.short_name, min(r.step) AS step, sum(r.dur_ns) AS ns
-          FROM _related r
+    FROM (SELECT r.grp, r.stage, r.id, r.status, n.short_name, min(r.step) AS step, sum(r.ns) AS ns
+          FROM _parts r
           SEMI JOIN _shown w USING (grp, stage, id, status)
           JOIN kernel_names n USING (name_id)
           GROUP BY ALL)
@@ -793,8 +812,8 @@ _evidence AS (
 _locations AS (
     SELECT grp, stage, id, status,
            list(display ORDER BY step, ns DESC, display) AS locations
-    FROM (SELECT r.grp, r.stage, r.id, r.status, s.display, min(r.step) AS step, sum(r.dur_ns) AS ns
-          FROM _related r
+    FROM (SELECT r.grp, r.stage, r.id, r.status, s.display, min(r.step) AS step, sum(r.ns) AS ns
+          FROM _parts r
           SEMI JOIN _shown w USING (grp, stage, id, status)
           JOIN sites s USING (site_id)
           GROUP BY ALL)
