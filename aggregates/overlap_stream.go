@@ -1,6 +1,7 @@
 package aggregates
 
 import (
+	"container/heap"
 	"context"
 	"database/sql"
 	"fmt"
@@ -246,44 +247,38 @@ func (g *groupSweep) end(i int32, t int64) {
 	g.point(i)
 }
 
-// push and pop keep running a binary heap by end, then id (container/heap
-// would box each entry in an interface: an allocation an event).
+// push and pop keep running a heap by end, then id (container/heap). They
+// move entries with Fix rather than heap.Push and heap.Pop, which box each
+// entry in an interface: an allocation an event.
 func (g *groupSweep) push(e endAt) {
-	h := append(g.running, e)
-	for j := len(h) - 1; j > 0; {
-		p := (j - 1) / 2
-		if !h[j].before(h[p]) {
-			break
-		}
-		h[j], h[p] = h[p], h[j]
-		j = p
-	}
-	g.running = h
+	g.running = append(g.running, e)
+	heap.Fix((*endHeap)(&g.running), len(g.running)-1)
 }
 
 // pop removes the running event that ends first and returns its row.
 func (g *groupSweep) pop() int32 {
-	h := g.running
-	top := h[0].row
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for j := 0; ; {
-		c := 2*j + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && h[c+1].before(h[c]) {
-			c++
-		}
-		if !h[c].before(h[j]) {
-			break
-		}
-		h[j], h[c] = h[c], h[j]
-		j = c
+	h := (*endHeap)(&g.running)
+	top := g.running[0].row
+	h.Swap(0, h.Len()-1)
+	g.running = g.running[:h.Len()-1]
+	if h.Len() > 0 {
+		heap.Fix(h, 0)
 	}
-	g.running = h
 	return top
+}
+
+// endHeap is groupSweep.running as a heap.Interface.
+type endHeap []endAt
+
+func (h endHeap) Len() int           { return len(h) }
+func (h endHeap) Less(i, j int) bool { return h[i].before(h[j]) }
+func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)        { *h = append(*h, x.(endAt)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func (a endAt) before(b endAt) bool { return a.end < b.end || a.end == b.end && a.id < b.id }
