@@ -129,29 +129,16 @@ func TestFinishBounded(t *testing.T) {
 	if got := limit(); got != before {
 		t.Fatalf("memory_limit after the finish's restore %q, want %q", got, before)
 	}
-	// A bound DuckDB already holds more than is not set, and the finish
-	// says so: rows another transaction has not committed stay in memory
-	// (DuckDB spills them to its temporary files only beside a bound of 1
-	// MiB or more), so a bound of 0 MiB cannot be met. DuckDB's refusal
-	// leaves its limit at the bound all the same: the caller's is put back.
-	hold, err := u.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Close()
-	for _, q := range []string{"CREATE TABLE hold (i BIGINT, s VARCHAR)", "BEGIN", "INSERT INTO hold SELECT range, repeat('x', 50) FROM range(300000)"} {
-		if _, err := hold.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// A bound DuckDB already holds more than (0 MiB, HoldMemory) is not
+	// set, and the finish says so. DuckDB's refusal leaves its limit at
+	// the bound all the same: the caller's is put back.
+	release := schematest.HoldMemory(t, u.DB)
 	notes = nil
 	_, _, restore, err = finishSettingsAbove(WithNotice(ctx, func(msg string) { notes = append(notes, msg) }), u.DB, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hold.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if got := limit(); got != before {
 		t.Errorf("a bound DuckDB is over: memory_limit %q, want the caller's %q", got, before)
 	}

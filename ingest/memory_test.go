@@ -57,28 +57,17 @@ func TestDuckBoundLift(t *testing.T) {
 	if err := b.restore(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// A bound DuckDB cannot free memory down to (0 MiB, with rows
-	// another transaction has not committed) fails the ingest, and the
-	// caller's limit stays: DuckDB keeps a limit it refused.
-	hold, err := w.DB.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Close()
-	for _, q := range []string{"CREATE TABLE hold (i BIGINT, s VARCHAR)", "BEGIN", "INSERT INTO hold SELECT range, repeat('x', 50) FROM range(300000)"} {
-		if _, err := hold.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// A bound DuckDB cannot free memory down to (0 MiB, HoldMemory) fails
+	// the ingest, and the caller's limit stays: DuckDB keeps a limit it
+	// refused.
+	release := schematest.HoldMemory(t, w.DB)
 	if _, err := boundDuckDB(ctx, w, 0); err == nil || !isOutOfMemory(err) {
 		t.Fatalf("bound of 0 MiB over uncommitted rows: %v, want DuckDB's refusal", err)
 	}
 	if got := limit(); got != before {
 		t.Fatalf("after a refused bound: memory_limit %q, want %q", got, before)
 	}
-	if _, err := hold.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	var none *duckBound
 	if none.lift(ctx) || none.restore(ctx) != nil {
 		t.Fatal("no bound: lift or restore did something")

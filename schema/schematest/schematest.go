@@ -13,6 +13,7 @@ package schematest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -267,4 +268,32 @@ func Threads(tb testing.TB, db *sql.DB) (threads, external int64) {
 		tb.Fatal(err)
 	}
 	return threads, external
+}
+
+// HoldMemory makes DuckDB hold memory it cannot free until release: rows
+// a transaction of its own has not committed (DuckDB writes them to its
+// temporary files only to meet a limit of 1 MiB or more), so that setting
+// memory_limit to 0 MiB is refused, for tests of a bound DuckDB is
+// already over. release rolls the rows back.
+func HoldMemory(tb testing.TB, db *sql.DB) (release func()) {
+	tb.Helper()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, q := range []string{"CREATE TEMP TABLE hold (i BIGINT, s VARCHAR)", "BEGIN",
+		"INSERT INTO hold SELECT range, repeat('x', 50) FROM range(300000)"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			conn.Close()
+			tb.Fatal(err)
+		}
+	}
+	return func() {
+		tb.Helper()
+		_, err := conn.ExecContext(ctx, "ROLLBACK")
+		if err = errors.Join(err, conn.Close()); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
