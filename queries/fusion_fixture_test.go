@@ -125,6 +125,7 @@ type fk struct {
 	site string // "rel/path.py:12 func", "" = no Python site
 	op   string // CPU op name, "" = none
 	kind string // kernel (default), memcpy or memset
+	dev  int64  // device (default 0)
 }
 
 func fkn(name string, dur int64) fk { return fk{name: name, dur: dur, gap: 1000} }
@@ -133,6 +134,7 @@ func (e fk) at(site string) fk  { e.site = site; return e }
 func (e fk) op_(op string) fk   { e.op = op; return e }
 func (e fk) after(gap int64) fk { e.gap = gap; return e }
 func (e fk) as(kind string) fk  { e.kind = kind; return e }
+func (e fk) on(dev int64) fk    { e.dev = dev; return e }
 
 // fRepeat concatenates n copies of a layer.
 func fRepeat(n int, layer ...fk) []fk {
@@ -172,7 +174,7 @@ func (f *fusionFX) seq(trace int64, stage string, stream int64, start int64, es 
 		id := trace<<32 | f.ordinal[trace]
 		f.ordinal[trace]++
 		k := kernel{ID: id, Trace: int(trace), Run: int(run), Rank: int(rank), Stage: stage, Name: int(f.nameID(e.name)),
-			Kind: e.kind, TS: t, Dur: e.dur, Device: ptr(0), Stream: ptr(stream)}
+			Kind: e.kind, TS: t, Dur: e.dur, Device: ptr(e.dev), Stream: ptr(stream)}
 		if e.site != "" {
 			k.Site = f.siteID(e.site)
 		}

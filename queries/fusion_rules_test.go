@@ -105,6 +105,22 @@ func TestFusionChainRules(t *testing.T) {
 		f.seq(tr, "prefill", 7, 1_000_000, kAlpha, kBeta)
 		wantFusions(t, f.matches(run), fLine("prefill", "t-ab", FusionElsewhere, "confirmed", 1, fDur(kAlpha, kBeta)))
 	})
+
+	t.Run("a fused kernel silences its own trace, stage and device only", func(t *testing.T) {
+		// decode on device 0 of the first trace runs the fused path and a
+		// split chain, which says nothing; the same chain on device 1 and
+		// on the run's other trace is an opportunity
+		e := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
+		e.Fused = []string{"alpha_fused"}
+		f, run, tr := share.ruleFX(t, e)
+		f.seq(tr, "decode", 7, 0, fkn("alpha_fused_kernel", 5000), kAlpha, kBeta)
+		f.seq(tr, "decode", 7, 0, kAlpha.on(1), kBeta.on(1))
+		f.seq(f.traceOf(run, 1, 1), "decode", 7, 0, kAlpha, kBeta)
+		ab := fDur(kAlpha, kBeta)
+		wantFusions(t, f.matches(run),
+			fLine("decode", "t-ab", FusionOpportunity, f.conf(run, "decode", 2*ab, 2, testLikely), 2, 2*ab),
+			fLine("decode", "t-ab", FusionAlreadyFused, f.conf(run, "decode", 5000, 1, testLikely), 1, 5000))
+	})
 }
 
 // TestFusionUnorderedRules checks unordered chains, including kernels that

@@ -617,10 +617,12 @@ _out AS (
     -- where the fused path runs, the entry is `already fused` (own
     -- framework) or says nothing (another framework already runs an
     -- equivalent kernel); split chains left in that group are another
-    -- shape's path or keyword noise
-    WHERE NOT EXISTS (SELECT 1 FROM _fused_groups fg
-                      WHERE fg.trace_id = c.trace_id AND fg.sc = c.sc
-                        AND fg.dev = c.dev AND fg.id = c.id)
+    -- shape's path or keyword noise (a left join with the few groups:
+    -- NOT EXISTS was a delim join that grouped every chain kernel first,
+    -- and ANTI JOIN slower still, bench/README.md forty-second figures)
+    LEFT JOIN _fused_groups fg
+      ON fg.trace_id = c.trace_id AND fg.sc = c.sc AND fg.dev = c.dev AND fg.id = c.id
+    WHERE fg.id IS NULL
     UNION ALL
     SELECT 'fused', f.id, 0, 'already fused', f.kernel_id, 0,
            f.kernel_id, f.trace_id, f.rank, f.sc, f.text_id, f.dur_ns, f.run_id
