@@ -30,7 +30,7 @@ import (
 // handed on (done) once complete, so that the sweep holds the running
 // events and one pending row per stream, not the group (and a heap of the
 // few running events is cheaper than sorting every end: bench/README.md
-// forty-sixth figures). TestSweepOverlapMatchesSQL holds it to the macros.
+// forty-eighth figures). TestSweepOverlapMatchesSQL holds it to the macros.
 type groupSweep struct {
 	starts         *int64
 	streams        map[int64]int32
