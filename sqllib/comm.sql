@@ -23,8 +23,8 @@
 -- migrations/0022_comm_overlap.sql holds its saved copy
 -- (comm_overlap_store), guarded by the step aggregates' record
 -- (step_store_runs), as the idle rows are. Its rows are written by the Go
--- sweep that saves the per-kernel overlap (aggregates/overlap_sweep.go:
--- commGroup, the same figures in one pass; 0024 records it), else by this
+-- sweep that saves the per-kernel overlap (aggregates/overlap_stream.go:
+-- groupSweep, the same figures in one pass; 0024 records it), else by this
 -- macro with the step aggregates; aggregates' TestSweepOverlapMatchesSQL
 -- holds the two to the same rows.
 CREATE MACRO _comm_parts_for(run, skip := false, runs := NULL) AS TABLE
