@@ -37,8 +37,8 @@
 --     ties by site_id), else, for graph replays, `graph replay @ <frame>` of
 --     their graph launches (still "unmapped" for the rules below: it is not
 --     the kernel's code); two-trace, the site name_scope transferred.
---   * dependency signal, from the longest instance (ties: smaller
---     kernel_id): previous/next event on the same stream of the same
+--   * dependency signal, from the longest instance (ties: earlier start,
+--     then smaller kernel_id): previous/next event on the same stream of the same
 --     (trace, stage, device) by start time (kernel_overlap's
 --     prev/next_kernel_id, ties by kernel_id); gap = max(0, next start -
 --     end), before: max(0, start - previous end); tight when
@@ -84,12 +84,14 @@ per_name_id AS (
                sum(exclusive_ns) AS exclusive_ns,
                sum(union_share_ns) AS share_ns,
                -- the longest and what the dependency signal reads of it,
-               -- ties by smaller id (an ordered first() would buffer every
+               -- ties by the earlier start, then the smaller id: a kernel
+               -- id follows the order the loaders took the traces in, a
+               -- start does not (an ordered first() would buffer every
                -- kernel of the group)
                arg_max({kernel_id: kernel_id, trace_id: trace_id, device: device, stream: stream,
                         ts_ns: ts_ns, dur_ns: dur_ns,
                         prev_kernel_id: prev_kernel_id, next_kernel_id: next_kernel_id},
-                       {d: dur_ns, k: -kernel_id}) AS longest
+                       {d: dur_ns, t: -ts_ns, k: -kernel_id}) AS longest
         FROM ko
         GROUP BY grp, stage, name_id
     ) k
@@ -115,7 +117,7 @@ agg AS (
            sum(hidden_ns)::BIGINT AS hidden_ns,
            sum(hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns,
            sum(exclusive_ns)::BIGINT AS exclusive_ns,
-           first(longest ORDER BY longest_dur_ns DESC, longest_id) AS longest
+           first(longest ORDER BY longest_dur_ns DESC, longest.ts_ns, longest_id) AS longest
     FROM per_name_id
     GROUP BY grp, stage, short_name
 ),
