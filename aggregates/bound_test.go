@@ -32,10 +32,10 @@ func TestFinishBounded(t *testing.T) {
 	// bound it sets, but here one of 8 MiB would not fit the question)
 	finish := func(ctx context.Context, w *schema.Warehouse, due finishPlan) {
 		t.Helper()
-		if err := saveOverlapOf(ctx, w.DB, due.overlap); err != nil {
+		if err := saveOverlapOf(ctx, w.DB, &due); err != nil {
 			t.Fatal(err)
 		}
-		if err := saveStepsOf(ctx, w.DB, due.steps); err != nil {
+		if err := saveStepsOf(ctx, w.DB, &due); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -63,15 +63,16 @@ func TestFinishBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	due := pending(w)
-	bctx, restore, held, err := ingest.BoundFinish(ctx, w.DB, 8)
-	if err != nil || held {
+	bound, held, err := ingest.BoundFinish(ctx, w.DB, 8)
+	if err != nil || held || bound == nil {
 		t.Fatalf("bound the finish: held %v, %v", held, err)
 	}
 	if got := limit(); got != "8.0 MiB" {
 		t.Fatalf("bounded finish: memory_limit %q, want 8.0 MiB", got)
 	}
 	var notes []string
-	finish(WithNotice(bctx, func(msg string) { notes = append(notes, msg) }), w, due)
+	due.bound = bound
+	finish(WithNotice(ctx, func(msg string) { notes = append(notes, msg) }), w, due)
 	if len(notes) != 1 || !strings.Contains(notes[0], "saving the overlap of run(s) sglang-llama ran out of the finish's memory bound") ||
 		!strings.Contains(notes[0], "Out of Memory") {
 		t.Errorf("notices of the lifted bound: %q, want one naming the overlap of sglang-llama and DuckDB's error", notes)
@@ -79,7 +80,7 @@ func TestFinishBounded(t *testing.T) {
 	if got := limit(); got != before {
 		t.Fatalf("after a finish that ran out of 8 MiB: memory_limit %q, want the caller's %q (the bound lifted)", got, before)
 	}
-	if err := restore(); err != nil {
+	if err := bound.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := dump(w); got != want {
@@ -113,7 +114,7 @@ func TestFinishBounded(t *testing.T) {
 	if _, err := ingest.Ingest(ctx, u, []string{path}, ingest.Options{Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
-	_, due, restore, err = finishSettingsAbove(ctx, u.DB, 0, DuckDBFinishMiB)
+	due, restore, err := finishSettingsAbove(ctx, u.DB, 0, DuckDBFinishMiB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestFinishBounded(t *testing.T) {
 	// the bound all the same: the caller's is put back.
 	release := schematest.HoldMemory(t, u.DB)
 	notes = nil
-	_, _, restore, err = finishSettingsAbove(WithNotice(ctx, func(msg string) { notes = append(notes, msg) }), u.DB, 0, 0)
+	_, restore, err = finishSettingsAbove(WithNotice(ctx, func(msg string) { notes = append(notes, msg) }), u.DB, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestFinishBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// and at the real threshold this run's finish sets none
-	_, _, restore, err = finishSettings(ctx, u.DB)
+	_, restore, err = finishSettings(ctx, u.DB)
 	if err != nil {
 		t.Fatal(err)
 	}

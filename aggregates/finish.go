@@ -26,7 +26,7 @@ import (
 // 420 k kernels, 0.84 M events, peaked at 470 MiB in the finish, 369 MiB
 // bounded, for 16.2 -> 17.2 CPU-s (bench/README.md, "Finish bounded").
 // Should a save still not fit, the bound is lifted and that save made again
-// (ingest.LiftFinishBound), so a bound never fails a finish that would
+// (ingest.FinishBound.Lift), so a bound never fails a finish that would
 // have passed; a context given WithNotice hears of it.
 const DuckDBFinishMiB = 200
 
@@ -77,7 +77,7 @@ func finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS, sid
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, todo, restore, err := finishSettings(ctx, db)
+	todo, restore, err := finishSettings(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -254,6 +254,15 @@ type finishPlan struct {
 	// the same transaction as the overlap, so comm_swept_current would find
 	// each of them current (commUnswept)
 	swept []int64
+	// bound is DuckDB's memory bound over the saves (nil: none), lifted
+	// by a save that runs out of memory under it (saveIsolated)
+	bound *ingest.FinishBound
+}
+
+// liftBound says whether a save that failed with err should be made again
+// (ingest.FinishBound.Lift); false when p is nil or holds no bound.
+func (p *finishPlan) liftBound(ctx context.Context, err error) bool {
+	return p != nil && p.bound.Lift(ctx, err)
 }
 
 // acceptedBy is what p holds of the runs the batchable statement name
@@ -370,14 +379,14 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 	if err := FinishCatalog(ctx, db, cat); err != nil {
 		return err
 	}
-	ctx, todo, restore, err := finishSettings(ctx, db)
+	todo, restore, err := finishSettings(ctx, db)
 	if err != nil {
 		return err
 	}
-	err = saveOverlapOf(ctx, db, todo.overlap)
+	err = saveOverlapOf(ctx, db, &todo)
 	var fe *FinishError
 	if err == nil || errors.As(err, &fe) {
-		err = JoinFinishErrors(err, saveStepsOf(ctx, db, todo.steps))
+		err = JoinFinishErrors(err, saveStepsOf(ctx, db, &todo))
 	}
 	return JoinFinishErrors(err, restore())
 }
@@ -394,7 +403,7 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // from everything else. Callers only, the finish of the 1 GB tiny-events
 // trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
 // 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fifth figures").
-func finishSettings(ctx context.Context, db *sql.DB) (_ context.Context, todo finishPlan, restore func() error, _ error) {
+func finishSettings(ctx context.Context, db *sql.DB) (todo finishPlan, restore func() error, _ error) {
 	return finishSettingsAbove(ctx, db, unboundedFinishKernels, DuckDBFinishMiB)
 }
 
@@ -402,16 +411,15 @@ func finishSettings(ctx context.Context, db *sql.DB) (_ context.Context, todo fi
 // limitMiB above unbounded GPU events due (tests make both small). A
 // bound DuckDB is already over goes unset, which is said (WithNotice),
 // as a bound lifted during the finish is.
-func finishSettingsAbove(ctx context.Context, db *sql.DB, unbounded int64, limitMiB int) (_ context.Context, todo finishPlan, restore func() error, _ error) {
+func finishSettingsAbove(ctx context.Context, db *sql.DB, unbounded int64, limitMiB int) (todo finishPlan, restore func() error, _ error) {
 	todo, err := finishPending(ctx, db)
 	if err != nil {
-		return ctx, todo, nil, err
+		return todo, nil, err
 	}
-	unbound := func() error { return nil }
 	if todo.kernels() > unbounded {
 		var held bool
-		if ctx, unbound, held, err = ingest.BoundFinish(ctx, db, limitMiB); err != nil {
-			return ctx, todo, nil, err
+		if todo.bound, held, err = ingest.BoundFinish(ctx, db, limitMiB); err != nil {
+			return todo, nil, err
 		}
 		if held {
 			notice(ctx, fmt.Sprintf("the aggregates are saved without the finish's %d MiB memory bound: "+
@@ -420,9 +428,9 @@ func finishSettingsAbove(ctx context.Context, db *sql.DB, unbounded int64, limit
 	}
 	callers, err := ingest.CallersOnly(ctx, db)
 	if err != nil {
-		return ctx, todo, nil, JoinFinishErrors(err, unbound())
+		return todo, nil, JoinFinishErrors(err, todo.bound.Restore(ctx))
 	}
-	return ctx, todo, func() error { return errors.Join(callers(), unbound()) }, nil
+	return todo, func() error { return errors.Join(callers(), todo.bound.Restore(ctx)) }, nil
 }
 
 // FinishCatalog is a finish's first step: the catalog installed (reported as
@@ -433,22 +441,22 @@ func FinishCatalog(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error 
 }
 
 // saveOverlapOf is FinishPerRun's second step: the per-kernel overlap
-// saved (SaveOverlap) for runs, those whose copy is due.
-func saveOverlapOf(ctx context.Context, db *sql.DB, runs []int64) error {
-	if len(runs) > 0 {
+// saved (SaveOverlap) for the runs whose copy is due (todo.overlap).
+func saveOverlapOf(ctx context.Context, db *sql.DB, todo *finishPlan) error {
+	if len(todo.overlap) > 0 {
 		phase(ctx, PhaseOverlap)
 	}
-	return overlapStore().save(ctx, db, runs)
+	return overlapStore().saveKnown(ctx, db, todo.overlap, todo)
 }
 
 // saveStepsOf is FinishPerRun's last step: the step aggregates saved for
-// runs, those whose copy is due. They read the saved overlap, so it comes
-// after saveOverlapOf.
-func saveStepsOf(ctx context.Context, db *sql.DB, runs []int64) error {
-	if len(runs) > 0 {
+// the runs whose copy is due (todo.steps). They read the saved overlap, so
+// it comes after saveOverlapOf.
+func saveStepsOf(ctx context.Context, db *sql.DB, todo *finishPlan) error {
+	if len(todo.steps) > 0 {
 		phase(ctx, PhaseSteps)
 	}
-	return stepStore().save(ctx, db, runs)
+	return stepStore().saveKnown(ctx, db, todo.steps, todo)
 }
 
 // pendingRuns runs a pending query (triage_pending.sql): run ids, one per

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/inline"
 )
 
@@ -89,8 +88,10 @@ func JoinFinishErrors(errs ...error) error {
 // rank alone, the least memory), and a run that still fails is recorded
 // (recordFailure) and reported in the returned *FinishError while the
 // others are saved. An interruption (ctx done) is no run's failure: it is
-// returned as it is, as is a failure to record one.
-func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch,
+// returned as it is, as is a failure to record one. known is the plan of
+// the finish saving them (nil outside one), whose memory bound a batch
+// that runs out of it lifts.
+func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch, known *finishPlan,
 	save func(context.Context, *sql.DB, batch) error) error {
 	var failed []FinishFailure
 	var one func(b batch) error
@@ -104,7 +105,7 @@ func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch,
 		// (WithNotice): unbounded, a finish peaked at 586-599 MiB where it
 		// took 370 bounded, and nothing showed why (bench/README.md,
 		// "Twenty-fifth figures").
-		if ingest.LiftFinishBound(ctx, err) {
+		if known.liftBound(ctx, err) {
 			notice(ctx, fmt.Sprintf("saving the %s of run(s) %s ran out of the finish's memory bound "+
 				"and was made again without it, which may take more memory: %s", store, runLabels(ctx, db, b.runs), firstLine(err)))
 			if err = save(ctx, db, b); err == nil || ctx.Err() != nil {
@@ -176,7 +177,7 @@ type noticeKey struct{}
 
 // WithNotice returns ctx carrying notice, which hears one line for each
 // save of a finish that ran out of the finish's memory bound and was made
-// again without it (ingest.LiftFinishBound): the copies are the same, but
+// again without it (finishPlan.liftBound): the copies are the same, but
 // the finish may take more memory than its bound says.
 func WithNotice(ctx context.Context, notice func(string)) context.Context {
 	return context.WithValue(ctx, noticeKey{}, notice)

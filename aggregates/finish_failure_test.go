@@ -131,7 +131,7 @@ func TestFinishInterruptedRecordsNothing(t *testing.T) {
 		t.Fatalf("pending: %v %v", runs, err)
 	}
 	bs := []batch{{runs: runs}}
-	err = saveIsolated(ctx, w.DB, "overlap", bs, func(ctx context.Context, db *sql.DB, b batch) error {
+	err = saveIsolated(ctx, w.DB, "overlap", bs, &p, func(ctx context.Context, db *sql.DB, b batch) error {
 		cancel()
 		return ctx.Err()
 	})

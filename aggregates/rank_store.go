@@ -83,7 +83,7 @@ func saveInBatches(ctx context.Context, db *sql.DB, what, batchable string, runs
 	if alone != nil {
 		bs = apart(bs, alone)
 	}
-	return saveIsolated(ctx, db, what, bs, func(ctx context.Context, db *sql.DB, b batch) error {
+	return saveIsolated(ctx, db, what, bs, known, func(ctx context.Context, db *sql.DB, b batch) error {
 		return save(ctx, db, b, known)
 	})
 }

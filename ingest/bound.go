@@ -108,48 +108,56 @@ func isOutOfMemory(err error) bool {
 		strings.Contains(msg, "could not allocate block of size") || strings.Contains(msg, "failed to pin block")
 }
 
-type finishBoundKey struct{}
+// FinishBound is DuckDB's memory bound during a finish (BoundFinish),
+// held by the finish's plan; a nil *FinishBound is no bound.
+type FinishBound struct{ b *duckBound }
 
 // BoundFinish bounds DuckDB's memory to limitMiB for a finish on a file
 // warehouse (aggregates.Finish; an in-memory one is left alone: it has
-// nowhere to spill to but memory). The returned context carries the bound,
-// which a save lifts when it runs out of memory under it
-// (LiftFinishBound); restore puts the caller's limit back. held says that
-// DuckDB already held more than the bound and could not free it: the
-// finish then goes on under the caller's limit, unbounded, which the
-// caller should say, as a lifted bound is said. It lives here, beside the
-// bound of a loading file, because both are one mechanism.
-func BoundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ context.Context, restore func() error, held bool, _ error) {
-	none := func() error { return nil }
+// nowhere to spill to but memory). A save that runs out of memory under
+// the bound lifts it (FinishBound.Lift); Restore puts the caller's limit
+// back. held says that DuckDB already held more than the bound and could
+// not free it: the finish then goes on under the caller's limit,
+// unbounded (a nil bound), which the caller should say, as a lifted bound
+// is said. It lives here, beside the bound of a loading file, because
+// both are one mechanism.
+func BoundFinish(ctx context.Context, db *sql.DB, limitMiB int) (_ *FinishBound, held bool, _ error) {
 	var path sql.NullString
 	if err := db.QueryRowContext(ctx, `SELECT path FROM duckdb_databases() WHERE database_name = current_database()`).Scan(&path); err != nil {
-		return ctx, none, false, fmt.Errorf("find the warehouse's file: %w", err)
+		return nil, false, fmt.Errorf("find the warehouse's file: %w", err)
 	}
 	if !path.Valid || path.String == "" || path.String == schema.Memory {
-		return ctx, none, false, nil
+		return nil, false, nil
 	}
 	b := &duckBound{db: db}
 	if err := db.QueryRowContext(ctx, `SELECT current_setting('memory_limit')`).Scan(&b.prev); err != nil {
-		return ctx, none, false, fmt.Errorf("read DuckDB's memory limit: %w", err)
+		return nil, false, fmt.Errorf("read DuckDB's memory limit: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, fmt.Sprintf(`SET memory_limit = '%dMiB'`, limitMiB)); err != nil {
 		// DuckDB refuses a limit it cannot free memory down to, and
 		// keeps it all the same (1.5): the caller's limit goes back.
 		if rerr := b.set(ctx); rerr != nil {
-			return ctx, none, false, errors.Join(fmt.Errorf("bound DuckDB's memory: %w", err), rerr)
+			return nil, false, errors.Join(fmt.Errorf("bound DuckDB's memory: %w", err), rerr)
 		}
 		if isOutOfMemory(err) {
-			return ctx, none, true, nil
+			return nil, true, nil
 		}
-		return ctx, none, false, fmt.Errorf("bound DuckDB's memory: %w", err)
+		return nil, false, fmt.Errorf("bound DuckDB's memory: %w", err)
 	}
-	return context.WithValue(ctx, finishBoundKey{}, b), func() error { return b.restore(ctx) }, false, nil
+	return &FinishBound{b}, false, nil
 }
 
-// LiftFinishBound says whether a save that failed with err should be made
-// again: err is DuckDB running out of memory under the bound BoundFinish
-// put in ctx, and that bound is now lifted (for the rest of the finish).
-func LiftFinishBound(ctx context.Context, err error) bool {
-	b, _ := ctx.Value(finishBoundKey{}).(*duckBound)
-	return isOutOfMemory(err) && b.lift(ctx)
+// Lift says whether a save that failed with err should be made again: err
+// is DuckDB running out of memory under the bound, and the bound is now
+// lifted (for the rest of the finish).
+func (f *FinishBound) Lift(ctx context.Context, err error) bool {
+	return f != nil && isOutOfMemory(err) && f.b.lift(ctx)
+}
+
+// Restore puts the caller's limit back.
+func (f *FinishBound) Restore(ctx context.Context) error {
+	if f == nil {
+		return nil
+	}
+	return f.b.restore(ctx)
 }
