@@ -103,7 +103,17 @@ func TestTriageDemoConsistent(t *testing.T) {
 	for label, run := range demoRuns(t, db) {
 		t.Run(label, func(t *testing.T) {
 			t.Parallel()
-			for _, rank := range []sql.NullInt64{rankOf(0), {}} {
+			// rank 0 alone, then every rank; a run of one rank is
+			// gathered once (both are the same rows)
+			var ranks int
+			if err := db.QueryRow(`SELECT count(DISTINCT rank) FROM traces WHERE run_id = ?`, run).Scan(&ranks); err != nil {
+				t.Fatal(err)
+			}
+			passes := []sql.NullInt64{rankOf(0), {}}
+			if ranks == 1 {
+				passes = passes[1:]
+			}
+			for _, rank := range passes {
 				d, err := Triage(ctx, db, TriageParams{Run: run, Rank: rank, MinShare: 1, OverlapRows: 10})
 				if err != nil {
 					t.Fatalf("%s: %v", label, err)
