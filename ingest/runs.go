@@ -372,10 +372,12 @@ func summariseRuns(ctx context.Context, tx *sql.Tx, runs map[string]*runInfo, st
 		return nil
 	}
 	// Without server args, the parallel sizes the file names imply (the
-	// highest rank + 1: a lower bound when ranks were left out).
+	// highest rank + 1: a lower bound when ranks were left out), over every
+	// trace of the run: a rank added by a later ingest (--append) counts as
+	// it would have in one ingest of all the files.
 	q, qa := inline.Args(`UPDATE runs SET
-		tp_size = coalesce(runs.tp_size, t.tp), dp_size = coalesce(runs.dp_size, t.dp),
-		ep_size = coalesce(runs.ep_size, t.ep), pp_size = coalesce(runs.pp_size, t.pp)
+		tp_size = coalesce(t.tp, runs.tp_size), dp_size = coalesce(t.dp, runs.dp_size),
+		ep_size = coalesce(t.ep, runs.ep_size), pp_size = coalesce(t.pp, runs.pp_size)
 		FROM (SELECT run_id, max(tp_rank) + 1 AS tp, max(dp_rank) + 1 AS dp, max(ep_rank) + 1 AS ep, max(pp_rank) + 1 AS pp
 		      FROM traces WHERE list_contains($runs, run_id) GROUP BY run_id) t
 		WHERE runs.run_id = t.run_id AND runs.server_args IS NULL`, []any{sql.Named("runs", kept)})
