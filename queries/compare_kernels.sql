@@ -10,8 +10,8 @@
 -- Columns:
 --   stage, short_name
 --   family, category   those of the raw name with the most time among the
---                      raw names sharing the short name, ties by name_id
---                      (kernel_table.sql's rule)
+--                      raw names sharing the short name, ties by the raw
+--                      name (kernel_table.sql's rule)
 --   ns                 summed dur_ns over the steps used
 --   launches           events over the steps used
 --   stage_ns           summed dur_ns of every event of the stage over the
@@ -20,7 +20,8 @@
 --   hidden_by_compute_ns  the part hidden under compute
 --   site               display form of the Python site with the most GPU
 --                      time among the run's events of that name and stage
---                      (same ranks, every step), ties by site_id; NULL when
+--                      (same ranks, every step), ties by the site's text
+--                      (sites.name, not site_id); NULL when
 --                      none has a site (CUDA-graph replays)
 WITH _k AS (
     SELECT k.stage, k.name_id, sum(k.dur_ns) AS ns, sum(k.launches) AS launches,
@@ -32,7 +33,7 @@ WITH _k AS (
     GROUP BY k.stage, k.name_id
 ),
 _named AS (
-    SELECT k.*, n.short_name, n.family, n.category
+    SELECT k.*, n.name, n.short_name, n.family, n.category
     FROM _k k
     JOIN kernel_names n USING (name_id)
 ),
@@ -44,14 +45,14 @@ _site_time AS (
     GROUP BY k.stage, n.short_name, k.site_id
 ),
 _site AS (
-    SELECT t.stage, t.short_name, first(s.display ORDER BY t.ns DESC, t.site_id) AS site
+    SELECT t.stage, t.short_name, first(s.display ORDER BY t.ns DESC, s.name) AS site
     FROM _site_time t
     JOIN sites s USING (site_id)
     GROUP BY t.stage, t.short_name
 )
 SELECT n.stage, n.short_name,
-       coalesce(first(n.family ORDER BY n.ns DESC, n.name_id), 'unclassified') AS family,
-       coalesce(first(n.category ORDER BY n.ns DESC, n.name_id), 'unclassified') AS category,
+       coalesce(first(n.family ORDER BY n.ns DESC, n.name), 'unclassified') AS family,
+       coalesce(first(n.category ORDER BY n.ns DESC, n.name), 'unclassified') AS category,
        sum(n.ns)::BIGINT AS ns,
        sum(n.launches)::BIGINT AS launches,
        any_value(t.stage_ns)::BIGINT AS stage_ns,

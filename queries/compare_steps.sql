@@ -1,7 +1,10 @@
 -- compare_steps: the per-step samples of one run (steps as sqllib/steps.sql
 -- defines them): one row per (stage, rank, trace, step) of run $run, edge steps
 -- left out unless $keep_edges. Sorted by stage (prefill, decode, mixed,
--- unknown, others by name), rank, trace, step.
+-- unknown, others by name), rank, trace (by path, then content hash: the
+-- i-th steps of the ranks are one sample, so the traces of a rank come in
+-- an order that does not follow the order they were ingested in, as
+-- trace_id does), step.
 --
 -- Parameters: $run; $rank (NULL = every rank); $keep_edges; $fresh (true
 -- when the run's saved step aggregates are current, steps_fresh.sql: they
@@ -39,8 +42,9 @@ SELECT t.stage, t.rank, t.trace_id, t.step, s.source, s.batch_size, s.tokens,
 FROM (SELECT * FROM step_total_store WHERE run_id = $run AND $fresh
           UNION ALL SELECT * FROM step_totals_for($run, skip := $fresh)) t
 JOIN steps s ON s.trace_id = t.trace_id AND s.step = t.step
+JOIN traces tr ON tr.trace_id = t.trace_id
 LEFT JOIN _i i ON i.trace_id = t.trace_id AND i.rank = t.rank AND i.stage = t.stage AND i.step = t.step
 WHERE ($rank IS NULL OR t.rank = $rank) AND ($keep_edges OR NOT s.edge)
 ORDER BY CASE t.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
-         t.stage, t.rank, t.trace_id, t.step
+         t.stage, t.rank, tr.path, tr.content_hash, t.step

@@ -5,7 +5,7 @@
 -- share of the stage's summed kernel time (the kernel table's denominator),
 -- summed over the selected rank(s). A short name counts for the family the
 -- kernel table shows for it (that of its raw name with the most GPU time,
--- ties by name_id), so the roll-up is exactly the kernel table's rows summed
+-- ties by the raw name), so the roll-up is exactly the kernel table's rows summed
 -- by family; 'unclassified' when the classifier has not run. Sorted by stage
 -- (prefill, decode, mixed, unknown, others by name), GPU time descending,
 -- family.
@@ -25,7 +25,7 @@ WITH per_name_id AS (
 ),
 per_short AS (
     SELECT p.stage, n.short_name,
-           first(n.family ORDER BY p.ns DESC, p.name_id) AS family,
+           first(n.family ORDER BY p.ns DESC, n.name) AS family,
            sum(p.ns) AS ns, sum(p.launches) AS launches
     FROM per_name_id p
     JOIN kernel_names n USING (name_id)

@@ -12,9 +12,11 @@
 --                  launch's; NULL when none): for a host-bound gap, where
 --                  the late launch came from
 --   kernel_id      the event after the gap
--- At most $n rows per stage, longest first (ties by rank, then start: not
--- by kernel_id, which depends on the order files were ingested). Sorted by
--- stage (prefill, decode, mixed, unknown, others by name), then gap.
+-- At most $n rows per stage, longest first (ties by rank, then start, then
+-- the trace's path and content hash, then the event's place in its trace:
+-- not by kernel_id alone, whose high half, the trace id, follows the order
+-- files were ingested in). Sorted by stage (prefill, decode, mixed,
+-- unknown, others by name), then gap.
 --
 -- Parameters: $run; $rank (NULL = every rank); $stage (NULL = every
 -- stage); $n; $launch_gap_ns (NULL = the saved rows' 30 us); $fresh (as
@@ -25,8 +27,10 @@ FROM _idle_worst_gaps_cached($run, launch_gap_ns := coalesce($launch_gap_ns, _id
 JOIN kernel_names pn ON pn.name_id = g.prev_name_id
 JOIN kernel_names nn ON nn.name_id = g.next_name_id
 LEFT JOIN sites s ON s.site_id = g.site_id
+JOIN traces t ON t.trace_id = g.trace_id
 WHERE ($rank IS NULL OR g.rank = $rank) AND ($stage IS NULL OR g.stage = $stage)
-QUALIFY row_number() OVER (PARTITION BY g.stage ORDER BY g.gap_ns DESC, g.rank, g.gap_start_ns, g.kernel_id) <= $n
+QUALIFY row_number() OVER (PARTITION BY g.stage ORDER BY g.gap_ns DESC, g.rank, g.gap_start_ns,
+                                                         t.path, t.content_hash, g.kernel_id) <= $n
 ORDER BY CASE g.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
-         g.stage, g.gap_ns DESC, g.rank, g.gap_start_ns, g.kernel_id
+         g.stage, g.gap_ns DESC, g.rank, g.gap_start_ns, t.path, t.content_hash, g.kernel_id

@@ -22,8 +22,10 @@
 --                    the denominator of share_pct
 --   share_pct        100 * gpu_ns / stage_kernel_ns (0 when that is 0)
 --   family/category  those of the raw name with the most GPU time among the
---                    raw names sharing the short name, ties by name_id (the
---                    rule overlap_by_kernel.sql uses, so both tables agree)
+--                    raw names sharing the short name, ties by the raw name
+--                    (not name_id, which follows the order names were first
+--                    ingested; the rule overlap_by_kernel.sql uses, so both
+--                    tables agree)
 --   rank_min_ns, rank_median_ns, rank_max_ns
 --                    the kernel's GPU time per rank, over every selected rank
 --                    that has GPU events in the stage (a rank where the kernel
@@ -43,16 +45,16 @@ WITH per_rank_name AS (
     GROUP BY stage, rank, name_id
 ),
 named AS (
-    SELECT p.stage, p.rank, p.name_id, p.ns, p.launches, n.short_name, n.family, n.category
+    SELECT p.stage, p.rank, p.name_id, p.ns, p.launches, n.name, n.short_name, n.family, n.category
     FROM per_rank_name p
     JOIN kernel_names n USING (name_id)
 ),
 labels AS (
     SELECT stage, short_name,
-           first(family ORDER BY ns DESC, name_id) AS family,
-           first(category ORDER BY ns DESC, name_id) AS category
+           first(family ORDER BY ns DESC, name) AS family,
+           first(category ORDER BY ns DESC, name) AS category
     FROM (
-        SELECT stage, short_name, name_id, any_value(family) AS family,
+        SELECT stage, short_name, name_id, any_value(name) AS name, any_value(family) AS family,
                any_value(category) AS category, sum(ns) AS ns
         FROM named
         GROUP BY stage, short_name, name_id

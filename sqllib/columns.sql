@@ -342,7 +342,7 @@ COMMENT ON COLUMN overlap_row_store.hidden_pct IS 'hidden_ns as a percent (0-100
 COMMENT ON COLUMN overlap_row_store.dominant IS 'The short name of the other-stream kernels overlapping this one longest in total; NULL when nothing on another stream overlaps it.';
 COMMENT ON COLUMN overlap_row_store.dep_risk IS 'Dependency signal of the longest instance: high | unclear | low.';
 COMMENT ON COLUMN overlap_row_store.recommendation IS 'try overlap | try fusion | check deps | manual check | observe later | skip overlap.';
-COMMENT ON COLUMN overlap_row_store.longest_kernel_id IS 'The longest instance (kernels.kernel_id; ties: the earlier start, then the smaller id).';
+COMMENT ON COLUMN overlap_row_store.longest_kernel_id IS 'The longest instance (kernels.kernel_id; ties: the earlier start, then the trace''s path, then its content hash, then the kernel''s place in its trace: never the id alone, which follows the order traces were ingested in).';
 COMMENT ON COLUMN overlap_row_store.longest_trace_id IS 'Its trace file (traces.trace_id).';
 COMMENT ON COLUMN overlap_row_store.longest_ts_ns IS 'Its start, absolute ns.';
 COMMENT ON COLUMN overlap_row_store.longest_dur_ns IS 'Its duration, ns.';

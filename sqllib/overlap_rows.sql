@@ -15,8 +15,13 @@
 -- order: those queries/overlap_by_kernel.sql describes.
 --
 -- Choices where triage's rules leave room (a performance engineer's reading):
+--   * ties are broken on content, never on an id: run, trace, kernel, name
+--     and site ids follow the order files were ingested in (README "Ingest
+--     guarantees"), so a tie broken by one gave other rows to the same
+--     traces ingested the other way round.
 --   * family/category of a short name: those of its raw name with the most
---     GPU time (raw names sharing a short name almost always agree).
+--     GPU time (raw names sharing a short name almost always agree), ties by
+--     the raw name.
 --   * verdicts: `headroom` (total >= floor and exclusive >= 45%), else
 --     `low-roi-hidden` (elementwise/memory, total >= floor, hidden >= 65%),
 --     else `hidden` (total >= floor, mostly overlapped already), else
@@ -34,11 +39,12 @@
 --       P4 skip overlap   low-roi-hidden, and `hidden` rows (already hidden)
 --   * `share < 1%` and `$min_share` use this table's own share (of busy time).
 --   * scope: single-trace, the short name's own dominant site (most GPU time,
---     ties by site_id), else, for graph replays, `graph replay @ <frame>` of
+--     ties by the site's text, sites.name), else, for graph replays, `graph replay @ <frame>` of
 --     their graph launches (still "unmapped" for the rules below: it is not
 --     the kernel's code); two-trace, the site name_scope transferred.
 --   * dependency signal, from the longest instance (ties: earlier start,
---     then smaller kernel_id): previous/next event on the same stream of the same
+--     then the trace's path, then its content hash, then the kernel's place
+--     in its trace): previous/next event on the same stream of the same
 --     (trace, stage, device) by start time (kernel_overlap's
 --     prev/next_kernel_id, ties by kernel_id); gap = max(0, next start -
 --     end), before: max(0, start - previous end); tight when
@@ -71,31 +77,39 @@ WITH ko AS NOT MATERIALIZED (
     -- 200 MiB bound
     SELECT * FROM query_table(kernels)
 ),
+per_name_trace AS (
+    SELECT grp, stage, name_id, trace_id,
+           count(*) AS launches,
+           sum(dur_ns) AS total_ns,
+           sum(hidden_ns) AS hidden_ns,
+           sum(hidden_by_compute_ns) AS hidden_by_compute_ns,
+           sum(exclusive_ns) AS exclusive_ns,
+           sum(union_share_ns) AS share_ns,
+           -- the longest and what the dependency signal reads of it, ties
+           -- by the earlier start, then the smaller id, which within one
+           -- trace is the kernel's place in it (an ordered first() would
+           -- buffer every kernel of the group). Per trace: across traces
+           -- the id follows the order they were ingested in, so the tie
+           -- goes on below by the traces' paths.
+           arg_max({kernel_id: kernel_id, trace_id: trace_id, device: device, stream: stream,
+                    ts_ns: ts_ns, dur_ns: dur_ns,
+                    prev_kernel_id: prev_kernel_id, next_kernel_id: next_kernel_id},
+                   {d: dur_ns, t: -ts_ns, k: -kernel_id}) AS longest
+    FROM ko
+    GROUP BY grp, stage, name_id, trace_id
+),
 per_name_id AS (
-    SELECT k.grp, k.stage, k.name_id, n.short_name, n.family, n.category,
-           k.launches, k.total_ns, k.hidden_ns, k.hidden_by_compute_ns, k.exclusive_ns,
-           k.share_ns, k.longest, k.longest.kernel_id AS longest_id, k.longest.dur_ns AS longest_dur_ns
-    FROM (
-        SELECT grp, stage, name_id,
-               count(*) AS launches,
-               sum(dur_ns) AS total_ns,
-               sum(hidden_ns) AS hidden_ns,
-               sum(hidden_by_compute_ns) AS hidden_by_compute_ns,
-               sum(exclusive_ns) AS exclusive_ns,
-               sum(union_share_ns) AS share_ns,
-               -- the longest and what the dependency signal reads of it,
-               -- ties by the earlier start, then the smaller id: a kernel
-               -- id follows the order the loaders took the traces in, a
-               -- start does not (an ordered first() would buffer every
-               -- kernel of the group)
-               arg_max({kernel_id: kernel_id, trace_id: trace_id, device: device, stream: stream,
-                        ts_ns: ts_ns, dur_ns: dur_ns,
-                        prev_kernel_id: prev_kernel_id, next_kernel_id: next_kernel_id},
-                       {d: dur_ns, t: -ts_ns, k: -kernel_id}) AS longest
-        FROM ko
-        GROUP BY grp, stage, name_id
-    ) k
+    SELECT k.grp, k.stage, k.name_id, any_value(n.name) AS name, any_value(n.short_name) AS short_name,
+           any_value(n.family) AS family, any_value(n.category) AS category,
+           sum(k.launches) AS launches, sum(k.total_ns) AS total_ns, sum(k.hidden_ns) AS hidden_ns,
+           sum(k.hidden_by_compute_ns) AS hidden_by_compute_ns, sum(k.exclusive_ns) AS exclusive_ns,
+           sum(k.share_ns) AS share_ns,
+           first(struct_insert(k.longest, path := t.path, content_hash := t.content_hash)
+                 ORDER BY k.longest.dur_ns DESC, k.longest.ts_ns, t.path, t.content_hash) AS longest
+    FROM per_name_trace k
     JOIN kernel_names n USING (name_id)
+    JOIN traces t USING (trace_id)
+    GROUP BY k.grp, k.stage, k.name_id
 ),
 busy AS (
     -- GPU busy time of the stage (kernel_overlap.union_share_ns sums to the
@@ -110,14 +124,15 @@ agg AS (
     -- per (stage, short name): one family/category, those of its raw name
     -- with the most GPU time, the sums, and its longest kernel
     SELECT grp, stage, short_name,
-           first(family ORDER BY total_ns DESC, name_id) AS family,
-           first(category ORDER BY total_ns DESC, name_id) AS category,
+           first(family ORDER BY total_ns DESC, name) AS family,
+           first(category ORDER BY total_ns DESC, name) AS category,
            sum(launches)::BIGINT AS launches,
            sum(total_ns)::BIGINT AS total_ns,
            sum(hidden_ns)::BIGINT AS hidden_ns,
            sum(hidden_by_compute_ns)::BIGINT AS hidden_by_compute_ns,
            sum(exclusive_ns)::BIGINT AS exclusive_ns,
-           first(longest ORDER BY longest_dur_ns DESC, longest.ts_ns, longest_id) AS longest
+           first(longest ORDER BY longest.dur_ns DESC, longest.ts_ns, longest.path,
+                 longest.content_hash, longest.kernel_id) AS longest
     FROM per_name_id
     GROUP BY grp, stage, short_name
 ),
@@ -165,13 +180,15 @@ dominant AS (
 scope_names AS (
     -- two-trace mode: the transferred scope of each (stage, short name)
     -- (never with runs, so grp is 0)
-    SELECT stage, short_name,
-           first(match ORDER BY name_id) AS match,
-           first(site_id ORDER BY name_id) AS site_id,
-           first(op_name ORDER BY name_id) AS op_name
-    FROM name_scope(run, mapping)
+    -- (the short name's raw names, in the order of their text)
+    SELECT s.stage, s.short_name,
+           first(s.match ORDER BY n.name) AS match,
+           first(s.site_id ORDER BY n.name) AS site_id,
+           first(s.op_name ORDER BY n.name) AS op_name
+    FROM name_scope(run, mapping) s
+    JOIN kernel_names n USING (name_id)
     WHERE mapping IS NOT NULL
-    GROUP BY stage, short_name
+    GROUP BY s.stage, s.short_name
 ),
 own_site AS (
     -- single-trace mode: each short name's dominant own site; a name with
@@ -179,10 +196,10 @@ own_site AS (
     -- its graph launches (kernel_scope's 'graph-replay'), shown as such but
     -- not a code location: priority and dependency rules see no site
     SELECT grp, stage, short_name,
-           first(site_id ORDER BY ns DESC, site_id) FILTER (WHERE NOT replay) AS site_id,
-           first(site_id ORDER BY ns DESC, site_id) FILTER (WHERE replay) AS replay_site_id
+           first(site_id ORDER BY ns DESC, site) FILTER (WHERE NOT replay) AS site_id,
+           first(site_id ORDER BY ns DESC, site) FILTER (WHERE replay) AS replay_site_id
     FROM (
-        SELECT k.grp, k.stage, n.short_name, k.site_id, k.replay, sum(k.ns) AS ns
+        SELECT k.grp, k.stage, n.short_name, k.site_id, any_value(s.name) AS site, k.replay, sum(k.ns) AS ns
         FROM (
             SELECT grp, stage, name_id, site_id, replay, sum(dur_ns) AS ns
             FROM (
@@ -220,7 +237,8 @@ own_site AS (
             GROUP BY ALL
         ) k
         JOIN kernel_names n USING (name_id)
-        GROUP BY ALL
+        JOIN sites s USING (site_id)
+        GROUP BY k.grp, k.stage, n.short_name, k.site_id, k.replay
     )
     GROUP BY grp, stage, short_name
 ),

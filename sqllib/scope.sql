@@ -26,7 +26,9 @@
 --   site_id      the mapped name's dominant site in the mapping run (its
 --                stage, or the whole run for a cross-stage match): the
 --                site with the most GPU time among its kernels, ties by the
---                smaller site_id; NULL when none of them has a site
+--                site's text (sites.name: not site_id, which follows the
+--                order sites were first ingested); NULL when none of them
+--                has a site
 --   op_name      at that site, the cpu_op name with the most GPU time, ties
 --                by name; NULL when none
 -- Timing never comes from the mapping run: this is names and sites only.
@@ -56,19 +58,19 @@ _m_base_any AS (
     HAVING count(DISTINCT short_name) = 1
 ),
 _m_site_time AS (
-    SELECT stage, short_name, site_id, sum(dur_ns) AS ns
-    FROM _mk
-    WHERE site_id IS NOT NULL
-    GROUP BY stage, short_name, site_id
+    SELECT m.stage, m.short_name, m.site_id, any_value(s.name) AS site, sum(m.dur_ns) AS ns
+    FROM _mk m
+    JOIN sites s USING (site_id)
+    GROUP BY m.stage, m.short_name, m.site_id
 ),
 _m_site AS (
     -- per stage; stage NULL: over every stage of the mapping run
-    SELECT stage, short_name, first(site_id ORDER BY ns DESC, site_id) AS site_id
+    SELECT stage, short_name, first(site_id ORDER BY ns DESC, site) AS site_id
     FROM _m_site_time
     GROUP BY stage, short_name
     UNION ALL
-    SELECT NULL, short_name, first(site_id ORDER BY ns DESC, site_id)
-    FROM (SELECT short_name, site_id, sum(ns) AS ns FROM _m_site_time GROUP BY ALL)
+    SELECT NULL, short_name, first(site_id ORDER BY ns DESC, site)
+    FROM (SELECT short_name, site_id, any_value(site) AS site, sum(ns) AS ns FROM _m_site_time GROUP BY short_name, site_id)
     GROUP BY short_name
 ),
 _m_op AS (
