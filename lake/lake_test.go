@@ -406,7 +406,7 @@ func TestOpenFilesOfTwoLayouts(t *testing.T) {
 		t.Fatalf("no steps files of sglang-llama: %v", err)
 	}
 	old := files[0]
-	db, err := sql.Open("duckdb", "")
+	db, err := sql.Open("duckdb", "?threads=1")
 	if err != nil {
 		t.Fatal(err)
 	}

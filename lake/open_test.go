@@ -82,7 +82,7 @@ func TestOpenRuns(t *testing.T) {
 // columns or types another, and a file that is not Parquet is an error.
 func TestFileLayout(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("duckdb", "")
+	db, err := sql.Open("duckdb", "?threads=1")
 	if err != nil {
 		t.Fatal(err)
 	}

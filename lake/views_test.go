@@ -78,7 +78,7 @@ func TestViewsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lk.Close()
-	db, err := sql.Open("duckdb", "")
+	db, err := sql.Open("duckdb", "?threads=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestEngineViews(t *testing.T) {
 	}
 	defer lk.Close()
 	for _, f := range []string{"spark.sql", "trino.sql"} {
-		db, err := sql.Open("duckdb", "")
+		db, err := sql.Open("duckdb", "?threads=1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 func TestFusionEvidenceShares(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // binds, for values made to break out of a literal or a comment.
 func TestInlineSameAsBound(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("duckdb", "")
+	db, err := sql.Open("duckdb", "?threads=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestInlineSameAsBound(t *testing.T) {
 // and an empty one not at all).
 func TestInlineListsSameAsBound(t *testing.T) {
 	t.Parallel()
-	db, err := sql.Open("duckdb", "")
+	db, err := sql.Open("duckdb", "?threads=1")
 	if err != nil {
 		t.Fatal(err)
 	}

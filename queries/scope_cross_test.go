@@ -19,7 +19,7 @@ import (
 func TestMappingAcrossStages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestMappingAcrossStages(t *testing.T) {
 func TestGraphReplaySites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -466,24 +466,45 @@ func requiresLiteral(t *testing.T, pattern, lit string) bool {
 func TestRuleExamples(t *testing.T) {
 	t.Parallel()
 	db := openWarehouse(t)
+	// Every rule's example classified and cut as the rule sees it, in one
+	// statement (one per rule planned kernel_family's rules each time).
+	rows, err := db.Query(`SELECT rule_order, example, kernel_family(example),
+			lower(CASE applies_to WHEN 'function' THEN kernel_function(example) ELSE kernel_call(example) END),
+			regexp_matches(lower(CASE applies_to WHEN 'function' THEN kernel_function(example) ELSE kernel_call(example) END), pattern)
+		FROM classifier_rules ORDER BY rule_order`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	type seen struct {
+		example, fam, text string
+		m                  bool
+	}
+	got := map[int]seen{}
+	for rows.Next() {
+		var order int
+		var s seen
+		if err := rows.Scan(&order, &s.example, &s.fam, &s.text, &s.m); err != nil {
+			t.Fatal(err)
+		}
+		got[order] = s
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range loadRules(t, db) {
-		var fam, text string
-		var m bool
-		if err := db.QueryRow(`SELECT kernel_family($1), lower(CASE applies_to WHEN 'function' THEN kernel_function($1) ELSE kernel_call($1) END)
-			FROM classifier_rules WHERE rule_order = $2`, r.example, r.order).Scan(&fam, &text); err != nil {
-			t.Fatal(err)
+		g, ok := got[r.order]
+		if !ok || g.example != r.example {
+			t.Fatalf("rule %d: example %q read back as %q", r.order, r.example, g.example)
 		}
-		if err := db.QueryRow(`SELECT regexp_matches(?, ?)`, text, r.pattern).Scan(&m); err != nil {
-			t.Fatal(err)
+		if !g.m {
+			t.Errorf("rule %d: its example %q (as the rule sees it: %q) does not match %q", r.order, r.example, g.text, r.pattern)
 		}
-		if !m {
-			t.Errorf("rule %d: its example %q (as the rule sees it: %q) does not match %q", r.order, r.example, text, r.pattern)
-		}
-		if fam != r.family {
-			t.Errorf("rule %d (%s): example %q classified %s", r.order, r.family, r.example, fam)
+		if g.fam != r.family {
+			t.Errorf("rule %d (%s): example %q classified %s", r.order, r.family, r.example, g.fam)
 		}
 		// The Go RE2 engine agrees with DuckDB's on every example.
-		if !regexp.MustCompile(r.pattern).MatchString(text) {
+		if !regexp.MustCompile(r.pattern).MatchString(g.text) {
 			t.Errorf("rule %d: Go regexp disagrees on %q", r.order, r.example)
 		}
 	}
@@ -499,25 +520,20 @@ func TestLadderOrder(t *testing.T) {
 		"softmax": "softmax", "activation": "silu", "quantize": "quant", "sampling": "sampling",
 		"reduce_topk": "topk", "elementwise": "elementwise", "kv_cache": "kv_cache",
 	}
-	db := openWarehouse(t)
+	// name -> the family it must get, and why
+	want := map[string][2]string{}
 	for i, a := range ladder {
 		for _, b := range ladder[i+1:] {
 			for _, name := range []string{
 				"x_" + token[a] + "_" + token[b] + "_kernel",
 				"x_" + token[b] + "_" + token[a] + "_kernel",
 			} {
-				var fam string
-				if err := db.QueryRow(`SELECT kernel_family(?)`, name).Scan(&fam); err != nil {
-					t.Fatal(err)
-				}
-				if fam != a {
-					t.Errorf("%s: got %s, want %s (comes before %s)", name, fam, a, b)
-				}
+				want[name] = [2]string{a, "comes before " + b}
 			}
 		}
 	}
 	// The spec's named orderings, on real-looking names.
-	for name, want := range map[string]string{
+	for name, fam := range map[string]string{
 		"fused_allreduce_residual_rmsnorm_kernel":             "communication",
 		"void tensorrt_llm::kernels::allreduce_rmsnorm_fp8<>": "communication",
 		"fused_moe_gemm_kernel":                               "moe",
@@ -528,14 +544,41 @@ func TestLadderOrder(t *testing.T) {
 		"comma_kernel":                                        "other",
 		"smallmla_comma_mma_kernel":                           "gemm",
 	} {
-		var fam string
-		if err := db.QueryRow(`SELECT kernel_family(?)`, name).Scan(&fam); err != nil {
-			t.Fatal(err)
-		}
-		if fam != want {
-			t.Errorf("%s: got %s, want %s", name, fam, want)
+		want[name] = [2]string{fam, "the spec's ordering"}
+	}
+	got := families(t, openWarehouse(t), slices.Collect(maps.Keys(want)))
+	for name, w := range want {
+		if got[name] != w[0] {
+			t.Errorf("%s: got %s, want %s (%s)", name, got[name], w[0], w[1])
 		}
 	}
+}
+
+// families classifies names in one statement: kernel_family's rules are
+// planned once, not once a name (240 statements were most of
+// TestLadderOrder's time).
+func families(t *testing.T, db *sql.DB, names []string) map[string]string {
+	t.Helper()
+	rows, err := db.Query(`SELECT name, kernel_family(name) FROM unnest(?::VARCHAR[]) AS t(name)`, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var name, fam string
+		if err := rows.Scan(&name, &fam); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = fam
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(names) {
+		t.Fatalf("%d names classified, %d asked", len(out), len(names))
+	}
+	return out
 }
 
 // TestReclassifyAfterRuleChange plays a later migration that changes a rule:
@@ -695,7 +738,7 @@ func TestMigrationReclassifies(t *testing.T) {
 			at = i
 		}
 	}
-	db, err := sql.Open("duckdb", "")
+	db, err := sql.Open("duckdb", "?threads=1")
 	if err != nil {
 		t.Fatal(err)
 	}

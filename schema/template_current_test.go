@@ -46,15 +46,15 @@ func TestTemplateCurrent(t *testing.T) {
 	// the template is such a file, as every stored warehouse is.
 	// (Reopened: until then the migrating process keeps what it parsed.)
 	file := filepath.Join(t.TempDir(), "migrated.duckdb")
-	if err := buildWarehouse(t, file).Close(); err != nil {
+	if err := buildWarehouse(t, file, 1).Close(); err != nil {
 		t.Fatal(err)
 	}
-	migrated, err := schema.Open(ctx, file, schema.Options{})
+	migrated, err := schema.Open(ctx, file, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer migrated.Close()
-	copied, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	copied, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +77,12 @@ func TestTemplateCurrent(t *testing.T) {
 }
 
 // buildWarehouse migrates a new warehouse file at path and installs the
-// default catalog in it: what the template holds.
-func buildWarehouse(t *testing.T, path string) *schema.Warehouse {
+// default catalog in it: what the template holds. threads is DuckDB's
+// (0: its default, as the template is written).
+func buildWarehouse(t *testing.T, path string, threads int) *schema.Warehouse {
 	t.Helper()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, path, schema.Options{NoTemplate: true})
+	w, err := schema.Open(ctx, path, schema.Options{NoTemplate: true, Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func buildWarehouse(t *testing.T, path string) *schema.Warehouse {
 func writeTemplate(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "warehouse.duckdb")
-	w := buildWarehouse(t, path)
+	w := buildWarehouse(t, path, 0)
 	if _, err := w.DB.ExecContext(ctx, "CHECKPOINT"); err != nil {
 		t.Fatal(err)
 	}
