@@ -140,8 +140,8 @@ var orderMasks = []*regexp.Regexp{
 // orderReports ingests the fixture's files into a new warehouse by the
 // ingest command lines given (each a list of files, and flags), and
 // returns every report of run r: triage of every rank (kernel, overlap,
-// fuse-pattern, idle and straggler tables), compare with o, history over
-// both, in JSON.
+// fuse-pattern, idle and straggler tables), two-trace triage with r lending
+// its Python sites to o, compare with o, history over both, in JSON.
 func orderReports(t *testing.T, ingests [][]string) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "w.duckdb")
@@ -151,6 +151,7 @@ func orderReports(t *testing.T, ingests [][]string) string {
 	var b strings.Builder
 	for _, args := range [][]string{
 		{"triage", "r", "--rank", "all"},
+		{"triage", "--mapping", "r", "--formal", "o"},
 		{"compare", "o", "r", "--rank", "all"},
 		{"history", "--kernel", ".", "--by", "seq"},
 	} {
