@@ -48,12 +48,18 @@ func TestOpenRuns(t *testing.T) {
 	for _, tb := range Tables {
 		q := "SELECT * FROM " + tb.Name
 		perRun := tb.layout == byTrace || tb.layout == byTraceStageRank
-		want := dump(t, all.DB, q)
+		var want []string
 		if perRun {
 			want = dump(t, all.DB, q+ofPicked)
-			if every := dump(t, all.DB, q); len(want) == len(every) {
-				t.Errorf("%s: the picked runs hold all %d rows: the test proves nothing", tb.Name, len(every))
+			var every int
+			if err := all.DB.QueryRow("SELECT count(*) FROM " + tb.Name).Scan(&every); err != nil {
+				t.Fatal(err)
 			}
+			if len(want) == every {
+				t.Errorf("%s: the picked runs hold all %d rows: the test proves nothing", tb.Name, every)
+			}
+		} else {
+			want = dump(t, all.DB, q)
 		}
 		if got := dump(t, some.DB, q); !slices.Equal(got, want) {
 			t.Errorf("%s: %d rows, want %d; first difference:\n%s", tb.Name, len(got), len(want), firstDiff(want, got))
