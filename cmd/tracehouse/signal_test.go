@@ -209,10 +209,10 @@ func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
 	dir := t.TempDir()
 	// Each phase gets its own eight traces (four ranks, prefill and
 	// decode). The load's are of 6 MB: the seven loaded after the first
-	// take about 1.6 CPU-s (ticks 30-190 of the child, 2026-12-05), so the
-	// signal at 80 ticks lands in the load however fast the lake opens;
-	// with 3 MB the whole command took 140 ticks once the lake's opening
-	// got cheaper, and the child was gone before the 150 it waited for.
+	// take ticks 4-48 of the child (its finish 48-62, its write 62-85;
+	// 2026-12-07, by the trace files it held open), so the signal at 20
+	// ticks lands in the load. (At 80, chosen when the load took ticks
+	// 30-190, it landed in the write, or after the child had ended.)
 	// The write's are of 1 MB: its signal waits for the first trace the
 	// write commits, whatever the size, and the child loads all seven and
 	// the re-run loads those it did not write, which at 6 MB cost about 5
@@ -252,7 +252,7 @@ func TestSIGINTLakeIngestCountsWhatTheLakeHolds(t *testing.T) {
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 			if when == "load" {
-				waitCPU(t, cmd.Process.Pid, 80)
+				waitCPU(t, cmd.Process.Pid, 20)
 			} else {
 			watch:
 				for markers(lk) == before {
