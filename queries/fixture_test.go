@@ -67,6 +67,16 @@ func demoTemplate(t testing.TB) string {
 	})
 }
 
+// demoCatalogTemplate is demoTemplate with the embedded catalog installed:
+// for the tests that ask the demo's runs for fuse patterns (each ingested
+// its runs into a warehouse of its own before, 0.1 s a run).
+func demoCatalogTemplate(t testing.TB) string {
+	t.Helper()
+	return schematest.Derived(t, "demo-catalog", demoTemplate(t), func(ctx context.Context, w *schema.Warehouse) error {
+		return ingest.InstallCatalog(ctx, w.DB, catalog.Default())
+	})
+}
+
 func (f fixture) exec(query string, args ...any) {
 	f.t.Helper()
 	if _, err := f.db.Exec(query, args...); err != nil {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestFrameworkOverrideDrivesCatalog (issue 9 item 1): when the traces do
@@ -18,19 +16,10 @@ import (
 func TestFrameworkOverrideDrivesCatalog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, ingest.Options{Jobs: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
+	w := schematest.Open(t, demoCatalogTemplate(t))
+	run := demoRuns(t, w.DB)["sglang-llama"]
 	fusions := func(fw sql.NullString) string {
-		d, err := Triage(ctx, w.DB, TriageParams{Run: 1, Rank: rankOf(0), MinShare: 1, Framework: fw})
+		d, err := Triage(ctx, w.DB, TriageParams{Run: run, Rank: rankOf(0), MinShare: 1, Framework: fw})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +33,7 @@ func TestFrameworkOverrideDrivesCatalog(t *testing.T) {
 	if known == "" {
 		t.Fatal("fixture: no fuse rows on sglang-llama")
 	}
-	if _, err := w.DB.Exec(`UPDATE traces SET framework = 'unknown'`); err != nil {
+	if _, err := w.DB.Exec(`UPDATE traces SET framework = 'unknown' WHERE run_id = ?`, run); err != nil {
 		t.Fatal(err)
 	}
 	unknown := fusions(sql.NullString{})
@@ -55,7 +44,7 @@ func TestFrameworkOverrideDrivesCatalog(t *testing.T) {
 		t.Errorf("with --framework sglang:\n%s\nwant what the traces' own framework gave:\n%s", got, known)
 	}
 	// A trace that names its framework keeps it whatever the override.
-	if _, err := w.DB.Exec(`UPDATE traces SET framework = 'sglang'`); err != nil {
+	if _, err := w.DB.Exec(`UPDATE traces SET framework = 'sglang' WHERE run_id = ?`, run); err != nil {
 		t.Fatal(err)
 	}
 	if got := fusions(sql.NullString{String: "vllm", Valid: true}); got != known {

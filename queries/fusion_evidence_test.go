@@ -5,9 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
-	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestFusionEvidenceShares: each fuse row's evidence kernels carry their
@@ -17,19 +15,10 @@ import (
 func TestFusionEvidenceShares(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama", "../testdata/demo/vllm-qwen-moe"}, ingest.Options{Jobs: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ingest.InstallCatalog(ctx, w.DB, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
+	w := schematest.Open(t, demoCatalogTemplate(t))
+	runs := demoRuns(t, w.DB)
 	checked := 0
-	for _, run := range []int64{1, 2} {
+	for _, run := range []int64{runs["sglang-llama"], runs["vllm-qwen-moe"]} {
 		rows, err := FusionMatches(ctx, w.DB, FusionMatchesParams{Run: run, Rank: rankOf(0)})
 		if err != nil {
 			t.Fatal(err)
