@@ -371,20 +371,95 @@ func summariseRuns(ctx context.Context, tx *sql.Tx, runs map[string]*runInfo, st
 	if len(kept) == 0 {
 		return nil
 	}
-	// Without server args, the parallel sizes the file names imply (the
-	// highest rank + 1: a lower bound when ranks were left out), over every
-	// trace of the run: a rank added by a later ingest (--append) counts as
-	// it would have in one ingest of all the files.
+	return parallelSizes(ctx, tx, kept)
+}
+
+// execQuerier is a *sql.DB, *sql.Tx or *sql.Conn.
+type execQuerier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// runsWhere is the condition naming runs by id (nil: every run), and its
+// arguments.
+func runsWhere(runs []int64) (string, []any) {
+	if runs == nil {
+		return "true", nil
+	}
+	return "list_contains($runs, run_id)", []any{sql.Named("runs", runs)}
+}
+
+// parallelSizes sets the parallel sizes of runs (nil: every run) without
+// server args: those the file names imply (the highest rank + 1: a lower
+// bound when ranks were left out), over every trace of the run, so that a
+// rank added by a later ingest (--append, or another part of a run in a
+// lake) counts as it would have in one ingest of all the files.
+func parallelSizes(ctx context.Context, db execQuerier, runs []int64) error {
+	where, args := runsWhere(runs)
 	q, qa := inline.Args(`UPDATE runs SET
 		tp_size = coalesce(t.tp, runs.tp_size), dp_size = coalesce(t.dp, runs.dp_size),
 		ep_size = coalesce(t.ep, runs.ep_size), pp_size = coalesce(t.pp, runs.pp_size)
 		FROM (SELECT run_id, max(tp_rank) + 1 AS tp, max(dp_rank) + 1 AS dp, max(ep_rank) + 1 AS ep, max(pp_rank) + 1 AS pp
-		      FROM traces WHERE list_contains($runs, run_id) GROUP BY run_id) t
-		WHERE runs.run_id = t.run_id AND runs.server_args IS NULL`, []any{sql.Named("runs", kept)})
-	if _, err := tx.ExecContext(ctx, q, qa...); err != nil {
+		      FROM traces WHERE `+where+` GROUP BY run_id) t
+		WHERE runs.run_id = t.run_id AND runs.server_args IS NULL`, args)
+	if _, err := db.ExecContext(ctx, q, qa...); err != nil {
 		return fmt.Errorf("summarise runs: parallel sizes: %w", err)
 	}
 	return nil
+}
+
+// RunsFromTraces makes every run's row say what an ingest makes it say of
+// all the run's traces: its framework and evidence (runFramework, over its
+// traces in path order) and, without server args, its parallel sizes
+// (parallelSizes). The rest of the row (label, server args and what they
+// give, tags, ingested_at) is left as it is. A lake's readers call it
+// (lake.Open): a lake's run row is written by the run's first ingest into
+// it, and traces added by later ingests would not count otherwise. Only
+// the rows whose framework or evidence differ get those written (the
+// sizes are one statement for every run).
+func RunsFromTraces(ctx context.Context, db execQuerier) error {
+	traces, err := tracesOfRuns(ctx, db, nil)
+	if err != nil {
+		return err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT run_id, framework, coalesce(framework_evidence, '') FROM runs ORDER BY run_id`)
+	if err != nil {
+		return fmt.Errorf("summarise runs: %w", err)
+	}
+	var changed [][]any
+	for rows.Next() {
+		var id int64
+		var fw, ev string
+		if err := rows.Scan(&id, &fw, &ev); err != nil {
+			rows.Close()
+			return fmt.Errorf("summarise runs: %w", err)
+		}
+		if ts := traces[id]; len(ts) > 0 {
+			if f, e := runFramework(ts); f != fw || e != ev {
+				changed = append(changed, []any{id, f, e})
+			}
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("summarise runs: %w", err)
+	}
+	for len(changed) > 0 {
+		n := min(len(changed), summaryRows)
+		var values []string
+		var args []any
+		for i, r := range changed[:n] {
+			values = append(values, fmt.Sprintf("($i%d::BIGINT, $f%[1]d::VARCHAR, $e%[1]d::VARCHAR)", i))
+			args = append(args, sql.Named(fmt.Sprintf("i%d", i), r[0]), sql.Named(fmt.Sprintf("f%d", i), r[1]), sql.Named(fmt.Sprintf("e%d", i), r[2]))
+		}
+		q, qa := inline.Args(`UPDATE runs SET framework = v.framework, framework_evidence = v.evidence
+			FROM (VALUES `+strings.Join(values, ", ")+`) v(run_id, framework, evidence)
+			WHERE runs.run_id = v.run_id`, args)
+		if _, err := db.ExecContext(ctx, q, qa...); err != nil {
+			return fmt.Errorf("summarise runs: %w", err)
+		}
+		changed = changed[n:]
+	}
+	return parallelSizes(ctx, db, nil)
 }
 
 // summaryRows bounds the runs one summary statement writes (12 parameters
@@ -394,12 +469,13 @@ const summaryRows = 256
 // traceSummary is what a run's summary reads of one of its traces.
 type traceSummary struct{ framework, evidence string }
 
-// tracesOfRuns reads the framework and its evidence of every trace of runs,
-// by run, in path order.
-func tracesOfRuns(ctx context.Context, tx *sql.Tx, runs []int64) (map[int64][]traceSummary, error) {
+// tracesOfRuns reads the framework and its evidence of every trace of runs
+// (nil: every run), by run, in path order.
+func tracesOfRuns(ctx context.Context, db execQuerier, runs []int64) (map[int64][]traceSummary, error) {
+	where, args := runsWhere(runs)
 	q, qa := inline.Args(`SELECT run_id, framework, coalesce(framework_evidence, '') FROM traces
-		WHERE list_contains($runs, run_id) ORDER BY run_id, path, trace_id`, []any{sql.Named("runs", runs)})
-	rows, err := tx.QueryContext(ctx, q, qa...)
+		WHERE `+where+` ORDER BY run_id, path, trace_id`, args)
+	rows, err := db.QueryContext(ctx, q, qa...)
 	if err != nil {
 		return nil, fmt.Errorf("summarise runs: %w", err)
 	}

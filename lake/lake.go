@@ -30,6 +30,11 @@
 // system (claim.go), so every file is final when written: no id is ever
 // rewritten after the fact.
 //
+// A run's row file is its first writer's and never changes, though later
+// writers add traces to the run: what the row says of all the run's traces
+// (framework, its evidence, parallel sizes without server args) is what
+// its traces say, computed by readers (Open) as an ingest computes it.
+//
 // Compact (merge.go) merges committed traces' files into a few large
 // files per table, published as a generation by creating its manifest;
 // readers read the traces a generation holds from it and every other

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/thrift/lib/go/thrift"
 
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/migrations"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -269,6 +270,12 @@ func attach(ctx context.Context, w *schema.Warehouse, dir string, runs []string,
 		for _, c := range comments[t.Name] {
 			ddl = append(ddl, c.statement(kind, t.Name))
 		}
+	}
+	// A run's row file is its first writer's: what the row says of all
+	// the run's traces is taken from the traces it has now, as a
+	// warehouse's ingest takes it (a run may be written in parts).
+	if err := ingest.RunsFromTraces(ctx, conn); err != nil {
+		return nil, nil, fmt.Errorf("lake %s: %w", dir, err)
 	}
 	derived, derivedComments := derivedSQL(traceRows)
 	// The bookkeeping views keep the warehouse tables' column names and
