@@ -69,45 +69,44 @@ func TestLakeEndToEnd(t *testing.T) {
 }
 
 // testLakeReportsEqual: triage (single- and two-trace), compare and runs
-// over either lake print exactly what they print over the warehouse.
+// over the exported lake print exactly what they print over the
+// warehouse. (The ingested lake's reports: testLakeCompact's, over a
+// compacted copy of it, which holds the rows the ingest wrote.)
 func testLakeReportsEqual(t *testing.T, db, exported, ingested string) {
-	for _, c := range []struct {
-		args []string
-		// the ingested lake too: a sample, as each report over a lake
-		// costs seconds
-		both bool
-	}{
-		// one report per run (a lake takes labels, not the demo's path)
-		{[]string{"triage", "--format", "json", "sglang-llama", "tokenspeed-deepseek", "trtllm-llama"}, false},
-		{[]string{"triage", "--rank", "all", "--format", "json", "sglang-mapping"}, true},
-		{[]string{"triage", "--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"}, false},
-		{[]string{"compare", "sglang-llama", "sglang-formal", "--format", "json"}, true},
-		{[]string{"triage", "vllm-qwen-moe"}, true},
-	} {
-		t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
+	for _, args := range lakeReports {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
 			t.Parallel()
-			// The demo warehouse's report, run once per test binary (on
-			// a copy of the warehouse db is a copy of).
-			wcode, want, wstderr := demoOnce(t, c.args...)
-			if wcode != 0 {
-				t.Fatalf("%v over the warehouse: exit %d: %s", c.args, wcode, wstderr)
-			}
-			lakes := []string{exported}
-			if c.both {
-				lakes = append(lakes, ingested)
-			}
-			for _, lk := range lakes {
-				code, got, stderr := runCmd(t, append([]string{"--lake", lk}, c.args...)...)
-				if code != wcode || got != want || stderr != wstderr {
-					t.Errorf("%v over %s: exit %d, stderr %q; output equal: %v", c.args, filepath.Base(lk), code, stderr, got == want)
-				}
-			}
+			lakeReportEqual(t, exported, args)
 		})
 	}
 	// runs: the export keeps the ingest times, the direct ingest has its own
 	_, want, _ := demoOnce(t, "runs", "--format", "json")
 	if _, got, _ := runCmd(t, "--lake", exported, "runs", "--format", "json"); got != want {
 		t.Errorf("runs over the exported lake:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// lakeReports are the reports a lake must print as the warehouse does:
+// one per run (a lake takes labels, not the demo's path), every rank,
+// two-trace, compare, text.
+var lakeReports = [][]string{
+	{"triage", "--format", "json", "sglang-llama", "tokenspeed-deepseek", "trtllm-llama"},
+	{"triage", "--rank", "all", "--format", "json", "sglang-mapping"},
+	{"triage", "--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"},
+	{"compare", "sglang-llama", "sglang-formal", "--format", "json"},
+	{"triage", "vllm-qwen-moe"},
+}
+
+// lakeReportEqual: the command line args prints over the lake lk what it
+// prints over the demo warehouse (its exit status, stdout and stderr).
+func lakeReportEqual(t *testing.T, lk string, args []string) {
+	t.Helper()
+	// The demo warehouse's report, run once per test binary (on a copy
+	// of the warehouse db is a copy of).
+	wcode, want, wstderr := demoOnce(t, args...)
+	code, got, stderr := runCmd(t, append([]string{"--lake", lk}, args...)...)
+	if wcode != 0 || code != wcode || got != want || stderr != wstderr {
+		t.Errorf("%v over %s: exit %d, stderr %q (warehouse: exit %d %q); output equal: %v", args, filepath.Base(lk), code, stderr, wcode, wstderr, got == want)
 	}
 }
 
@@ -119,15 +118,11 @@ const lakeCountsSQL = `SELECT (SELECT count(*) FROM kernel_events), (SELECT coun
 	(SELECT count(*) FROM runs), (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
 	(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama'))`
 
-// testLakeSQL: every table and view holds the warehouse's rows.
+// testLakeSQL: every table and view of the exported lake holds the
+// warehouse's rows (the ingested lake's: testLakeCompact's, over a
+// compacted copy of it).
 func testLakeSQL(t *testing.T, db, exported, ingested string) {
-	_, want, _ := demoOnce(t, "sql", "--format", "csv", lakeCountsSQL)
-	for _, lk := range []string{exported, ingested} {
-		code, got, stderr := runCmd(t, "--lake", lk, "sql", "--format", "csv", lakeCountsSQL)
-		if code != 0 || got != want {
-			t.Errorf("%s: exit %d %s\n%s\nwant\n%s", filepath.Base(lk), code, stderr, got, want)
-		}
-	}
+	lakeReportEqual(t, exported, []string{"sql", "--format", "csv", lakeCountsSQL})
 }
 
 // testLakeSchema: `schema` over a lake gives every object, column and
@@ -343,16 +338,17 @@ func testLakeCompact(t *testing.T, db, exported, ingested string) {
 	if want := fmt.Sprintf("nothing new to merge in %s: generation 1 holds 16 trace(s) in 1 chunk(s), 0 read from their own files", dir); code != 0 || oneLine(stderr) != want {
 		t.Errorf("compact again: exit %d: %q, want %q", code, stderr, want)
 	}
+	// The rows the ingest wrote into the lake, and the compacted
+	// generation that holds them, give the warehouse's reports (those of
+	// lakeReports that read several runs or ranks) and counts. (Over
+	// files a trace each: the exported lake's, testLakeReportsEqual.)
 	for _, args := range [][]string{
-		{"triage", "vllm-qwen-moe"},
+		{"triage", "--rank", "all", "--format", "json", "sglang-mapping"},
 		{"compare", "sglang-llama", "sglang-formal", "--format", "json"},
+		{"triage", "vllm-qwen-moe"},
 		{"sql", "--format", "csv", lakeCountsSQL},
 	} {
-		wcode, want, wstderr := demoOnce(t, args...)
-		code, got, stderr := runCmd(t, append([]string{"--lake", dir}, args...)...)
-		if wcode != 0 || code != 0 || got != want || stderr != wstderr {
-			t.Errorf("%v over the compacted lake: exit %d %q (warehouse: exit %d %q); output equal: %v", args[:2], code, stderr, wcode, wstderr, got == want)
-		}
+		lakeReportEqual(t, dir, args)
 	}
 	if code, _, stderr := runCmd(t, "--db", db, "compact"); code != 2 || !strings.Contains(stderr, "compact merges a lake's files: add --lake DIR") {
 		t.Errorf("compact without --lake: exit %d %q", code, stderr)
