@@ -430,16 +430,19 @@ func TestTriageThrowAway(t *testing.T) {
 
 // TestThrowAwayEqualsKept: an in-memory warehouse saves no aggregate (its
 // reports compute them), a warehouse file does (its reports read the saved
-// copies); both print the same reports of the same paths (fresh
-// warehouses, so the same ids): every rank's triage, and a compare.
+// copies); both print the same reports of the same paths (the same ids):
+// every rank's triage, and a compare. The file is one warehouse: the
+// triage ingests sglang-llama into it, the compare sglang-formal (with
+// sglang-llama already there), as each command into a fresh in-memory
+// warehouse ingests them, in that order.
 func TestThrowAwayEqualsKept(t *testing.T) {
 	t.Parallel()
 	llama, formal := demoDir+"/sglang-llama", demoDir+"/sglang-formal"
+	kept := filepath.Join(t.TempDir(), "w.duckdb")
 	for _, args := range [][]string{
 		{"triage", "--rank", "all", "--format", "json", llama},
 		{"compare", "--format", "json", llama, formal},
 	} {
-		kept := filepath.Join(t.TempDir(), "w.duckdb")
 		code, want, stderr := runCmd(t, append([]string{"--db", kept}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v into a file: exit %d: %s", args, code, stderr)
