@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/tracehouse/tracehouse/report"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 const demoDir = "../../testdata/demo"
@@ -362,11 +363,7 @@ func testTriageRankAll(t *testing.T, db string) {
 // no sites of its own.
 func testTriageTwoTrace(t *testing.T, db string) {
 	_, single, _ := runTriage(db, "sglang-formal", "--format", "json", "--min-share", "0")
-	code, two, stderr := runTriage(db, "--mapping", demoDir+"/sglang-mapping", "--formal", demoDir+"/sglang-formal",
-		"--format", "json", "--min-share", "0")
-	if code != 0 {
-		t.Fatal(stderr)
-	}
+	_, two := twoTraceFresh(t)
 	s := decodeReports[report.TriageReport](t, single)[0]
 	m := decodeReports[report.TriageReport](t, two)[0]
 	if m.Mode != report.ModeMapping || m.MappingRun == nil || *m.MappingRun != "sglang-mapping" || m.Run != "sglang-formal" {
@@ -394,6 +391,31 @@ func testTriageTwoTrace(t *testing.T, db string) {
 	if !strings.Contains(text, "Mode: mapping-formal") || !strings.Contains(text, "Mapping coverage: ") {
 		t.Errorf("two-trace header:\n%s", text)
 	}
+}
+
+// twoTraceArgs is a two-trace triage of the demo's paths.
+var twoTraceArgs = []string{"--mapping", demoDir + "/sglang-mapping", "--formal", demoDir + "/sglang-formal",
+	"--format", "json", "--min-share", "0"}
+
+// twoTraceOut is what `triage` twoTraceArgs printed into twoTraceFresh's
+// warehouse.
+var twoTraceOut string
+
+// twoTraceFresh is the warehouse `triage` twoTraceArgs ingested the two
+// runs into, fresh, built once per test binary (read it only), and the
+// report it printed: testTriageTwoTrace checks the report, and
+// testTriageSavedOverlap what the ingest saved.
+func twoTraceFresh(t *testing.T) (db, stdout string) {
+	t.Helper()
+	db = schematest.TemplateFile(t, "two-trace", func(path string) error {
+		code, out, stderr := runTriage(path, twoTraceArgs...)
+		if code != 0 {
+			return fmt.Errorf("triage %v: exit %d: %s", twoTraceArgs, code, stderr)
+		}
+		twoTraceOut = out
+		return nil
+	})
+	return db, twoTraceOut
 }
 
 // testTriageLatestRun: no argument reports the most recently ingested run.
@@ -792,10 +814,7 @@ func testTriageSavedOverlap(t *testing.T, db string) {
 		t.Errorf("saved overlap for:\n%s\nwant\n%s", out.String(), want)
 	}
 	// A two-trace ingest into a fresh warehouse saves the formal run only.
-	fresh := filepath.Join(t.TempDir(), "two.duckdb")
-	if code, _, stderr := runTriage(fresh, "--mapping", demoDir+"/sglang-mapping", "--formal", demoDir+"/sglang-formal"); code != 0 {
-		t.Fatal(stderr)
-	}
+	fresh, _ := twoTraceFresh(t)
 	io, out, _ = testIO("")
 	run([]string{"--db", fresh, "sql", "--format", "csv",
 		"SELECT r.label FROM kernel_overlap_runs o JOIN runs r USING (run_id) ORDER BY 1"}, io, testEnv)
