@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,10 +21,7 @@ import (
 func TestFinishFailureStaysWithItsRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/demo/trtllm-llama"); code != 0 {
-		t.Fatalf("ingest: exit %d %s", code, stderr)
-	}
+	db := trtllmCopy(t) // trtllm-llama ingested, its copies saved
 	w, err := schema.Open(ctx, db, schema.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -153,6 +153,30 @@ func llamaCopy(t *testing.T) string {
 	return schematest.Copy(t, llamaTemplate(t))
 }
 
+// trtllmArgs is the ingest trtllmTemplate runs: the demo's trtllm-llama
+// alone (one trace), tagged gpu=h100 as in llamaArgs.
+var trtllmArgs = []string{"ingest", "--tag", "gpu=h100", demoDir + "/trtllm-llama"}
+
+// trtllmTemplate is the warehouse of `ingest` trtllmArgs into a new
+// warehouse, built once per test binary: the tests that start from that
+// run alone open copies of it (trtllmCopy), or read it.
+func trtllmTemplate(t *testing.T) string {
+	t.Helper()
+	return schematest.TemplateFile(t, "trtllm", func(path string) error {
+		io, _, errOut := testIO("")
+		if code := run(append([]string{"--db", path}, trtllmArgs...), io, testEnv); code != 0 || !strings.Contains(errOut.String(), "ingested 1 file(s)") {
+			return fmt.Errorf("%v: exit %d: %s", trtllmArgs, code, errOut)
+		}
+		return nil
+	})
+}
+
+// trtllmCopy is a copy of the trtllm warehouse for t alone.
+func trtllmCopy(t *testing.T) string {
+	t.Helper()
+	return schematest.Copy(t, trtllmTemplate(t))
+}
+
 // parseTriage parses a triage command line the way the command does, with
 // --db db and --format format, and returns the options it would run with.
 func parseTriage(t *testing.T, db, format string, args ...string) *TriageOptions {
