@@ -69,7 +69,10 @@ func TestProgressFirstTick(t *testing.T) {
 
 // TestProgressPhases: `ingest` of a small trace on a terminal shows, in
 // order, the bar of bytes and each phase after it, down to target.Finish's
-// saves side by side under one name; off a terminal it shows none of them.
+// saves side by side under one name. (Off a terminal it shows none of
+// them: every test's ingest runs off a terminal, and those that hold its
+// whole stderr to a line, such as TestLakeEndToEnd's "ingested 16
+// file(s)" prefix or TestDiskFullWhileSaving's one line, fail on a bar.)
 func TestProgressPhases(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -78,7 +81,7 @@ func TestProgressPhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	phases := []string{phaseRead, phaseLoad, aggregates.PhaseCatalog, aggregates.PhaseSaving}
-	for _, tty := range []bool{true, false} {
+	for _, tty := range []bool{true} {
 		var errOut lockedBuffer
 		ios := &IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errOut, ErrTTY: tty}
 		db := filepath.Join(t.TempDir(), "p.duckdb")
@@ -88,12 +91,6 @@ func TestProgressPhases(t *testing.T) {
 		out := errOut.String()
 		if !strings.Contains(out, "ingested 1 file(s)") {
 			t.Errorf("tty %v: no summary: %q", tty, out)
-		}
-		if !tty {
-			if strings.Contains(out, "ingest: ") || strings.Contains(out, "\r") {
-				t.Errorf("progress off a terminal: %q", out)
-			}
-			continue
 		}
 		for _, p := range []string{aggregates.PhaseOverlap, aggregates.PhaseSteps, aggregates.PhaseFusion, aggregates.PhaseOverlapRows} {
 			if strings.Contains(out, "ingest: "+p+" ") {
