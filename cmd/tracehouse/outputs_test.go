@@ -108,7 +108,9 @@ func TestOutputIsTheInputByIdentity(t *testing.T) {
 
 // TestReportRefusesAFileItDidNotWrite (issue 36 E): report --html X where X
 // exists and is not a report (a trace) is refused without --force; a
-// report it wrote before is replaced, as a re-run expects.
+// report it wrote before is replaced, as a re-run expects. Each check that
+// writes asks for both formats at once (each file is checked on its own),
+// so that the report is built three times rather than six.
 func TestReportRefusesAFileItDidNotWrite(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -119,7 +121,17 @@ func TestReportRefusesAFileItDidNotWrite(t *testing.T) {
 	}
 	db := llamaCopy(t) // a run to report: trtllm-llama, of that trace
 	const r = "trtllm-llama"
-	for _, flag := range []string{"--html", "--markdown"} {
+	flags := []string{"--html", "--markdown"}
+	// both writes the report in either format, to the file named after
+	// the flag and prefix.
+	both := func(prefix string, more ...string) []string {
+		args := []string{"--db", db, "report"}
+		for _, flag := range flags {
+			args = append(args, flag, filepath.Join(dir, prefix+flag[2:]))
+		}
+		return append(append(args, more...), r)
+	}
+	for _, flag := range flags {
 		code, _, stderr := runCmd(t, "--db", db, "report", flag, in, r)
 		if want := "tracehouse: " + in + ": exists and tracehouse did not write it (use --force to replace it)\n"; code != 1 || stderr != want {
 			t.Errorf("report %s over a trace: exit %d %q, want %q", flag, code, stderr, want)
@@ -127,12 +139,13 @@ func TestReportRefusesAFileItDidNotWrite(t *testing.T) {
 		if b, _ := os.ReadFile(in); !bytes.Equal(b, orig) {
 			t.Fatalf("report %s overwrote the trace", flag)
 		}
-		out := filepath.Join(dir, "r"+flag[2:])
-		for i := range 2 { // the second replaces the first without --force
-			if code, _, stderr := runCmd(t, "--db", db, "report", flag, out, r); code != 0 {
-				t.Fatalf("report %s, time %d: exit %d %s", flag, i+1, code, stderr)
-			}
+	}
+	for i := range 2 { // the second replaces the first without --force
+		if code, _, stderr := runCmd(t, both("r")...); code != 0 {
+			t.Fatalf("report, time %d: exit %d %s", i+1, code, stderr)
 		}
+	}
+	for _, flag := range flags {
 		other := filepath.Join(dir, "notes"+flag[2:])
 		if err := os.WriteFile(other, []byte("my notes\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -140,8 +153,13 @@ func TestReportRefusesAFileItDidNotWrite(t *testing.T) {
 		if code, _, _ := runCmd(t, "--db", db, "report", flag, other, r); code != 1 {
 			t.Errorf("report %s over a file of notes: exit %d", flag, code)
 		}
-		if code, _, stderr := runCmd(t, "--db", db, "report", flag, other, "--force", r); code != 0 {
-			t.Errorf("report %s --force: exit %d %s", flag, code, stderr)
+	}
+	if code, _, stderr := runCmd(t, both("notes", "--force")...); code != 0 {
+		t.Errorf("report --force: exit %d %s", code, stderr)
+	}
+	for _, flag := range flags {
+		if b, err := os.ReadFile(filepath.Join(dir, "notes"+flag[2:])); err != nil || bytes.Equal(b, []byte("my notes\n")) {
+			t.Errorf("report %s --force left the notes: %v", flag, err)
 		}
 	}
 }
