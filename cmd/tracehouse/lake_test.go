@@ -431,10 +431,12 @@ func TestLakeConcurrentIngest(t *testing.T) {
 
 // TestLakeKilledIngest kills `ingest --lake` processes while they write
 // into the lake: once their write has begun (a batch directory appears
-// under _tracehouse/tmp), then twice once one more trace is committed:
-// every visible trace is whole, nothing else shows, and the same command
-// then finishes the lake. (The lake package's tests kill writers after an
-// exact number of files.)
+// under _tracehouse/tmp), then once one more trace is committed (over the
+// first one's leftovers): every visible trace is whole, nothing else
+// shows, and the same command then finishes the lake (over the second
+// one's). (The lake package's TestKilledWriteLeavesNothingPartial kills
+// writers after an exact number of files, each over the last one's
+// leftovers: mid-trace, right before a commit, right after one.)
 func TestLakeKilledIngest(t *testing.T) {
 	t.Parallel()
 	src := t.TempDir()
@@ -463,7 +465,7 @@ func TestLakeKilledIngest(t *testing.T) {
 	// lacks. (With two left, a loaded host missed every try.)
 	const batch = 32
 	var prev int
-	for _, when := range []string{"writing", "committed", "committed"} {
+	for _, when := range []string{"writing", "committed"} {
 		for files-traceFiles() <= batch {
 			traces()
 		}
