@@ -122,6 +122,7 @@ func TestDiskFullAtCheckpointParallel(t *testing.T) {
 		t.Fatalf("synth: %s", stderr)
 	}
 	line := regexp.MustCompile(`^tracehouse: (` + regexp.QuoteMeta(src) + `/\S+\.trace\.json\.gz): (.*); (\d+) of 20 file\(s\) stored, nothing partial\n$`)
+	rerun := false
 	for _, size := range []string{"3500k", "4m", "5m"} {
 		disk := smallDisk(t, size)
 		db := filepath.Join(disk, "w.duckdb")
@@ -152,6 +153,13 @@ func TestDiskFullAtCheckpointParallel(t *testing.T) {
 		if want := "n,named\n" + m[3] + "," + named + "\n"; out != want {
 			t.Errorf("%s: the ingest said %q, the warehouse holds %q, want %q", size, stderr, out, want)
 		}
+		if rerun {
+			continue
+		}
+		// The same command stores the rest: once (each re-run loads
+		// and finishes the 13 or so traces not stored; the warehouse's
+		// count and the named file are checked at every size above).
+		rerun = true
 		n, _ := strconv.Atoi(m[3])
 		code, _, errOut = runCheckpointAt(t, twoMiB, "--db", db, "ingest", src)
 		if want := fmt.Sprintf("ingested %d file(s) ", 20-n); code != 0 || !strings.Contains(errOut, want) {
