@@ -250,23 +250,17 @@ func renderBoth(t *testing.T, d *report.Document) (md, page []byte) {
 	return m.Bytes(), h.Bytes()
 }
 
-// testReportWhole: every run plus a comparison: byte-identical twice, valid
-// markdown tables, and in headless Chromium the charts the model asks for,
-// no script error and no request leaving the page.
+// testReportWhole: every run plus a comparison: valid markdown tables, and
+// in headless Chromium the charts the model asks for, no script error and
+// no request leaving the page. (That a report's bytes do not change from
+// one build to the next: TestReportGoldenDemo's golden files, written by
+// other processes, and testReportHistory's command run twice.)
 func testReportWhole(t *testing.T, db string) {
 	d1, ierr, err := reportBuild(reportOpts(t, db))
 	if err != nil || ierr != nil {
 		t.Fatal(err, ierr)
 	}
 	md, page := renderBoth(t, d1)
-	d2, _, err := reportBuild(reportOpts(t, db))
-	if err != nil {
-		t.Fatal(err)
-	}
-	md2, page2 := renderBoth(t, d2)
-	if !bytes.Equal(md, md2) || !bytes.Equal(page, page2) {
-		t.Errorf("two reports of the same warehouse differ")
-	}
 	if d1.Runs() != len(demoLabels)+1 || d1.Compare == nil {
 		t.Fatalf("%d runs (compare %v), want the demo's %d and the hostile one with a comparison", d1.Runs(), d1.Compare != nil, len(demoLabels))
 	}
