@@ -78,22 +78,19 @@ func waitCPU(t *testing.T, pid, ticks int) {
 // it said one file fewer (the COMMIT failed with INTERRUPT, the rows
 // stored). The signal is sent once the warehouse file grows while the log
 // is still full, which only a checkpoint does, so it lands in that window
-// however loaded the machine. The ingest checkpoints once its log passes 2
-// MiB (TRACEHOUSE_CHECKPOINT_BYTES, as the TestDiskFull* tests), rather
-// than DuckDB's 16 MiB, which took 16 traces of 4 MB of JSON to reach.
+// however loaded the machine.
 func TestSIGINTDuringCommitCountsWhatIsStored(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "traces")
-	// 10 traces of about 1 MB of JSON: about 0.3 MB of log each, so a
-	// checkpoint at about the 7th commit.
-	if code, _, stderr := runCmd(t, "synth", "--out", src, "--ranks", "5", "--size-mb", "1", "--run", "r"); code != 0 {
+	// 20 traces of about 4 MB of JSON: about 1 MB of log each, so a
+	// checkpoint at about the 16th commit.
+	if code, _, stderr := runCmd(t, "synth", "--out", src, "--ranks", "10", "--size-mb", "4", "--run", "r"); code != 0 {
 		t.Fatalf("synth: %s", stderr)
 	}
-	const files = 10
 	db := filepath.Join(dir, "w.duckdb")
 	cmd := exec.Command(os.Args[0], "--db", db, "ingest", "--jobs", "1", src)
-	cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1", "TRACEHOUSE_CHECKPOINT_BYTES="+twoMiB)
+	cmd.Env = append(os.Environ(), "TRACEHOUSE_TEST_ROLE=main", "TRACEHOUSE_THREADS=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -135,7 +132,7 @@ wait:
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
 		t.Fatalf("want exit 130, got %v (stderr %q)", err, stderr.String())
 	}
-	m := regexp.MustCompile(fmt.Sprintf(`^tracehouse: interrupted: (\d+) of %d file\(s\) stored, nothing partial; run the same command again to finish\n$`, files)).
+	m := regexp.MustCompile(`^tracehouse: interrupted: (\d+) of 20 file\(s\) stored, nothing partial; run the same command again to finish\n$`).
 		FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("stderr %q, want the one line of an interrupted ingest", stderr.String())
@@ -149,7 +146,7 @@ wait:
 	}
 	n, _ := strconv.Atoi(m[1])
 	code, _, errOut = runCmd(t, "--db", db, "ingest", src)
-	if want := fmt.Sprintf("ingested %d file(s) ", files-n); code != 0 || !strings.Contains(errOut, want) ||
+	if want := fmt.Sprintf("ingested %d file(s) ", 20-n); code != 0 || !strings.Contains(errOut, want) ||
 		!strings.Contains(errOut, fmt.Sprintf(", %d already ingested", n)) {
 		t.Errorf("re-run exit %d: %q, want %q and %d already", code, errOut, want, n)
 	}
