@@ -228,28 +228,7 @@ func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 	src := openDemo(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	perTrace := map[string]map[string]int64{} // content hash -> table -> rows
-	for _, tb := range Tables {
-		if tb.layout == byRun || tb.layout == dimension {
-			continue
-		}
-		rows, err := src.DB.Query(fmt.Sprintf(`SELECT t.content_hash, count(x.trace_id) FROM traces t LEFT JOIN %s x USING (trace_id) GROUP BY 1`, tb.Name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var h string
-			var n int64
-			if err := rows.Scan(&h, &n); err != nil {
-				t.Fatal(err)
-			}
-			if perTrace[h] == nil {
-				perTrace[h] = map[string]int64{}
-			}
-			perTrace[h][tb.Name] = n
-		}
-		rows.Close()
-	}
+	perTrace := rowsPerTrace(t, src)
 	committed, sawLeftovers := 0, false
 	// Files land trace by trace; of the first trace's 18, the 17th is its
 	// record and the 18th its commit (traces/<hash>.parquet): killed
@@ -296,6 +275,35 @@ func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 		}
 		t.Errorf("left in _tracehouse/tmp: %v %v", names, err)
 	}
+}
+
+// rowsPerTrace are the rows of each table kept per trace, by content hash
+// and table, in the warehouse src.
+func rowsPerTrace(t *testing.T, src *schema.Warehouse) map[string]map[string]int64 {
+	t.Helper()
+	perTrace := map[string]map[string]int64{} // content hash -> table -> rows
+	for _, tb := range Tables {
+		if tb.layout == byRun || tb.layout == dimension {
+			continue
+		}
+		rows, err := src.DB.Query(fmt.Sprintf(`SELECT t.content_hash, count(x.trace_id) FROM traces t LEFT JOIN %s x USING (trace_id) GROUP BY 1`, tb.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var h string
+			var n int64
+			if err := rows.Scan(&h, &n); err != nil {
+				t.Fatal(err)
+			}
+			if perTrace[h] == nil {
+				perTrace[h] = map[string]int64{}
+			}
+			perTrace[h][tb.Name] = n
+		}
+		rows.Close()
+	}
+	return perTrace
 }
 
 // checkCommitted opens the lake, checks every visible trace holds exactly

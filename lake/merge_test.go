@@ -474,8 +474,9 @@ func compactCrashRole() {
 
 // TestKilledCompactLeavesLakeReadable kills compactions right after their
 // n-th file lands (in the first chunk; in the second, the first whole):
-// the lake then reads exactly as the warehouse; the next compaction
-// finishes the job and removes what the killed ones left.
+// the lake then shows every trace with exactly its rows, none twice; the
+// next compaction finishes the job and removes what the killed ones left,
+// and the lake then reads exactly as the warehouse.
 func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -501,7 +502,15 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 			t.Fatalf("after %d files: no leftover chunk files: the kill tested nothing", after)
 		}
 	}
-	sameAsWarehouse(t, src, dir, labels, nil, nil)
+	// No generation was published: the reader reads the traces' own
+	// files, none of the merged ones the kills left (each trace's rows
+	// counted per table, as after a killed write: a full read of every
+	// row cost three times as much, and TestCompactSameAnswers and
+	// TestDamagedChunkFallsBack read traces' own files row by row)
+	perTrace := rowsPerTrace(t, src)
+	if n := checkCommitted(t, dir, perTrace); n != len(perTrace) {
+		t.Fatalf("after the kills the lake shows %d traces, want %d", n, len(perTrace))
+	}
 	res, err := Compact(ctx, dir, CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -516,8 +525,9 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 	if n := mergedFiles(t, dir); n != named {
 		t.Errorf("%d chunk files on disk, generation 1 names %d: the killed compactions' files stayed", n, named)
 	}
+	// (read for some runs, a generation's chunks are filtered by trace:
+	// TestCompactSameAnswers)
 	sameAsWarehouse(t, src, dir, labels, nil, nil)
-	sameAsWarehouse(t, src, dir, labels, labels[:1], nil)
 }
 
 func mustManifest(t *testing.T, dir string) *manifest {
