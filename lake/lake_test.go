@@ -82,6 +82,9 @@ func TestMain(m *testing.M) {
 		compactCrashRole()
 	}
 	code := schematest.Main(m)
+	if opened != nil {
+		opened.Close()
+	}
 	if demoPath != "" {
 		os.RemoveAll(filepath.Dir(demoPath))
 	}
@@ -127,7 +130,7 @@ func TestExportRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	src := openDemo(t)
-	dir := demoLake(t)
+	lk := openDemoLake(t) // demoLake's, opened
 	res := lakeWrite
 	var traces int
 	if err := src.DB.QueryRow(`SELECT count(*) FROM traces`).Scan(&traces); err != nil {
@@ -136,11 +139,6 @@ func TestExportRoundTrip(t *testing.T) {
 	if res.Written() != traces {
 		t.Fatalf("wrote %d traces, want %d: %+v", res.Written(), traces, res.Traces)
 	}
-	lk, err := Open(ctx, dir, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
 	for _, tb := range Tables {
 		q := "SELECT * FROM " + tb.Name
 		if tb.Name == "kernel_names" || tb.Name == "sites" {
@@ -164,7 +162,7 @@ func TestExportRoundTrip(t *testing.T) {
 		}
 	}
 	// Writing again adds nothing.
-	res, err = Write(ctx, src.DB, copyLake(t), WriteOptions{})
+	res, err := Write(ctx, src.DB, copyLake(t), WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

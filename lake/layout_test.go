@@ -47,6 +47,53 @@ func demoLake(t *testing.T) string {
 	return lakeDir
 }
 
+var (
+	openedOnce sync.Once
+	opened     *schema.Warehouse
+	openedErr  error
+	countsOnce sync.Once
+	counts     map[string]int64
+	countsErr  error
+)
+
+// openDemoLake is the demo lake (demoLake) opened by Open once per test
+// binary, for the tests that only query it whole: each opening of it
+// cost 0.15 CPU-s. Tests must not close it (TestMain does).
+func openDemoLake(t *testing.T) *schema.Warehouse {
+	t.Helper()
+	dir := demoLake(t)
+	openedOnce.Do(func() {
+		opened, openedErr = Open(context.Background(), dir, schema.Options{Threads: 1})
+	})
+	if openedErr != nil {
+		t.Fatal(openedErr)
+	}
+	return opened
+}
+
+// demoLakeCounts are the rows of every lake table and of the views
+// kernel_events and py_frames in the opened demo lake (openDemoLake),
+// counted once per test binary. Tests must not change the map.
+func demoLakeCounts(t *testing.T) map[string]int64 {
+	t.Helper()
+	lk := openDemoLake(t)
+	countsOnce.Do(func() {
+		counts = map[string]int64{}
+		for _, v := range append([]string{"kernel_events", "py_frames"}, tableNames()...) {
+			var n int64
+			if err := lk.DB.QueryRow("SELECT count(*) FROM " + v).Scan(&n); err != nil {
+				countsErr = fmt.Errorf("%s: %w", v, err)
+				return
+			}
+			counts[v] = n
+		}
+	})
+	if countsErr != nil {
+		t.Fatal(countsErr)
+	}
+	return counts
+}
+
 // TestLayout walks the exported demo lake: every file is where the layout
 // says, partition directories agree with the rows inside, file names are
 // content hashes of committed traces, and the lake's own files exist.

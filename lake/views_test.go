@@ -72,12 +72,7 @@ func TestEveryTableHasAPlace(t *testing.T) {
 func TestViewsFile(t *testing.T) {
 	t.Parallel()
 	dir := demoLake(t)
-	ctx := context.Background()
-	lk, err := Open(ctx, dir, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	counts := demoLakeCounts(t) // through Open
 	db, err := sql.Open("duckdb", "?threads=1")
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +92,7 @@ func TestViewsFile(t *testing.T) {
 		}
 	}
 	for _, v := range append([]string{"kernel_events", "py_frames"}, tableNames()...) {
-		var want, got int64
-		if err := lk.DB.QueryRow("SELECT count(*) FROM " + v).Scan(&want); err != nil {
-			t.Fatal(err)
-		}
+		want, got := counts[v], int64(0)
 		if err := db.QueryRow("SELECT count(*) FROM " + v).Scan(&got); err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
@@ -125,11 +117,7 @@ func tableNames() []string {
 func TestEngineViews(t *testing.T) {
 	t.Parallel()
 	dir := demoLake(t)
-	lk, err := Open(context.Background(), dir, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
+	counts := demoLakeCounts(t) // the lake's, through Open
 	for _, f := range []string{"spark.sql", "trino.sql"} {
 		db, err := sql.Open("duckdb", "?threads=1")
 		if err != nil {
@@ -164,8 +152,7 @@ func TestEngineViews(t *testing.T) {
 			t.Errorf("%s: %d views, want %d", f, views, len(Tables))
 		}
 		for _, tb := range Tables {
-			var want, got int64
-			lk.DB.QueryRow("SELECT count(*) FROM " + tb.Name).Scan(&want)
+			want, got := counts[tb.Name], int64(0)
 			if err := db.QueryRow("SELECT count(*) FROM " + tb.Name).Scan(&got); err != nil {
 				t.Fatalf("%s %s: %v", f, tb.Name, err)
 			}
