@@ -384,14 +384,23 @@ func TestCompactWhileWriting(t *testing.T) {
 	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: DefaultGrace, Engine: schema.Options{Threads: 1}}
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*len(ids))
-	for _, id := range ids[1:] {
-		wg.Add(2)
+	for i, id := range ids[1:] {
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			// one run per writer, each its own batch of commits
 			_, err := Write(ctx, src.DB, dir, WriteOptions{Runs: []int64{id}, Batch: 1})
 			errs <- err
 		}()
+		// Two compactions, started with the first two writers: both
+		// merge what is committed then and race to publish the next
+		// generation, one loses (the writers go on committing after
+		// them). Started with every writer, the other three only raced
+		// and lost as well (their merges thrown away).
+		if i >= 2 {
+			continue
+		}
+		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			_, err := Compact(ctx, dir, opt)
