@@ -91,6 +91,9 @@ func TestMain(m *testing.M) {
 	if lakeDir != "" {
 		os.RemoveAll(lakeDir)
 	}
+	if halfDir != "" {
+		os.RemoveAll(halfDir)
+	}
 	os.Exit(code)
 }
 

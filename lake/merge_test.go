@@ -191,6 +191,37 @@ func mergedFiles(t *testing.T, dir string) int {
 // (0.3 at the default size).
 const testChunkBytes = 512 << 10
 
+var (
+	halfOnce sync.Once
+	halfDir  string
+	halfRes  *CompactResult
+	halfErr  error
+)
+
+// mergedHalf is a lake of the first half of the demo runs (demoRuns'
+// ids[:len/2]), written into an empty directory and merged (testChunkBytes,
+// no grace) into generation 1, built once per test binary, with the
+// result of its compaction. Tests copy it (copyDir); TestMain removes it.
+func mergedHalf(t *testing.T) (string, *CompactResult) {
+	t.Helper()
+	src := openDemo(t)
+	ids, _ := demoRuns(t, src.DB)
+	halfOnce.Do(func() {
+		ctx := context.Background()
+		halfDir, halfErr = os.MkdirTemp("", "lake-half-")
+		if halfErr == nil {
+			_, halfErr = Write(ctx, src.DB, halfDir, WriteOptions{Runs: ids[:len(ids)/2]})
+		}
+		if halfErr == nil {
+			halfRes, halfErr = Compact(ctx, halfDir, CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}})
+		}
+	})
+	if halfErr != nil {
+		t.Fatal(halfErr)
+	}
+	return halfDir, halfRes
+}
+
 // TestCompactSameAnswers: a lake of some demo runs, merged into several
 // chunks, answers every table's query exactly as the warehouse does for
 // one run; runs written after the merge are read from their own files
@@ -202,19 +233,14 @@ func TestCompactSameAnswers(t *testing.T) {
 	ctx := context.Background()
 	src := openDemo(t)
 	ids, labels := demoRuns(t, src.DB)
-	dir := t.TempDir()
 	half := len(ids) / 2
-	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[:half]}); err != nil {
-		t.Fatal(err)
-	}
-	// (the lake is read first once merged: the same rows, and files of
-	// traces not merged are read below and by TestExportRoundTrip)
+	// the half written into an empty lake and merged (the lake is read
+	// first once merged: the same rows, and files of traces not merged
+	// are read below and by TestExportRoundTrip)
+	template, res := mergedHalf(t)
+	dir := copyDir(t, template)
 	// chunks small enough that the demo's runs make several
 	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}}
-	res, err := Compact(ctx, dir, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var traces int
 	if err := src.DB.QueryRow(`SELECT count(*) FROM traces WHERE run_id IN (` + intList(ids[:half]) + `)`).Scan(&traces); err != nil {
 		t.Fatal(err)
@@ -555,12 +581,13 @@ func TestDamagedChunkFallsBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	src := openDemo(t)
-	_, labels := demoRuns(t, src.DB)
-	dir := copyLake(t) // every demo run written
+	ids, labels := demoRuns(t, src.DB)
+	// half the demo runs, merged into several chunks (a lake of every
+	// run, merged here, cost twice as much to merge and to read)
+	template, _ := mergedHalf(t)
+	dir := copyDir(t, template)
+	labels = labels[:len(ids)/2]
 	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}}
-	if _, err := Compact(ctx, dir, opt); err != nil {
-		t.Fatal(err)
-	}
 	m := mustManifest(t, dir)
 	var kernels chunkFile
 	for _, f := range m.Chunks[0].Files {

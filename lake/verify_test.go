@@ -18,7 +18,13 @@ import (
 // linked: the tests damage them).
 func copyLake(t *testing.T) string {
 	t.Helper()
-	src := demoLake(t)
+	return copyDir(t, demoLake(t))
+}
+
+// copyDir is a fresh copy of the lake at src, in a temporary directory of
+// t (files copied, never linked).
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
