@@ -193,33 +193,39 @@ const testChunkBytes = 512 << 10
 
 var (
 	halfOnce sync.Once
-	halfDir  string
+	halfDir  string // holds both half lakes
 	halfRes  *CompactResult
 	halfErr  error
 )
 
-// mergedHalf is a lake of the first half of the demo runs (demoRuns'
-// ids[:len/2]), written into an empty directory and merged (testChunkBytes,
-// no grace) into generation 1, built once per test binary, with the
-// result of its compaction. Tests copy it (copyDir); TestMain removes it.
-func mergedHalf(t *testing.T) (string, *CompactResult) {
+// halfLakes are two lakes of the first half of the demo runs (demoRuns'
+// ids[:len/2]), built once per test binary: written, those runs written
+// into an empty directory; merged, a copy of it merged (testChunkBytes, no
+// grace) into generation 1, with the result of that compaction. Tests
+// copy them (copyDir); TestMain removes them.
+func halfLakes(t *testing.T) (written, merged string, res *CompactResult) {
 	t.Helper()
 	src := openDemo(t)
 	ids, _ := demoRuns(t, src.DB)
 	halfOnce.Do(func() {
 		ctx := context.Background()
 		halfDir, halfErr = os.MkdirTemp("", "lake-half-")
-		if halfErr == nil {
-			_, halfErr = Write(ctx, src.DB, halfDir, WriteOptions{Runs: ids[:len(ids)/2]})
+		if halfErr != nil {
+			return
 		}
-		if halfErr == nil {
-			halfRes, halfErr = Compact(ctx, halfDir, CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}})
+		w, m := filepath.Join(halfDir, "written"), filepath.Join(halfDir, "merged")
+		if _, halfErr = Write(ctx, src.DB, w, WriteOptions{Runs: ids[:len(ids)/2]}); halfErr != nil {
+			return
 		}
+		if halfErr = copyTree(w, m); halfErr != nil {
+			return
+		}
+		halfRes, halfErr = Compact(ctx, m, CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}})
 	})
 	if halfErr != nil {
 		t.Fatal(halfErr)
 	}
-	return halfDir, halfRes
+	return filepath.Join(halfDir, "written"), filepath.Join(halfDir, "merged"), halfRes
 }
 
 // TestCompactSameAnswers: a lake of some demo runs, merged into several
@@ -237,8 +243,8 @@ func TestCompactSameAnswers(t *testing.T) {
 	// the half written into an empty lake and merged (the lake is read
 	// first once merged: the same rows, and files of traces not merged
 	// are read below and by TestExportRoundTrip)
-	template, res := mergedHalf(t)
-	dir := copyDir(t, template)
+	_, merged, res := halfLakes(t)
+	dir := copyDir(t, merged)
 	// chunks small enough that the demo's runs make several
 	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}}
 	var traces int
@@ -516,8 +522,15 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	src := openDemo(t)
-	_, labels := demoRuns(t, src.DB)
-	dir := copyLake(t) // every demo run written
+	ids, labels := demoRuns(t, src.DB)
+	// half the demo runs, written: they merge into several chunks (the
+	// whole demo lake cost twice as much to merge, count and read)
+	written, _, merged := halfLakes(t)
+	dir := copyDir(t, written)
+	labels = labels[:len(ids)/2]
+	if merged.Chunks < 2 {
+		t.Fatalf("the half lake merges into %d chunk(s): no kill lands in a second", merged.Chunks)
+	}
 	// Of 16 files a chunk; a kill elsewhere before the manifest leaves
 	// what these leave (unnamed merged files), so a third kill and the
 	// full reads after each but the last were redundant.
@@ -543,8 +556,8 @@ func TestKilledCompactLeavesLakeReadable(t *testing.T) {
 	// row cost three times as much, and TestCompactSameAnswers and
 	// TestDamagedChunkFallsBack read traces' own files row by row)
 	perTrace := rowsPerTrace(t, src)
-	if n := checkCommitted(t, dir, perTrace); n != len(perTrace) {
-		t.Fatalf("after the kills the lake shows %d traces, want %d", n, len(perTrace))
+	if n := checkCommitted(t, dir, perTrace); n != merged.Covered {
+		t.Fatalf("after the kills the lake shows %d traces, want %d", n, merged.Covered)
 	}
 	res, err := Compact(ctx, dir, CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}})
 	if err != nil {
@@ -584,8 +597,8 @@ func TestDamagedChunkFallsBack(t *testing.T) {
 	ids, labels := demoRuns(t, src.DB)
 	// half the demo runs, merged into several chunks (a lake of every
 	// run, merged here, cost twice as much to merge and to read)
-	template, _ := mergedHalf(t)
-	dir := copyDir(t, template)
+	_, merged, _ := halfLakes(t)
+	dir := copyDir(t, merged)
 	labels = labels[:len(ids)/2]
 	opt := CompactOptions{ChunkBytes: testChunkBytes, Grace: 0, Engine: schema.Options{Threads: 1}}
 	m := mustManifest(t, dir)

@@ -26,7 +26,15 @@ func copyLake(t *testing.T) string {
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	if err := copyTree(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// copyTree copies the files and directories under src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -50,10 +58,6 @@ func copyDir(t *testing.T, src string) string {
 		}
 		return out.Close()
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 // kernelSums are count and sum(dur_ns) of kernels per run label.
