@@ -125,8 +125,8 @@ func dump(t *testing.T, db *sql.DB, q string) []string {
 	return out
 }
 
-// TestExportRoundTrip: the demo warehouse written into an empty lake (in
-// batches: demoLake's write) reads back every table through the lake's
+// TestExportRoundTrip: the demo warehouse written into an empty lake
+// (demoLake's write) reads back every table through the lake's
 // views: the same rows, ids included (an empty lake keeps the warehouse's
 // ids). Writing it again (into a copy) adds nothing.
 func TestExportRoundTrip(t *testing.T) {
