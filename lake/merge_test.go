@@ -346,21 +346,22 @@ func TestCompactSameAnswers(t *testing.T) {
 }
 
 // TestCompactGraceKeepsOldGeneration: with a grace period, the replaced
-// generation's manifest and files stay for the readers that opened it; a
-// reader of the old generation still reads every row.
+// generation's manifest and the files only it names stay for the readers
+// that opened it; a reader of the old generation still reads every row.
+// Past the grace period they go.
 func TestCompactGraceKeepsOldGeneration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	src := openDemo(t)
 	ids, labels := demoRuns(t, src.DB)
-	dir := t.TempDir()
-	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[:2]}); err != nil {
-		t.Fatal(err)
-	}
+	half := len(ids) / 2
+	// generation 1: the half lake merged into chunks of testChunkBytes
+	// (merging two runs here, then a third, cost 0.4 CPU-s more)
+	_, merged, _ := halfLakes(t)
+	dir := copyDir(t, merged)
+	// the default chunk size: generation 1's chunks are all small, and
+	// merged again
 	opt := CompactOptions{Grace: time.Hour, Engine: schema.Options{Threads: 1}}
-	if _, err := Compact(ctx, dir, opt); err != nil {
-		t.Fatal(err)
-	}
 	// a reader opens generation 1
 	old, err := Open(ctx, dir, schema.Options{Threads: 1})
 	if err != nil {
@@ -368,16 +369,37 @@ func TestCompactGraceKeepsOldGeneration(t *testing.T) {
 	}
 	defer old.Close()
 	before := dump(t, old.DB, "SELECT * FROM kernels")
-	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[2:3]}); err != nil {
+	if _, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[half : half+1]}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Compact(ctx, dir, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// the one chunk was small: generation 2 rewrote it
 	if !res.Published || res.Generation != 2 || res.Removed != 0 {
 		t.Fatalf("second compact: %+v", res)
+	}
+	// generation 2 merged them again: files only generation 1 names
+	named := map[string]bool{}
+	for _, c := range mustManifest(t, dir).Chunks {
+		for _, f := range c.Files {
+			named[f.Path] = true
+		}
+	}
+	g1, err := readManifest(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oldOnly []string
+	for _, c := range g1.Chunks {
+		for _, f := range c.Files {
+			if !named[f.Path] {
+				oldOnly = append(oldOnly, f.Path)
+			}
+		}
+	}
+	if len(oldOnly) == 0 {
+		t.Fatal("generation 2 names every file of generation 1: the grace keeps nothing a reader needs")
 	}
 	if gens, _ := generations(dir); !slices.Equal(gens, []int{1, 2}) {
 		t.Errorf("generations %v, want [1 2] within the grace period", gens)
@@ -385,7 +407,7 @@ func TestCompactGraceKeepsOldGeneration(t *testing.T) {
 	if after := dump(t, old.DB, "SELECT * FROM kernels"); !slices.Equal(before, after) {
 		t.Errorf("a reader of generation 1 read %d kernel rows, then %d", len(before), len(after))
 	}
-	sameAsWarehouse(t, src, dir, labels[:3], nil, nil)
+	sameAsWarehouse(t, src, dir, labels[:half+1], nil, nil)
 	// past the grace period (no reader left), the next compact removes it
 	res, err = Compact(ctx, dir, CompactOptions{Grace: 0, Engine: schema.Options{Threads: 1}})
 	if err != nil {
@@ -396,6 +418,11 @@ func TestCompactGraceKeepsOldGeneration(t *testing.T) {
 	}
 	if gens, _ := generations(dir); !slices.Equal(gens, []int{2}) {
 		t.Errorf("generations %v, want [2]", gens)
+	}
+	for _, p := range oldOnly {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s, named by generation 1 only, is still there past the grace period (%v)", p, err)
+		}
 	}
 	// (that the lake then reads as before, TestCompactSameAnswers checks)
 }
