@@ -197,11 +197,12 @@ func trunc(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// crashRole, run by TestMain in a child process, writes the demo warehouse
-// into a lake and dies (os.Exit: no deferred cleanup, like a kill) right
-// after the N-th file it moves into place.
+// crashRole, run by TestMain in a child process, writes a run of the demo
+// warehouse into a lake and dies (os.Exit: no deferred cleanup, like a
+// kill) right after the N-th file it moves into place.
 func crashRole() {
 	n, _ := strconv.Atoi(os.Getenv("LAKE_TEST_CRASH_AFTER"))
+	run, _ := strconv.ParseInt(os.Getenv("LAKE_TEST_RUN"), 10, 64)
 	ctx := context.Background()
 	// one DuckDB thread, as the tests' own opens: the warehouse is tiny
 	w, err := schema.Open(ctx, os.Getenv("LAKE_TEST_SOURCE"), schema.Options{ReadOnly: true, Threads: 1})
@@ -215,22 +216,29 @@ func crashRole() {
 			os.Exit(3)
 		}
 	}
-	_, err = Write(ctx, w.DB, os.Getenv("LAKE_TEST_DIR"), WriteOptions{Batch: 6})
+	_, err = Write(ctx, w.DB, os.Getenv("LAKE_TEST_DIR"), WriteOptions{Runs: []int64{run}, Batch: 6})
 	fmt.Fprintf(os.Stderr, "finished without crashing after %d files: %v\n", count, err)
 	os.Exit(0)
 }
 
-// TestKilledWriteLeavesNothingPartial kills writers right after their
-// n-th file lands (right before a commit; right after one, mid-way
-// through the next trace):
-// the lake shows exactly the committed traces, each whole; writing again
-// finishes the job and the lake then equals the warehouse.
+// TestKilledWriteLeavesNothingPartial kills writers of a run right after
+// their n-th file lands (right before a commit; right after one, mid-way
+// through the next trace): the lake shows exactly the committed traces,
+// each whole; writing again finishes the job and the lake then holds
+// every trace of the run whole.
 func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 	t.Parallel()
 	src := openDemo(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	perTrace := rowsPerTrace(t, src)
+	// the first demo run, of four traces (the whole demo, 16, cost 0.3
+	// CPU-s more to write again and to count, for the same states)
+	ids, _ := demoRuns(t, src.DB)
+	var traces int
+	if err := src.DB.QueryRow(`SELECT count(*) FROM traces WHERE run_id = ?`, ids[0]).Scan(&traces); err != nil {
+		t.Fatal(err)
+	}
 	committed, sawLeftovers := 0, false
 	// Files land trace by trace; of the first trace's 18, the 17th is its
 	// record and the 18th its commit (traces/<hash>.parquet): killed right
@@ -242,7 +250,7 @@ func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 	for _, after := range []int{17, 19} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "LAKE_TEST_CRASH_AFTER="+strconv.Itoa(after),
-			"LAKE_TEST_SOURCE="+demoWarehouse(t), "LAKE_TEST_DIR="+dir)
+			"LAKE_TEST_SOURCE="+demoWarehouse(t), "LAKE_TEST_RUN="+strconv.FormatInt(ids[0], 10), "LAKE_TEST_DIR="+dir)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 3 {
@@ -258,18 +266,18 @@ func TestKilledWriteLeavesNothingPartial(t *testing.T) {
 		committed = n
 		t.Logf("killed after %d files: %d traces committed", after, n)
 	}
-	if committed == 0 || committed == len(perTrace) || !sawLeftovers {
-		t.Errorf("%d of %d traces committed, leftovers seen: %v: the kills tested nothing", committed, len(perTrace), sawLeftovers)
+	if committed == 0 || committed == traces || !sawLeftovers {
+		t.Errorf("%d of %d traces committed, leftovers seen: %v: the kills tested nothing", committed, traces, sawLeftovers)
 	}
-	res, err := Write(ctx, src.DB, dir, WriteOptions{})
+	res, err := Write(ctx, src.DB, dir, WriteOptions{Runs: ids[:1]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Written() != len(perTrace)-committed {
-		t.Errorf("the re-run wrote %d traces, want %d", res.Written(), len(perTrace)-committed)
+	if res.Written() != traces-committed {
+		t.Errorf("the re-run wrote %d traces, want %d", res.Written(), traces-committed)
 	}
-	if n := checkCommitted(t, dir, perTrace); n != len(perTrace) {
-		t.Errorf("%d traces after the re-run, want %d", n, len(perTrace))
+	if n := checkCommitted(t, dir, perTrace); n != traces {
+		t.Errorf("%d traces after the re-run, want %d", n, traces)
 	}
 	// The killed writers' temporary directories went with the re-run
 	// (their processes are gone), and it removed its own.
