@@ -276,7 +276,12 @@ func TestOverlapByKernelRandomDominant(t *testing.T) {
 		compute[id] = c[1] == "compute"
 	}
 	ctx := context.Background()
-	for seed := uint64(1); seed <= 10; seed++ {
+	// Three seeds: of the changes to the pairs, the dominant's order and
+	// the overlap sweep that failed this test with ten, five failed every
+	// seed; the other two (the category tie-break, an idle stream's gaps
+	// counted) failed seeds 6-9 only, and fail TestOverlapByKernelHandMade
+	// and TestKernelOverlapStore too.
+	for seed := uint64(1); seed <= 3; seed++ {
 		f.exec(`DELETE FROM kernels`)
 		rng := newRand(seed)
 		ks := randomKernels(rng, 60+rng.IntN(120), 1, 1, 1<<32)
