@@ -142,15 +142,25 @@ func TestSweepIdleMatchesSQL(t *testing.T) {
 		t.Errorf("fixture: at most %d device gaps of a trace, rank and stage", most)
 	}
 	brute := bruteIdle(t, db)
+	// The references (the macros over the events, which no save changes)
+	// are computed once per run list, not once per case.
+	refs := map[string]string{}
+	ref := func(q string) string {
+		if _, ok := refs[q]; !ok {
+			refs[q] = dump(q)
+		}
+		return refs[q]
+	}
 	check := func(what string, runs ...int64) {
 		t.Helper()
 		list := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(runs)), ", "), "[]")
 		in := ` WHERE list_contains([` + list + `], run_id)`
-		want := dump(`SELECT * FROM _idle_steps_for(NULL, runs := [` + list + `])`)
+		_, known := refs[`SELECT * FROM _idle_steps_for(NULL, runs := [`+list+`])`]
+		want := ref(`SELECT * FROM _idle_steps_for(NULL, runs := [` + list + `])`)
 		if got := dump(`SELECT * FROM idle_step_store` + in); got != want || want == "" {
 			t.Errorf("%s: saved idle rows per step differ from _idle_steps_for:\n%s", what, firstDiff(got, want))
 		}
-		want = dump(`SELECT * FROM _idle_worst_gaps_for(NULL, runs := [` + list + `])`)
+		want = ref(`SELECT * FROM _idle_worst_gaps_for(NULL, runs := [` + list + `])`)
 		if got := dump(`SELECT * FROM idle_gap_store` + in); got != want || want == "" {
 			t.Errorf("%s: saved longest gaps differ from _idle_worst_gaps_for:\n%s", what, firstDiff(got, want))
 		}
@@ -177,8 +187,8 @@ func TestSweepIdleMatchesSQL(t *testing.T) {
 				t.Errorf("%s: saved idle %s differ from the brute force:\n%s", what, table, firstDiff(g, w))
 			}
 		}
-		if len(runs) == 1 {
-			return
+		if len(runs) == 1 || known {
+			return // the fixture's causes checked already
 		}
 		var causes string
 		if err := db.QueryRow(`SELECT string_agg(DISTINCT cause, ',' ORDER BY cause) FROM _idle_gaps_for(NULL, runs := [` + list + `])`).Scan(&causes); err != nil {
