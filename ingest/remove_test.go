@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // ownedCounts counts, per table with a run_id or trace_id column, the rows
@@ -115,14 +116,9 @@ func TestRemoveRuns(t *testing.T) {
 func TestRenameRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := Ingest(ctx, w, []string{"../testdata/demo/sglang-llama", "../testdata/demo/trtllm-llama"}, Options{Jobs: 2}); err != nil {
-		t.Fatal(err)
-	}
+	// the demo's runs, sglang-llama and trtllm-llama among them, as
+	// demoTemplate ingested them once (not ingested again here)
+	w := schematest.Open(t, demoTemplate(t))
 	if err := RenameRun(ctx, w.DB, "sglang-llama", "trtllm-llama"); err == nil {
 		t.Error("renaming onto an existing label succeeded")
 	}
