@@ -170,7 +170,10 @@ func TestKernelOverlapMatchesBruteForce(t *testing.T) {
 		f.name(id, "", fmt.Sprintf("k%d", id), "", c[0], c[1])
 		compute[id] = c[1] == "compute"
 	}
-	for seed := uint64(1); seed <= 12; seed++ {
+	// Four seeds: of eight changes to overlap.sql tried, the six that
+	// failed this test with twelve failed it on seed 1 (the other two,
+	// the order of an instant's points, change no length).
+	for seed := uint64(1); seed <= 4; seed++ {
 		f.exec(`DELETE FROM kernels`)
 		rng := newRand(seed)
 		ks := randomKernels(rng, 40+rng.IntN(160), 1, 1, 1<<32)
