@@ -83,7 +83,7 @@ func readFiltered(pairs []runRank, i int) bool {
 // TestFinishSavesFusion: after Finish every rank of every demo run has
 // saved fuse-pattern rows equal to what fusion_matches.sql computes, for
 // every stage and (the first rank of the first two runs, filtered) for one
-// stage with a share floor;
+// stage with a share floor and for another stage alone;
 // a copy goes stale when a gate input changes.
 func TestFinishSavesFusion(t *testing.T) {
 	t.Parallel()
@@ -98,6 +98,9 @@ func TestFinishSavesFusion(t *testing.T) {
 			{Run: p.run, Rank: sql.NullInt64{Int64: p.rank, Valid: true}},
 			// 3%: the demo's decode rows are 1.7-16%, some filtered out
 			{Run: p.run, Rank: sql.NullInt64{Int64: p.rank, Valid: true}, Stage: sql.NullString{String: "decode", Valid: true}, MinShare: 3},
+			// the stage alone, one that sorts after another (no stage
+			// sorts before decode, so a filter by order passes there)
+			{Run: p.run, Rank: sql.NullInt64{Int64: p.rank, Valid: true}, Stage: sql.NullString{String: "prefill", Valid: true}},
 		}
 		if !readFiltered(pairs, i) {
 			variants = variants[:1]
