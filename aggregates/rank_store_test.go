@@ -95,8 +95,16 @@ func TestSavedRowsSameInBatches(t *testing.T) {
 	}
 	for _, s := range stores {
 		table, rec, fp := records[s.what][0], records[s.what][1], records[s.what][2]
-		// limit 0: one batch, every rank swept (only the fuse patterns)
-		for _, limit := range []int64{1, 700, 1 << 40, 0} {
+		// limit 0: one batch, every rank swept (only the fuse patterns:
+		// the overlap rows have no sweep, and 0 saved them as 1 << 40
+		// does). Batches of 700 events (some runs rank by rank, the
+		// others together) failed no change to the batching that these
+		// two did not (bench/README.md, fifty-seventh figures).
+		limits := []int64{1, 1 << 40, 0}
+		if s.chains == nil {
+			limits = limits[:2]
+		}
+		for _, limit := range limits {
 			s.limit = limit
 			if limit == 0 {
 				s.limit, s.chainsAbove = 1<<40, 0
