@@ -68,7 +68,7 @@ func TestCompactAfterRm(t *testing.T) {
 
 	full := size()
 	w := open()
-	if _, err := ingest.RemoveRuns(ctx, w.DB, []string{"sglang-llama", "vllm-qwen-moe"}); err != nil {
+	if _, err := ingest.RemoveRuns(ctx, w.DB, []string{"tokenspeed-deepseek", "vllm-qwen-moe"}); err != nil {
 		t.Fatal(err)
 	}
 	want := state(w)
@@ -106,7 +106,7 @@ func TestCompactAfterRm(t *testing.T) {
 	if got := state(w); got != want {
 		t.Fatalf("the compacted warehouse differs:\n%s\nwant:\n%s", got, want)
 	}
-	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, ingest.Options{Run: "again", Jobs: 1}); err != nil {
+	if _, err := ingest.Ingest(ctx, w, []string{"../testdata/demo/tokenspeed-deepseek"}, ingest.Options{Run: "again", Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var runs, maxID int64
@@ -164,7 +164,7 @@ func TestCompactRefuses(t *testing.T) {
 func threeRuns(t *testing.T) string {
 	t.Helper()
 	return schematest.Template(t, "three-runs", func(ctx context.Context, w *schema.Warehouse) error {
-		for _, run := range []string{"sglang-llama", "trtllm-llama", "vllm-qwen-moe"} {
+		for _, run := range []string{"tokenspeed-deepseek", "trtllm-llama", "vllm-qwen-moe"} {
 			if _, err := ingest.Ingest(ctx, w, []string{filepath.Join("..", "testdata", "demo", run)}, ingest.Options{Run: run, Jobs: 1}); err != nil {
 				return err
 			}
