@@ -320,7 +320,7 @@ func testCompareTooFewSteps(t *testing.T, db string) {
 		!slices.Equal(r.Verdict.CannotDecide, []string{"decode 3 vs 3 steps; at least 4 a side"}) {
 		t.Errorf("exit %d, verdict %+v: want cannot decide, exit 1", code, r.Verdict)
 	}
-	code, out, errOut := runCompare(db, "base3", "slow3", "--fail-on-regression")
+	code, out, errOut := compareOnce(db, "base3", "slow3", "--fail-on-regression", "--format", "table")
 	if code != exitError || errOut != "tracehouse: cannot decide: decode 3 vs 3 steps; at least 4 a side\n" ||
 		!strings.Contains(out, "too few steps to test") || !strings.Contains(out, "verdict: cannot decide") {
 		t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)

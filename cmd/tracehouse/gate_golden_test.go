@@ -46,6 +46,9 @@ func goldenFormats(t *testing.T, db, name, cmd string, args ...string) {
 	if db == "" {
 		code, out, errOut = demoOnce(t, line...)
 		wh = demoCopy(t)
+	} else if cmd == "compare" {
+		// (testCompareTooFewSteps reads the same command line's output)
+		code, out, errOut = compareOnce(db, line[1:]...)
 	} else {
 		io, o, e := testIO("")
 		code = run(append([]string{"--db", db}, line...), io, testEnv)
