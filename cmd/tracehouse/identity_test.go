@@ -581,8 +581,7 @@ func TestLakePolicy(t *testing.T) {
 	if code, _, errOut := runCmd(t, "--db", db, "export", "--lake", lakeDir); code != 0 {
 		t.Fatalf("export: exit %d: %s", code, errOut)
 	}
-	// (the labels from the warehouse: one open of the lake fewer; the lake's
-	// own listing is read after the refusals, below)
+	// (the labels from the warehouse: one open of the lake fewer)
 	labels := runLabels(t, "--db", db)
 	for _, args := range [][]string{
 		{"tag", labels[0], "k=v"},
@@ -597,10 +596,10 @@ func TestLakePolicy(t *testing.T) {
 			t.Errorf("--lake %v: exit %d, want 2: %s", args, code, errOut)
 		}
 	}
-	if code, out, _ := runCmd(t, "--lake", lakeDir, "--format", "json", "runs"); code != 0 || strings.Contains(out, "k=v") {
-		t.Errorf("a refused tag reached the lake: %s", out)
-	}
 	// selectors read the same runs over a lake as over the warehouse.
+	// (The warehouse was asked for no change: a refused tag, rm or rename
+	// of labels[0], the newest run, that reached the lake would show in
+	// `runs @latest` there.)
 	// Every command resolves a RUN by target.SelectRun (triage, compare and
 	// report through target.Resolve): runs checks each selector's run over
 	// the lake, report the path through Resolve and a report over a lake
@@ -614,7 +613,7 @@ func TestLakePolicy(t *testing.T) {
 	} {
 		wc, wOut, wErr := runCmd(t, append([]string{"--db", db}, args...)...)
 		lc, lOut, lErr := runCmd(t, append([]string{"--lake", lakeDir}, args...)...)
-		if wc != 0 || lc != 0 || lOut != wOut {
+		if wc != 0 || lc != 0 || lOut != wOut || strings.Contains(lOut, "k=v") {
 			t.Errorf("%v: warehouse exit %d %s; lake exit %d %s; same output: %v", args, wc, wErr, lc, lErr, lOut == wOut)
 		}
 	}
