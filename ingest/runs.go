@@ -361,12 +361,8 @@ func summariseRuns(ctx context.Context, tx *sql.Tx, runs map[string]*runInfo, st
 		rows = append(rows, []any{ri.id, fw, ev, model, args, tp, dp, ep, pp, graph, stored[ri.label], i})
 		kept = append(kept, ri.id)
 	}
-	for len(rows) > 0 {
-		n := min(len(rows), summaryRows)
-		if err := writeSummaries(ctx, tx, rows[:n]); err != nil {
-			return err
-		}
-		rows = rows[n:]
+	if err := writeSummaries(ctx, tx, rows); err != nil {
+		return err
 	}
 	if len(kept) == 0 {
 		return nil
@@ -436,28 +432,16 @@ func RunsFromTraces(ctx context.Context, db execQuerier) error {
 		}
 		if ts := traces[id]; len(ts) > 0 {
 			if f, e := runFramework(ts); f != fw || e != ev {
-				changed = append(changed, []any{id, f, e})
+				// the rest of the summary NULL and not stored: kept as it is
+				changed = append(changed, []any{id, f, e, nil, nil, nil, nil, nil, nil, nil, false, 0})
 			}
 		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return fmt.Errorf("summarise runs: %w", err)
 	}
-	for len(changed) > 0 {
-		n := min(len(changed), summaryRows)
-		var values []string
-		var args []any
-		for i, r := range changed[:n] {
-			values = append(values, fmt.Sprintf("($i%d::BIGINT, $f%[1]d::VARCHAR, $e%[1]d::VARCHAR)", i))
-			args = append(args, sql.Named(fmt.Sprintf("i%d", i), r[0]), sql.Named(fmt.Sprintf("f%d", i), r[1]), sql.Named(fmt.Sprintf("e%d", i), r[2]))
-		}
-		q, qa := inline.Args(`UPDATE runs SET framework = v.framework, framework_evidence = v.evidence
-			FROM (VALUES `+strings.Join(values, ", ")+`) v(run_id, framework, evidence)
-			WHERE runs.run_id = v.run_id`, args)
-		if _, err := db.ExecContext(ctx, q, qa...); err != nil {
-			return fmt.Errorf("summarise runs: %w", err)
-		}
-		changed = changed[n:]
+	if err := writeSummaries(ctx, db, changed); err != nil {
+		return err
 	}
 	return parallelSizes(ctx, db, nil)
 }
@@ -596,8 +580,20 @@ var summaryColumns = []struct{ name, typ string }{
 	{"graph", "BOOLEAN"}, {"stored", "BOOLEAN"}, {"place", "BIGINT"},
 }
 
-// writeSummaries writes runs' summaries, one row of summaryColumns each.
-func writeSummaries(ctx context.Context, tx *sql.Tx, rows [][]any) error {
+// writeSummaries writes runs' summaries, one row of summaryColumns each,
+// summaryRows to a statement.
+func writeSummaries(ctx context.Context, db execQuerier, rows [][]any) error {
+	for len(rows) > 0 {
+		n := min(len(rows), summaryRows)
+		if err := writeSummaryBatch(ctx, db, rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+func writeSummaryBatch(ctx context.Context, db execQuerier, rows [][]any) error {
 	// Written in as literals (inline.Args), so the statement is planned once.
 	names := make([]string, len(summaryColumns))
 	for j, c := range summaryColumns {
@@ -622,7 +618,7 @@ func writeSummaries(ctx context.Context, tx *sql.Tx, rows [][]any) error {
 		ingested_at = CASE WHEN v.stored THEN now()::TIMESTAMP + to_microseconds(v.place) ELSE runs.ingested_at END
 		FROM (VALUES `+strings.Join(values, ", ")+`) v(`+strings.Join(names, ", ")+`)
 		WHERE runs.run_id = v.run_id`, args)
-	if _, err := tx.ExecContext(ctx, q, qa...); err != nil {
+	if _, err := db.ExecContext(ctx, q, qa...); err != nil {
 		return fmt.Errorf("summarise runs: %w", err)
 	}
 	return nil
