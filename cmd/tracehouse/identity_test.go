@@ -203,11 +203,15 @@ func TestComparePathsInOneDirectory(t *testing.T) {
 // TestSrtctlProfilesAreOneJob: srtctl's Nsight layout,
 // logs/<job>/profiles/{prefill,decode}/*.sqlite, ingested as the README
 // says (`ingest logs/job-42/profiles/`), is one run per job with both
-// stages, not runs named prefill and decode (issue 36 item 6).
+// stages, not runs named prefill and decode (issue 36 item 6). Both jobs'
+// directories go to one ingest (one finish): each path argument names its
+// own files' runs (ingest's runDirOf, from that argument down), as it does
+// alone.
 func TestSrtctlProfilesAreOneJob(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
+	var profiles []string
 	for i, job := range []string{"job-42", "job-43"} {
 		for _, stage := range []string{synth.StagePrefill, synth.StageDecode} {
 			m, err := synth.Generate(synth.Options{Framework: synth.SGLang, Dir: filepath.Join(dir, "gen", job), Run: stage,
@@ -220,9 +224,10 @@ func TestSrtctlProfilesAreOneJob(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if code, _, errOut := runCmd(t, "--db", db, "ingest", filepath.Join(dir, "logs", job, "profiles")+"/"); code != 0 {
-			t.Fatalf("ingest %s: exit %d: %s", job, code, errOut)
-		}
+		profiles = append(profiles, filepath.Join(dir, "logs", job, "profiles")+"/")
+	}
+	if code, _, errOut := runCmd(t, append([]string{"--db", db, "ingest"}, profiles...)...); code != 0 {
+		t.Fatalf("ingest %v: exit %d: %s", profiles, code, errOut)
 	}
 	code, out, errOut := runCmd(t, "--db", db, "--format", "json", "runs")
 	if code != 0 {
