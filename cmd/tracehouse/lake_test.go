@@ -111,24 +111,35 @@ func lakeReportEqual(t *testing.T, lk string, args []string) {
 }
 
 // lakeCountsSQL counts the rows of every table and view (and sums the
-// kernels' time): a lake must give the warehouse's figures.
+// kernels' time): a lake must give the warehouse's figures. Its last
+// column is a column's comment as duckdb_columns reads it (testLakeSchema:
+// a lake describes its columns as the warehouse does).
 const lakeCountsSQL = `SELECT (SELECT count(*) FROM kernel_events), (SELECT count(DISTINCT kernel_id) FROM kernels),
 	(SELECT count(*) FROM launches), (SELECT count(*) FROM cpu_ops), (SELECT count(*) FROM py_frames),
 	(SELECT count(*) FROM annotations), (SELECT count(*) FROM steps), (SELECT count(*) FROM traces),
 	(SELECT count(*) FROM runs), (SELECT count(*) FROM kernel_overlap_store), (SELECT count(*) FROM step_total_store),
-	(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama'))`
+	(SELECT sum(dur_ns) FROM kernels), (SELECT count(*) FROM overlap_kernels('sglang-llama')),
+	(SELECT comment FROM duckdb_columns() WHERE table_name = 'traces' AND column_name = 'content_hash') AS comment`
 
 // testLakeSQL: every table and view of the exported lake holds the
 // warehouse's rows (the ingested lake's: testLakeCompact's, over a
-// compacted copy of it).
+// compacted copy of it), and a column's comment is the warehouse's.
 func testLakeSQL(t *testing.T, db, exported, ingested string) {
 	lakeReportEqual(t, exported, []string{"sql", "--format", "csv", lakeCountsSQL})
+	// the comment compared is one (csv: the header, then the row: 13
+	// counts and the comment)
+	_, want, _ := demoOnce(t, "sql", "--format", "csv", lakeCountsSQL)
+	lines := strings.Split(strings.TrimSpace(want), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], ",comment") || len(strings.SplitN(lines[1], ",", 14)) != 14 ||
+		len(strings.SplitN(lines[1], ",", 14)[13]) < 20 {
+		t.Errorf("the warehouse's counts and comment: %q", want)
+	}
 }
 
 // testLakeSchema: `schema` over a lake gives every object, column and
 // macro the warehouse's description (an event table is a view there; the
-// saved-copy bookkeeping has the lake's own), and so does a query of
-// duckdb_columns.
+// saved-copy bookkeeping has the lake's own). (A query of duckdb_columns
+// gets the warehouse's comment too: lakeCountsSQL's last column.)
 func testLakeSchema(t *testing.T, db, exported, ingested string) {
 	// parse reads the output of `schema [OBJECT] --format json`.
 	parse := func(out string) map[string]string {
@@ -171,11 +182,6 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 		if described < 3 {
 			t.Errorf("schema %s: only %d descriptions", object, described)
 		}
-	}
-	q := `SELECT comment FROM duckdb_columns() WHERE table_name = 'traces' AND column_name = 'content_hash'`
-	_, want, _ := demoOnce(t, "sql", "--format", "csv", q)
-	if _, got, _ := runCmd(t, "--lake", exported, "sql", "--format", "csv", q); got != want || len(want) < 20 {
-		t.Errorf("a column's comment over the lake: %q, want %q", got, want)
 	}
 }
 
