@@ -221,15 +221,45 @@ func triageOnce(t *testing.T, args ...string) (code int, stdout, stderr string) 
 	return demoOnce(t, append([]string{"triage"}, args...)...)
 }
 
+// llamaRankAllArgs is a triage command line whose reports (sglang-llama's,
+// every rank) testTriageDeterministic prints as a table (its golden file)
+// and testTriageRankAll as JSON: llamaRankAll builds them once.
+var llamaRankAllArgs = []string{"sglang-llama", "--rank", "all"}
+
+var llamaRankAllReports struct {
+	once sync.Once
+	ok   bool
+	reps []*report.TriageReport
+}
+
+// llamaRankAll builds the reports of llamaRankAllArgs once (by the
+// command's own steps, on a copy of the demo warehouse).
+func llamaRankAll(t *testing.T) []*report.TriageReport {
+	t.Helper()
+	llamaRankAllReports.once.Do(func() {
+		llamaRankAllReports.reps, _ = triageReports(t, demoCopy(t), llamaRankAllArgs...)
+		llamaRankAllReports.ok = true
+	})
+	if !llamaRankAllReports.ok {
+		t.Fatal("building sglang-llama's reports of every rank failed (see the first failure)")
+	}
+	return llamaRankAllReports.reps
+}
+
 // testTriageDeterministic: the same warehouse gives byte-identical output:
 // each command's output is its golden file's, written by another process
-// from another ingest.
+// from another ingest. (sglang-llama --rank all's, as the command's print
+// step prints the reports llamaRankAll built.)
 func testTriageDeterministic(t *testing.T, db string) {
+	if out := printTriage(t, llamaRankAll(t), "table", "", -1, llamaRankAllArgs...); out == "" {
+		t.Error("sglang-llama --rank all: no output")
+	} else {
+		golden(t, "triage-sglang-llama-rank-all.table", out)
+	}
 	for _, c := range []struct {
 		golden string
 		args   []string
 	}{
-		{"triage-sglang-llama-rank-all.table", []string{"sglang-llama", "--format", "table", "--rank", "all"}},
 		{"triage-vllm-qwen-moe.markdown", []string{"vllm-qwen-moe", "--format", "markdown"}},
 		{"triage-tokenspeed-deepseek-min-share-0.json", []string{"tokenspeed-deepseek", "--format", "json", "--min-share", "0"}},
 		{"triage-two-trace.json", []string{"--mapping", "sglang-mapping", "--formal", "sglang-formal", "--format", "json"}},
@@ -334,10 +364,10 @@ func testTriageEmptyKernelTable(t *testing.T, db string) {
 // testTriageRankAll: --rank all sums ranks, adds the spread column and
 // reports rank null.
 func testTriageRankAll(t *testing.T, db string) {
-	_, js, stderr := runTriage(db, "sglang-llama", "--rank", "all", "--format", "json")
+	js := printTriage(t, llamaRankAll(t), "json", "", -1, llamaRankAllArgs...)
 	reps := decodeReports[report.TriageReport](t, js)
 	if len(reps) != 1 {
-		t.Fatal(stderr)
+		t.Fatalf("%d reports", len(reps))
 	}
 	r := reps[0]
 	if r.Rank != nil || len(r.Stages) != 2 {
