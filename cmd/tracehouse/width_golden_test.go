@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ var widthCases = []struct {
 	args []string
 }{
 	{"triage-sglang-llama", []string{"triage", "--timeline", "2", "sglang-llama"}},
-	{"triage-sglang-llama-rank-all", []string{"triage", "--rank", "all", "sglang-llama"}},
+	{"triage-sglang-llama-rank-all", append([]string{"triage"}, llamaRankAllArgs...)},
 	{"triage-tokenspeed-deepseek", []string{"triage", "--timeline", "1", "tokenspeed-deepseek"}},
 	{"triage-vllm-qwen-moe", []string{"triage", "vllm-qwen-moe"}},
 	{"triage-trtllm-llama", []string{"triage", "trtllm-llama"}},
@@ -86,8 +87,16 @@ func widthGoldens(t *testing.T, db, name string, args ...string) {
 	// what they print is held all the same.
 	ok := func(code int) bool { return code == 0 || code == exitError || code == exitRegression }
 	var printAt func(format, dir string, width int) string
-	switch args[0] {
-	case "triage", "compare", "history":
+	switch {
+	case args[0] == "triage" && slices.Equal(args[1:], llamaRankAllArgs):
+		// A triage report holds neither tags nor source directories (what
+		// TestTextFitsTheWidth changed): these are the demo's, built once
+		// for the package's tests (llamaRankAll).
+		reps := llamaRankAll(t)
+		printAt = func(format, dir string, width int) string {
+			return printTriage(t, reps, format, dir, width, llamaRankAllArgs...)
+		}
+	case args[0] == "triage", args[0] == "compare", args[0] == "history":
 		printAt = builtReport(t, db, args[0], args[1:]...)
 	}
 	// output is what ARGS print at width cols (0: --wide)
