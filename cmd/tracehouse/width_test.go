@@ -9,7 +9,9 @@ import (
 )
 
 // TestTriageFitsTheTerminal: off a terminal, table output fits $COLUMNS,
-// else 120 columns, on the whole demo; --wide prints names in full.
+// else 120 columns, on the whole demo (every run at every rank with every
+// kernel row: demoAllRanks, the reports testTriageJSONContract prints as
+// JSON); --wide prints names in full.
 func TestTriageFitsTheTerminal(t *testing.T) {
 	t.Parallel()
 	db := demoCopy(t) // the demo, ingested once per test binary
@@ -25,12 +27,12 @@ func TestTriageFitsTheTerminal(t *testing.T) {
 	// triage's reports are built once, by the command's steps, and
 	// printed at each width by its print step (only the printing reads
 	// the width; sql runs whole, in the environment).
-	allRanks, _ := triageReports(t, db, "--rank", "all")
+	allRanks := demoAllRanks(t)
 	for _, c := range []struct {
 		columns string
 		limit   int
 	}{{"", 120}, {"150", 150}} {
-		for _, args := range [][]string{{"triage", "--rank", "all"}, {"sql", "SELECT kernel_id, run, name, site, dur_ns FROM kernel_events ORDER BY kernel_id LIMIT 20"}} {
+		for _, args := range [][]string{append([]string{"triage"}, demoAllRanksArgs...), {"sql", "SELECT kernel_id, run, name, site, dur_ns FROM kernel_events ORDER BY kernel_id LIMIT 20"}} {
 			var code int
 			var out, stderr string
 			if args[0] == "triage" {
