@@ -803,7 +803,15 @@ func testTriageTimelines(t *testing.T, db string) {
 	if strings.Count(md, "<- longest instance") != 2 || !strings.Contains(md, "### Timelines") || !strings.Contains(md, "```") {
 		t.Errorf("markdown timelines:\n%s", md)
 	}
-	_, plain, _ := triageOnce(t, "sglang-llama") // as TestTriageFitsTheTerminal's
+	// without --timeline: sglang-llama's report of `triage testdata/demo`
+	// (triageDemoReports), as TestTriageFitsTheTerminal prints it
+	reps, _ := triageDemoReports(t)
+	plain := ""
+	for _, rep := range reps {
+		if rep.Run == "sglang-llama" {
+			plain = printTriage(t, []*report.TriageReport{rep}, "table", "", -1, rep.Run)
+		}
+	}
 	if plain == "" || strings.Contains(plain, "Timelines") {
 		t.Error("timelines drawn without --timeline")
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rivo/uniseg"
+
+	"github.com/tracehouse/tracehouse/report"
 )
 
 // TestTriageFitsTheTerminal: off a terminal, table output fits $COLUMNS,
@@ -64,17 +66,27 @@ func TestTriageFitsTheTerminal(t *testing.T) {
 			}
 		}
 	}
-	for _, label := range []string{"sglang-llama", "sglang-formal", "vllm-qwen-moe", "tokenspeed-deepseek", "trtllm-llama"} {
-		code, out, stderr := triageOnce(t, label)
-		if code != 0 {
-			t.Fatalf("%s: exit %d %s", label, code, stderr)
+	// Each run's report as `triage RUN` prints it (at the command line's
+	// own width, then --wide): the demo's reports (triageDemoReports,
+	// `triage testdata/demo`'s, built once), printed one at a time by
+	// triage's print step.
+	reps, _ := triageDemoReports(t)
+	wide := 0
+	for _, rep := range reps {
+		out := printTriage(t, []*report.TriageReport{rep}, "table", "", -1, rep.Run)
+		if w, line := widest(out); out == "" || w > 120 {
+			t.Errorf("%s: a line of %d columns: %q", rep.Run, w, line)
 		}
-		if w, line := widest(out); w > 120 {
-			t.Errorf("%s: a line of %d columns: %q", label, w, line)
+		if rep.Run != "sglang-llama" {
+			continue
 		}
+		out = printTriage(t, []*report.TriageReport{rep}, "table", "", 0, rep.Run)
+		if w, _ := widest(out); w <= 120 || !strings.Contains(out, "python/sglang/srt/layers/quantization/unquant.py") {
+			t.Errorf("--wide: widest line %d, full paths missing", w)
+		}
+		wide++
 	}
-	code, out, _ := demoOnce(t, "--wide", "triage", "sglang-llama")
-	if w, _ := widest(out); code != 0 || w <= 120 || !strings.Contains(out, "python/sglang/srt/layers/quantization/unquant.py") {
-		t.Errorf("--wide: exit %d, widest line %d, full paths missing", code, w)
+	if len(reps) != len(demoLabels) || wide != 1 {
+		t.Errorf("%d reports (sglang-llama's %d times), want the demo's %d runs'", len(reps), wide, len(demoLabels))
 	}
 }
