@@ -14,14 +14,34 @@ import (
 
 // TestFinishBounded: a finish on a warehouse file runs under DuckDB's
 // finish bound and puts the caller's limit back; a save that runs out of
-// memory under the bound (8 MiB here) is made again without it, which its
+// memory under the bound (3 MiB here) is made again without it, which its
 // notice says once, and the saved copies equal those of a finish that was
 // never bounded. A finish of runs this small (under
 // unboundedFinishKernels) sets no bound and leaves the caller's limit.
 func TestFinishBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	const path = "../testdata/demo/sglang-llama"
+	// ingested is a copy of a warehouse holding the demo's sglang-llama run,
+	// ingested and not finished, whose caller set DuckDB's memory limit to
+	// 3 GiB (as schematest.Limited), and a reader of the limit in force:
+	// the start each of the four finishes below had from an ingest of its
+	// own into schematest.Limited's warehouse (the ingest's own bound and
+	// its restore are ingest's tests').
+	ingested := func() (*schema.Warehouse, func() string) {
+		t.Helper()
+		w := schematest.Open(t, demoTemplate(t, "sglang-llama"))
+		if _, err := w.DB.Exec(`SET memory_limit = '3GiB'`); err != nil {
+			t.Fatal(err)
+		}
+		return w, func() string {
+			t.Helper()
+			var s string
+			if err := w.DB.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+	}
 	dump := func(w *schema.Warehouse) string {
 		t.Helper()
 		return schematest.Dump(t, w.DB, `SELECT * FROM kernel_overlap_store ORDER BY ALL`) +
@@ -29,7 +49,7 @@ func TestFinishBounded(t *testing.T) {
 			schematest.Dump(t, w.DB, `SELECT * FROM step_total_store ORDER BY ALL`)
 	}
 	// finish saves what is due, asked before (as a finish asks under the
-	// bound it sets, but here one of 8 MiB would not fit the question)
+	// bound it sets, but here one of 3 MiB would not fit the question)
 	finish := func(ctx context.Context, w *schema.Warehouse, due finishPlan) {
 		t.Helper()
 		if err := saveOverlapOf(ctx, w.DB, &due); err != nil {
@@ -47,28 +67,22 @@ func TestFinishBounded(t *testing.T) {
 		}
 		return p
 	}
-	plain, _ := schematest.Limited(t)
-	if _, err := ingest.Ingest(ctx, plain, []string{path}, ingest.Options{Jobs: 1}); err != nil {
-		t.Fatal(err)
-	}
+	plain, _ := ingested()
 	finish(ctx, plain, pending(plain)) // no bound in its context
 	want := dump(plain)
 	if !strings.Contains(want, "\n") || len(strings.Split(want, "\n")) < 100 {
 		t.Fatalf("the unbounded finish saved almost nothing:\n%s", want)
 	}
 
-	w, limit := schematest.Limited(t)
+	w, limit := ingested()
 	before := limit()
-	if _, err := ingest.Ingest(ctx, w, []string{path}, ingest.Options{Jobs: 1}); err != nil {
-		t.Fatal(err)
-	}
 	due := pending(w)
-	bound, held, err := ingest.BoundFinish(ctx, w.DB, 8)
+	bound, held, err := ingest.BoundFinish(ctx, w.DB, 3)
 	if err != nil || held || bound == nil {
 		t.Fatalf("bound the finish: held %v, %v", held, err)
 	}
-	if got := limit(); got != "8.0 MiB" {
-		t.Fatalf("bounded finish: memory_limit %q, want 8.0 MiB", got)
+	if got := limit(); got != "3.0 MiB" {
+		t.Fatalf("bounded finish: memory_limit %q, want 3.0 MiB", got)
 	}
 	var notes []string
 	due.bound = bound
@@ -78,7 +92,7 @@ func TestFinishBounded(t *testing.T) {
 		t.Errorf("notices of the lifted bound: %q, want one naming the overlap of sglang-llama and DuckDB's error", notes)
 	}
 	if got := limit(); got != before {
-		t.Fatalf("after a finish that ran out of 8 MiB: memory_limit %q, want the caller's %q (the bound lifted)", got, before)
+		t.Fatalf("after a finish that ran out of 3 MiB: memory_limit %q, want the caller's %q (the bound lifted)", got, before)
 	}
 	if err := bound.Restore(ctx); err != nil {
 		t.Fatal(err)
@@ -88,11 +102,8 @@ func TestFinishBounded(t *testing.T) {
 	}
 
 	// FinishPerRun of a run this small leaves the limit alone.
-	v, limit := schematest.Limited(t)
+	v, limit := ingested()
 	before = limit()
-	if _, err := ingest.Ingest(ctx, v, []string{path}, ingest.Options{Jobs: 1}); err != nil {
-		t.Fatal(err)
-	}
 	notes = nil
 	if err := FinishPerRun(WithNotice(ctx, func(msg string) { notes = append(notes, msg) }), v.DB, catalog.Default()); err != nil {
 		t.Fatal(err)
@@ -109,11 +120,8 @@ func TestFinishBounded(t *testing.T) {
 
 	// Above the threshold (0 GPU events here) the finish's saves run
 	// under DuckDBFinishMiB, and restore puts the caller's limit back.
-	u, limit := schematest.Limited(t)
+	u, limit := ingested()
 	before = limit()
-	if _, err := ingest.Ingest(ctx, u, []string{path}, ingest.Options{Jobs: 1}); err != nil {
-		t.Fatal(err)
-	}
 	due, restore, err := finishSettingsAbove(ctx, u.DB, 0, DuckDBFinishMiB)
 	if err != nil {
 		t.Fatal(err)
