@@ -40,17 +40,22 @@ func TestBatches(t *testing.T) {
 	}
 }
 
-// threeDemoRuns is a copy, for t alone, of a warehouse holding three demo
-// runs, ingested once per test binary and not finished: two ranks and two
-// stages; another framework, model and TP size (other gates); another
-// framework again.
+// threeDemoRuns is a copy, for t alone, of threeDemoTemplate.
 func threeDemoRuns(t *testing.T) *schema.Warehouse {
 	t.Helper()
-	return schematest.Open(t, schematest.Template(t, "three-demo-runs", func(ctx context.Context, w *schema.Warehouse) error {
+	return schematest.Open(t, threeDemoTemplate(t))
+}
+
+// threeDemoTemplate is a warehouse holding three demo runs, ingested once
+// per test binary and not finished: two ranks and two stages; another
+// framework, model and TP size (other gates); another framework again.
+func threeDemoTemplate(t *testing.T) string {
+	t.Helper()
+	return schematest.Template(t, "three-demo-runs", func(ctx context.Context, w *schema.Warehouse) error {
 		demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
 		_, err := ingest.Ingest(ctx, w, demo, ingest.Options{Jobs: 2})
 		return err
-	}))
+	})
 }
 
 // TestSavedRowsSameInBatches: fuse-pattern and overlap rows of demo runs

@@ -15,7 +15,7 @@ import (
 func TestStepsStale(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := schematest.Open(t, demoTemplate(t, "sglang-llama", "trtllm-llama"))
+	w := threeDemoRuns(t)
 	var runs []int64
 	rows, err := w.DB.QueryContext(ctx, `SELECT run_id FROM runs ORDER BY run_id DESC`)
 	if err != nil {
@@ -29,7 +29,7 @@ func TestStepsStale(t *testing.T) {
 		runs = append(runs, id)
 	}
 	rows.Close()
-	if len(runs) != 2 {
+	if len(runs) != 3 {
 		t.Fatalf("runs %v", runs)
 	}
 	if got, err := StepsStale(ctx, w.DB, runs, ""); err != nil || len(got) != 0 {
@@ -55,7 +55,7 @@ func TestReadStepsEqualsStoredRecompute(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	// two copies of one warehouse: the same trace and kernel ids in both
-	template := demoTemplate(t, "sglang-llama", "trtllm-llama")
+	template := threeDemoTemplate(t)
 	read, stored := schematest.Open(t, template), schematest.Open(t, template)
 	const by = "SoftMax"
 	var runs []int64

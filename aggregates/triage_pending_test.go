@@ -4,9 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"reflect"
+	"slices"
 	"testing"
-
-	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // TestTriagePendingLeavesLargeRuns: a run of more GPU events than the
@@ -17,7 +16,7 @@ import (
 func TestTriagePendingLeavesLargeRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := schematest.Open(t, demoTemplate(t, "sglang-llama", "trtllm-llama"))
+	w := threeDemoRuns(t)
 	gpu := map[int64]int64{}
 	rows, err := w.DB.Query(`SELECT run_id, count(*) FROM kernels GROUP BY run_id`) // every kind: kernel, memcpy, memset
 	if err != nil {
@@ -33,32 +32,36 @@ func TestTriagePendingLeavesLargeRuns(t *testing.T) {
 	if err := rows.Close(); err != nil {
 		t.Fatal(err)
 	}
-	sg, tr := runID(t, w, "sglang-llama"), runID(t, w, "trtllm-llama")
-	if gpu[sg] == gpu[tr] || gpu[sg] == 0 || gpu[tr] == 0 {
-		t.Fatalf("GPU events per run %v: want two different, non-zero counts", gpu)
+	// each run's count and one less as the bound: pending are the runs of
+	// that many GPU events or fewer, by run id
+	var ids []int64
+	counts := map[int64]bool{}
+	for run, n := range gpu {
+		ids = append(ids, run)
+		counts[n] = true
 	}
-	small, large := sg, tr
-	if gpu[small] > gpu[large] {
-		small, large = large, small
+	slices.Sort(ids)
+	if len(ids) != 3 || len(counts) != 3 || counts[0] {
+		t.Fatalf("GPU events per run %v: want three runs of different, non-zero counts", gpu)
 	}
-	for _, tc := range []struct {
-		bound int64
-		want  []int64
-	}{
-		{gpu[small] - 1, nil},
-		{gpu[small], []int64{small}},
-		{gpu[large] - 1, []int64{small}},
-		{gpu[large], []int64{min(small, large), max(small, large)}},
-	} {
-		got, err := pendingRuns(ctx, w.DB, "triage_pending", sql.Named("max_gpu_events", tc.bound))
-		if err != nil {
-			t.Fatal(err)
+	for _, run := range ids {
+		for _, bound := range []int64{gpu[run] - 1, gpu[run]} {
+			var want []int64
+			for _, r := range ids {
+				if gpu[r] <= bound {
+					want = append(want, r)
+				}
+			}
+			got, err := pendingRuns(ctx, w.DB, "triage_pending", sql.Named("max_gpu_events", bound))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("bound %d (GPU events %v): pending %v, want %v", bound, gpu, got, want)
+			}
 		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("bound %d (GPU events %v): pending %v, want %v", tc.bound, gpu, got, tc.want)
-		}
 	}
-	if got, err := TriagePending(ctx, w.DB); err != nil || len(got) != 2 {
-		t.Errorf("TriagePending = %v, %v; want both demo runs (%v GPU events, bound %d)", got, err, gpu, TriageMaxGPUEvents)
+	if got, err := TriagePending(ctx, w.DB); err != nil || !reflect.DeepEqual(got, ids) {
+		t.Errorf("TriagePending = %v, %v; want every demo run %v (%v GPU events, bound %d)", got, err, ids, gpu, TriageMaxGPUEvents)
 	}
 }
