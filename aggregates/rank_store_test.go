@@ -46,6 +46,17 @@ func threeDemoRuns(t *testing.T) *schema.Warehouse {
 	return schematest.Open(t, threeDemoTemplate(t))
 }
 
+// finishedThreeDemoRuns is a copy, for t alone, of threeDemoTemplate
+// finished (FinishPerRun with the embedded catalog) once per test binary:
+// the start of the tests that finished their own copy first.
+func finishedThreeDemoRuns(t *testing.T) *schema.Warehouse {
+	t.Helper()
+	return schematest.Open(t, schematest.Derived(t, "three-demo-runs-finished", threeDemoTemplate(t),
+		func(ctx context.Context, w *schema.Warehouse) error {
+			return FinishPerRun(ctx, w.DB, catalog.Default())
+		}))
+}
+
 // threeDemoTemplate is a warehouse holding three demo runs, ingested once
 // per test binary and not finished: two ranks and two stages; another
 // framework, model and TP size (other gates); another framework again.
@@ -68,10 +79,7 @@ func threeDemoTemplate(t *testing.T) string {
 func TestSavedRowsSameInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := threeDemoRuns(t)
-	if err := FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
+	w := finishedThreeDemoRuns(t)
 	runs, err := FusionPending(ctx, w.DB)
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("pending runs %v %v", runs, err)
@@ -189,10 +197,7 @@ func TestRunStoresSameInBatches(t *testing.T) {
 func TestSomeRunsBatched(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := threeDemoRuns(t)
-	if err := FinishPerRun(ctx, w.DB, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
+	w := finishedThreeDemoRuns(t)
 	var runs []int64
 	rows, err := w.DB.QueryContext(ctx, "SELECT run_id FROM runs ORDER BY run_id")
 	if err != nil {

@@ -125,11 +125,7 @@ func TestReadStepsEqualsStoredRecompute(t *testing.T) {
 func TestStepsKeepSweptComm(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := threeDemoRuns(t)
-	db := w.DB
-	if err := FinishPerRun(ctx, db, catalog.Default()); err != nil {
-		t.Fatal(err)
-	}
+	db := finishedThreeDemoRuns(t).DB
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := db.ExecContext(ctx, q, args...); err != nil {
