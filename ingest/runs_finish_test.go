@@ -58,11 +58,12 @@ func TestRunRowsAfterReingest(t *testing.T) {
 
 // TestRunsOfOneIngestInOrder: the runs of one ingest, summarised in one
 // transaction, still get one ingested_at each, increasing in the order
-// they were created (run ids), which `runs` and @latest~N sort by.
+// they were created (run ids), which `runs` and @latest~N sort by: the
+// demo's six runs, ingested by demoTemplate's one ingest.
 func TestRunsOfOneIngestInOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := threeDemoRuns(t)
+	w := schematest.Open(t, demoTemplate(t))
 	rows, err := w.DB.QueryContext(ctx, `SELECT run_id, ingested_at FROM runs ORDER BY run_id`)
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +83,8 @@ func TestRunsOfOneIngestInOrder(t *testing.T) {
 		prev = at
 		n++
 	}
-	if err := rows.Err(); err != nil || n != 3 {
-		t.Fatalf("%d runs, %v", n, err)
+	if err := rows.Err(); err != nil || n != 6 {
+		t.Fatalf("%d runs (want the demo's 6), %v", n, err)
 	}
 }
 
@@ -174,15 +175,4 @@ func TestRunSummaries(t *testing.T) {
 	if err := rows.Err(); err != nil || n != 5 {
 		t.Fatalf("%d runs (want the demo's 6, two emptied, one mixed), %v", n, err)
 	}
-}
-
-// threeDemoRuns is a copy, for t alone, of a warehouse holding three demo
-// runs, ingested once per test binary and not finished.
-func threeDemoRuns(t *testing.T) *schema.Warehouse {
-	t.Helper()
-	return schematest.Open(t, schematest.Template(t, "three-demo-runs", func(ctx context.Context, w *schema.Warehouse) error {
-		demo := []string{"../testdata/demo/sglang-llama", "../testdata/demo/tokenspeed-deepseek", "../testdata/demo/trtllm-llama"}
-		_, err := Ingest(ctx, w, demo, Options{Jobs: 2})
-		return err
-	}))
 }
