@@ -161,6 +161,16 @@ func ptr(v int64) *int64 { return &v }
 // numbers every kernel on its stream, as ingest does.
 func (f fixture) kernels(ks ...kernel) {
 	f.t.Helper()
+	f.appendKernels(ks...)
+	if err := schema.NumberStreams(context.Background(), f.db); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// appendKernels is kernels without numbering them on their streams: for a
+// fixture that numbers them (schema.NumberStreams) before it asks.
+func (f fixture) appendKernels(ks ...kernel) {
+	f.t.Helper()
 	ctx := context.Background()
 	conn, err := f.db.Conn(ctx)
 	if err != nil {
@@ -196,9 +206,6 @@ func (f fixture) kernels(ks ...kernel) {
 		return nil
 	})
 	if err != nil {
-		f.t.Fatal(err)
-	}
-	if err := schema.NumberStreams(ctx, f.db); err != nil {
 		f.t.Fatal(err)
 	}
 }

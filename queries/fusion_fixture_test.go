@@ -35,6 +35,11 @@ type fusionIDs struct {
 	// summed duration per (run, rank, stage): the share denominators,
 	// counted here independently of the SQL
 	stageNS map[string]int64
+	// names classified by the last classify (every name stored then; the
+	// classifier's rules and the names' rows change only through nameID),
+	// and whether kernels were stored since the last NumberStreams
+	classified int
+	unnumbered bool
 }
 
 // newFusionFX copies a migrated warehouse and installs cat (the embedded
@@ -193,7 +198,8 @@ func (f *fusionFX) seq(trace int64, stage string, stream int64, start int64, es 
 	if len(opArgs) > 0 {
 		f.exec(`INSERT INTO cpu_ops (op_id, trace_id, name, ts_ns, dur_ns) VALUES `+ops.String(), opArgs...)
 	}
-	f.kernels(ks...)
+	f.appendKernels(ks...)
+	f.unnumbered = true
 	return t
 }
 
@@ -228,15 +234,31 @@ func (f *fusionFX) siteID(s string) int64 {
 }
 
 // classify sets family/category on the stored names and numbers kernels on
-// their streams, as ingest does.
+// their streams, as ingest does, each when something was stored since it
+// last did (the stored rows are then as a classify and numbering of each
+// step left them: every statement before reads its own rows only).
 func (f *fusionFX) classify() {
 	f.t.Helper()
-	if _, err := schema.Classify(f.ctx, f.db, true); err != nil {
-		f.t.Fatal(err)
+	if f.classified != len(f.names) {
+		if _, err := schema.Classify(f.ctx, f.db, true); err != nil {
+			f.t.Fatal(err)
+		}
+		f.classified = len(f.names)
+	}
+	f.numberStreams()
+}
+
+// numberStreams numbers the kernels stored since it last did on their
+// streams (seq leaves them unnumbered): before a statement reads them.
+func (f *fusionFX) numberStreams() {
+	f.t.Helper()
+	if !f.unnumbered {
+		return
 	}
 	if err := schema.NumberStreams(f.ctx, f.db); err != nil {
 		f.t.Fatal(err)
 	}
+	f.unnumbered = false
 }
 
 // share is related over the stage's stored duration, in percent; rank < 0

@@ -41,6 +41,7 @@ func TestKnownPaths(t *testing.T) {
 	f.seq(tr, "decode", 22, 0, gather)
 	// in prefill the plain kernel runs from an alt-stream site
 	f.seq(tr, "prefill", 7, 1_000_000, plain.at("python/sglang/srt/models/x.py:1 alt_stream_fork"))
+	f.numberStreams()
 
 	pairs := []KnownPathPair{
 		{Kernel: gather.name},                     // 0: by name, both gather entries, sglang first
@@ -113,6 +114,7 @@ func TestKnownPaths(t *testing.T) {
 	mapping := f.run("sglang", "test/model-7b", 2)
 	f.seq(f.traceOf(formal, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1000))
 	f.seq(f.traceOf(mapping, 0, 0), "decode", 7, 0, fkn("graph_kernel", 1200).at("python/sglang/srt/models/m.py:5 run_alt_stream"))
+	f.numberStreams()
 	for _, m := range []sql.NullInt64{{}, {Int64: mapping, Valid: true}} {
 		for _, stage := range []string{"", "decode"} {
 			rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: formal, Mapping: m, Pairs: []KnownPathPair{{Kernel: "graph_kernel", Stage: stage}}})
@@ -128,6 +130,7 @@ func TestKnownPaths(t *testing.T) {
 	// a run of unknown framework has no "elsewhere": catalog order
 	unknown := f.run("unknown", "test/model-7b", 2)
 	f.seq(f.traceOf(unknown, 0, 0), "decode", 7, 0, gather)
+	f.numberStreams()
 	rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: unknown, Pairs: []KnownPathPair{{Kernel: gather.name}}})
 	if err != nil {
 		t.Fatal(err)
