@@ -13,19 +13,42 @@ import (
 // TestFinishOneAfterAnother: a finish whose runs due are over the limit
 // for side-by-side saves (here every run: limit 0) saves them one after
 // another, and leaves every copy of every run current, as side by side;
-// the copies hold the same rows either way.
+// the copies hold the same rows either way. Each way, while the finish
+// saves, DuckDB has no worker thread beside the saves' own on a machine
+// of 2 cores or fewer (ingest.CallersOnly) and is as the caller set it on
+// a larger one; after it, the caller's settings are back (what
+// TestFinishRunsOnCallersOnSmallMachines checked on two more finishes of
+// the same runs with the same two limits).
 func TestFinishOneAfterAnother(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dumps := map[int64]string{}
 	for _, limit := range []int64{0, sideBySideKernels} {
 		w := threeDemoRuns(t)
+		if _, err := w.DB.ExecContext(ctx, `SET threads = 4`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.DB.ExecContext(ctx, `SET external_threads = 1`); err != nil {
+			t.Fatal(err)
+		}
 		todo, err := finishPending(ctx, w.DB)
 		if n := todo.kernelsDue(); err != nil || n == 0 || n > sideBySideKernels {
 			t.Fatalf("%d GPU events due (%v): want some, under the side-by-side limit", n, err)
 		}
-		if err := finish(ctx, w.DB, catalog.Default(), 5000, limit); err != nil {
+		p := &threadsPhaser{t: t, db: w.DB}
+		if err := finish(WithPhaser(ctx, p), w.DB, catalog.Default(), 5000, limit); err != nil {
 			t.Fatal(err)
+		}
+		want := int64(1)
+		if runtime.GOMAXPROCS(0) <= 2 {
+			want = 4
+		}
+		if p.threads != 4 || p.external != want {
+			t.Errorf("limit %d, while saving (%d cores): threads %d, external %d; want 4 and %d",
+				limit, runtime.GOMAXPROCS(0), p.threads, p.external, want)
+		}
+		if th, ext := schematest.Threads(t, w.DB); th != 4 || ext != 1 {
+			t.Errorf("limit %d, after the finish: threads %d, external %d; want 4 and 1", limit, th, ext)
 		}
 		var current int
 		if err := w.DB.QueryRowContext(ctx, `
@@ -61,39 +84,5 @@ type threadsPhaser struct {
 func (p *threadsPhaser) Phase(name string) {
 	if name == PhaseSaving {
 		p.threads, p.external = schematest.Threads(p.t, p.db)
-	}
-}
-
-// TestFinishRunsOnCallersOnSmallMachines: while a finish saves, side by
-// side or, when the runs due are large (here: limit 0), one after
-// another, DuckDB has no worker thread beside the saves' own on a machine
-// of 2 cores or fewer (ingest.CallersOnly) and is as the caller set it on
-// a larger one; after it, the caller's settings are back.
-func TestFinishRunsOnCallersOnSmallMachines(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	for _, limit := range []int64{sideBySideKernels, 0} {
-		w := threeDemoRuns(t)
-		if _, err := w.DB.ExecContext(ctx, `SET threads = 4`); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.DB.ExecContext(ctx, `SET external_threads = 1`); err != nil {
-			t.Fatal(err)
-		}
-		p := &threadsPhaser{t: t, db: w.DB}
-		if err := finish(WithPhaser(ctx, p), w.DB, catalog.Default(), 5000, limit); err != nil {
-			t.Fatal(err)
-		}
-		want := int64(1)
-		if runtime.GOMAXPROCS(0) <= 2 {
-			want = 4
-		}
-		if p.threads != 4 || p.external != want {
-			t.Errorf("limit %d, while saving (%d cores): threads %d, external %d; want 4 and %d",
-				limit, runtime.GOMAXPROCS(0), p.threads, p.external, want)
-		}
-		if th, ext := schematest.Threads(t, w.DB); th != 4 || ext != 1 {
-			t.Errorf("limit %d, after the finish: threads %d, external %d; want 4 and 1", limit, th, ext)
-		}
 	}
 }
