@@ -3,6 +3,7 @@ package queries
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"testing"
 )
 
@@ -66,7 +67,14 @@ func TestHistorySteps(t *testing.T) {
 		t.Fatalf("steps_fresh: %v %v", fresh, err)
 	}
 	stepsFreshOneByOne(t, f, fresh)
-	testHistorySteps(t, f, []int64{1, 2})
+	// A kernel series (step_kernel_store) and a metric (step_total_store)
+	// read from them: the other cases run the same statement over rows the
+	// same macros made, and the last three ask for no saved copy (their
+	// second run repeated the first). Of twelve changes to
+	// history_steps.sql, history.go and the twins, the six the test
+	// failed with the whole second pass it fails with these two
+	// (bench/README.md, "Fifty-ninth figures").
+	testHistorySteps(t, f, []int64{1, 2}, "kernel pattern", "busy")
 	// Saved rows that differ from the computed ones show which were read.
 	f.exec(`UPDATE step_total_store SET window_ns = window_ns + 1000, busy_ns = busy_ns + 1000 WHERE run_id = 2`)
 	f.exec(`UPDATE step_kernel_store SET dur_ns = dur_ns + 1000 WHERE run_id = 2 AND name_id = 1`)
@@ -102,7 +110,10 @@ func stepsFreshOneByOne(t *testing.T, f fixture, list map[int64]bool) {
 	}
 }
 
-func testHistorySteps(t *testing.T, f fixture, fresh []int64) {
+// testHistorySteps checks HistorySteps over historyDB, fresh the runs read
+// from their saved copies: only the cases named in only, or every case and
+// three more that read no saved copy when only is empty.
+func testHistorySteps(t *testing.T, f fixture, fresh []int64, only ...string) {
 	str := func(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
 	type want struct {
 		values   map[int64][]int64 // per run, in step order
@@ -137,6 +148,9 @@ func testHistorySteps(t *testing.T, f fixture, fresh []int64) {
 			want{map[int64][]int64{1: {0, 5, 0}, 2: {0}}, map[int64][]int64{1: {2, 3, 1}, 2: {2}},
 				map[int64]float64{1: 2, 2: 2}, map[int64]float64{1: 100 * 5.0 / 140, 2: 0}}},
 	} {
+		if len(only) > 0 && !slices.Contains(only, c.name) {
+			continue
+		}
 		c.p.Runs, c.p.FreshRuns = []int64{1, 2}, fresh
 		rows, err := HistorySteps(context.Background(), f.db, c.p)
 		if err != nil {
@@ -158,6 +172,9 @@ func testHistorySteps(t *testing.T, f fixture, fresh []int64) {
 				t.Errorf("%s: run %d values %v launches %v, want %v and %v", c.name, run, got[run], gotL[run], vs, c.want.launches[run])
 			}
 		}
+	}
+	if len(only) > 0 {
+		return
 	}
 	// Rank 1 has one step in run 1 only; another stage has nothing; a run
 	// not asked for is left out.
