@@ -90,7 +90,11 @@ func TestMergedRanksSavedEqualsComputed(t *testing.T) {
 	const noRanks = "(SELECT * EXCLUDE (start_rank, starts_before_end) FROM kernel_overlap_%s(%d, rank := %d))"
 	type tables struct{ kernels, fromSaved, savedRows string }
 	saved := map[int64]tables{}
-	for _, r := range []int64{0, 1, 3} {
+	// ranks 0 (device 0) and 3 (device 3 and the kernels without one): rank
+	// 1 is another rank 0, and each of eight changes to the rank filters
+	// (the per-kernel overlap computed and cached, the saved rows and
+	// their kernels; <= or >= for =) failed on 0 or 3 whenever on 1
+	for _, r := range []int64{0, 3} {
 		rank := sql.NullInt64{Int64: r, Valid: true}
 		fromSaved, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: run, Rank: rank, OverlapSaved: sql.NullBool{Bool: true, Valid: true}})
 		if err != nil {
@@ -106,7 +110,7 @@ func TestMergedRanksSavedEqualsComputed(t *testing.T) {
 	if _, err := db.Exec(`DELETE FROM kernel_overlap_runs`); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []int64{0, 1, 3} {
+	for _, r := range []int64{0, 3} {
 		computed, err := OverlapByKernel(ctx, db, OverlapByKernelParams{Run: run, Rank: sql.NullInt64{Int64: r, Valid: true}})
 		if err != nil {
 			t.Fatal(err)
