@@ -92,15 +92,22 @@ func TestTriageRunLookups(t *testing.T) {
 	}
 }
 
-// TestTriageDemoConsistent runs the whole gather on every demo run and
-// checks that figures computed by different queries agree: the kernel
-// table's stage totals, the busy query's summed kernel time, the roll-up
-// and the coverage denominators.
+// TestTriageDemoConsistent runs the whole gather on every demo run but
+// sglang-mapping (another sglang-llama here: the gather asks it nothing as
+// a mapping run) and checks that figures computed by different queries
+// agree: the kernel table's stage totals, the busy query's summed kernel
+// time, the roll-up and the coverage denominators.
 func TestTriageDemoConsistent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := demoDB(t)
 	for label, run := range demoRuns(t, db) {
+		if label == "sglang-mapping" {
+			// sglang-llama's deployment, eager again, asked here as a
+			// run of its own like it (bench/README.md, "Fifty-ninth
+			// figures")
+			continue
+		}
 		t.Run(label, func(t *testing.T) {
 			t.Parallel()
 			// every rank; sglang-llama (two ranks, two stages) rank 0 alone
