@@ -541,35 +541,56 @@ func TestServerArgsParallelSizes(t *testing.T) {
 		{`{"model": "m", "tp_size": 1.5, "tensor_parallel_size": 8}`,
 			"NULL,NULL,NULL,NULL", []string{`"tp_size" is 1.5`}},
 	}
+	// one ingest of a run directory per case, each with its server args,
+	// into one warehouse, then one finish (an ingest and a finish a case
+	// made four warehouses of one run each)
+	dir := t.TempDir()
+	var runs, argsFiles []string
 	for i, c := range cases {
-		dir := t.TempDir()
-		run := filepath.Join(dir, "run")
+		run := filepath.Join(dir, fmt.Sprintf("run%d", i))
 		args := filepath.Join(run, "server_args.json")
 		writeFile(t, args, c.args)
 		writeFile(t, filepath.Join(run, "a.trace.json"), goodTrace(strconv.Itoa(i)))
-		var notices []string
-		w := openMemory(t)
-		res, err := Ingest(ctx, w, []string{run}, Options{Notice: func(s string) { notices = append(notices, s) }})
-		if err != nil || res.Failed() != 0 || res.Stored() != 1 {
-			t.Fatalf("case %d: %v %+v", i, err, res.Files)
-		}
-		if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
-			t.Fatal(err)
-		}
-		got := mustCSV(t, w.DB, `SELECT tp_size, dp_size, ep_size, pp_size, model FROM runs`)
+		runs, argsFiles = append(runs, run), append(argsFiles, args)
+	}
+	var notices []string
+	w := openMemory(t)
+	res, err := Ingest(ctx, w, runs, Options{Notice: func(s string) { notices = append(notices, s) }})
+	if err != nil || res.Failed() != 0 || res.Stored() != len(cases) {
+		t.Fatalf("%v %+v", err, res.Files)
+	}
+	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		args := argsFiles[i]
+		got := mustCSV(t, w.DB, fmt.Sprintf(`SELECT tp_size, dp_size, ep_size, pp_size, model FROM runs WHERE label = 'run%d'`, i))
 		if want := "tp_size,dp_size,ep_size,pp_size,model\n" + c.want + ",m\n"; got != want {
 			t.Errorf("case %d: got\n%s\nwant\n%s", i, got, want)
 		}
-		if len(notices) != len(c.refused) {
-			t.Errorf("case %d: notices %q, want one for each of %q", i, notices, c.refused)
+		var mine []string
+		for _, n := range notices {
+			if strings.HasPrefix(n, args+": ") {
+				mine = append(mine, n)
+			}
+		}
+		if len(mine) != len(c.refused) {
+			t.Errorf("case %d: notices %q, want one for each of %q", i, mine, c.refused)
 			continue
 		}
 		for j, want := range c.refused {
-			n := notices[j]
+			n := mine[j]
 			if !strings.HasPrefix(n, args+": "+want+", not a whole number from 1 to 2147483647") || strings.Contains(n, "\n") {
 				t.Errorf("case %d: notice %q, want one line %q naming %s", i, n, want, args)
 			}
 		}
+	}
+	refused := 0
+	for _, c := range cases {
+		refused += len(c.refused)
+	}
+	if len(notices) != refused {
+		t.Errorf("notices %q: want the %d the cases name", notices, refused)
 	}
 }
 
