@@ -33,6 +33,11 @@ var (
 
 // demoWarehouse is a warehouse file holding testdata/demo, ingested once
 // per test binary (aggregates.FinishPerRun run); tests open it read-only.
+// It holds every demo run but sglang-mapping, the eager run of
+// sglang-llama's deployment (four traces of two ranks and two stages, as
+// sglang-llama's, role mapping from its server args as sglang-llama's):
+// a quarter of the demo's traces, which every lake these tests write,
+// merge and read carried again (bench/README.md, "Fifty-ninth figures").
 func demoWarehouse(t *testing.T) string {
 	t.Helper()
 	demoOnce.Do(func() {
@@ -49,7 +54,11 @@ func demoWarehouse(t *testing.T) string {
 			return
 		}
 		defer w.Close()
-		res, err := ingest.Ingest(ctx, w, []string{demo}, ingest.Options{Jobs: 1})
+		var runs []string
+		for _, r := range []string{"sglang-formal", "sglang-llama", "tokenspeed-deepseek", "trtllm-llama", "vllm-qwen-moe"} {
+			runs = append(runs, filepath.Join(demo, r))
+		}
+		res, err := ingest.Ingest(ctx, w, runs, ingest.Options{Jobs: 1})
 		if err == nil && res.Failed() > 0 {
 			err = fmt.Errorf("%d demo files failed", res.Failed())
 		}
