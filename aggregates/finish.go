@@ -403,6 +403,8 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // from everything else. Callers only, the finish of the 1 GB tiny-events
 // trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
 // 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fifth figures").
+// Up to unboundedFinishKernels GPU events due, DuckDB's optimizers that pay
+// only on large inputs are off meanwhile too (ingest.SmallPlans).
 func finishSettings(ctx context.Context, db *sql.DB) (todo finishPlan, restore func() error, _ error) {
 	return finishSettingsAbove(ctx, db, unboundedFinishKernels, DuckDBFinishMiB)
 }
@@ -430,7 +432,13 @@ func finishSettingsAbove(ctx context.Context, db *sql.DB, unbounded int64, limit
 	if err != nil {
 		return todo, nil, JoinFinishErrors(err, todo.bound.Restore(ctx))
 	}
-	return todo, func() error { return errors.Join(callers(), todo.bound.Restore(ctx)) }, nil
+	small := func() error { return nil }
+	if todo.kernels() <= unbounded {
+		if small, err = ingest.SmallPlans(ctx, db); err != nil {
+			return todo, nil, JoinFinishErrors(err, callers(), todo.bound.Restore(ctx))
+		}
+	}
+	return todo, func() error { return errors.Join(small(), callers(), todo.bound.Restore(ctx)) }, nil
 }
 
 // FinishCatalog is a finish's first step: the catalog installed (reported as

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
+	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -51,12 +52,35 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 		}
 		p := queries.TriageParams{Run: run, Rank: sql.NullInt64{Int64: rank, Valid: true},
 			MinShare: queries.DefaultMinShare, OverlapRows: queries.DefaultOverlapRows, GPUEvents: events}
+		restore := func() error { return nil }
+		if gpuEvents(events) <= smallPlanEvents {
+			if restore, err = ingest.SmallPlans(ctx, db); err != nil {
+				return nil, err
+			}
+		}
 		d, err := queries.Triage(ctx, db, p)
-		if err != nil {
+		if err = errors.Join(err, restore()); err != nil {
 			return nil, err
 		}
 		return triageReport(d, rank, recipe), nil
 	})
+}
+
+// smallPlanEvents is the most GPU events of a run whose triage report
+// SaveTriages computes without the optimizers that pay only on large
+// inputs (ingest.SmallPlans), as the finish saves such runs: the bound
+// under which the finish leaves DuckDB's memory unbounded too (32,768).
+// A report of a larger run keeps them (a compressed materialization
+// holds less memory; a join filter skips rows of large scans).
+const smallPlanEvents = 1 << 15
+
+// gpuEvents sums a run's GPU events over its stages and ranks.
+func gpuEvents(rows []queries.TriageGPUEventsRow) int64 {
+	var n int64
+	for _, r := range rows {
+		n += r.Events
+	}
+	return n
 }
 
 // triageReport is what SaveTriage stores of d, the report of the rank
