@@ -75,7 +75,7 @@ var smallPlanOptimizers = []string{"compressed_materialization", "join_filter_pu
 // finish and saved triage report are a few dozen statements of large plans
 // (up to some 380 operators) over a few hundred rows each, where those
 // optimizers' work and extra operators cost more than they save: one small
-// trace's ingest about 5% of its CPU (bench/README.md, "Sixtieth figures").
+// trace's ingest 3-5% of its CPU (bench/README.md, "Sixtieth figures").
 func SmallPlans(ctx context.Context, db *sql.DB) (restore func() error, _ error) {
 	none := func() error { return nil }
 	var was string
