@@ -15,7 +15,7 @@ func TestSaveTriagesPutsOptimizersBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := schematest.Open(t, ingestedDemo(t))
-	if _, err := ingest.RemoveRuns(ctx, w.DB, []string{"sglang-formal", "sglang-mapping", "tokenspeed-deepseek", "vllm-qwen-moe", "trtllm-llama"}); err != nil {
+	if _, err := ingest.RemoveRuns(ctx, w.DB, []string{"sglang-formal", "tokenspeed-deepseek", "vllm-qwen-moe", "trtllm-llama"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.DB.ExecContext(ctx, `SET disabled_optimizers = 'filter_pullup'`); err != nil {
