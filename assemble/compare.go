@@ -3,6 +3,7 @@ package assemble
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -79,11 +80,21 @@ func Compare(ctx context.Context, w *schema.Warehouse, base, cand target.Run, ba
 	ropt := analysis.CompareOptions{Alpha: o.Alpha, ThresholdPct: o.Threshold, KernelThreshold: o.KernelThreshold,
 		MinDeltaNS: o.MinDeltaUS * 1000, MinSharePct: 1, Stage: o.Stage, RankAll: o.RankAll, KeepEdges: o.KeepEdges,
 		AllowUntested: o.AllowUntested}
+	// Both runs' GPU events (which ranks have some, and whether both
+	// runs are small: smallPlans).
+	events := map[int64][]queries.TriageGPUEventsRow{}
+	var total int64
+	for _, r := range []target.Run{base, cand} {
+		if events[r.ID], err = queries.TriageGPUEvents(ctx, q, r.ID); err != nil {
+			return nil, err
+		}
+		total += target.GPUEvents(events[r.ID])
+	}
 	var notes []string
 	side := func(r target.Run) (*queries.CompareSide, error) {
 		p := queries.CompareParams{Run: r.ID, KeepEdges: o.KeepEdges}
 		if !o.RankAll {
-			rank, fellBack, err := target.Rank(ctx, q, r, o.Rank, o.RankSet)
+			rank, fellBack, err := target.RankOf(events[r.ID], r, o.Rank, o.RankSet)
 			if err != nil {
 				return nil, fmt.Errorf("%w; see --rank", err)
 			}
@@ -95,12 +106,16 @@ func Compare(ctx context.Context, w *schema.Warehouse, base, cand target.Run, ba
 		}
 		return queries.CompareFetch(ctx, q, p, p.Rank)
 	}
-	bs, err := side(base)
+	restore, err := smallPlans(ctx, w.DB, total)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := side(cand)
-	if err != nil {
+	bs, err := side(base)
+	var cs *queries.CompareSide
+	if err == nil {
+		cs, err = side(cand)
+	}
+	if err = errors.Join(err, restore()); err != nil {
 		return nil, err
 	}
 	rep := analysis.NewCompare(bs, cs, ropt)

@@ -3,6 +3,7 @@ package assemble
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -92,6 +93,13 @@ func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analy
 	for i, r := range runs {
 		ids[i] = r.RunID
 	}
+	// The selected runs' GPU events, from the runs' summary (smallPlans).
+	var events int64
+	for _, r := range rows {
+		if slices.Contains(ids, r.RunID) {
+			events += r.GPUEvents
+		}
+	}
 	q, err := aggregates.ReadSteps(ctx, w.DB, ids, o.StepsBy)
 	if err != nil {
 		return nil, err
@@ -123,8 +131,12 @@ func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analy
 		p.Pattern = sql.NullString{String: o.Kernel, Valid: true}
 		ro.Series, ro.Match = analysis.SeriesKernel, o.Kernel
 	}
-	steps, err := queries.HistorySteps(ctx, q, p)
+	restore, err := smallPlans(ctx, w.DB, events)
 	if err != nil {
+		return nil, err
+	}
+	steps, err := queries.HistorySteps(ctx, q, p)
+	if err = errors.Join(err, restore()); err != nil {
 		return nil, err
 	}
 	rep := analysis.NewHistory(runs, steps, ro)

@@ -3,6 +3,7 @@ package assemble
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/tracehouse/tracehouse/queries"
@@ -82,7 +83,7 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 	}
 	if d == nil {
 		var err error
-		if d, err = queries.Triage(ctx, w.DB, p); err != nil {
+		if d, err = triageComputed(ctx, w, mapping, p); err != nil {
 			return nil, err
 		}
 	}
@@ -94,6 +95,39 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 		rep.Notes = append(rep.Notes, fmt.Sprintf("no GPU events in stage %s", vocab.StageName(o.Stage)))
 	}
 	return rep, nil
+}
+
+// triageCompute computes a triage report (queries.Triage; a test wraps
+// it to see the settings it runs with).
+var triageCompute = queries.Triage
+
+// triageComputed computes the report p asks for, with the large-input
+// optimizers off when the run (and the mapping run) are small
+// (smallPlans): their GPU events are p's when read already, else read
+// here and handed on (queries.Triage would read the run's).
+func triageComputed(ctx context.Context, w *schema.Warehouse, mapping *target.Run, p queries.TriageParams) (_ *queries.TriageData, err error) {
+	if p.GPUEvents == nil {
+		if p.GPUEvents, err = queries.TriageGPUEvents(ctx, w.DB, p.Run); err != nil {
+			return nil, err
+		}
+	}
+	events := target.GPUEvents(p.GPUEvents)
+	if mapping != nil && events <= smallPlanEvents {
+		m, err := queries.TriageGPUEvents(ctx, w.DB, mapping.ID)
+		if err != nil {
+			return nil, err
+		}
+		events += target.GPUEvents(m)
+	}
+	restore, err := smallPlans(ctx, w.DB, events)
+	if err != nil {
+		return nil, err
+	}
+	d, err := triageCompute(ctx, w.DB, p)
+	if err = errors.Join(err, restore()); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // savable says whether the report asked for is one a finish saves

@@ -53,7 +53,7 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 		p := queries.TriageParams{Run: run, Rank: sql.NullInt64{Int64: rank, Valid: true},
 			MinShare: queries.DefaultMinShare, OverlapRows: queries.DefaultOverlapRows, GPUEvents: events}
 		restore := func() error { return nil }
-		if gpuEvents(events) <= smallPlanEvents {
+		if GPUEvents(events) <= SmallPlanEvents {
 			if restore, err = ingest.SmallPlans(ctx, db); err != nil {
 				return nil, err
 			}
@@ -66,16 +66,19 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 	})
 }
 
-// smallPlanEvents is the most GPU events of a run whose triage report
-// SaveTriages computes without the optimizers that pay only on large
-// inputs (ingest.SmallPlans), as the finish saves such runs: the bound
-// under which the finish leaves DuckDB's memory unbounded too (32,768).
-// A report of a larger run keeps them (a compressed materialization
-// holds less memory; a join filter skips rows of large scans).
-const smallPlanEvents = 1 << 15
+// SmallPlanEvents is the most GPU events of the runs a report reads
+// without the optimizers that pay only on large inputs (ingest.SmallPlans):
+// SaveTriages computing a run's triage report, and assemble's triage,
+// compare and history steps (over every run they read), as the finish
+// saves such runs: the bound under which the finish leaves DuckDB's memory
+// unbounded too (32,768). A report over more keeps them (a compressed
+// materialization holds less memory; a join filter skips rows of large
+// scans).
+const SmallPlanEvents = 1 << 15
 
-// gpuEvents sums a run's GPU events over its stages and ranks.
-func gpuEvents(rows []queries.TriageGPUEventsRow) int64 {
+// GPUEvents sums a run's GPU events (queries.TriageGPUEvents) over its
+// stages and ranks.
+func GPUEvents(rows []queries.TriageGPUEventsRow) int64 {
 	var n int64
 	for _, r := range rows {
 		n += r.Events

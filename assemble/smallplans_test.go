@@ -1,0 +1,63 @@
+package assemble
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracehouse/tracehouse/queries"
+	"github.com/tracehouse/tracehouse/target"
+)
+
+// TestTriageSmallPlans: Triage computes the report of a run of at most
+// smallPlanEvents GPU events with the large-input optimizers off
+// (smallPlans) and puts the caller's setting back after; with the bound
+// under the run's events (0) it computes with the caller's. Not parallel:
+// it swaps triageCompute and smallPlanEvents (the package's parallel tests
+// start once it has put them back).
+func TestTriageSmallPlans(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "hand")
+	handTrace(t, dir, 0, 2)
+	w := ingested(t, dir)
+	run := storedRuns(t, w)[0]
+	setting := func(q queries.Querier) string {
+		t.Helper()
+		rows, err := q.QueryContext(ctx, `SELECT current_setting('disabled_optimizers')`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var v string
+		if !rows.Next() || rows.Scan(&v) != nil {
+			t.Fatalf("read disabled_optimizers: %v", rows.Err())
+		}
+		return v
+	}
+	const caller = "filter_pullup"
+	if _, err := w.DB.ExecContext(ctx, `SET disabled_optimizers = '`+caller+`'`); err != nil {
+		t.Fatal(err)
+	}
+	var during string
+	triageCompute = func(ctx context.Context, q queries.Querier, p queries.TriageParams) (*queries.TriageData, error) {
+		during = setting(q)
+		return queries.Triage(ctx, q, p)
+	}
+	defer func() { triageCompute, smallPlanEvents = queries.Triage, target.SmallPlanEvents }()
+	o := defaultTriage
+	o.RankAll = true // computed, not the saved report
+	for _, bound := range []int64{target.SmallPlanEvents, 0} {
+		smallPlanEvents, during = bound, ""
+		if _, err := Triage(ctx, w, run, nil, o); err != nil {
+			t.Fatal(err)
+		}
+		small := bound > 0
+		if off := strings.Contains(during, "join_filter_pushdown") && strings.Contains(during, caller); small && !off || !small && during != caller {
+			t.Errorf("bound %d: computed with disabled optimizers %q (the caller's %q)", bound, during, caller)
+		}
+		if got := setting(w.DB); got != caller {
+			t.Errorf("bound %d: after Triage disabled optimizers %q, want the caller's %q", bound, got, caller)
+		}
+	}
+}
