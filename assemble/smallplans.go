@@ -19,8 +19,9 @@ var smallPlanEvents int64 = target.SmallPlanEvents
 // at most smallPlanEvents GPU events in all, and changes nothing for
 // larger ones. The demo's runs are a few hundred GPU events each: a triage
 // or compare of them is some dozens of statements of large plans over a
-// few hundred rows, 6-8% less CPU with them off (bench/README.md,
-// "Sixty-second figures"). The caller joins restore's error to the step's.
+// few hundred rows: with them off a compare of two takes 5-7% less CPU, a
+// triage computed 1-9% by the load (bench/README.md, "Sixty-second
+// figures"). The caller joins restore's error to the step's.
 func smallPlans(ctx context.Context, db *sql.DB, events int64) (restore func() error, _ error) {
 	if events > smallPlanEvents {
 		return func() error { return nil }, nil
