@@ -3,6 +3,7 @@ package aggregates
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +38,28 @@ func TestBatches(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("batches, run 2 alone:\n got %+v\nwant %+v", got, want)
+	}
+	// runs 3 and 4 (4 + 6 events) do not fit with run 1 (10) in 12: a
+	// batch is closed when the next run would take it over the limit
+	got = batches([]int64{1, 3, 4}, []int64{1, 3, 4}, ranks, 12)
+	want = []batch{
+		{runs: []int64{1}, ranks: ranks[:2]},
+		{runs: []int64{3, 4}, ranks: ranks[3:]},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batches, run 1 full:\n got %+v\nwant %+v", got, want)
+	}
+	// apart: run 2 (a rank above 20 events) goes to a batch of its own,
+	// saved rank by rank; runs 1 and 3 stay together
+	got = apart([]batch{{runs: []int64{1, 2, 3}, ranks: ranks[:4]}}, func(rs []runRank) bool {
+		return slices.ContainsFunc(rs, func(r runRank) bool { return r.kernels > 20 })
+	})
+	want = []batch{
+		{runs: []int64{2}, ranks: ranks[2:3], perRank: true, accepted: true},
+		{runs: []int64{1, 3}, ranks: []runRank{ranks[0], ranks[1], ranks[3]}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("apart:\n got %+v\nwant %+v", got, want)
 	}
 }
 
