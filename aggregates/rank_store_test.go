@@ -223,9 +223,10 @@ func TestSavedRowsOfStaleAndEmptyRuns(t *testing.T) {
 	}
 	exec(fmt.Sprintf("DELETE FROM kernel_overlap_store WHERE run_id = %d", runs[1]))
 	exec(fmt.Sprintf("DELETE FROM kernel_overlap_runs WHERE run_id = %d", runs[1]))
-	// run 2 alone, rank by rank (its rows computed), runs 1 and 3 together
-	// (read from their saved overlap); rank by rank throughout (limit 1)
-	// failed no change to the batching that this did not
+	// three batches: run 1, run 2 alone rank by rank (its rows computed),
+	// run 3 (a run alone closes the batch before it; runs 1 and 3 read
+	// their saved overlap); rank by rank throughout (limit 1) failed no
+	// change to the batching that this did not
 	saveEachBatch(ctx, t, w.DB, s, runs)
 	if got := dump(); got != want {
 		t.Errorf("run %d's overlap not saved: rows and records\n%s\nwant\n%s", runs[1], got, want)
