@@ -404,7 +404,7 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
 // 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fifth figures").
 // Up to unboundedFinishKernels GPU events due, DuckDB's optimizers that pay
-// only on large inputs are off meanwhile too (ingest.SmallPlans).
+// only on large inputs are off meanwhile too (schema.SmallPlans).
 func finishSettings(ctx context.Context, db *sql.DB) (todo finishPlan, restore func() error, _ error) {
 	return finishSettingsAbove(ctx, db, unboundedFinishKernels, DuckDBFinishMiB)
 }
@@ -434,7 +434,7 @@ func finishSettingsAbove(ctx context.Context, db *sql.DB, unbounded int64, limit
 	}
 	small := func() error { return nil }
 	if todo.kernels() <= unbounded {
-		if small, err = ingest.SmallPlans(ctx, db); err != nil {
+		if small, err = schema.SmallPlans(ctx, db); err != nil {
 			return todo, nil, JoinFinishErrors(err, callers(), todo.bound.Restore(ctx))
 		}
 	}

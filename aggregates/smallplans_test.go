@@ -18,7 +18,7 @@ func optimizersOff(t *testing.T, db *sql.DB) string {
 
 // TestFinishSmallPlans: a finish whose runs due hold at most the unbounded
 // GPU events saves with the large-input optimizers off
-// (ingest.SmallPlans), a larger one (here: bound 0) with the caller's;
+// (schema.SmallPlans), a larger one (here: bound 0) with the caller's;
 // after either the caller's setting is back.
 func TestFinishSmallPlans(t *testing.T) {
 	t.Parallel()

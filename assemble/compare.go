@@ -106,7 +106,7 @@ func Compare(ctx context.Context, w *schema.Warehouse, base, cand target.Run, ba
 		}
 		return queries.CompareFetch(ctx, q, p, p.Rank)
 	}
-	restore, err := smallPlans(ctx, w.DB, total)
+	restore, err := smallPlans(ctx, w.DB, total, planBound(0))
 	if err != nil {
 		return nil, err
 	}

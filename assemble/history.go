@@ -131,7 +131,7 @@ func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analy
 		p.Pattern = sql.NullString{String: o.Kernel, Valid: true}
 		ro.Series, ro.Match = analysis.SeriesKernel, o.Kernel
 	}
-	restore, err := smallPlans(ctx, w.DB, events)
+	restore, err := smallPlans(ctx, w.DB, events, planBound(0))
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,11 @@ import (
 )
 
 // TestTriageSmallPlans: Triage computes the report of a run of at most
-// smallPlanEvents GPU events with the large-input optimizers off
+// target.SmallPlanEvents GPU events with the large-input optimizers off
 // (smallPlans) and puts the caller's setting back after; with the bound
-// under the run's events (0) it computes with the caller's. Not parallel:
-// it swaps triageCompute and smallPlanEvents (the package's parallel tests
-// start once it has put them back).
+// under the run's events it computes with the caller's.
 func TestTriageSmallPlans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "hand")
 	handTrace(t, dir, 0, 2)
@@ -40,15 +39,14 @@ func TestTriageSmallPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	var during string
-	triageCompute = func(ctx context.Context, q queries.Querier, p queries.TriageParams) (*queries.TriageData, error) {
+	o := defaultTriage
+	o.RankAll = true // computed, not the saved report
+	o.compute = func(ctx context.Context, q queries.Querier, p queries.TriageParams) (*queries.TriageData, error) {
 		during = setting(q)
 		return queries.Triage(ctx, q, p)
 	}
-	defer func() { triageCompute, smallPlanEvents = queries.Triage, target.SmallPlanEvents }()
-	o := defaultTriage
-	o.RankAll = true // computed, not the saved report
-	for _, bound := range []int64{target.SmallPlanEvents, 0} {
-		smallPlanEvents, during = bound, ""
+	for _, bound := range []int64{target.SmallPlanEvents, -1} {
+		o.planBound, during = bound, ""
 		if _, err := Triage(ctx, w, run, nil, o); err != nil {
 			t.Fatal(err)
 		}

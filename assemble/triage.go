@@ -31,6 +31,12 @@ type TriageOptions struct {
 	// Framework is taken for traces that do not say theirs ("" or "auto":
 	// the traces').
 	Framework string
+
+	// Tests' seams: the GPU events up to which a computed report is
+	// computed with the large-input optimizers off (smallPlans' bound; 0:
+	// target.SmallPlanEvents), and the computation (nil: queries.Triage).
+	planBound int64
+	compute   func(context.Context, queries.Querier, queries.TriageParams) (*queries.TriageData, error)
 }
 
 // Triage builds the triage report of run (two-trace mode: of run, the
@@ -83,7 +89,7 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 	}
 	if d == nil {
 		var err error
-		if d, err = triageComputed(ctx, w, mapping, p); err != nil {
+		if d, err = triageComputed(ctx, w, mapping, p, o); err != nil {
 			return nil, err
 		}
 	}
@@ -97,33 +103,34 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 	return rep, nil
 }
 
-// triageCompute computes a triage report (queries.Triage; a test wraps
-// it to see the settings it runs with).
-var triageCompute = queries.Triage
-
 // triageComputed computes the report p asks for, with the large-input
 // optimizers off when the run (and the mapping run) are small
 // (smallPlans): their GPU events are p's when read already, else read
 // here and handed on (queries.Triage would read the run's).
-func triageComputed(ctx context.Context, w *schema.Warehouse, mapping *target.Run, p queries.TriageParams) (_ *queries.TriageData, err error) {
+func triageComputed(ctx context.Context, w *schema.Warehouse, mapping *target.Run, p queries.TriageParams, o TriageOptions) (_ *queries.TriageData, err error) {
 	if p.GPUEvents == nil {
 		if p.GPUEvents, err = queries.TriageGPUEvents(ctx, w.DB, p.Run); err != nil {
 			return nil, err
 		}
 	}
 	events := target.GPUEvents(p.GPUEvents)
-	if mapping != nil && events <= smallPlanEvents {
+	bound := planBound(o.planBound)
+	if mapping != nil && events <= bound {
 		m, err := queries.TriageGPUEvents(ctx, w.DB, mapping.ID)
 		if err != nil {
 			return nil, err
 		}
 		events += target.GPUEvents(m)
 	}
-	restore, err := smallPlans(ctx, w.DB, events)
+	restore, err := smallPlans(ctx, w.DB, events, bound)
 	if err != nil {
 		return nil, err
 	}
-	d, err := triageCompute(ctx, w.DB, p)
+	compute := o.compute
+	if compute == nil {
+		compute = queries.Triage
+	}
+	d, err := compute(ctx, w.DB, p)
 	if err = errors.Join(err, restore()); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/catalog"
-	"github.com/tracehouse/tracehouse/ingest"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -54,7 +53,7 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 			MinShare: queries.DefaultMinShare, OverlapRows: queries.DefaultOverlapRows, GPUEvents: events}
 		restore := func() error { return nil }
 		if GPUEvents(events) <= SmallPlanEvents {
-			if restore, err = ingest.SmallPlans(ctx, db); err != nil {
+			if restore, err = schema.SmallPlans(ctx, db); err != nil {
 				return nil, err
 			}
 		}
@@ -67,7 +66,7 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 }
 
 // SmallPlanEvents is the most GPU events of the runs a report reads
-// without the optimizers that pay only on large inputs (ingest.SmallPlans):
+// without the optimizers that pay only on large inputs (schema.SmallPlans):
 // SaveTriages computing a run's triage report, and assemble's triage,
 // compare and history steps (over every run they read), as the finish
 // saves such runs: the bound under which the finish leaves DuckDB's memory

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSaveTriagesPutsOptimizersBack: SaveTriages computes a small run's
-// report with the large-input optimizers off (ingest.SmallPlans) and puts
+// report with the large-input optimizers off (schema.SmallPlans) and puts
 // the caller's setting back after.
 func TestSaveTriagesPutsOptimizersBack(t *testing.T) {
 	t.Parallel()

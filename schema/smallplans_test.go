@@ -1,16 +1,14 @@
-package ingest
+package schema
 
 import (
 	"context"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/tracehouse/tracehouse/schema"
 )
 
 // disabledOptimizers is DuckDB's disabled_optimizers setting, as a list.
-func disabledOptimizers(t *testing.T, w *schema.Warehouse) []string {
+func disabledOptimizers(t *testing.T, w *Warehouse) []string {
 	t.Helper()
 	var v string
 	if err := w.DB.QueryRow(`SELECT current_setting('disabled_optimizers')`).Scan(&v); err != nil {
@@ -31,7 +29,7 @@ func disabledOptimizers(t *testing.T, w *schema.Warehouse) []string {
 // with all of them off already it changes nothing.
 func TestSmallPlans(t *testing.T) {
 	ctx := context.Background()
-	w, err := schema.Open(ctx, schema.Memory, schema.Options{})
+	w, err := Open(ctx, Memory, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
