@@ -227,24 +227,35 @@ func triageOnce(t *testing.T, args ...string) (code int, stdout, stderr string) 
 // once.
 var demoAllRanksArgs = []string{demoDir, "--rank", "all", "--min-share", "0"}
 
-var demoAllRanksReports struct {
+var demoAllRanksReports sharedReports
+
+// demoAllRanks builds the reports of demoAllRanksArgs once.
+func demoAllRanks(t *testing.T) []*report.TriageReport {
+	t.Helper()
+	return demoAllRanksReports.get(t, "the demo's reports of every rank", demoAllRanksArgs)
+}
+
+// sharedReports are the reports of one triage command line, built once
+// per test binary by the command's own steps on a copy of the demo
+// warehouse, for the tests that print them.
+type sharedReports struct {
 	once sync.Once
 	ok   bool
 	reps []*report.TriageReport
 }
 
-// demoAllRanks builds the reports of demoAllRanksArgs once (by the
-// command's own steps, on a copy of the demo warehouse).
-func demoAllRanks(t *testing.T) []*report.TriageReport {
+// get builds the reports of args the first time (what names them in the
+// failure of a later call when that build failed).
+func (s *sharedReports) get(t *testing.T, what string, args []string) []*report.TriageReport {
 	t.Helper()
-	demoAllRanksReports.once.Do(func() {
-		demoAllRanksReports.reps, _ = triageReports(t, demoCopy(t), demoAllRanksArgs...)
-		demoAllRanksReports.ok = true
+	s.once.Do(func() {
+		s.reps, _ = triageReports(t, demoCopy(t), args...)
+		s.ok = true
 	})
-	if !demoAllRanksReports.ok {
-		t.Fatal("building the demo's reports of every rank failed (see the first failure)")
+	if !s.ok {
+		t.Fatalf("building %s failed (see the first failure)", what)
 	}
-	return demoAllRanksReports.reps
+	return s.reps
 }
 
 // llamaRankAllArgs is a triage command line whose reports (sglang-llama's,
@@ -252,24 +263,12 @@ func demoAllRanks(t *testing.T) []*report.TriageReport {
 // and testTriageRankAll as JSON: llamaRankAll builds them once.
 var llamaRankAllArgs = []string{"sglang-llama", "--rank", "all"}
 
-var llamaRankAllReports struct {
-	once sync.Once
-	ok   bool
-	reps []*report.TriageReport
-}
+var llamaRankAllReports sharedReports
 
-// llamaRankAll builds the reports of llamaRankAllArgs once (by the
-// command's own steps, on a copy of the demo warehouse).
+// llamaRankAll builds the reports of llamaRankAllArgs once.
 func llamaRankAll(t *testing.T) []*report.TriageReport {
 	t.Helper()
-	llamaRankAllReports.once.Do(func() {
-		llamaRankAllReports.reps, _ = triageReports(t, demoCopy(t), llamaRankAllArgs...)
-		llamaRankAllReports.ok = true
-	})
-	if !llamaRankAllReports.ok {
-		t.Fatal("building sglang-llama's reports of every rank failed (see the first failure)")
-	}
-	return llamaRankAllReports.reps
+	return llamaRankAllReports.get(t, "sglang-llama's reports of every rank", llamaRankAllArgs)
 }
 
 // testTriageDeterministic: the same warehouse gives byte-identical output:
