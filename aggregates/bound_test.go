@@ -17,7 +17,7 @@ import (
 // memory under the bound (3 MiB here) is made again without it, which its
 // notice says once, and the saved copies equal those of a finish that was
 // never bounded. A finish of runs this small (under
-// unboundedFinishKernels) sets no bound and leaves the caller's limit.
+// SmallRunEvents) sets no bound and leaves the caller's limit.
 func TestFinishBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -64,7 +64,7 @@ const DuckDBFinishMiB = 200
 // saves go on for the other runs and copies, and Finish returns a
 // *FinishError naming each failed run and copy. On a file warehouse
 // DuckDB's memory is bounded meanwhile (ingest.BoundFinish) when the runs
-// due hold more than unboundedFinishKernels GPU events, and on a
+// due hold more than SmallRunEvents GPU events, and on a
 // machine of 2 cores DuckDB starts no worker thread beside the saves'
 // own (ingest.CallersOnly, finishSettings).
 func Finish(ctx context.Context, db *sql.DB, cat *catalog.Catalog, minDurNS int64) error {
@@ -332,12 +332,14 @@ func union(a, b []int64) []int64 {
 	return out
 }
 
-// unboundedFinishKernels is the most GPU events of the runs due for which
-// a finish leaves DuckDB's memory unbounded (DuckDBFinishMiB): their saves
-// hold a few tens of MiB in DuckDB, and each change of its memory_limit
-// made it hand every freed page back to the kernel (jemalloc purged), which
-// the statements after it faulted in again.
-const unboundedFinishKernels = 1 << 15
+// SmallRunEvents is the most GPU events of the runs due for which a
+// finish leaves DuckDB's memory unbounded (DuckDBFinishMiB) and plans
+// without the large-input optimizers (schema.SmallPlans), and of the runs a
+// report reads for which it does the latter too (target.SmallPlans): their
+// saves hold a few tens of MiB in DuckDB, and each change of its
+// memory_limit made it hand every freed page back to the kernel (jemalloc
+// purged), which the statements after it faulted in again.
+const SmallRunEvents = 1 << 15
 
 // kernels counts the GPU events of every run with a copy due.
 func (p finishPlan) kernels() int64 {
@@ -394,7 +396,7 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // finishSettings sets DuckDB up for a finish's saves until restore, and
 // returns what is due (finishPending): its memory bounded on a file
 // warehouse (ingest.BoundFinish) when the runs due hold more than
-// unboundedFinishKernels GPU events, and no worker threads beside
+// SmallRunEvents GPU events, and no worker threads beside
 // the saves' own on a small machine (ingest.CallersOnly), whatever the
 // runs' size. With a worker, DuckDB's calling thread spun while the worker
 // held a statement's last tasks: in the one-after-another saves of a large
@@ -403,10 +405,10 @@ func FinishPerRun(ctx context.Context, db *sql.DB, cat *catalog.Catalog) error {
 // from everything else. Callers only, the finish of the 1 GB tiny-events
 // trace took 8.9-9.1 CPU-s against 10.9-12.0, the kernel-dense one's
 // 18.1-21.0 against 21.6-21.9 (bench/README.md, "Twenty-fifth figures").
-// Up to unboundedFinishKernels GPU events due, DuckDB's optimizers that pay
+// Up to SmallRunEvents GPU events due, DuckDB's optimizers that pay
 // only on large inputs are off meanwhile too (schema.SmallPlans).
 func finishSettings(ctx context.Context, db *sql.DB) (todo finishPlan, restore func() error, _ error) {
-	return finishSettingsAbove(ctx, db, unboundedFinishKernels, DuckDBFinishMiB)
+	return finishSettingsAbove(ctx, db, SmallRunEvents, DuckDBFinishMiB)
 }
 
 // finishSettingsAbove is finishSettings bounding DuckDB's memory to

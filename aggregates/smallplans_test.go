@@ -28,7 +28,7 @@ func TestFinishSmallPlans(t *testing.T) {
 	for _, tc := range []struct {
 		unbounded int64
 		small     bool
-	}{{unboundedFinishKernels, true}, {0, false}} {
+	}{{SmallRunEvents, true}, {0, false}} {
 		todo, restore, err := finishSettingsAbove(ctx, w.DB, tc.unbounded, DuckDBFinishMiB)
 		if err != nil {
 			t.Fatal(err)

@@ -81,7 +81,7 @@ func Compare(ctx context.Context, w *schema.Warehouse, base, cand target.Run, ba
 		MinDeltaNS: o.MinDeltaUS * 1000, MinSharePct: 1, Stage: o.Stage, RankAll: o.RankAll, KeepEdges: o.KeepEdges,
 		AllowUntested: o.AllowUntested}
 	// Both runs' GPU events (which ranks have some, and whether both
-	// runs are small: smallPlans).
+	// runs are small: target.SmallPlans).
 	events := map[int64][]queries.TriageGPUEventsRow{}
 	var total int64
 	for _, r := range []target.Run{base, cand} {
@@ -106,7 +106,7 @@ func Compare(ctx context.Context, w *schema.Warehouse, base, cand target.Run, ba
 		}
 		return queries.CompareFetch(ctx, q, p, p.Rank)
 	}
-	restore, err := smallPlans(ctx, w.DB, total, planBound(0))
+	restore, err := target.SmallPlans(ctx, w.DB, total, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analy
 	for i, r := range runs {
 		ids[i] = r.RunID
 	}
-	// The selected runs' GPU events, from the runs' summary (smallPlans).
+	// The selected runs' GPU events, from the runs' summary (target.SmallPlans).
 	var events int64
 	for _, r := range rows {
 		if slices.Contains(ids, r.RunID) {
@@ -131,7 +131,7 @@ func History(ctx context.Context, w *schema.Warehouse, o HistoryOptions) (*analy
 		p.Pattern = sql.NullString{String: o.Kernel, Valid: true}
 		ro.Series, ro.Match = analysis.SeriesKernel, o.Kernel
 	}
-	restore, err := smallPlans(ctx, w.DB, events, planBound(0))
+	restore, err := target.SmallPlans(ctx, w.DB, events, 0)
 	if err != nil {
 		return nil, err
 	}

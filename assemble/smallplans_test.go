@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/queries"
-	"github.com/tracehouse/tracehouse/target"
 )
 
 // TestTriageSmallPlans: Triage computes the report of a run of at most
-// target.SmallPlanEvents GPU events with the large-input optimizers off
-// (smallPlans) and puts the caller's setting back after; with the bound
+// aggregates.SmallRunEvents GPU events with the large-input optimizers off
+// (target.SmallPlans) and puts the caller's setting back after; with the bound
 // under the run's events it computes with the caller's.
 func TestTriageSmallPlans(t *testing.T) {
 	t.Parallel()
@@ -45,7 +45,7 @@ func TestTriageSmallPlans(t *testing.T) {
 		during = setting(q)
 		return queries.Triage(ctx, q, p)
 	}
-	for _, bound := range []int64{target.SmallPlanEvents, -1} {
+	for _, bound := range []int64{aggregates.SmallRunEvents, -1} {
 		o.planBound, during = bound, ""
 		if _, err := Triage(ctx, w, run, nil, o); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tracehouse/tracehouse/aggregates"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/schema"
@@ -33,8 +34,9 @@ type TriageOptions struct {
 	Framework string
 
 	// Tests' seams: the GPU events up to which a computed report is
-	// computed with the large-input optimizers off (smallPlans' bound; 0:
-	// target.SmallPlanEvents), and the computation (nil: queries.Triage).
+	// computed with the large-input optimizers off (target.SmallPlans'
+	// bound; 0: aggregates.SmallRunEvents), and the computation (nil:
+	// queries.Triage).
 	planBound int64
 	compute   func(context.Context, queries.Querier, queries.TriageParams) (*queries.TriageData, error)
 }
@@ -105,7 +107,7 @@ func Triage(ctx context.Context, w *schema.Warehouse, run target.Run, mapping *t
 
 // triageComputed computes the report p asks for, with the large-input
 // optimizers off when the run (and the mapping run) are small
-// (smallPlans): their GPU events are p's when read already, else read
+// (target.SmallPlans): their GPU events are p's when read already, else read
 // here and handed on (queries.Triage would read the run's).
 func triageComputed(ctx context.Context, w *schema.Warehouse, mapping *target.Run, p queries.TriageParams, o TriageOptions) (_ *queries.TriageData, err error) {
 	if p.GPUEvents == nil {
@@ -114,7 +116,10 @@ func triageComputed(ctx context.Context, w *schema.Warehouse, mapping *target.Ru
 		}
 	}
 	events := target.GPUEvents(p.GPUEvents)
-	bound := planBound(o.planBound)
+	bound := o.planBound
+	if bound == 0 {
+		bound = aggregates.SmallRunEvents
+	}
 	if mapping != nil && events <= bound {
 		m, err := queries.TriageGPUEvents(ctx, w.DB, mapping.ID)
 		if err != nil {
@@ -122,7 +127,7 @@ func triageComputed(ctx context.Context, w *schema.Warehouse, mapping *target.Ru
 		}
 		events += target.GPUEvents(m)
 	}
-	restore, err := smallPlans(ctx, w.DB, events, bound)
+	restore, err := target.SmallPlans(ctx, w.DB, events, bound)
 	if err != nil {
 		return nil, err
 	}

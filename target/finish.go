@@ -51,11 +51,9 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 		}
 		p := queries.TriageParams{Run: run, Rank: sql.NullInt64{Int64: rank, Valid: true},
 			MinShare: queries.DefaultMinShare, OverlapRows: queries.DefaultOverlapRows, GPUEvents: events}
-		restore := func() error { return nil }
-		if GPUEvents(events) <= SmallPlanEvents {
-			if restore, err = schema.SmallPlans(ctx, db); err != nil {
-				return nil, err
-			}
+		restore, err := SmallPlans(ctx, db, GPUEvents(events), 0)
+		if err != nil {
+			return nil, err
 		}
 		d, err := queries.Triage(ctx, db, p)
 		if err = errors.Join(err, restore()); err != nil {
@@ -65,15 +63,22 @@ func SaveTriages(ctx context.Context, db *sql.DB) error {
 	})
 }
 
-// SmallPlanEvents is the most GPU events of the runs a report reads
-// without the optimizers that pay only on large inputs (schema.SmallPlans):
-// SaveTriages computing a run's triage report, and assemble's triage,
-// compare and history steps (over every run they read), as the finish
-// saves such runs: the bound under which the finish leaves DuckDB's memory
-// unbounded too (32,768). A report over more keeps them (a compressed
-// materialization holds less memory; a join filter skips rows of large
-// scans).
-const SmallPlanEvents = 1 << 15
+// SmallPlans turns DuckDB's optimizers that pay only on large inputs off
+// (schema.SmallPlans) until restore when events, the GPU events of every
+// run a step reads, are at most bound (0: aggregates.SmallRunEvents, the
+// finish's bound), and changes nothing above it: SaveTriages computing a
+// run's triage report, and assemble's triage, compare and history steps.
+// A report over more keeps them (a compressed materialization holds less
+// memory; a join filter skips rows of large scans).
+func SmallPlans(ctx context.Context, db *sql.DB, events, bound int64) (restore func() error, _ error) {
+	if bound == 0 {
+		bound = aggregates.SmallRunEvents
+	}
+	if events > bound {
+		return func() error { return nil }, nil
+	}
+	return schema.SmallPlans(ctx, db)
+}
 
 // GPUEvents sums a run's GPU events (queries.TriageGPUEvents) over its
 // stages and ranks.
