@@ -23,24 +23,13 @@ func TestFinishBounded(t *testing.T) {
 	ctx := context.Background()
 	// ingested is a copy of a warehouse holding the demo's sglang-llama run,
 	// ingested and not finished, whose caller set DuckDB's memory limit to
-	// 3 GiB (as schematest.Limited), and a reader of the limit in force:
+	// 3 GiB (schematest.LimitedFrom), and a reader of the limit in force:
 	// the start each of the four finishes below had from an ingest of its
 	// own into schematest.Limited's warehouse (the ingest's own bound and
 	// its restore are ingest's tests').
 	ingested := func() (*schema.Warehouse, func() string) {
 		t.Helper()
-		w := schematest.Open(t, demoTemplate(t, "sglang-llama"))
-		if _, err := w.DB.Exec(`SET memory_limit = '3GiB'`); err != nil {
-			t.Fatal(err)
-		}
-		return w, func() string {
-			t.Helper()
-			var s string
-			if err := w.DB.QueryRow(`SELECT current_setting('memory_limit')`).Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
+		return schematest.LimitedFrom(t, demoTemplate(t, "sglang-llama"))
 	}
 	dump := func(w *schema.Warehouse) string {
 		t.Helper()

@@ -195,7 +195,13 @@ func Open(tb testing.TB, template string) *schema.Warehouse {
 // the caller's limit back (ingest's loads, aggregates' finish).
 func Limited(tb testing.TB) (*schema.Warehouse, func() string) {
 	tb.Helper()
-	w := Open(tb, "")
+	return LimitedFrom(tb, "")
+}
+
+// LimitedFrom is Limited on a copy of template (Open's).
+func LimitedFrom(tb testing.TB, template string) (*schema.Warehouse, func() string) {
+	tb.Helper()
+	w := Open(tb, template)
 	if _, err := w.DB.Exec(`SET memory_limit = '3GiB'`); err != nil {
 		tb.Fatal(err)
 	}
