@@ -113,6 +113,7 @@ func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch, kno
 			}
 		}
 		if len(b.runs) > 1 {
+			before := len(failed)
 			for _, run := range b.runs {
 				alone := batch{runs: []int64{run}, perRank: true}
 				for _, r := range b.ranks {
@@ -123,6 +124,13 @@ func saveIsolated(ctx context.Context, db *sql.DB, store string, bs []batch, kno
 				if err := one(alone); err != nil {
 					return err
 				}
+			}
+			// Every run saved alone: nothing but the batch explains the
+			// error, so it is said; silent, a batch that can never be
+			// saved would only cost each finish its time twice.
+			if len(failed) == before {
+				notice(ctx, fmt.Sprintf("saving the %s of runs %s together failed, so each was saved alone "+
+					"(the same rows, more time): %s", store, runLabels(ctx, db, b.runs), firstLine(err)))
 			}
 			return nil
 		}
@@ -178,7 +186,9 @@ type noticeKey struct{}
 // WithNotice returns ctx carrying notice, which hears one line for each
 // save of a finish that ran out of the finish's memory bound and was made
 // again without it (finishPlan.liftBound): the copies are the same, but
-// the finish may take more memory than its bound says.
+// the finish may take more memory than its bound says; and one for each
+// batch of several runs that failed while each of its runs then saved
+// alone (saveIsolated).
 func WithNotice(ctx context.Context, notice func(string)) context.Context {
 	return context.WithValue(ctx, noticeKey{}, notice)
 }

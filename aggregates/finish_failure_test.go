@@ -143,6 +143,65 @@ func TestFinishInterruptedRecordsNothing(t *testing.T) {
 	}
 }
 
+// TestBatchFailureSaidWhenEachRunSaves: a batch of several runs that
+// fails while each of its runs then saves alone is said, once, naming the
+// runs and the batch's error (a batching bug would otherwise only cost
+// time, silently); a run that fails alone too is a FinishFailure and no
+// such notice, and a batch that saves says nothing.
+func TestBatchFailureSaidWhenEachRunSaves(t *testing.T) {
+	t.Parallel()
+	w := threeDemoRuns(t)
+	base := context.Background()
+	p, err := finishPending(base, w.DB)
+	runs := p.overlap
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("pending: %v %v", runs, err)
+	}
+	labels := map[int64]string{}
+	for _, label := range []string{"sglang-llama", "tokenspeed-deepseek", "trtllm-llama"} {
+		labels[runID(t, w, label)] = label
+	}
+	for _, c := range []struct {
+		name      string
+		fails     func(b batch) bool
+		wantNotes []string
+		wantFail  []string
+	}{
+		{"batch fails, runs save", func(b batch) bool { return len(b.runs) > 1 },
+			[]string{"saving the overlap of runs " + labels[runs[0]] + ", " + labels[runs[1]] + ", " + labels[runs[2]] +
+				" together failed, so each was saved alone (the same rows, more time): boom"}, nil},
+		{"one run fails alone too", func(b batch) bool { return len(b.runs) > 1 || b.runs[0] == runs[1] },
+			nil, []string{labels[runs[1]]}},
+		{"nothing fails", func(batch) bool { return false }, nil, nil},
+	} {
+		var notes []string
+		ctx := WithNotice(base, func(msg string) { notes = append(notes, msg) })
+		var saved []int64
+		err := saveIsolated(ctx, w.DB, "overlap", []batch{{runs: runs}}, &p, func(ctx context.Context, db *sql.DB, b batch) error {
+			if c.fails(b) {
+				return errors.New("boom\nsecond line")
+			}
+			saved = append(saved, b.runs...)
+			return nil
+		})
+		var failed []string
+		var fe *FinishError
+		if errors.As(err, &fe) {
+			for _, f := range fe.Failures {
+				failed = append(failed, f.Label)
+			}
+		} else if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !reflect.DeepEqual(notes, c.wantNotes) || !reflect.DeepEqual(failed, c.wantFail) {
+			t.Errorf("%s: notices %q, failures %q; want %q, %q", c.name, notes, failed, c.wantNotes, c.wantFail)
+		}
+		if want := len(runs) - len(c.wantFail); len(saved) != want {
+			t.Errorf("%s: saved runs %v, want %d", c.name, saved, want)
+		}
+	}
+}
+
 // runID is the id of the run labelled label.
 func runID(t *testing.T, w *schema.Warehouse, label string) int64 {
 	t.Helper()
