@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/tracehouse/tracehouse/lake"
 	"github.com/tracehouse/tracehouse/queries"
 	"github.com/tracehouse/tracehouse/schema"
 )
@@ -77,15 +80,7 @@ func TestReadersNeverCreateTheWarehouse(t *testing.T) {
 func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
 	t.Parallel()
 	db := demoCopy(t)
-	code, out, stderr := demoOnce(t, "schema", "--format", "json")
-	if code != 0 {
-		t.Fatalf("schema: exit %d: %s", code, stderr)
-	}
-	var objs []schemaJSON
-	if err := json.Unmarshal([]byte(out), &objs); err != nil {
-		t.Fatal(err)
-	}
-	code, out, stderr = runCmd(t, "--db", db, "--format", "json", "sql", `SELECT table_name AS object, column_name AS name,
+	code, out, stderr := runCmd(t, "--db", db, "--format", "json", "sql", `SELECT table_name AS object, column_name AS name,
 		coalesce(comment, '') AS description FROM duckdb_columns()
 		WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal
 		ORDER BY table_name, column_index`)
@@ -102,29 +97,23 @@ func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
 	}
 	// words, with line breaks and the wrapped lines' indentation gone
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	// The warehouse as `schema` opens it.
-	ctx := context.Background()
-	w, err := parseCmd(t, db, "table", newCmdSchema).Warehouse(ctx, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	objects := 0
-	for _, o := range objs {
-		if o.Kind != "table" && o.Kind != "view" {
-			continue
+	// What `schema` lists, then `schema NAME`'s rows of each table and
+	// view: read once by the command's steps (demoSchemaRows) and printed
+	// at both widths by its print step (schemaPrint): the output is a
+	// function of them.
+	var objs []queries.SchemaObjectsRow
+	var names []string
+	for _, o := range demoSchemaRows(t, "")[""] {
+		if o.Kind == "table" || o.Kind == "view" {
+			objs = append(objs, o)
+			names = append(names, o.Name)
 		}
-		objects++
+	}
+	read := demoSchemaRows(t, names...)
+	for _, o := range objs {
 		cols := columns[o.Name]
 		if len(cols) == 0 {
 			t.Errorf("%s %s: no columns in duckdb_columns", o.Kind, o.Name)
-		}
-		// `schema NAME`'s rows, read once and printed at both widths by
-		// the command's print step (schemaPrint): the output is a
-		// function of them.
-		rows, err := queries.SchemaObjects(ctx, w.DB, o.Name)
-		if err != nil {
-			t.Fatalf("schema %s: %v", o.Name, err)
 		}
 		for _, columns := range []string{"", "60"} {
 			env := func(k string) string {
@@ -136,7 +125,7 @@ func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
 			opts := parseCmdEnv(t, env, db, "table", newCmdSchema, o.Name)
 			io, out, _ := testIO("")
 			opts.IO = io
-			if err := schemaPrint(opts, rows); err != nil {
+			if err := schemaPrint(opts, read[o.Name]); err != nil {
 				t.Fatalf("schema %s: %v", o.Name, err)
 			}
 			text := words(out.String())
@@ -149,9 +138,79 @@ func TestSchemaPrintsDescriptionsWhole(t *testing.T) {
 			}
 		}
 	}
-	if objects < 20 {
-		t.Errorf("only %d tables and views listed", objects)
+	if len(objs) < 20 {
+		t.Errorf("only %d tables and views listed", len(objs))
 	}
+}
+
+// demoSchema holds the rows `schema [NAME]` reads of the demo warehouse,
+// by NAME ("" for the list): demoSchemaRows.
+var demoSchema struct {
+	sync.Mutex
+	rows map[string][]queries.SchemaObjectsRow
+}
+
+// demoSchemaRows gives the rows `schema NAME` reads of the demo warehouse
+// for each of objects ("" for the list), read by the command's steps but
+// its print step (schemaRun: open as schema opens, lake.Describe,
+// queries.SchemaObjects) once per test binary and NAME, those not read
+// yet on one open of a copy. The rows come from the binary's migrations
+// and SQL library, not from the runs the warehouse holds or their tags:
+// the tests that print `schema` of a warehouse this binary wrote print
+// them (schemaPrinted).
+func demoSchemaRows(t *testing.T, objects ...string) map[string][]queries.SchemaObjectsRow {
+	t.Helper()
+	demoSchema.Lock()
+	defer demoSchema.Unlock()
+	if demoSchema.rows == nil {
+		demoSchema.rows = map[string][]queries.SchemaObjectsRow{}
+	}
+	var missing []string
+	for _, o := range objects {
+		if _, ok := demoSchema.rows[o]; !ok && !slices.Contains(missing, o) {
+			missing = append(missing, o)
+		}
+	}
+	if len(missing) > 0 {
+		ctx := context.Background()
+		w, err := parseCmd(t, demoCopy(t), "table", newCmdSchema).Warehouse(ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if err := lake.Describe(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range missing {
+			rows, err := queries.SchemaObjects(ctx, w.DB, o)
+			if err != nil {
+				t.Fatalf("schema %s: %v", o, err)
+			}
+			demoSchema.rows[o] = rows
+		}
+	}
+	got := map[string][]queries.SchemaObjectsRow{}
+	for _, o := range objects {
+		got[o] = demoSchema.rows[o]
+	}
+	return got
+}
+
+// schemaPrinted is what `schema ARGS --format format` prints of rows by
+// its print step (schemaPrint), fitted to width (as $COLUMNS, or 0 for
+// --wide, sets it; -1: the command line's own).
+func schemaPrinted(t *testing.T, rows []queries.SchemaObjectsRow, format string, width int, args ...string) string {
+	t.Helper()
+	opts := parseCmd(t, "unused.duckdb", format, newCmdSchema, args...)
+	io, out, _ := testIO("")
+	opts.IO = io
+	if width >= 0 {
+		opts.Width = width
+	}
+	if err := schemaPrint(opts, rows); err != nil {
+		t.Fatalf("schema %v: %v", args, err)
+	}
+	return out.String()
 }
 
 // TestSchemaReadOnlyStaleLibrary: `schema` (a read-only command) on a
@@ -181,12 +240,16 @@ func TestSchemaReadOnlyStaleLibrary(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"schema"}, {"schema", "kernel_events"}, {"schema", "kernel_family"}} {
-		// a new warehouse (written with this binary's library) says
-		code, want, stderr := runCmd(t, append([]string{"--db", ":memory:", "--format", "csv"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v on a new warehouse: %s", args, stderr)
+	objects := []string{"", "kernel_events", "kernel_family"}
+	fresh := demoSchemaRows(t, objects...)
+	for _, object := range objects {
+		args := []string{"schema"}
+		if object != "" {
+			args = append(args, object)
 		}
+		// a warehouse written with this binary's library (the demo's,
+		// its rows read once per test binary) says
+		want := schemaPrinted(t, fresh[object], "csv", -1, args[1:]...)
 		code, got, stderr := runCmd(t, append([]string{"--db", db, "--format", "csv"}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: %s", args, stderr)

@@ -79,8 +79,9 @@ func TestTextFitsTheWidth(t *testing.T) {
 // checks that no line is wider than the width, and that with --wide
 // nothing is cut (no "…" or "..."). A report (triage, compare, history) is
 // built once, by the command's steps, and printed at each width by its
-// print step (builtReport): only the printing reads the width; the other
-// commands, whose reading is cheap, run whole at each width.
+// print step (builtReport): only the printing reads the width; schema's
+// rows too (demoSchemaRows); the other commands, whose reading is cheap,
+// run whole at each width.
 func widthGoldens(t *testing.T, db, name string, args ...string) {
 	t.Helper()
 	// compare and history may exit 1 (cannot decide) or 3 (regression):
@@ -98,6 +99,19 @@ func widthGoldens(t *testing.T, db, name string, args ...string) {
 		}
 	case args[0] == "triage", args[0] == "compare", args[0] == "history":
 		printAt = builtReport(t, db, args[0], args[1:]...)
+	case args[0] == "schema":
+		// The rows schema reads hold no runs, tags or source directories
+		// (what TestTextFitsTheWidth changed): the demo's, read once for
+		// the package's tests (demoSchemaRows), printed by schema's print
+		// step.
+		object := ""
+		if len(args) > 1 {
+			object = args[1]
+		}
+		rows := demoSchemaRows(t, object)[object]
+		printAt = func(format, dir string, width int) string {
+			return schemaPrinted(t, rows, format, width, args[1:]...)
+		}
 	}
 	// output is what ARGS print at width cols (0: --wide)
 	output := func(cols int) string {
