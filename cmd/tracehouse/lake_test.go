@@ -157,7 +157,7 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 	own := map[string]bool{"kernel_overlap_runs": true, "step_store_runs": true, "device_busy_store": true}
 	// (the lake's bookkeeping views keep the columns, so the descriptions,
 	// of the warehouse tables they stand for)
-	objects := []string{"", "traces", "kernels", "runs", "kernel_events", "kernel_overlap_runs", "step_store_runs", "device_busy_store"}
+	objects := schemaObjectsRead
 	// (the warehouse's: the demo's rows, read once per test binary)
 	wants := demoSchemaRows(t, objects...)
 	io, _, _ := testIO("")
