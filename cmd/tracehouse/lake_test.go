@@ -161,7 +161,7 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 	// (the warehouse's: the demo's rows, read once per test binary)
 	wants := demoSchemaRows(t, objects...)
 	io, _, _ := testIO("")
-	gots := schemaOutputs(t, (&Factory{IO: io, Getenv: testEnv, lake: exported}).warehouse(), objects)
+	gots := schemaOutputs(t, (&Factory{IO: io, Getenv: testEnv, lake: exported}).warehouse(), "json", objects)
 	for _, object := range objects {
 		var args []string
 		if object != "" {
@@ -190,12 +190,13 @@ func testLakeSchema(t *testing.T, db, exported, ingested string) {
 	}
 }
 
-// schemaOutputs is what `schema [OBJECT] --format json` prints for each
-// of objects ("" for the list), by the command's own steps (open,
+// schemaOutputs is what `schema [OBJECT] --format format` prints for
+// each of objects ("" for the list), by the command's own steps (open,
 // describe, read the object's rows, print them: schemaRun) on one open
 // of the lake (or warehouse) open opens, rather than one open per object:
-// an open of a lake costs more than the rows it reads here.
-func schemaOutputs(t *testing.T, open target.Opener, objects []string) map[string]string {
+// an open of a lake, or of a warehouse whose SQL library is older than
+// the binary, costs more than the rows it reads here.
+func schemaOutputs(t *testing.T, open target.Opener, format string, objects []string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	w, err := open(ctx, false)
@@ -213,7 +214,7 @@ func schemaOutputs(t *testing.T, open target.Opener, objects []string) map[strin
 		if object != "" {
 			args = append(args, object)
 		}
-		opts := parseCmd(t, "unused.duckdb", "json", newCmdSchema, args...)
+		opts := parseCmd(t, "unused.duckdb", format, newCmdSchema, args...)
 		io, out, _ := testIO("")
 		opts.IO = io
 		rows, err := queries.SchemaObjects(ctx, w.DB, opts.Object)
