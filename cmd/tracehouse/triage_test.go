@@ -271,6 +271,19 @@ func llamaRankAll(t *testing.T) []*report.TriageReport {
 	return llamaRankAllReports.get(t, "sglang-llama's reports of every rank", llamaRankAllArgs)
 }
 
+// demoTwoTraceArgs is the two-trace triage of the demo's runs whose
+// reports testTriageTwoTrace and the triage-two-trace width goldens print
+// as text: demoTwoTrace builds them once.
+var demoTwoTraceArgs = []string{"--mapping", "sglang-mapping", "--formal", "sglang-formal"}
+
+var demoTwoTraceReports sharedReports
+
+// demoTwoTrace builds the reports of demoTwoTraceArgs once.
+func demoTwoTrace(t *testing.T) []*report.TriageReport {
+	t.Helper()
+	return demoTwoTraceReports.get(t, "the demo's two-trace reports", demoTwoTraceArgs)
+}
+
 // testTriageDeterministic: the same warehouse gives byte-identical output:
 // each command's output is its golden file's, written by another process
 // from another ingest. (sglang-llama --rank all's, as the command's print
@@ -370,16 +383,15 @@ func testTriageCSVOut(t *testing.T, db string) {
 func testTriageEmptyKernelTable(t *testing.T, db string) {
 	_, all, _ := runTriage(db, "sglang-llama", "--min-share", "0", "--stage", "decode", "--format", "json")
 	names := len(decodeReports[report.TriageReport](t, all)[0].Stages[0].Kernels)
-	code, out, stderr := runTriage(db, "sglang-llama", "--min-share", "99", "--stage", "decode")
-	if code != 0 {
-		t.Fatal(stderr)
-	}
+	// --min-share 99's report, built once by the command's steps and
+	// printed as text and JSON by its print step
+	printAs := builtReport(t, db, "triage", "sglang-llama", "--min-share", "99", "--stage", "decode")
+	out := printAs("table", "", -1)
 	msg := fmt.Sprintf("(no kernel reached 99%% of summed kernel time; %d hidden, --min-share 0 shows all)", names)
 	if names < 10 || !strings.Contains(out, msg) {
 		t.Errorf("no empty-table row %q:\n%s", msg, out)
 	}
-	_, js, _ := runTriage(db, "sglang-llama", "--min-share", "99", "--stage", "decode", "--format", "json")
-	r := decodeReports[report.TriageReport](t, js)[0]
+	r := decodeReports[report.TriageReport](t, printAs("json", "", -1))[0]
 	if len(r.Stages) != 1 || len(r.Stages[0].Kernels) != 0 || r.Stages[0].KernelsHidden != int64(names) ||
 		r.Stages[0].HiddenTimeNS != r.Stages[0].Totals.KernelTimeNS {
 		t.Errorf("json: %+v", r.Stages)
@@ -407,7 +419,9 @@ func testTriageRankAll(t *testing.T, db string) {
 			}
 		}
 	}
-	_, out, _ := runTriage(db, "sglang-llama", "--rank", "all", "--stage", "prefill")
+	// the same reports in text, as `triage sglang-llama --rank all` prints
+	// them (the table golden testTriageDeterministic holds them to)
+	out := printTriage(t, llamaRankAll(t), "table", "", -1, llamaRankAllArgs...)
 	if !strings.Contains(out, "Rank spread") || !strings.Contains(out, "extend/prefill (all ranks)") {
 		t.Errorf("text lacks the rank-spread column:\n%s", out)
 	}
@@ -442,7 +456,10 @@ func testTriageTwoTrace(t *testing.T, db string) {
 	if dec.Stage != "decode" || dec.Coverage.CoveragePct < 99 || s.Stages[1].Coverage.CoveragePct > 20 {
 		t.Errorf("decode coverage: mapped %.1f%%, own %.1f%%", dec.Coverage.CoveragePct, s.Stages[1].Coverage.CoveragePct)
 	}
-	_, text, _ := runTriage(db, "--mapping", "sglang-mapping", "--formal", "sglang-formal")
+	// the demo's two-trace report as `triage --mapping sglang-mapping
+	// --formal sglang-formal` prints it (demoTwoTrace: built once, held to
+	// width goldens too)
+	text := printTriage(t, demoTwoTrace(t), "table", "", -1, demoTwoTraceArgs...)
 	if !strings.Contains(text, "Mode: mapping-formal") || !strings.Contains(text, "Mapping coverage: ") {
 		t.Errorf("two-trace header:\n%s", text)
 	}

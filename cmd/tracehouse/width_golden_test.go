@@ -24,7 +24,7 @@ var widthCases = []struct {
 	{"triage-tokenspeed-deepseek", []string{"triage", "--timeline", "1", "tokenspeed-deepseek"}},
 	{"triage-vllm-qwen-moe", []string{"triage", "vllm-qwen-moe"}},
 	{"triage-trtllm-llama", []string{"triage", "trtllm-llama"}},
-	{"triage-two-trace", []string{"triage", "--mapping", "sglang-mapping", "--formal", "sglang-formal"}},
+	{"triage-two-trace", append([]string{"triage"}, demoTwoTraceArgs...)},
 	{"compare-sglang", []string{"compare", "sglang-llama", "sglang-formal"}},
 	{"compare-stages", []string{"compare", "sglang-llama", "trtllm-llama"}},
 	{"history-step-time", []string{"history", "--metric", "step_time"}},
@@ -96,6 +96,12 @@ func widthGoldens(t *testing.T, db, name string, args ...string) {
 		reps := llamaRankAll(t)
 		printAt = func(format, dir string, width int) string {
 			return printTriage(t, reps, format, dir, width, llamaRankAllArgs...)
+		}
+	case args[0] == "triage" && slices.Equal(args[1:], demoTwoTraceArgs):
+		// the demo's, as llamaRankAll's (demoTwoTrace)
+		reps := demoTwoTrace(t)
+		printAt = func(format, dir string, width int) string {
+			return printTriage(t, reps, format, dir, width, demoTwoTraceArgs...)
 		}
 	case args[0] == "triage", args[0] == "compare", args[0] == "history":
 		printAt = builtReport(t, db, args[0], args[1:]...)
