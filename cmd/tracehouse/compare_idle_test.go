@@ -80,13 +80,12 @@ func TestCompareCPUSlowed(t *testing.T) {
 	if code, _, stderr := runCmd(t, "--db", db, "ingest", root); code != 0 {
 		t.Fatalf("ingest: exit %d: %s", code, stderr)
 	}
-	code, out, stderr := runCompare(db, "cpu-base", "cpu-slow", "--format", "json")
-	if code != 0 {
-		t.Fatalf("compare: exit %d: %s", code, stderr)
-	}
+	// the compare, built once by the command's steps and printed as JSON
+	// and text by its print step
+	printAs := builtReport(t, db, "compare", "cpu-base", "cpu-slow")
 	var r analysis.CompareReport
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
+	if out := printAs("json", "", -1); json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("compare JSON: %s", out)
 	}
 	if len(r.Stages) != 1 || r.Stages[0].Stage != "decode" {
 		t.Fatalf("stages %+v", r.Stages)
@@ -131,8 +130,7 @@ func TestCompareCPUSlowed(t *testing.T) {
 		t.Errorf("step time: %+v, want a regression", st.Summary[0])
 	}
 	// The text names the cause.
-	code, out, _ = runCompare(db, "cpu-base", "cpu-slow")
-	if code != 0 || !strings.Contains(out, "idle: host-bound") {
-		t.Errorf("text (exit %d) does not name host-bound idle:\n%s", code, out)
+	if out := printAs("table", "", -1); !strings.Contains(out, "idle: host-bound") {
+		t.Errorf("text does not name host-bound idle:\n%s", out)
 	}
 }

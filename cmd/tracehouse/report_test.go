@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/tracehouse/tracehouse/analysis"
+	"github.com/tracehouse/tracehouse/assemble"
 	"github.com/tracehouse/tracehouse/report"
 	"github.com/tracehouse/tracehouse/synth"
 )
@@ -342,7 +344,7 @@ func testReportWhole(t *testing.T, db string) {
 	}
 	// What the browser shows is what `tracehouse history` says, asked
 	// separately.
-	_, cli := historyJSON(t, db, "--metric", "step_time")
+	cli := reportHistoryJSON(t, db, "--metric", "step_time")
 	checkHistoryCharts(t, "chart in the DOM", historyCharts(t, dom), []analysis.HistoryReport{cli})
 	got := svgCharts(t, dom)
 	for kind, bars := range want {
@@ -358,6 +360,55 @@ func testReportWhole(t *testing.T, db string) {
 	}
 	t.Logf("charts: %d families, %d kernels, %d timelines, %d+%d compare, %d history", len(got["families"]), len(got["kernels"]),
 		len(got["timeline"]), len(got["delta families"]), len(got["delta kernels"]), len(got["history"]))
+}
+
+// reportHistoryMemo holds the histories testReportWhole and
+// testReportHistory read of TestReportEndToEnd's warehouse (read-only to
+// them): db and a history's args joined by NUL -> *memoHistory.
+var reportHistoryMemo sync.Map
+
+type memoHistory struct {
+	once sync.Once
+	rep  *analysis.HistoryReport
+}
+
+// reportHistory is what `history ARGS --format format` prints on db, its
+// report built once per test binary by the command's steps (as
+// builtReport's) and printed by its print step.
+func reportHistory(t *testing.T, db, format string, args ...string) string {
+	t.Helper()
+	v, _ := reportHistoryMemo.LoadOrStore(strings.Join(append([]string{db}, args...), "\x00"), &memoHistory{})
+	m := v.(*memoHistory)
+	m.once.Do(func() {
+		opts := parseCmd(t, db, "table", newCmdHistory, args...)
+		w, err := opts.Warehouse(opts.Ctx, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if m.rep, err = assemble.History(opts.Ctx, w, opts.HistoryOptions); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if m.rep == nil {
+		t.Fatalf("history %v: its build failed (see the first failure)", args)
+	}
+	o := parseCmd(t, "unused.duckdb", format, newCmdHistory, args...)
+	io, out, _ := testIO("")
+	o.IO = io
+	_ = historyPrint(o, m.rep) // (the exit status: the goldens')
+	return out.String()
+}
+
+// reportHistoryJSON is reportHistory's JSON, decoded.
+func reportHistoryJSON(t *testing.T, db string, args ...string) analysis.HistoryReport {
+	t.Helper()
+	out := reportHistory(t, db, "json", args...)
+	var r analysis.HistoryReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("history %v: %v\n%s", args, err, out)
+	}
+	return r
 }
 
 // svgCharts counts, per chart kind, the bars each chart of the DOM holds,
@@ -437,17 +488,14 @@ func testReportHistory(t *testing.T, db string) {
 	var cli []analysis.HistoryReport
 	var stages int
 	for _, h := range reportHistories {
-		_, r := historyJSON(t, db, h.args...)
+		r := reportHistoryJSON(t, db, h.args...)
 		if len(r.Stages) == 0 {
 			t.Fatalf("history %v has no stage", h.args)
 		}
 		cli = append(cli, r)
 		stages += len(r.Stages)
 		// The markdown holds history's own tables, row for row.
-		code, out, errOut := runHistory(db, append(h.args, "--format", "markdown")...)
-		if code != 0 {
-			t.Fatalf("history %v: exit %d: %s", h.args, code, errOut)
-		}
+		out := reportHistory(t, db, "markdown", h.args...)
 		for _, l := range strings.Split(out, "\n") {
 			if strings.HasPrefix(l, "| ") && !strings.Contains(string(md), l+"\n") {
 				t.Errorf("report markdown lacks history's row %q", l)
