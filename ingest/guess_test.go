@@ -64,15 +64,13 @@ func TestGuessedSplitStoresEveryEvent(t *testing.T) {
 	}
 }
 
-// TestGuessedSplitErrorPositioned: a damaged event after guessed batches is
-// named by its index and byte, as a split that finds every event's end
-// names it.
-func TestGuessedSplitErrorPositioned(t *testing.T) {
-	t.Parallel()
+// guessedSplitRefused: a damaged event after guessed batches is named by
+// its index and byte, as a split that finds every event's end names it.
+// It writes the trace into dir and returns how it is refused.
+func guessedSplitRefused(t *testing.T, dir string) []refused {
 	const n, bad = 6000, 5001
 	doc, evs := kinetoKernels(n, false, bad)
-	path := filepath.Join(t.TempDir(), "bad.trace.json")
+	path := filepath.Join(dir, "guessed.trace.json")
 	writeFile(t, path, doc)
-	refusedAlone(t, filepath.Dir(path), []refused{{path, ErrType,
-		[]string{`field "dur": want a number, got string` + at(t, doc, evs[bad], bad)}}})
+	return []refused{{path, ErrType, []string{`field "dur": want a number, got string` + at(t, doc, evs[bad], bad)}}}
 }

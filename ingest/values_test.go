@@ -16,6 +16,7 @@ import (
 	"github.com/tracehouse/tracehouse/catalog"
 	"github.com/tracehouse/tracehouse/nsys"
 	"github.com/tracehouse/tracehouse/nsys/nsystest"
+	"github.com/tracehouse/tracehouse/schema"
 )
 
 // Issue 36 A-C: a value the warehouse cannot hold (a time or sum of times
@@ -91,7 +92,7 @@ type refused struct {
 // failed alone, with its one line; that the good files are stored and the
 // warehouse finishes; and that a later ingest of a new good file succeeds
 // and finishes.
-func refusedAlone(t *testing.T, dir string, bad []refused) {
+func refusedAlone(t *testing.T, dir string, bad []refused) *schema.Warehouse {
 	t.Helper()
 	ctx := context.Background()
 	writeFile(t, filepath.Join(dir, "good.trace.json"), goodTrace("a"))
@@ -158,6 +159,24 @@ func refusedAlone(t *testing.T, dir string, bad []refused) {
 	if err := Finish(ctx, w.DB, catalog.Default()); err != nil {
 		t.Fatalf("finish of the next ingest: %v", err)
 	}
+	return w
+}
+
+// TestValuesRefused: the refused files below (out-of-range JSON and Nsight
+// values, Infinity in ts or dur, a damaged event after guessed batches),
+// each refused alone beside the good files of one ingest (refusedAlone):
+// one warehouse, ingest and two finishes for them all, not one each.
+func TestValuesRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var bad []refused
+	for _, write := range []func(*testing.T, string) []refused{
+		outOfRangeJSON, outOfRangeNsys, infinityRefused, guessedSplitRefused,
+	} {
+		bad = append(bad, write(t, dir)...)
+	}
+	w := refusedAlone(t, dir, bad)
+	infinityStored(t, w)
 }
 
 // at is the position a JSON trace's error names: event i, starting at
@@ -171,8 +190,11 @@ func at(t *testing.T, content, event string, i int) string {
 	return fmt.Sprintf(", at event %d (byte %d)", i, off)
 }
 
-func TestOutOfRangeJSONValuesRefused(t *testing.T) {
-	t.Parallel()
+// outOfRangeJSON writes JSON traces into dir whose values the warehouse
+// cannot hold (a time beyond the bounds alone or once added to the
+// base, a sum of GPU time, a device or rank beyond its column), and
+// returns how each is refused.
+func outOfRangeJSON(t *testing.T, dir string) []refused {
 	cases := []struct {
 		name  string
 		file  string // "" = bad.trace.json
@@ -231,7 +253,6 @@ func TestOutOfRangeJSONValuesRefused(t *testing.T) {
 		{name: "rank token beyond int64", file: "x_rank99999999999999999999.trace.json", event: kernelEvent("k", "1", "1"), cause: ErrRange,
 			want: []string{`file name: rank token "rank99999999999999999999" is outside`}},
 	}
-	dir := t.TempDir()
 	var bad []refused
 	for i, c := range cases {
 		name := c.file
@@ -248,7 +269,7 @@ func TestOutOfRangeJSONValuesRefused(t *testing.T) {
 		}
 		bad = append(bad, refused{path, c.cause, want})
 	}
-	refusedAlone(t, dir, bad)
+	return bad
 }
 
 // TestValuesAtTheLimitsStored: the largest values the bounds allow are
@@ -320,8 +341,9 @@ func nsysBad(t *testing.T, path string, session int64, k nsystest.Kernel) {
 	}
 }
 
-func TestOutOfRangeNsysValuesRefused(t *testing.T) {
-	t.Parallel()
+// outOfRangeNsys writes Nsight exports into dir whose values the warehouse
+// cannot hold, and returns how each is refused.
+func outOfRangeNsys(t *testing.T, dir string) []refused {
 	k := func(start, end, dev int64) nsystest.Kernel {
 		return nsystest.Kernel{Name: "k", Start: start, End: end, Device: dev, Stream: 7, PID: 1}
 	}
@@ -351,7 +373,6 @@ func TestOutOfRangeNsysValuesRefused(t *testing.T) {
 		{"TP token", "p-TP-4294967297.sqlite", nsysSession, k(100, 200, 0), ErrRange,
 			`file name: rank token "TP-4294967297" is outside`},
 	}
-	dir := t.TempDir()
 	var bad []refused
 	for i, c := range cases {
 		name := c.file
@@ -362,7 +383,7 @@ func TestOutOfRangeNsysValuesRefused(t *testing.T) {
 		nsysBad(t, path, c.session, c.k)
 		bad = append(bad, refused{path, c.cause, []string{c.want}})
 	}
-	refusedAlone(t, dir, bad)
+	return bad
 }
 
 // rawBytes turns each \xHH written in s into the byte.
@@ -437,14 +458,13 @@ func TestInvalidUTF8Repaired(t *testing.T) {
 	}
 }
 
-// TestInfinityLikeNaN (issue 36 K): Infinity and -Infinity are read as NaN
+// infinityRefused (issue 36 K): Infinity and -Infinity are read as NaN
 // is: in fields ingest does not read they pass, in top-level keys stored as
-// JSON they become null, and in ts or dur they fail the file with its
-// position. Before, any Infinity failed the file with fastjson's
-// `unparsed tail: "inity..."`.
-func TestInfinityLikeNaN(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// JSON they become null (args.trace.json, which it writes into dir beside
+// the refused files; infinityStored checks it), and in ts or dur they fail
+// the file with its position. Before, any Infinity failed the file with
+// fastjson's `unparsed tail: "inity..."`.
+func infinityRefused(t *testing.T, dir string) []refused {
 	writeFile(t, filepath.Join(dir, "args.trace.json"), traceJSON(`"deviceProperties": [{"id": 0, "name": "GPU", "max": Infinity, "min": -infinity}]`,
 		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7,"a":Infinity,"b":-Infinity,"c":NaN,"d":[Infinity],"e":infinity,"f":-INFINITY}}`,
 		`{"ph":"C","name":"c","pid":0,"ts":2,"args":{"v":-Infinity}}`))
@@ -453,18 +473,18 @@ func TestInfinityLikeNaN(t *testing.T) {
 		{kernelEvent("k", "Infinity", "1"), `field "ts": Infinity is not a JSON number`},
 		{kernelEvent("k", "1", "-Infinity"), `field "dur": -Infinity is not a JSON number`},
 	} {
-		p := filepath.Join(dir, fmt.Sprintf("bad%d.trace.json", i))
+		p := filepath.Join(dir, fmt.Sprintf("inf%d.trace.json", i))
 		content := traceJSON("", kernelEvent(fmt.Sprintf("first%d", i), "1", "1"), c.event)
 		writeFile(t, p, content)
 		bad = append(bad, refused{p, ErrSyntax, []string{c.want, at(t, content, c.event, 1)}})
 	}
-	refusedAlone(t, dir, bad)
-	w := openMemory(t)
-	res, err := Ingest(context.Background(), w, []string{filepath.Join(dir, "args.trace.json")}, Options{})
-	if err != nil || res.Failed() != 0 {
-		t.Fatalf("%v %+v", err, res.Files)
-	}
-	if got := mustCSV(t, w.DB, `SELECT device_properties::VARCHAR AS p FROM traces`); got != "p\n\"[{\"\"id\"\":0,\"\"name\"\":\"\"GPU\"\",\"\"max\"\":null,\"\"min\"\":null}]\"\n" {
+	return bad
+}
+
+// infinityStored checks the stored args.trace.json of infinityRefused.
+func infinityStored(t *testing.T, w *schema.Warehouse) {
+	t.Helper()
+	if got := mustCSV(t, w.DB, `SELECT device_properties::VARCHAR AS p FROM traces WHERE path LIKE '%/args.trace.json'`); got != "p\n\"[{\"\"id\"\":0,\"\"name\"\":\"\"GPU\"\",\"\"max\"\":null,\"\"min\"\":null}]\"\n" {
 		t.Errorf("device properties: %s", got)
 	}
 }
