@@ -2,7 +2,9 @@ package queries
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -301,6 +303,55 @@ func (f *fusionFX) matchesP(p FusionMatchesParams) []FusionMatchesRow {
 		f.t.Fatal(err)
 	}
 	return rows
+}
+
+// matchesOf runs fusion_matches.sql once for every run given, with $runs:
+// each (run, rank) is then the single-trace report of that rank alone, as
+// aggregates.SaveFusion computes them (min share 0). It returns each run's
+// rows in the query's order; every run must have one rank, whose rows
+// are then the run's report over every rank. The rule tests' cases that
+// share a catalog are runs of one warehouse asked this way together:
+// planning the query is most of what a case cost asked alone (about 40
+// ms), and the cases asked alone (the filters, the order, several ranks,
+// two-trace mode) keep FusionMatches' own path tested.
+func (f *fusionFX) matchesOf(runs ...int64) map[int64][]FusionMatchesRow {
+	f.t.Helper()
+	f.classify()
+	type runRow struct {
+		run, rank int64
+		row       FusionMatchesRow
+	}
+	rows, err := collect(f.ctx, f.db, "fusion_matches", []any{
+		sql.Named("run", nil), sql.Named("mapping", nil), sql.Named("rank", nil),
+		sql.Named("stage", nil), sql.Named("min_share", 0.0), sql.Named("runs", runs),
+	}, func(rows *sql.Rows) (runRow, error) {
+		r, err := scanFusionMatches(rows)
+		if err != nil {
+			return runRow{}, err
+		}
+		// the same row again, for the (run, rank) scanFusionMatches drops
+		rr := runRow{row: r}
+		dest := make([]any, 21)
+		for i := range dest[:19] {
+			dest[i] = new(any)
+		}
+		dest[19], dest[20] = &rr.run, &rr.rank
+		return rr, rows.Scan(dest...)
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[int64][]FusionMatchesRow{}
+	for _, r := range rows {
+		if r.rank != 0 {
+			f.t.Fatalf("run %d: a row of rank %d; matchesOf is for runs of rank 0 alone", r.run, r.rank)
+		}
+		if !slices.Contains(runs, r.run) {
+			f.t.Fatalf("a row of run %d, not asked for (%v)", r.run, runs)
+		}
+		out[r.run] = append(out[r.run], r.row)
+	}
+	return out
 }
 
 // fusionLine is the part of a row most tests compare.

@@ -2,6 +2,7 @@ package queries
 
 import (
 	"database/sql"
+	"maps"
 	"slices"
 	"testing"
 
@@ -38,9 +39,17 @@ func TestFusionChainRules(t *testing.T) {
 	t.Parallel()
 	share := sharedFusionFX(t)
 	ab := fDur(kAlpha, kBeta)
+	f := share.forCase(t, testCatalog([]catalog.Fusion{testFusion("t-ab", []string{"alpha"}, []string{"beta"})}))
+	type chainCase struct {
+		name    string
+		run     int64
+		occ     int
+		related int64
+	}
+	var cases []chainCase
 	for _, c := range []struct {
 		name    string
-		seq     []fk
+		seq     []fk // nil: the streams, stages and traces case
 		occ     int
 		related int64
 	}{
@@ -62,35 +71,39 @@ func TestFusionChainRules(t *testing.T) {
 		{"two alphas, one beta", []fk{kAlpha, kAlpha.after(500), kBeta}, 1, ab},
 		{"one alpha, two betas", []fk{kAlpha, kBeta, kBeta}, 1, ab},
 		{"alternating", []fk{kAlpha, kBeta, kAlpha, kBeta, kAlpha, kBeta}, 3, 3 * ab},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			f, run, tr := share.ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
-			f.seq(tr, "decode", 7, 0, c.seq...)
-			var want []string
-			if c.occ > 0 {
-				want = append(want, fLine("decode", "t-ab", FusionOpportunity, f.conf(run, "decode", c.related, c.occ, testLikely), c.occ, c.related))
-			}
-			wantFusions(t, f.matches(run), want...)
-		})
-	}
-
-	t.Run("tightest candidate is the one taken", func(t *testing.T) {
 		// alpha(4 us) alpha(5 us) beta: the second alpha sits next to beta
-		f, run, tr := share.ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
-		f.seq(tr, "decode", 7, 0, kAlpha, fkn("alpha_kernel_long", 5000), kBeta)
-		wantFusions(t, f.matches(run), fLine("decode", "t-ab", FusionOpportunity, f.conf(run, "decode", 5000+kBeta.dur, 1, testLikely), 1, 5000+kBeta.dur))
-	})
-
-	t.Run("streams, stages, devices and traces do not chain", func(t *testing.T) {
-		f, run, tr := share.ruleFX(t, testFusion("t-ab", []string{"alpha"}, []string{"beta"}))
+		{"tightest candidate is the one taken", []fk{kAlpha, fkn("alpha_kernel_long", 5000), kBeta}, 1, 5000 + kBeta.dur},
+		{"streams, stages, devices and traces do not chain", nil, 0, 0},
+	} {
+		// each case a run of its own, all asked at once (matchesOf)
+		run := f.run("sglang", "test/model-7b", 1)
+		tr := f.traceOf(run, 0, 0)
+		cases = append(cases, chainCase{c.name, run, c.occ, c.related})
+		if c.seq != nil {
+			f.seq(tr, "decode", 7, 0, c.seq...)
+			continue
+		}
 		end := f.seq(tr, "decode", 7, 0, kAlpha)
 		f.seq(tr, "decode", 8, end+100, kBeta)
 		end = f.seq(tr, "prefill", 7, end+1_000_000, kAlpha)
 		f.seq(tr, "decode", 7, end+100, kBeta)
 		tr2 := f.traceOf(run, 0, 0)
 		f.seq(tr2, "decode", 7, end+200, kBeta)
-		wantFusions(t, f.matches(run))
-	})
+	}
+	runs := make([]int64, len(cases))
+	for i, c := range cases {
+		runs[i] = c.run
+	}
+	got := f.matchesOf(runs...)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var want []string
+			if c.occ > 0 {
+				want = append(want, fLine("decode", "t-ab", FusionOpportunity, f.conf(c.run, "decode", c.related, c.occ, testLikely), c.occ, c.related))
+			}
+			wantFusions(t, got[c.run], want...)
+		})
+	}
 
 	t.Run("a fused kernel cannot fill a step", func(t *testing.T) {
 		// alpha_fused_kernel contains the step keyword `alpha` but also the
@@ -304,19 +317,24 @@ func TestFusionModelGates(t *testing.T) {
 	e := testFusion("t-ab", []string{"alpha"}, []string{"beta"})
 	e.ModelsAny = []string{"qwen3", "DeepSeek"}
 	e.ModelsNone = []string{"qwen3.5"}
-	for model, want := range map[string]bool{
+	models := map[string]bool{
 		"Qwen/Qwen3-8B":           true,
 		"deepseek-ai/DeepSeek-V3": true, // case-insensitive
 		"Qwen/Qwen3.5-27B":        false,
 		"meta-llama/Llama-3.1-8B": false,
 		"":                        false, // unknown never passes models_any
-	} {
+	}
+	// each model a run of its own, all asked at once (matchesOf)
+	f := share.forCase(t, testCatalog([]catalog.Fusion{e}))
+	runs := map[string]int64{}
+	for model := range models {
+		runs[model] = f.run("sglang", model, 1)
+		f.seq(f.traceOf(runs[model], 0, 0), "decode", 7, 0, kAlpha, kBeta)
+	}
+	rows := f.matchesOf(slices.Collect(maps.Values(runs))...)
+	for model, want := range models {
 		t.Run(model, func(t *testing.T) {
-			f := share.forCase(t, testCatalog([]catalog.Fusion{e}))
-			run := f.run("sglang", model, 1)
-			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, kAlpha, kBeta)
-			rows := f.matches(run)
-			if got := len(rows) == 1; got != want {
+			if got := len(rows[runs[model]]) == 1; got != want {
 				t.Errorf("model %q: matched %v, want %v", model, got, want)
 			}
 		})

@@ -36,197 +36,175 @@ const (
 // the gates and the fused kernel decide the status.
 func TestFusionAllReduceNorm(t *testing.T) {
 	t.Parallel()
-	share := sharedFusionFX(t)
+	f := newFusionFX(t, nil)
 	layer := []fk{filler, sgAllReduce.after(2000), sgAddNorm, filler2}
 	chain := fDur(sgAllReduce, sgAddNorm)
 	norms := fDur(sgAddNorm)
-
-	t.Run("adjacent", func(t *testing.T) {
-		f := share.forCase(t, nil)
-		run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 2)
-		tr := f.traceOf(run, 0, 0)
-		f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
-		rows := f.matches(run)
-		// The AITER entry matches the same kernels with the same priority,
-		// steps and time; it comes later in the catalog, so the kernels are
-		// already claimed when its turn comes.
-		wantFusions(t, rows,
-			fLine("decode", idARFusion, FusionOpportunity, "confirmed", 4, 4*chain),
-			fLine("decode", idAddNorm, FusionAlreadyFused, "confirmed", 4, 4*norms))
-		r := rows[0]
-		if want := f.share(run, 0, "decode", 4*chain); math.Abs(r.SharePct-want) > 1e-9 {
-			t.Errorf("share %v, want %v", r.SharePct, want)
-		}
-		if !slices.Equal(r.Evidence, []string{sgAllReduce.name, sgAddNorm.name}) {
-			t.Errorf("evidence %q", r.Evidence)
-		}
-		if !slices.Equal(r.Locations, []string{
-			"custom_all_reduce @ python/sglang/srt/distributed/device_communicators/custom_all_reduce.py:405",
-			"forward_cuda @ python/sglang/srt/layers/layernorm.py:142"}) {
-			t.Errorf("locations %q", r.Locations)
-		}
-		if r.CandidatePath != "sglang: python/sglang/srt/layers/flashinfer_comm_fusion.py" ||
-			r.Switch != "--enable-flashinfer-allreduce-fusion" || r.Origin != "mainline" || r.Steps != 2 ||
-			r.Pattern != "FlashInfer unified allreduce_fusion" || len(r.Sources) != 3 || r.Rationale == "" {
-			t.Errorf("catalog fields: %+v", r)
-		}
-	})
-
+	const llama = "meta-llama/Llama-3.1-8B-Instruct"
+	layers := func(tr int64) { f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...) }
+	arFusion := fLine("decode", idARFusion, FusionOpportunity, "confirmed", 4, 4*chain)
 	// Where a chain does not occur, only the fused residual norm is left.
 	onlyNorm := func(n int) string {
 		return fLine("decode", idAddNorm, FusionAlreadyFused, "confirmed", n, int64(n)*norms)
 	}
-	for _, c := range []struct {
-		name  string
-		store func(f *fusionFX, tr int64)
-		want  []string
-	}{
-		{"two unrelated kernels between: still adjacent", func(f *fusionFX, tr int64) {
+	// Each case is a run of its own (one trace, rank 0), all asked at once
+	// (matchesOf).
+	type arCase struct {
+		name             string
+		framework, model string
+		tp, tpRank       int
+		store            func(tr int64)
+		want             []string
+		check            func(t *testing.T, run int64, rows []FusionMatchesRow) // more, or nil
+	}
+	cases := []arCase{
+		// The AITER entry matches the same kernels with the same priority,
+		// steps and time; it comes later in the catalog, so the kernels are
+		// already claimed when its turn comes.
+		{"adjacent", "sglang", llama, 2, 0, layers,
+			[]string{arFusion, fLine("decode", idAddNorm, FusionAlreadyFused, "confirmed", 4, 4*norms)},
+			func(t *testing.T, run int64, rows []FusionMatchesRow) {
+				if len(rows) == 0 {
+					return
+				}
+				r := rows[0]
+				if want := f.share(run, 0, "decode", 4*chain); math.Abs(r.SharePct-want) > 1e-9 {
+					t.Errorf("share %v, want %v", r.SharePct, want)
+				}
+				if !slices.Equal(r.Evidence, []string{sgAllReduce.name, sgAddNorm.name}) {
+					t.Errorf("evidence %q", r.Evidence)
+				}
+				if !slices.Equal(r.Locations, []string{
+					"custom_all_reduce @ python/sglang/srt/distributed/device_communicators/custom_all_reduce.py:405",
+					"forward_cuda @ python/sglang/srt/layers/layernorm.py:142"}) {
+					t.Errorf("locations %q", r.Locations)
+				}
+				if r.CandidatePath != "sglang: python/sglang/srt/layers/flashinfer_comm_fusion.py" ||
+					r.Switch != "--enable-flashinfer-allreduce-fusion" || r.Origin != "mainline" || r.Steps != 2 ||
+					r.Pattern != "FlashInfer unified allreduce_fusion" || len(r.Sources) != 3 || r.Rationale == "" {
+					t.Errorf("catalog fields: %+v", r)
+				}
+			}},
+		{"two unrelated kernels between: still adjacent", "sglang", llama, 2, 0, func(tr int64) {
 			f.seq(tr, "decode", 7, 0, fRepeat(4, sgAllReduce, filler, filler, sgAddNorm, filler2)...)
-		}, []string{fLine("decode", idARFusion, FusionOpportunity, "confirmed", 4, 4*chain), onlyNorm(4)}},
-		{"three unrelated kernels between", func(f *fusionFX, tr int64) {
+		}, []string{arFusion, onlyNorm(4)}, nil},
+		{"three unrelated kernels between", "sglang", llama, 2, 0, func(tr int64) {
 			f.seq(tr, "decode", 7, 0, fRepeat(4, sgAllReduce, filler, filler, filler, sgAddNorm, filler2)...)
-		}, []string{onlyNorm(4)}},
-		{"gap of exactly max_gap_us", func(f *fusionFX, tr int64) {
+		}, []string{onlyNorm(4)}, nil},
+		{"gap of exactly max_gap_us", "sglang", llama, 2, 0, func(tr int64) {
 			f.seq(tr, "decode", 7, 0, fRepeat(4, filler, sgAllReduce, sgAddNorm.after(50_000), filler2)...)
-		}, []string{fLine("decode", idARFusion, FusionOpportunity, "confirmed", 4, 4*chain), onlyNorm(4)}},
-		{"gap over max_gap_us", func(f *fusionFX, tr int64) {
+		}, []string{arFusion, onlyNorm(4)}, nil},
+		{"gap over max_gap_us", "sglang", llama, 2, 0, func(tr int64) {
 			f.seq(tr, "decode", 7, 0, fRepeat(4, filler, sgAllReduce, sgAddNorm.after(50_001), filler2)...)
-		}, []string{onlyNorm(4)}},
-		{"different streams", func(f *fusionFX, tr int64) {
+		}, []string{onlyNorm(4)}, nil},
+		{"different streams", "sglang", llama, 2, 0, func(tr int64) {
 			// the norm starts 1 us after the all-reduce ends, on another stream
 			for i := range int64(4) {
 				end := f.seq(tr, "decode", 22, i*100_000, sgAllReduce)
 				f.seq(tr, "decode", 7, end+1000, sgAddNorm, filler)
 			}
-		}, []string{onlyNorm(4)}},
-		{"wrong order", func(f *fusionFX, tr int64) {
+		}, []string{onlyNorm(4)}, nil},
+		{"wrong order", "sglang", llama, 2, 0, func(tr int64) {
 			f.seq(tr, "decode", 7, 0, fRepeat(4, sgAddNorm, sgAllReduce, filler, filler, filler)...)
-		}, []string{onlyNorm(4)}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			f := share.forCase(t, nil)
-			run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 2)
-			c.store(f, f.traceOf(run, 0, 0))
-			wantFusions(t, f.matches(run), c.want...)
-		})
-	}
-
-	t.Run("gates", func(t *testing.T) {
-		for _, c := range []struct {
-			name   string
-			tp     int
-			tpRank int
-			pad    int64 // one extra kernel of this length dilutes the share
-			want   []string
-		}{
-			{"TP 1", 1, 0, 0, []string{onlyNorm(4)}},
-			{"TP unknown", 0, -1, 0, []string{onlyNorm(4)}},
-			// a trace of TP rank 1 proves TP >= 2
-			{"TP from tp_rank", 0, 1, 0, []string{fLine("decode", idARFusion, FusionOpportunity, "confirmed", 4, 4*chain), onlyNorm(4)}},
-			// 44 us of 10.164 ms is 0.43%, under the entry's min_share 0.5
-			{"share under min_share", 2, 0, 10_000_000, []string{onlyNorm(4)}},
-		} {
-			t.Run(c.name, func(t *testing.T) {
-				f := share.forCase(t, nil)
-				run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", c.tp)
-				tr := f.traceOf(run, 0, c.tpRank)
-				end := f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
-				if c.pad > 0 {
-					f.seq(tr, "decode", 7, end+1_000_000, fkn("filler_kernel_long", c.pad))
-				}
-				wantFusions(t, f.matches(run), c.want...)
-			})
-		}
-	})
-
-	t.Run("elsewhere on vLLM", func(t *testing.T) {
-		f := share.forCase(t, nil)
-		run := f.run("vllm", "Qwen/Qwen3-30B-A3B", 2)
-		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0,
-			fRepeat(4, filler, vlAllReduce.after(2000), vlAddNorm, filler2)...)
+		}, []string{onlyNorm(4)}, nil},
+		// the gates
+		{"TP 1", "sglang", llama, 1, 0, layers, []string{onlyNorm(4)}, nil},
+		{"TP unknown", "sglang", llama, 0, -1, layers, []string{onlyNorm(4)}, nil},
+		// a trace of TP rank 1 proves TP >= 2
+		{"TP from tp_rank", "sglang", llama, 0, 1, layers, []string{arFusion, onlyNorm(4)}, nil},
+		// 44 us of 10.164 ms is 0.43%, under the entry's min_share 0.5
+		{"share under min_share", "sglang", llama, 2, 0, func(tr int64) {
+			end := f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
+			f.seq(tr, "decode", 7, end+1_000_000, fkn("filler_kernel_long", 10_000_000))
+		}, []string{onlyNorm(4)}, nil},
 		// vLLM's own fused add + norm kernel is vLLM's "already fused"; the
 		// SGLang entry's fused keyword hits it too, but SGLang's entries
 		// only say `elsewhere` on a vLLM trace, and only for split chains.
-		wantFusions(t, f.matches(run),
-			fLine("decode", idARFusion, FusionElsewhere, "confirmed", 4, 4*chain),
-			fLine("decode", idVLLMAddNorm, FusionAlreadyFused, "confirmed", 4, 4*norms))
-	})
-
-	t.Run("unknown framework is never own", func(t *testing.T) {
-		f := share.forCase(t, nil)
-		run := f.run("unknown", "", 2)
-		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
-		wantFusions(t, f.matches(run),
-			fLine("decode", idARFusion, FusionElsewhere, "confirmed", 4, 4*chain))
-	})
-
-	t.Run("fused kernel present", func(t *testing.T) {
-		f := share.forCase(t, nil)
-		run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 2)
-		fused := fkn("void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<__nv_bfloat16, 8, true>", 9000)
+		{"elsewhere on vLLM", "vllm", "Qwen/Qwen3-30B-A3B", 2, 0, func(tr int64) {
+			f.seq(tr, "decode", 7, 0, fRepeat(4, filler, vlAllReduce.after(2000), vlAddNorm, filler2)...)
+		}, []string{fLine("decode", idARFusion, FusionElsewhere, "confirmed", 4, 4*chain),
+			fLine("decode", idVLLMAddNorm, FusionAlreadyFused, "confirmed", 4, 4*norms)}, nil},
+		{"unknown framework is never own", "unknown", "", 2, 0, layers,
+			[]string{fLine("decode", idARFusion, FusionElsewhere, "confirmed", 4, 4*chain)}, nil},
 		// The fused kernel runs once; the split chain still runs four times
 		// in the same stage and device, so the entry is `already fused`
 		// (the path is on) and its chain is not reported. The AITER entry's
 		// chain is no longer claimed by it and shows up on its own.
-		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0,
-			append(fRepeat(4, layer...), filler, fused, filler2)...)
 		// 9 us of 203 us is 4.4%, over the entry's likely_share of 4%
-		wantFusions(t, f.matches(run),
-			fLine("decode", "sglang-aiter-allreduce-fusion", FusionOpportunity, "confirmed", 4, 4*chain),
-			onlyNorm(4),
-			fLine("decode", idARFusion, FusionAlreadyFused, "confirmed", 1, fused.dur))
-	})
+		{"fused kernel present", "sglang", llama, 2, 0, func(tr int64) {
+			fused := fkn("void flashinfer::trtllm_allreduce_fusion::allreduce_fusion_kernel_oneshot_lamport<__nv_bfloat16, 8, true>", 9000)
+			f.seq(tr, "decode", 7, 0, append(fRepeat(4, layer...), filler, fused, filler2)...)
+		}, []string{fLine("decode", "sglang-aiter-allreduce-fusion", FusionOpportunity, "confirmed", 4, 4*chain),
+			onlyNorm(4), fLine("decode", idARFusion, FusionAlreadyFused, "confirmed", 1, 9000)}, nil},
+	}
+	runs := make([]int64, len(cases))
+	for i, c := range cases {
+		runs[i] = f.run(c.framework, c.model, c.tp)
+		c.store(f.traceOf(runs[i], 0, c.tpRank))
+	}
+	got := f.matchesOf(runs...)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantFusions(t, got[runs[i]], c.want...)
+			if c.check != nil {
+				c.check(t, runs[i], got[runs[i]])
+			}
+		})
+	}
 }
 
 // TestFusionRegressions pins the earlier tool's false positives.
 func TestFusionRegressions(t *testing.T) {
 	t.Parallel()
-	share := sharedFusionFX(t)
-	t.Run("FusedAddRMSNorm without an all-reduce", func(t *testing.T) {
-		f := share.forCase(t, nil)
-		run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 8)
-		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, filler, sgAddNorm, filler2)
-		rows := f.matches(run)
-		wantFusions(t, rows, fLine("decode", idAddNorm, FusionAlreadyFused, "confirmed", 1, sgAddNorm.dur))
-		for _, r := range rows {
-			if strings.Contains(r.ID, "allreduce") {
-				t.Errorf("all-reduce fusion reported without an all-reduce: %s", fusionLine(r))
-			}
-		}
-	})
-
+	f := newFusionFX(t, nil)
 	gemm := fkn("nvjet_tst_64x8_64x16_4x1_v_bz_TNT", 12000)
 	memset := fkn("Memset (Device)", 1200).as("memset")
 	const pr = "sglang-pr22392-cutlass-fp8-scaled-mm"
+	// each case a run of its own (one trace, rank 0), all asked at once
+	// (matchesOf)
+	var names []string
+	var wants [][]string
+	var runs []int64
 	for _, c := range []struct {
 		name string
-		seq  []fk
+		tp   int
+		seq  []fk // nil: the memset in another stage
 		want []string
 	}{
-		{"GEMM and a distant memset", []fk{memset, filler, filler, gemm, filler, filler, filler2}, nil},
-		{"GEMM and a memset in another stage", nil, nil},
+		{"FusedAddRMSNorm without an all-reduce", 8, []fk{filler, sgAddNorm, filler2},
+			[]string{fLine("decode", idAddNorm, FusionAlreadyFused, "confirmed", 1, sgAddNorm.dur)}},
+		{"GEMM and a distant memset", 1, []fk{memset, filler, filler, gemm, filler, filler, filler2}, nil},
+		{"GEMM and a memset in another stage", 1, nil, nil},
 		// positive controls: the memset next to the GEMM, on either side
 		// (the entry is unordered), or one kernel away (max_between 1); one
 		// occurrence of 13.2 us in ~50 us is over likely_share 1%: confirmed
-		{"memset right before the GEMM", []fk{filler, memset, gemm, filler2},
+		{"memset right before the GEMM", 1, []fk{filler, memset, gemm, filler2},
 			[]string{fLine("decode", pr, FusionOpportunity, "confirmed", 1, memset.dur+gemm.dur)}},
-		{"memset right after the GEMM", []fk{filler, gemm, memset, filler2},
+		{"memset right after the GEMM", 1, []fk{filler, gemm, memset, filler2},
 			[]string{fLine("decode", pr, FusionOpportunity, "confirmed", 1, memset.dur+gemm.dur)}},
-		{"memset one kernel away", []fk{memset, filler, gemm, filler2},
+		{"memset one kernel away", 1, []fk{memset, filler, gemm, filler2},
 			[]string{fLine("decode", pr, FusionOpportunity, "confirmed", 1, memset.dur+gemm.dur)}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			f := share.forCase(t, nil)
-			run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", 1)
-			tr := f.traceOf(run, 0, 0)
-			if c.seq == nil {
-				end := f.seq(tr, "prefill", 7, 0, filler, memset)
-				f.seq(tr, "decode", 7, end+1000, gemm, filler2)
-			} else {
-				f.seq(tr, "decode", 7, 0, c.seq...)
+		run := f.run("sglang", "meta-llama/Llama-3.1-8B-Instruct", c.tp)
+		tr := f.traceOf(run, 0, 0)
+		if c.seq == nil {
+			end := f.seq(tr, "prefill", 7, 0, filler, memset)
+			f.seq(tr, "decode", 7, end+1000, gemm, filler2)
+		} else {
+			f.seq(tr, "decode", 7, 0, c.seq...)
+		}
+		names, wants, runs = append(names, c.name), append(wants, c.want), append(runs, run)
+	}
+	got := f.matchesOf(runs...)
+	for i, name := range names {
+		t.Run(name, func(t *testing.T) {
+			rows := got[runs[i]]
+			wantFusions(t, rows, wants[i]...)
+			for _, r := range rows {
+				if strings.Contains(r.ID, "allreduce") {
+					t.Errorf("all-reduce fusion reported without an all-reduce: %s", fusionLine(r))
+				}
 			}
-			wantFusions(t, f.matches(run), c.want...)
 		})
 	}
 }
@@ -236,7 +214,7 @@ func TestFusionRegressions(t *testing.T) {
 // and the model gates decide which rows remain.
 func TestFusionQKNormRopeCache(t *testing.T) {
 	t.Parallel()
-	share := sharedFusionFX(t)
+	f := newFusionFX(t, nil)
 	qnorm := fkn("void flashinfer::norm::RMSNormKernel<8u, __nv_bfloat16>", 2000).
 		at("python/sglang/srt/models/utils.py:120 apply_qk_norm").op_("sgl_kernel::rmsnorm")
 	rope := fkn("void vllm::rotary_embedding_kernel<c10::BFloat16, true>", 2500).
@@ -244,7 +222,9 @@ func TestFusionQKNormRopeCache(t *testing.T) {
 	kv := fkn("void set_kv_buffer_kernel<8, 128>", 1500).
 		at("python/sglang/srt/mem_cache/memory_pool.py:588 set_kv_buffer").op_("sgl_kernel::set_kv_buffer")
 	layer := []fk{qnorm, rope, kv, filler2}
-	for _, c := range []struct {
+	// each model a run of its own, all asked at once (matchesOf)
+	var runs []int64
+	cases := []struct {
 		model string
 		want  []string
 	}{
@@ -263,12 +243,16 @@ func TestFusionQKNormRopeCache(t *testing.T) {
 		{"Qwen/Qwen3.5-27B", []string{
 			fLine("decode", "sglang-pr20667-qwen35-qknorm-rope-cache", FusionOpportunity, "confirmed", 4, 4*fDur(qnorm, rope, kv)),
 		}},
-	} {
+	}
+	for _, c := range cases {
+		run := f.run("sglang", c.model, 1)
+		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
+		runs = append(runs, run)
+	}
+	got := f.matchesOf(runs...)
+	for i, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
-			f := share.forCase(t, nil)
-			run := f.run("sglang", c.model, 1)
-			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
-			rows := f.matches(run)
+			rows := got[runs[i]]
 			wantFusions(t, rows, c.want...)
 			if len(rows) > 0 && rows[0].ID == "sglang-pr20667-qwen35-qknorm-rope-cache" && rows[0].Origin != "inflight" {
 				t.Errorf("origin %q", rows[0].Origin)
@@ -300,18 +284,21 @@ func TestFusionActQuant(t *testing.T) {
 // renormalisation): both orders match.
 func TestFusionUnorderedTopK(t *testing.T) {
 	t.Parallel()
-	share := sharedFusionFX(t)
+	f := newFusionFX(t, nil)
 	topk := fkn("void biased_grouped_topk_kernel<float>", 4000)
 	renorm := fkn("void renorm_weights_kernel<float>", 1000)
-	for name, layer := range map[string][]fk{
-		"top-k first":  {topk, renorm, filler2},
-		"renorm first": {renorm, topk, filler2},
-	} {
+	// each order a run of its own, both asked at once (matchesOf)
+	names := []string{"top-k first", "renorm first"}
+	var runs []int64
+	for _, layer := range [][]fk{{topk, renorm, filler2}, {renorm, topk, filler2}} {
+		run := f.run("sglang", "deepseek-ai/DeepSeek-V3", 8)
+		f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
+		runs = append(runs, run)
+	}
+	got := f.matchesOf(runs...)
+	for i, name := range names {
 		t.Run(name, func(t *testing.T) {
-			f := share.forCase(t, nil)
-			run := f.run("sglang", "deepseek-ai/DeepSeek-V3", 8)
-			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, layer...)...)
-			wantFusions(t, f.matches(run),
+			wantFusions(t, got[runs[i]],
 				fLine("decode", "sglang-fused-moe-grouped-topk", FusionOpportunity, "confirmed", 4, 4*fDur(topk, renorm)))
 		})
 	}
@@ -344,7 +331,7 @@ func TestFusionTwoTrace(t *testing.T) {
 // top-p sampling (unordered, three steps), and a vLLM router GEMM.
 func TestFusionMoreFamilies(t *testing.T) {
 	t.Parallel()
-	share := sharedFusionFX(t)
+	f := newFusionFX(t, nil)
 	moe := fkn("fused_moe_kernel", 40_000).at("python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py:688 invoke_fused_moe_kernel")
 	moeSum := fkn("void moe_sum_reduce_kernel<c10::BFloat16, 8>", 3000).
 		at("python/sglang/srt/layers/moe/fused_moe_triton/fused_moe.py:1602 fused_experts_impl")
@@ -359,7 +346,7 @@ func TestFusionMoreFamilies(t *testing.T) {
 		at("vllm/model_executor/layers/fused_moe/router/gate_linear.py:40 forward")
 	gemm := fkn("void cutlass::gemm::kernel::GemmUniversal<float>", 5000).
 		at("vllm/model_executor/layers/fused_moe/router/gate_linear.py:41 forward")
-	for _, c := range []struct {
+	cases := []struct {
 		name, framework, model string
 		tp                     int
 		layer                  []fk
@@ -392,12 +379,17 @@ func TestFusionMoreFamilies(t *testing.T) {
 			func(s string) []string {
 				return []string{fLine(s, "vllm-dsv3-router-gemm", FusionOpportunity, "confirmed", 4, 4*fDur(cast, gemm))}
 			}},
-	} {
+	}
+	// each case a run of its own, all asked at once (matchesOf)
+	runs := make([]int64, len(cases))
+	for i, c := range cases {
+		runs[i] = f.run(c.framework, c.model, c.tp)
+		f.seq(f.traceOf(runs[i], 0, 0), "decode", 7, 0, fRepeat(4, c.layer...)...)
+	}
+	got := f.matchesOf(runs...)
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := share.forCase(t, nil)
-			run := f.run(c.framework, c.model, c.tp)
-			f.seq(f.traceOf(run, 0, 0), "decode", 7, 0, fRepeat(4, c.layer...)...)
-			wantFusions(t, f.matches(run), c.want("decode")...)
+			wantFusions(t, got[runs[i]], c.want("decode")...)
 		})
 	}
 }
