@@ -2,8 +2,10 @@ package queries
 
 import (
 	"database/sql"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -30,6 +32,48 @@ func (f *fusionFX) ruleFX(t *testing.T, fusions ...catalog.Fusion) (*fusionFX, i
 	c := f.forCase(t, testCatalog(fusions))
 	run := c.run("sglang", "test/model-7b", 1)
 	return c, run, c.traceOf(run, 0, 0)
+}
+
+// caseEntries is case i's catalog entries for a test whose cases share one
+// catalog and one fusion_matches statement (matchesOf): each id (and
+// each id an entry subsumes) gets the suffix -c<i>, and models_any the
+// model of the case's run (caseRun), so that no entry applies on another
+// case's run: each run's rows are those a catalog of its case's entries
+// alone gives (entries keep their order). The cases' entries must have
+// no models gate of their own.
+func caseEntries(i int, entries ...catalog.Fusion) []catalog.Fusion {
+	out := make([]catalog.Fusion, len(entries))
+	for j, e := range entries {
+		if len(e.ModelsAny) > 0 || len(e.ModelsNone) > 0 {
+			panic("caseEntries: an entry with a models gate of its own")
+		}
+		e.ID += fmt.Sprintf("-c%d", i)
+		e.Subsumes = slices.Clone(e.Subsumes)
+		for k := range e.Subsumes {
+			e.Subsumes[k] += fmt.Sprintf("-c%d", i)
+		}
+		e.ModelsAny = []string{fmt.Sprintf("/case%d-", i)}
+		out[j] = e
+	}
+	return out
+}
+
+// caseRun adds case i's run (SGLang, TP 1, the model caseEntries gates
+// on) and its trace of rank 0.
+func (f *fusionFX) caseRun(i int) (run, trace int64) {
+	f.t.Helper()
+	run = f.run("sglang", fmt.Sprintf("test/case%d-7b", i), 1)
+	return run, f.traceOf(run, 0, 0)
+}
+
+// caseRows is case i's rows with the ids caseEntries gave back as written;
+// a row of another case's entry keeps its suffix.
+func caseRows(rows []FusionMatchesRow, i int) []FusionMatchesRow {
+	out := slices.Clone(rows)
+	for j := range out {
+		out[j].ID = strings.TrimSuffix(out[j].ID, fmt.Sprintf("-c%d", i))
+	}
+	return out
 }
 
 // TestFusionChainRules checks adjacency, gaps, order, streams and the
@@ -143,7 +187,7 @@ func TestFusionUnorderedRules(t *testing.T) {
 	share := sharedFusionFX(t)
 	gate := fkn("gate_kernel", 1000)
 	gateRes := fkn("gate_residual_kernel", 2000)
-	for _, c := range []struct {
+	cases := []struct {
 		name    string
 		entry   catalog.Fusion
 		seq     []fk
@@ -165,11 +209,24 @@ func TestFusionUnorderedRules(t *testing.T) {
 			fRepeat(5, gate), 2, 4 * gate.dur},
 		{"one step", testFusion("t-u", []string{"alpha"}),
 			[]fk{kAlpha, kPad, kAlpha, kAlpha}, 3, 3 * kAlpha.dur},
-	} {
+	}
+	// each case a run of its own and its entry gated to it (caseEntries),
+	// all asked at once (matchesOf)
+	var entries []catalog.Fusion
+	for i, c := range cases {
+		entries = append(entries, caseEntries(i, c.entry)...)
+	}
+	f := share.forCase(t, testCatalog(entries))
+	runs := make([]int64, len(cases))
+	for i, c := range cases {
+		var tr int64
+		runs[i], tr = f.caseRun(i)
+		f.seq(tr, "decode", 7, 0, c.seq...)
+	}
+	got := f.matchesOf(runs...)
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f, run, tr := share.ruleFX(t, c.entry)
-			f.seq(tr, "decode", 7, 0, c.seq...)
-			wantFusions(t, f.matches(run), fLine("decode", "t-u", FusionOpportunity, f.conf(run, "decode", c.related, c.occ, testLikely), c.occ, c.related))
+			wantFusions(t, caseRows(got[runs[i]], i), fLine("decode", "t-u", FusionOpportunity, f.conf(runs[i], "decode", c.related, c.occ, testLikely), c.occ, c.related))
 		})
 	}
 }
@@ -192,7 +249,7 @@ func TestFusionConflicts(t *testing.T) {
 	opp := func(id string, related int64) string {
 		return fLine("decode", id, FusionOpportunity, "confirmed", 4, 4*related)
 	}
-	for _, c := range []struct {
+	cases := []struct {
 		name    string
 		entries []catalog.Fusion
 		minPct  float64
@@ -229,8 +286,32 @@ func TestFusionConflicts(t *testing.T) {
 		// 36%, so t-bg keeps beta
 		{"min_share drops before conflicts", []catalog.Fusion{bg, with(ab, func(e *catalog.Fusion) { e.MinShare = 36 })}, 0,
 			[]string{opp("t-bg", fDur(kBeta, kGamma))}},
-	} {
+	}
+	// each case with the report's min share 0 a run of its own and its
+	// entries gated to it (caseEntries), all asked at once (matchesOf);
+	// the others alone
+	var entries []catalog.Fusion
+	for i, c := range cases {
+		if c.minPct == 0 {
+			entries = append(entries, caseEntries(i, c.entries...)...)
+		}
+	}
+	f := share.forCase(t, testCatalog(entries))
+	runs := map[int]int64{}
+	for i, c := range cases {
+		if c.minPct == 0 {
+			var tr int64
+			runs[i], tr = f.caseRun(i)
+			f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
+		}
+	}
+	got := f.matchesOf(slices.Collect(maps.Values(runs))...)
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if run, ok := runs[i]; ok {
+				wantFusions(t, caseRows(got[run], i), c.want...)
+				return
+			}
 			f, run, tr := share.ruleFX(t, c.entries...)
 			f.seq(tr, "decode", 7, 0, fRepeat(4, layer...)...)
 			wantFusions(t, f.matchesP(FusionMatchesParams{Run: run, MinShare: c.minPct}), c.want...)
@@ -355,7 +436,7 @@ func TestFusionModelGates(t *testing.T) {
 func TestFusionKeywordForms(t *testing.T) {
 	t.Parallel()
 	share := sharedFusionFX(t)
-	for _, c := range []struct {
+	cases := []struct {
 		name    string
 		keyword string
 		kernel  fk
@@ -372,12 +453,26 @@ func TestFusionKeywordForms(t *testing.T) {
 		{"no install prefix", "venv", fkn("rmsnorm_kernel", 1000).at("models/utils.py:10 apply_qk_norm"), false},
 		{"cpu op", "sgl_kernel::rmsnorm", fkn("some_kernel", 1000).op_("sgl_kernel::rmsnorm"), true},
 		{"no hit", "zeta", kAlpha, false},
-	} {
+	}
+	// each case a run of its own and its entry gated to it (caseEntries),
+	// all asked at once (matchesOf)
+	var entries []catalog.Fusion
+	for i, c := range cases {
+		entries = append(entries, caseEntries(i, testFusion("t-one", []string{c.keyword}))...)
+	}
+	f := share.forCase(t, testCatalog(entries))
+	runs := make([]int64, len(cases))
+	for i, c := range cases {
+		var tr int64
+		runs[i], tr = f.caseRun(i)
+		f.seq(tr, "decode", 7, 0, c.kernel)
+	}
+	got := f.matchesOf(runs...)
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f, run, tr := share.ruleFX(t, testFusion("t-one", []string{c.keyword}))
-			f.seq(tr, "decode", 7, 0, c.kernel)
-			if got := len(f.matches(run)) == 1; got != c.match {
-				t.Errorf("keyword %q on %+v: matched %v, want %v", c.keyword, c.kernel, got, c.match)
+			rows := caseRows(got[runs[i]], i)
+			if got := len(rows) == 1 && rows[0].ID == "t-one"; got != c.match || len(rows) > 1 {
+				t.Errorf("keyword %q on %+v: matched %v (%d rows), want %v", c.keyword, c.kernel, got, len(rows), c.match)
 			}
 		})
 	}
