@@ -151,16 +151,19 @@ func TestIngestDemoThenRuns(t *testing.T) {
 	}
 }
 
+// TestIngestBadInputExitsNonZero: every damaged file of testdata/bad fails
+// with one line and no panic, the non-traces do not, and the good trace
+// given beside them (the demo's trtllm-llama) is stored alone of them. (The
+// ingest is badInput's, with other tests' files in other directories.)
 func TestIngestBadInputExitsNonZero(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	code, _, stderr := runCmd(t, "--db", db, "ingest", "../../testdata/bad", "../../testdata/demo/trtllm-llama")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	b := badInputOnce(t)
+	stderr := strings.Join(b.lines, "\n")
+	if b.code != 1 {
+		t.Fatalf("exit %d, want 1: %s", b.code, stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	var errs int
-	for _, l := range lines {
+	for _, l := range b.lines {
 		if strings.HasPrefix(l, "error: ../../testdata/bad/") {
 			errs++
 		}
@@ -172,12 +175,14 @@ func TestIngestBadInputExitsNonZero(t *testing.T) {
 	if errs != 18 {
 		t.Errorf("%d error lines, want 18:\n%s", errs, stderr)
 	}
-	if !strings.Contains(stderr, "chakra_rank0.json: not a trace") || !strings.Contains(stderr, "ingested 1 file(s)") {
+	if !strings.Contains(stderr, "chakra_rank0.json: not a trace") || !strings.Contains(stderr, badInputSummary) {
 		t.Errorf("stderr: %s", stderr)
 	}
-	code, out, _ := runCmd(t, "--db", db, "--format", "csv", "sql", "SELECT count(*) AS traces FROM traces")
-	if code != 0 || out != "traces\n1\n" {
-		t.Errorf("stored traces: %q", out)
+	b.checkLines(t)
+	// Of testdata/bad and trtllm-llama, the one trace of trtllm-llama is
+	// stored (the other runs are the other tests' directories).
+	if want := "traces,runs,names\n5,counted:3 traces:1 trtllm-llama:1,"; !strings.HasPrefix(b.stored, want) {
+		t.Errorf("stored: %q, want it to start %q", b.stored, want)
 	}
 }
 

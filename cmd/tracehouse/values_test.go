@@ -1,14 +1,173 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/nsys/nsystest"
 )
+
+// badInput is what one ingest of the bad input of three tests, and the
+// commands after it, printed: testdata/bad beside the demo's trtllm-llama
+// (TestIngestBadInputExitsNonZero), out-of-range values beside a good trace
+// in directory "traces" (TestOutOfRangeValuesNeverPoison), files that fail
+// alone or are repaired in directory "counted"
+// (TestBadFilesFailAloneAndCounted). Each test checks its own files' lines
+// and runs, and that no other line is printed (badInputLines). One ingest
+// and one next ingest, rather than three and two: an ingest's fixed cost
+// is its finish.
+type badInput struct {
+	oor, counted string // the two directories written (removed once read)
+	code         int    // the ingest's exit status
+	lines        []string
+	// stored: the warehouse's traces, and each run's, as
+	// "traces,runs,names" CSV (names: the kernel names of run counted)
+	stored string
+	// the next ingest (the demo's tokenspeed-deepseek), then triage of
+	// run traces and of tokenspeed-deepseek
+	nextCode   int
+	nextErr    string
+	triageCode [2]int
+	triageErr  [2]string
+	err        error // writing the fixture or reading the warehouse
+	once       sync.Once
+}
+
+var badInputRun badInput
+
+// badInputSummary is the ingest's last line, up to its byte counts, and
+// after them: 5 files stored (trtllm-llama, traces' good one, counted's
+// good and two repaired names), testdata/bad's chakra_rank0.json skipped,
+// 18 + 3 + 4 failed.
+const (
+	badInputSummary = "ingested 5 file(s) ("
+	badInputEnd     = ", 1 skipped, 25 failed"
+)
+
+// badInputOnce runs the ingest and the commands after it once per test
+// binary.
+func badInputOnce(t *testing.T) *badInput {
+	t.Helper()
+	b := &badInputRun
+	b.once.Do(func() { b.err = b.run() })
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b
+}
+
+func (b *badInput) run() error {
+	dir, err := os.MkdirTemp("", "badinput")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	b.oor, b.counted = filepath.Join(dir, "traces"), filepath.Join(dir, "counted")
+	if err := writeOutOfRange(b.oor); err != nil {
+		return err
+	}
+	if err := writeBadFiles(b.counted); err != nil {
+		return err
+	}
+	db := filepath.Join(dir, "w.duckdb")
+	io, _, errOut := testIO("")
+	b.code = run([]string{"--db", db, "ingest", "../../testdata/bad", "../../testdata/demo/trtllm-llama", b.oor, b.counted}, io, testEnv)
+	b.lines = strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	io, out, errOut := testIO("")
+	if code := run([]string{"--db", db, "--format", "csv", "sql", `SELECT (SELECT count(*) FROM traces) AS traces,
+		(SELECT string_agg(label || ':' || n, ' ' ORDER BY label) FROM (SELECT r.label, count(*) AS n FROM traces JOIN runs r USING (run_id) GROUP BY ALL)) AS runs,
+		(SELECT string_agg(DISTINCT name, ' ' ORDER BY name) FROM kernels JOIN kernel_names USING (name_id) JOIN runs r USING (run_id)
+		   WHERE r.label = 'counted') AS names`}, io, testEnv); code != 0 {
+		return fmt.Errorf("sql: exit %d: %s", code, errOut)
+	}
+	b.stored = out.String()
+	io, _, errOut = testIO("")
+	b.nextCode = run([]string{"--db", db, "ingest", "../../testdata/demo/tokenspeed-deepseek"}, io, testEnv)
+	b.nextErr = errOut.String()
+	for i, label := range []string{"traces", "tokenspeed-deepseek"} {
+		io, _, errOut := testIO("")
+		b.triageCode[i] = run([]string{"--db", db, "triage", label}, io, testEnv)
+		b.triageErr[i] = errOut.String()
+	}
+	return nil
+}
+
+// linesUnder are the error lines of files under prefix, in order.
+func (b *badInput) linesUnder(prefix string) []string {
+	var out []string
+	for _, l := range b.lines {
+		if strings.HasPrefix(l, "error: "+prefix) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// checkLines fails unless every line the ingest printed is an error line
+// of one of the three tests' files, testdata/bad's note on
+// chakra_rank0.json, or the summary, last.
+func (b *badInput) checkLines(t *testing.T) {
+	t.Helper()
+	n := len(b.lines)
+	if !strings.HasPrefix(b.lines[n-1], badInputSummary) || !strings.HasSuffix(b.lines[n-1], badInputEnd) {
+		t.Errorf("summary %q, want %q...%q", b.lines[n-1], badInputSummary, badInputEnd)
+	}
+	for _, l := range b.lines[:n-1] {
+		if !strings.HasPrefix(l, "error: ../../testdata/bad/") && !strings.HasPrefix(l, "error: "+b.oor+"/") &&
+			!strings.HasPrefix(l, "error: "+b.counted+"/") && l != "note: ../../testdata/bad/chakra_rank0.json: not a trace (no traceEvents array), skipped" {
+			t.Errorf("line %q is none of the fixtures' (all:\n%s)", l, strings.Join(b.lines, "\n"))
+		}
+	}
+}
+
+// writeOutOfRange writes TestOutOfRangeValuesNeverPoison's files into src:
+// a good trace (the demo's trtllm-llama trace with a newline more, other
+// content than the file itself, ingested beside it), a JSON kernel "dur":
+// 9000000000000000 us, an Nsight kernel end=INT64_MAX and one with
+// deviceId=-5.
+func writeOutOfRange(src string) error {
+	b, err := os.ReadFile("../../testdata/demo/trtllm-llama/trace.json")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(src, "good.trace.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(src, "dur.trace.json"), []byte(`{"traceEvents": [
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1712345678901123,"dur":9000000000000000,"args":{"device":0,"stream":7}}]}`), 0o644); err != nil {
+		return err
+	}
+	if err := nsysOne(filepath.Join(src, "end.sqlite"), nsystest.Kernel{Name: "k", Start: 100, End: math.MaxInt64, Stream: 7, PID: 1}, ""); err != nil {
+		return err
+	}
+	return nsysOne(filepath.Join(src, "device.sqlite"), nsystest.Kernel{Name: "k", Start: 100, End: 200, Device: -5, Stream: 7, PID: 1}, "")
+}
+
+// nsysSession is the session start of the tests' Nsight exports.
+const nsysSession = 1_751_289_296_000_000_000
+
+// nsysOne writes an Nsight export at path holding kernel k, then runs bend
+// on it (SQL, "" for none).
+func nsysOne(path string, k nsystest.Kernel, bend string) error {
+	w, err := nsystest.Create(path, nsystest.Recent)
+	if err != nil {
+		return err
+	}
+	w.Info(nsystest.Info{SessionStartNS: nsysSession, Devices: []nsystest.Device{{ID: 0, Name: "GPU"}}})
+	w.Kernel(k)
+	if bend != "" {
+		w.Exec(bend)
+	}
+	return w.Close()
+}
 
 // TestOutOfRangeValuesNeverPoison (issue 36 A): the issue's three values (a
 // JSON kernel "dur": 9000000000000000, an Nsight kernel end=INT64_MAX, an
@@ -16,64 +175,69 @@ import (
 // beside them is stored, and the next ingest and the reports of both runs
 // work. Before, they were stored and every later ingest of any run exited 1
 // ("save overlap of run(s) [1 2]: ... Out of Range Error", "Conversion
-// Error ... rank").
+// Error ... rank"). (The ingest is badInput's, with other tests' files.)
 func TestOutOfRangeValuesNeverPoison(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "traces")
-	b, err := os.ReadFile("../../testdata/demo/trtllm-llama/trace.json")
-	if err != nil {
-		t.Fatal(err)
+	b := badInputOnce(t)
+	if b.code != 1 {
+		t.Fatalf("ingest exit %d, want 1:\n%s", b.code, strings.Join(b.lines, "\n"))
 	}
-	os.MkdirAll(src, 0o755)
-	os.WriteFile(filepath.Join(src, "good.trace.json"), b, 0o644)
-	os.WriteFile(filepath.Join(src, "dur.trace.json"), []byte(`{"traceEvents": [
-{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1712345678901123,"dur":9000000000000000,"args":{"device":0,"stream":7}}]}`), 0o644)
-	nsysOne := func(name string, k nsystest.Kernel) {
-		w, err := nsystest.Create(filepath.Join(src, name), nsystest.Recent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Info(nsystest.Info{SessionStartNS: 1_751_289_296_000_000_000, Devices: []nsystest.Device{{ID: 0, Name: "GPU"}}})
-		w.Kernel(k)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nsysOne("end.sqlite", nsystest.Kernel{Name: "k", Start: 100, End: math.MaxInt64, Stream: 7, PID: 1})
-	nsysOne("device.sqlite", nsystest.Kernel{Name: "k", Start: 100, End: 200, Device: -5, Stream: 7, PID: 1})
-	db := filepath.Join(dir, "w.duckdb")
-	code, _, stderr := runCmd(t, "--db", db, "ingest", src)
-	if code != 1 {
-		t.Fatalf("ingest exit %d, want 1: %s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	src := b.oor
 	want := []string{
 		"error: " + filepath.Join(src, "device.sqlite") + ": CUPTI_ACTIVITY_KIND_KERNEL row 1: deviceId: -5 is outside 0 to 16777215",
 		"error: " + filepath.Join(src, "dur.trace.json") + `: field "dur": 9000000000000000000 ns is longer than the warehouse keeps`,
 		"error: " + filepath.Join(src, "end.sqlite") + ": CUPTI_ACTIVITY_KIND_KERNEL row 1: end: 9223372036854775807 ns is outside the times the warehouse keeps",
-		"ingested 1 file(s) (",
 	}
+	lines := b.linesUnder(src + "/")
 	if len(lines) != len(want) {
-		t.Fatalf("stderr:\n%s\nwant %d lines", stderr, len(want))
+		t.Fatalf("lines of %s:\n%s\nwant %d", src, strings.Join(lines, "\n"), len(want))
 	}
 	for i, w := range want {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("line %d: %q\nwant it to start %q", i+1, lines[i], w)
 		}
 	}
-	if !strings.HasSuffix(lines[3], ", 3 failed") {
-		t.Errorf("summary %q", lines[3])
+	b.checkLines(t)
+	// the good trace is stored, in run traces (the runs: badInput.stored)
+	if !strings.Contains(b.stored, ",counted:3 traces:1 trtllm-llama:1,") {
+		t.Errorf("warehouse:\n%s\nwant run traces with one trace", b.stored)
 	}
-	code, _, stderr = runCmd(t, "--db", db, "ingest", "../../testdata/demo/tokenspeed-deepseek")
-	if code != 0 {
-		t.Fatalf("next ingest exit %d: %s", code, stderr)
+	if b.nextCode != 0 {
+		t.Fatalf("next ingest exit %d: %s", b.nextCode, b.nextErr)
 	}
-	for _, run := range []string{"traces", "tokenspeed-deepseek"} {
-		if code, _, stderr := runCmd(t, "--db", db, "triage", run); code != 0 {
-			t.Errorf("triage %s exit %d: %s", run, code, stderr)
+	for i, run := range []string{"traces", "tokenspeed-deepseek"} {
+		if b.triageCode[i] != 0 {
+			t.Errorf("triage %s exit %d: %s", run, b.triageCode[i], b.triageErr[i])
 		}
 	}
+}
+
+// writeBadFiles writes TestBadFilesFailAloneAndCounted's files into src.
+func writeBadFiles(src string) error {
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	trace := func(name, meta, kernel string) error {
+		s := `{"traceEvents": [
+{"ph":"X","cat":"kernel","name":"` + kernel + `","pid":0,"tid":7,"ts":1712345678901123,"dur":5,"args":{"device":0,"stream":7}}]` + meta + `}`
+		return os.WriteFile(filepath.Join(src, name), []byte(s), 0o644)
+	}
+	for _, err := range []error{
+		trace("good.trace.json", "", "good"),
+		trace("utf8.trace.json", "", "bad\xffname"),
+		trace("1751664424-TP-4294967297.trace.json", "", "tp"),
+		trace("rank.trace.json", `, "distributedInfo": {"rank": 4294967296}`, "rank"),
+		nsysOne(filepath.Join(src, "utf8.sqlite"), nsystest.Kernel{Name: "nsys\xffkernel", Start: 100, End: 200, Stream: 7, PID: 1}, ""),
+		nsysOne(filepath.Join(src, "real.sqlite"), nsystest.Kernel{Name: "k", Start: 100, End: 200, Stream: 7, PID: 1},
+			`UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 1e19`),
+		nsysOne(filepath.Join(src, "wrap.sqlite"), nsystest.Kernel{Name: "k", Start: math.MaxInt64 - nsysSession + 1,
+			End: math.MaxInt64 - nsysSession + 2, Stream: 7, PID: 1}, ""),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TestBadFilesFailAloneAndCounted (issue 36 C): in one directory, a rank
@@ -84,80 +248,37 @@ func TestOutOfRangeValuesNeverPoison(t *testing.T) {
 // JSON and in an export's StringIds, is repaired and stored. The summary
 // counts what the warehouse holds, and the next ingest succeeds. Before,
 // these were a failure of the whole ingest ("0 of 4", "store names: flush
-// kernel_names: ... NOT NULL constraint failed", no file named).
+// kernel_names: ... NOT NULL constraint failed", no file named). (The
+// ingest is badInput's, with other tests' files.)
 func TestBadFilesFailAloneAndCounted(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "traces")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
+	b := badInputOnce(t)
+	if b.code != 1 {
+		t.Fatalf("ingest exit %d, want 1:\n%s", b.code, strings.Join(b.lines, "\n"))
 	}
-	trace := func(name, meta, kernel string) {
-		t.Helper()
-		s := `{"traceEvents": [
-{"ph":"X","cat":"kernel","name":"` + kernel + `","pid":0,"tid":7,"ts":1712345678901123,"dur":5,"args":{"device":0,"stream":7}}]` + meta + `}`
-		if err := os.WriteFile(filepath.Join(src, name), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	trace("good.trace.json", "", "good")
-	trace("utf8.trace.json", "", "bad\xffname")
-	trace("1751664424-TP-4294967297.trace.json", "", "tp")
-	trace("rank.trace.json", `, "distributedInfo": {"rank": 4294967296}`, "rank")
-	const session = 1_751_289_296_000_000_000
-	nsysOne := func(name, kernel string, start, end int64, bend string) {
-		t.Helper()
-		w, err := nsystest.Create(filepath.Join(src, name), nsystest.Recent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Info(nsystest.Info{SessionStartNS: session, Devices: []nsystest.Device{{ID: 0, Name: "GPU"}}})
-		w.Kernel(nsystest.Kernel{Name: kernel, Start: start, End: end, Stream: 7, PID: 1})
-		if bend != "" {
-			w.Exec(bend)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	nsysOne("utf8.sqlite", "nsys\xffkernel", 100, 200, "")
-	nsysOne("real.sqlite", "k", 100, 200, `UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 1e19`)
-	nsysOne("wrap.sqlite", "k", math.MaxInt64-session+1, math.MaxInt64-session+2, "")
-	db := filepath.Join(dir, "w.duckdb")
-	code, _, stderr := runCmd(t, "--db", db, "ingest", src)
-	if code != 1 {
-		t.Fatalf("ingest exit %d, want 1: %s", code, stderr)
-	}
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	src := b.counted
 	want := []string{
 		"error: " + filepath.Join(src, "1751664424-TP-4294967297.trace.json") + `: file name: rank token "TP-4294967297" is outside 0 to 16777215`,
 		"error: " + filepath.Join(src, "rank.trace.json") + `: distributedInfo.rank: rank 4294967296 is outside 0 to 16777215`,
 		"error: " + filepath.Join(src, "real.sqlite") + ": CUPTI_ACTIVITY_KIND_KERNEL row 1: ",
 		"error: " + filepath.Join(src, "wrap.sqlite") + ": CUPTI_ACTIVITY_KIND_KERNEL row 1: start: 7472082740854775808 ns after the session start",
-		"ingested 3 file(s) (",
 	}
+	lines := b.linesUnder(src + "/")
 	if len(lines) != len(want) {
-		t.Fatalf("stderr:\n%s\nwant %d lines", stderr, len(want))
+		t.Fatalf("lines of %s:\n%s\nwant %d", src, strings.Join(lines, "\n"), len(want))
 	}
 	for i, w := range want {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("line %d: %q\nwant it to start %q", i+1, lines[i], w)
 		}
 	}
-	if !strings.HasSuffix(lines[4], ", 4 failed") {
-		t.Errorf("summary %q, want 4 failed", lines[4])
+	b.checkLines(t)
+	// The summary's count (5) is the warehouse's, three of them this
+	// directory's, and the repaired names are in it.
+	if want := "traces,runs,names\n5,counted:3 traces:1 trtllm-llama:1,bad\uFFFDname good nsys\uFFFDkernel\n"; b.stored != want {
+		t.Errorf("warehouse:\n%s\nwant\n%s", b.stored, want)
 	}
-	// The summary's count is the warehouse's, and the repaired names are in it.
-	code, out, stderr := runCmd(t, "--db", db, "--format", "csv", "sql",
-		`SELECT (SELECT count(*) FROM traces) AS traces, (SELECT string_agg(DISTINCT name, ' ' ORDER BY name) FROM kernels JOIN kernel_names USING (name_id)) AS names`)
-	if code != 0 {
-		t.Fatalf("sql exit %d: %s", code, stderr)
-	}
-	if want := "traces,names\n3,bad\uFFFDname good nsys\uFFFDkernel\n"; out != want {
-		t.Errorf("warehouse:\n%s\nwant\n%s", out, want)
-	}
-	code, _, stderr = runCmd(t, "--db", db, "ingest", "../../testdata/demo/tokenspeed-deepseek")
-	if code != 0 {
-		t.Fatalf("next ingest exit %d: %s", code, stderr)
+	if b.nextCode != 0 {
+		t.Fatalf("next ingest exit %d: %s", b.nextCode, b.nextErr)
 	}
 }
