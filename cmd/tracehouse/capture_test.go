@@ -23,6 +23,7 @@ import (
 	"github.com/tracehouse/tracehouse/capture"
 	"github.com/tracehouse/tracehouse/capture/capturetest"
 	"github.com/tracehouse/tracehouse/schema"
+	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
 // fastCapture shrinks the capture's waits for tests.
@@ -193,16 +194,39 @@ func TestCaptureVLLMThenNone(t *testing.T) {
 	}
 }
 
+// capturePair is what TestCaptureTwoTrace's capture printed.
+var capturePair struct {
+	code           int
+	stdout, stderr string
+}
+
+// capturePairTemplate is TestCaptureTwoTrace's capture (a mapping and a
+// formal SGLang server, run "pair") into a new warehouse, made once per
+// test binary: TestCaptureThenCompare captures its candidate into a copy
+// and compares it with pair-mapping, a capture of a server configured as
+// its own.
+func capturePairTemplate(t *testing.T) string {
+	t.Helper()
+	return schematest.TemplateFile(t, "capture-pair", func(db string) error {
+		if err := os.Remove(db); err != nil { // a new warehouse, as a capture's first
+			return err
+		}
+		out := t.TempDir()
+		m := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 30 * time.Millisecond})
+		f := capturetest.New(t, capturetest.Config{Framework: "sglang", Graph: true, FlushDelay: 30 * time.Millisecond})
+		args := append([]string{"--mapping-url", m.URL, "--formal-url", f.URL, "--output-dir", out, "--run", "pair"}, smallWorkload...)
+		capturePair.code, capturePair.stdout, capturePair.stderr = runCapture(t, context.Background(), db, args...)
+		if capturePair.code != 0 {
+			return fmt.Errorf("capture: exit %d: %s", capturePair.code, capturePair.stderr)
+		}
+		return nil
+	})
+}
+
 func TestCaptureTwoTrace(t *testing.T) {
 	t.Parallel()
-	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
-	m := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 30 * time.Millisecond})
-	f := capturetest.New(t, capturetest.Config{Framework: "sglang", Graph: true, FlushDelay: 30 * time.Millisecond})
-	args := append([]string{"--mapping-url", m.URL, "--formal-url", f.URL, "--output-dir", out, "--run", "pair"}, smallWorkload...)
-	code, stdout, stderr := runCapture(t, context.Background(), db, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	db := capturePairTemplate(t) // (read only)
+	stdout, stderr := capturePair.stdout, capturePair.stderr
 	want := []string{
 		"pair-formal sglang decode formal 0", "pair-formal sglang prefill formal 0",
 		"pair-mapping sglang decode mapping 0", "pair-mapping sglang prefill mapping 0",
@@ -218,29 +242,28 @@ func TestCaptureTwoTrace(t *testing.T) {
 	}
 }
 
-// TestCaptureStageTimeout: the prefill flush never arrives in time; decode
-// still lands, and the exit status says something failed.
 // TestCaptureThenCompare: a capture can end in a comparison against a
 // baseline run, exactly as 'tracehouse compare BASELINE RUN' would print.
+// The baseline is pair-mapping, captured (capturePairTemplate) from a
+// server configured as this one.
 func TestCaptureThenCompare(t *testing.T) {
 	t.Parallel()
-	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
+	db := schematest.Copy(t, capturePairTemplate(t))
+	out := t.TempDir()
 	srv := capturetest.New(t, capturetest.Config{Framework: "sglang", FlushDelay: 30 * time.Millisecond})
-	base := append([]string{"--url", srv.URL, "--output-dir", out, "--run", "base", "--then", "none"}, smallWorkload...)
-	if code, _, stderr := runCapture(t, context.Background(), db, base...); code != 0 {
-		t.Fatalf("baseline capture: exit %d\n%s", code, stderr)
-	}
-	cand := append([]string{"--url", srv.URL, "--output-dir", out, "--run", "cand", "--then", "compare:base"}, smallWorkload...)
+	cand := append([]string{"--url", srv.URL, "--output-dir", out, "--run", "cand", "--then", "compare:pair-mapping"}, smallWorkload...)
 	code, stdout, stderr := runCapture(t, context.Background(), db, cand...)
 	if code != 0 {
 		t.Fatalf("capture --then compare: exit %d\n%s", code, stderr)
 	}
-	_, want, _ := runCmd(t, "--db", db, "compare", "base", "cand")
+	_, want, _ := runCmd(t, "--db", db, "compare", "pair-mapping", "cand")
 	if want == "" || stdout != want {
 		t.Errorf("capture --then compare printed:\n%s\nwant what compare prints:\n%s", stdout, want)
 	}
 }
 
+// TestCaptureStageTimeout: the prefill flush never arrives in time; decode
+// still lands, and the exit status says something failed.
 func TestCaptureStageTimeout(t *testing.T) {
 	t.Parallel()
 	out, db := t.TempDir(), filepath.Join(t.TempDir(), "w.duckdb")
