@@ -12,7 +12,8 @@ import (
 )
 
 // orderTrace is one decode trace of the order-independence fixture: rank
-// rank's capture window (0 or 1) of run r, or of run o (other). Every
+// rank's capture window (0 or 1) of run r, or of run x (the other; its
+// directory sorts after r's). Every
 // trace starts its four steps at the same instants, as copies of one
 // capture would, so that ties reach across traces:
 //   - the all-reduce (10 us) opens each step; its longest instance ties
@@ -29,7 +30,7 @@ import (
 //     rank 1, so compare's pairing of the i-th steps of the ranks matters.
 //
 // Window 0 names its sites and kernel names in one order, window 1 and
-// run o in the other, so whichever file is ingested first takes the
+// run x in the other, so whichever file is ingested first takes the
 // smaller name and site ids.
 func orderTrace(run string, rank, window int) string {
 	var ev []string
@@ -38,11 +39,11 @@ func orderTrace(run string, rank, window int) string {
 	siteB := `/w/python/sglang/srt/layers/b.py(20): fb`
 	fuse := []string{`void fuse_k(((((((a2a)))))))`, `void fuse_k(int)`}
 	eltSite := siteA
-	if window == 1 || run == "o" {
+	if window == 1 || run == "x" {
 		eltSite = siteB
 	}
 	fuseName := fuse[window]
-	if run == "o" {
+	if run == "x" {
 		fuse[0], fuse[1] = fuse[1], fuse[0]
 		siteA, siteB = siteB, siteA
 	}
@@ -87,8 +88,8 @@ func orderTrace(run string, rank, window int) string {
 }
 
 // writeOrderFixture writes the fixture's files into dir: run r's four
-// traces (ranks 0 and 1, windows 0 and 1) and run o's one, each in a
-// directory of its own.
+// traces (ranks 0 and 1, windows 0 and 1) and run x's one, under dir/r and
+// dir/x, each window in a directory of its own.
 func writeOrderFixture(t *testing.T, dir string) {
 	t.Helper()
 	for _, f := range orderFiles {
@@ -111,7 +112,7 @@ func (f orderFile) path() string {
 	return filepath.Join(f.run, fmt.Sprintf("w%d", f.window), fmt.Sprintf("w%d-TP-%d-DECODE.trace.json", f.window, f.rank))
 }
 
-var orderFiles = []orderFile{{"r", 0, 0}, {"r", 1, 0}, {"r", 0, 1}, {"r", 1, 1}, {"o", 0, 0}}
+var orderFiles = []orderFile{{"r", 0, 0}, {"r", 1, 0}, {"r", 0, 1}, {"r", 1, 1}, {"x", 0, 0}}
 
 // orderCmd runs one command line in-process and fails the test on a
 // non-zero exit.
@@ -137,22 +138,23 @@ var orderMasks = []*regexp.Regexp{
 	regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?`),
 }
 
-// orderReports ingests the fixture's files into a new warehouse by the
-// ingest command lines given (each a list of files, and flags), and
-// returns every report of run r: triage of every rank (kernel, overlap,
-// fuse-pattern, idle and straggler tables), two-trace triage with r lending
-// its Python sites to o, compare with o, history over both, in JSON.
-func orderReports(t *testing.T, ingests [][]string) string {
+// orderReports stores the fixture's files into a new warehouse by the
+// command lines given (ingest and tag, each with its arguments and flags),
+// and returns every report of run r: triage of every rank (kernel,
+// overlap, fuse-pattern, idle and straggler tables), two-trace triage with
+// r lending its Python sites to x, compare with x, history over both, in
+// JSON.
+func orderReports(t *testing.T, stores [][]string) string {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "w.duckdb")
-	for _, args := range ingests {
-		orderCmd(t, append([]string{"--db", db, "ingest"}, args...)...)
+	for _, args := range stores {
+		orderCmd(t, append([]string{"--db", db}, args...)...)
 	}
 	var b strings.Builder
 	for _, args := range [][]string{
 		{"triage", "r", "--rank", "all"},
-		{"triage", "--mapping", "r", "--formal", "o"},
-		{"compare", "o", "r", "--rank", "all"},
+		{"triage", "--mapping", "r", "--formal", "x"},
+		{"compare", "x", "r", "--rank", "all"},
 		{"history", "--kernel", ".", "--by", "seq"},
 	} {
 		out := orderCmd(t, append([]string{"--db", db, "--format", "json"}, args...)...)
@@ -166,9 +168,10 @@ func orderReports(t *testing.T, ingests [][]string) string {
 
 // TestReportsIgnoreIngestOrder: the same traces give the same reports
 // whatever order they were ingested in (the README's "Ingest guarantees":
-// ids follow the ingest order, tie-breaks never do): all of run r in one
-// ingest with one job, then run o; or o first, then r in two ingests, the
-// second with two jobs.
+// ids follow the ingest order, tie-breaks never do): both runs in one
+// ingest with one job, r's files first (path order: r's directory sorts
+// before x's), the runs tagged after; or x first, then r in two ingests,
+// the second with two jobs.
 func TestReportsIgnoreIngestOrder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -176,17 +179,18 @@ func TestReportsIgnoreIngestOrder(t *testing.T) {
 	file := func(i int) string { return filepath.Join(dir, orderFiles[i].path()) }
 	r := []string{"--run", "r", "--tag", "seq=2"}
 	rAppend := append([]string{"--append"}, r...)
-	o := []string{"--run", "o", "--tag", "seq=1", file(4)}
+	x := []string{"ingest", "--run", "x", "--tag", "seq=1", file(4)}
 	cases := []struct {
-		name    string
-		ingests [][]string
+		name   string
+		stores [][]string
 	}{
-		{"r-then-o", [][]string{append([]string{"--jobs", "1", filepath.Join(dir, "r")}, r...), o}},
-		// o first (its names in the order of window 1), then rank 0's
+		// the runs labelled by their directories, as --run labels them
+		{"r-then-x", [][]string{{"ingest", "--jobs", "1", dir}, {"tag", "r", "seq=2"}, {"tag", "x", "seq=1"}}},
+		// x first (its names in the order of window 1), then rank 0's
 		// window 1, then the others with two jobs: rank 0's windows the
 		// other way round, rank 1's not (unless the loaders swap them)
-		{"o-then-r-in-two", [][]string{o, append([]string{file(2)}, r...),
-			append([]string{"--jobs", "2", file(0), file(1), file(3)}, rAppend...)}},
+		{"x-then-r-in-two", [][]string{x, append([]string{"ingest", file(2)}, r...),
+			append([]string{"ingest", "--jobs", "2", file(0), file(1), file(3)}, rAppend...)}},
 	}
 	got := make([]string, len(cases))
 	var wg sync.WaitGroup
@@ -194,7 +198,7 @@ func TestReportsIgnoreIngestOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t.Run(c.name, func(t *testing.T) { got[i] = orderReports(t, c.ingests) })
+			t.Run(c.name, func(t *testing.T) { got[i] = orderReports(t, c.stores) })
 		}()
 	}
 	wg.Wait()
