@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,42 +13,59 @@ import (
 	"github.com/tracehouse/tracehouse/synth"
 )
 
-// TestNsysIngestThenRuns: an Nsight export of a synthetic SGLang decode
-// ingests from the command line, `runs` names its source format, and
-// triage reports it like a torch trace.
-func TestNsysIngestThenRuns(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// writeNsysRun writes TestNsysIngestThenRuns' Nsight export, of a synthetic
+// SGLang decode, as dir/nsys-run/decode/profile-TP-0.sqlite, and returns
+// dir/nsys-run.
+func writeNsysRun(dir string) (string, error) {
 	m, err := synth.Generate(synth.Options{Framework: synth.SGLang, Dir: dir, Run: "k", Stage: synth.StageDecode, Steps: 2, Layers: 2, Seed: 3})
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	out := filepath.Join(dir, "nsys-run", "decode", "profile-TP-0.sqlite")
 	if err := nsystest.FromKineto(m.Files[0].Path, out, nsystest.Recent); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	db := filepath.Join(dir, "w.duckdb")
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", filepath.Join(dir, "nsys-run")); code != 0 {
-		t.Fatalf("ingest exit %d: %s", code, stderr)
-	}
-	code, stdout, stderr := runCmd(t, "--db", db, "--format", "json", "runs")
-	if code != 0 {
-		t.Fatalf("runs exit %d: %s", code, stderr)
+	return filepath.Join(dir, "nsys-run"), nil
+}
+
+// TestNsysIngestThenRuns: an Nsight export of a synthetic SGLang decode
+// ingests from the command line, as one run, `runs` names its source
+// format, and triage reports it like a torch trace. (The ingest is
+// badInput's next one, into a warehouse holding three runs before.)
+func TestNsysIngestThenRuns(t *testing.T) {
+	t.Parallel()
+	b := badInputOnce(t)
+	if b.nextCode != 0 {
+		t.Fatalf("ingest exit %d: %s", b.nextCode, b.nextErr)
 	}
 	var runs []runJSON
-	if err := json.Unmarshal([]byte(stdout), &runs); err != nil {
+	if err := json.Unmarshal([]byte(b.runsJSON), &runs); err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 1 || !reflect.DeepEqual(runs[0].Formats, []string{"nsys"}) || !reflect.DeepEqual(runs[0].Stages, []string{"decode"}) {
-		t.Errorf("runs: %+v", runs)
+	var labels []string
+	for _, r := range runs {
+		labels = append(labels, r.Label)
 	}
-	code, stdout, _ = runCmd(t, "--db", db, "runs")
-	if code != 0 || !strings.Contains(stdout, "Format") || !strings.Contains(stdout, "nsys") {
-		t.Errorf("runs text: %s", stdout)
+	// the runs stored before, and the export's as one more
+	slices.Sort(labels)
+	if want := []string{"counted", "nsys-run", "traces", "trtllm-llama"}; !slices.Equal(labels, want) {
+		t.Fatalf("runs %q, want %q", labels, want)
 	}
-	code, stdout, stderr = runCmd(t, "--db", db, "triage", runs[0].Label)
-	if code != 0 || !strings.Contains(stdout, "decode") {
-		t.Errorf("triage exit %d: %s %s", code, stdout, stderr)
+	i := slices.IndexFunc(runs, func(r runJSON) bool { return r.Label == "nsys-run" })
+	if !reflect.DeepEqual(runs[i].Formats, []string{"nsys"}) || !reflect.DeepEqual(runs[i].Stages, []string{"decode"}) {
+		t.Errorf("runs: %+v", runs[i])
+	}
+	var row string
+	for _, l := range strings.Split(b.runsTable, "\n") {
+		if strings.HasPrefix(l, "nsys-run ") {
+			row = l
+		}
+	}
+	if !strings.Contains(b.runsTable, "Format") || !slices.Contains(strings.Fields(row), "nsys") {
+		t.Errorf("runs text, no nsys-run row naming nsys: %s", b.runsTable)
+	}
+	if b.triageCode[1] != 0 || !strings.Contains(b.triageOut[1], "decode") {
+		t.Errorf("triage exit %d: %s %s", b.triageCode[1], b.triageOut[1], b.triageErr[1])
 	}
 }
 

@@ -17,10 +17,11 @@ import (
 // (TestIngestBadInputExitsNonZero), out-of-range values beside a good trace
 // in directory "traces" (TestOutOfRangeValuesNeverPoison), files that fail
 // alone or are repaired in directory "counted"
-// (TestBadFilesFailAloneAndCounted). Each test checks its own files' lines
-// and runs, and that no other line is printed (badInputLines). One ingest
-// and one next ingest, rather than three and two: an ingest's fixed cost
-// is its finish.
+// (TestBadFilesFailAloneAndCounted); the next ingest is of
+// TestNsysIngestThenRuns' Nsight export, in directory nsys-run. Each test
+// checks its own files' lines and runs, and that no other line is printed
+// (checkLines). One ingest and one next ingest, rather than three and
+// three: an ingest's fixed cost is its finish.
 type badInput struct {
 	oor, counted string // the two directories written (removed once read)
 	code         int    // the ingest's exit status
@@ -28,11 +29,14 @@ type badInput struct {
 	// stored: the warehouse's traces, and each run's, as
 	// "traces,runs,names" CSV (names: the kernel names of run counted)
 	stored string
-	// the next ingest (the demo's tokenspeed-deepseek), then triage of
-	// run traces and of tokenspeed-deepseek
+	// the next ingest (directory nsys-run), then runs in JSON and as a
+	// table, and triage of run traces and of nsys-run
 	nextCode   int
 	nextErr    string
+	runsJSON   string
+	runsTable  string
 	triageCode [2]int
+	triageOut  [2]string
 	triageErr  [2]string
 	err        error // writing the fixture or reading the warehouse
 	once       sync.Once
@@ -74,6 +78,10 @@ func (b *badInput) run() error {
 	if err := writeBadFiles(b.counted); err != nil {
 		return err
 	}
+	nsysRun, err := writeNsysRun(dir)
+	if err != nil {
+		return err
+	}
 	db := filepath.Join(dir, "w.duckdb")
 	io, _, errOut := testIO("")
 	b.code = run([]string{"--db", db, "ingest", "../../testdata/bad", "../../testdata/demo/trtllm-llama", b.oor, b.counted}, io, testEnv)
@@ -87,12 +95,22 @@ func (b *badInput) run() error {
 	}
 	b.stored = out.String()
 	io, _, errOut = testIO("")
-	b.nextCode = run([]string{"--db", db, "ingest", "../../testdata/demo/tokenspeed-deepseek"}, io, testEnv)
+	b.nextCode = run([]string{"--db", db, "ingest", nsysRun}, io, testEnv)
 	b.nextErr = errOut.String()
-	for i, label := range []string{"traces", "tokenspeed-deepseek"} {
-		io, _, errOut := testIO("")
+	for _, c := range []struct {
+		args []string
+		out  *string
+	}{{[]string{"--format", "json", "runs"}, &b.runsJSON}, {[]string{"runs"}, &b.runsTable}} {
+		io, out, errOut := testIO("")
+		if code := run(append([]string{"--db", db}, c.args...), io, testEnv); code != 0 {
+			return fmt.Errorf("%s: exit %d: %s", c.args, code, errOut)
+		}
+		*c.out = out.String()
+	}
+	for i, label := range []string{"traces", "nsys-run"} {
+		io, out, errOut := testIO("")
 		b.triageCode[i] = run([]string{"--db", db, "triage", label}, io, testEnv)
-		b.triageErr[i] = errOut.String()
+		b.triageOut[i], b.triageErr[i] = out.String(), errOut.String()
 	}
 	return nil
 }
@@ -205,7 +223,7 @@ func TestOutOfRangeValuesNeverPoison(t *testing.T) {
 	if b.nextCode != 0 {
 		t.Fatalf("next ingest exit %d: %s", b.nextCode, b.nextErr)
 	}
-	for i, run := range []string{"traces", "tokenspeed-deepseek"} {
+	for i, run := range []string{"traces", "nsys-run"} {
 		if b.triageCode[i] != 0 {
 			t.Errorf("triage %s exit %d: %s", run, b.triageCode[i], b.triageErr[i])
 		}
