@@ -321,24 +321,36 @@ func checkConsistent(t *testing.T, db string, attempt int) int {
 	return traces
 }
 
-// TestSameContentTwiceInOneIngest: two copies of one trace given together
-// (loaded on parallel connections) land once, the other is "already ingested".
-func TestSameContentTwiceInOneIngest(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// writeCopies writes TestSameContentTwiceInOneIngest's two copies of one
+// trace into dir: the demo's trtllm-llama trace with two newlines more
+// (other content than the file and than TestOutOfRangeValuesNeverPoison's
+// copy, stored before them in badInput's warehouse).
+func writeCopies(dir string) error {
 	b, err := os.ReadFile("../../testdata/demo/trtllm-llama/trace.json")
 	if err != nil {
-		t.Fatal(err)
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
 	for _, n := range []string{"a.trace.json", "b.trace.json"} {
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
+		if err := os.WriteFile(filepath.Join(dir, n), append(b, "\n\n"...), 0o644); err != nil {
+			return err
 		}
 	}
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	code, _, stderr := runCmd(t, "--db", db, "ingest", "--jobs", "2", dir)
-	if code != 0 || !strings.Contains(stderr, "ingested 1 file(s)") || !strings.Contains(stderr, "1 already ingested") {
-		t.Fatalf("exit %d: %q", code, stderr)
+	return nil
+}
+
+// TestSameContentTwiceInOneIngest: two copies of one trace given together
+// (loaded on parallel connections) land once, the other is "already
+// ingested". (The ingest is badInput's next one: the copies first, with
+// two jobs, then TestNsysIngestThenRuns' export; run copies holds one
+// trace: TestNsysIngestThenRuns' runs.)
+func TestSameContentTwiceInOneIngest(t *testing.T) {
+	t.Parallel()
+	b := badInputOnce(t)
+	if b.nextCode != 0 || !strings.Contains(b.nextErr, "ingested 2 file(s)") || !strings.Contains(b.nextErr, "1 already ingested") {
+		t.Fatalf("exit %d: %q", b.nextCode, b.nextErr)
 	}
 }
 

@@ -31,7 +31,8 @@ func writeNsysRun(dir string) (string, error) {
 // TestNsysIngestThenRuns: an Nsight export of a synthetic SGLang decode
 // ingests from the command line, as one run, `runs` names its source
 // format, and triage reports it like a torch trace. (The ingest is
-// badInput's next one, into a warehouse holding three runs before.)
+// badInput's next one, into a warehouse holding three runs before, with
+// another directory.)
 func TestNsysIngestThenRuns(t *testing.T) {
 	t.Parallel()
 	b := badInputOnce(t)
@@ -46,10 +47,14 @@ func TestNsysIngestThenRuns(t *testing.T) {
 	for _, r := range runs {
 		labels = append(labels, r.Label)
 	}
-	// the runs stored before, and the export's as one more
+	// the runs stored before, copies (of one trace: two copies given,
+	// TestSameContentTwiceInOneIngest), and the export's as one more
 	slices.Sort(labels)
-	if want := []string{"counted", "nsys-run", "traces", "trtllm-llama"}; !slices.Equal(labels, want) {
+	if want := []string{"copies", "counted", "nsys-run", "traces", "trtllm-llama"}; !slices.Equal(labels, want) {
 		t.Fatalf("runs %q, want %q", labels, want)
+	}
+	if i := slices.IndexFunc(runs, func(r runJSON) bool { return r.Label == "copies" }); runs[i].Traces != 1 {
+		t.Errorf("run copies holds %d traces, want 1: %+v", runs[i].Traces, runs[i])
 	}
 	i := slices.IndexFunc(runs, func(r runJSON) bool { return r.Label == "nsys-run" })
 	if !reflect.DeepEqual(runs[i].Formats, []string{"nsys"}) || !reflect.DeepEqual(runs[i].Stages, []string{"decode"}) {

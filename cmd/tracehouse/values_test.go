@@ -17,8 +17,10 @@ import (
 // (TestIngestBadInputExitsNonZero), out-of-range values beside a good trace
 // in directory "traces" (TestOutOfRangeValuesNeverPoison), files that fail
 // alone or are repaired in directory "counted"
-// (TestBadFilesFailAloneAndCounted); the next ingest is of
-// TestNsysIngestThenRuns' Nsight export, in directory nsys-run. Each test
+// (TestBadFilesFailAloneAndCounted); the next ingest, with two jobs, is of
+// TestSameContentTwiceInOneIngest's two copies of one trace (directory
+// copies, first in path order: the two loaders take them at once) and
+// TestNsysIngestThenRuns' Nsight export (directory nsys-run). Each test
 // checks its own files' lines and runs, and that no other line is printed
 // (checkLines). One ingest and one next ingest, rather than three and
 // three: an ingest's fixed cost is its finish.
@@ -29,8 +31,8 @@ type badInput struct {
 	// stored: the warehouse's traces, and each run's, as
 	// "traces,runs,names" CSV (names: the kernel names of run counted)
 	stored string
-	// the next ingest (directory nsys-run), then runs in JSON and as a
-	// table, and triage of run traces and of nsys-run
+	// the next ingest (directories copies and nsys-run), then runs in
+	// JSON and as a table, and triage of run traces and of nsys-run
 	nextCode   int
 	nextErr    string
 	runsJSON   string
@@ -82,6 +84,10 @@ func (b *badInput) run() error {
 	if err != nil {
 		return err
 	}
+	copies := filepath.Join(dir, "copies")
+	if err := writeCopies(copies); err != nil {
+		return err
+	}
 	db := filepath.Join(dir, "w.duckdb")
 	io, _, errOut := testIO("")
 	b.code = run([]string{"--db", db, "ingest", "../../testdata/bad", "../../testdata/demo/trtllm-llama", b.oor, b.counted}, io, testEnv)
@@ -95,7 +101,7 @@ func (b *badInput) run() error {
 	}
 	b.stored = out.String()
 	io, _, errOut = testIO("")
-	b.nextCode = run([]string{"--db", db, "ingest", nsysRun}, io, testEnv)
+	b.nextCode = run([]string{"--db", db, "ingest", "--jobs", "2", copies, nsysRun}, io, testEnv)
 	b.nextErr = errOut.String()
 	for _, c := range []struct {
 		args []string
