@@ -353,20 +353,3 @@ func TestSameContentTwiceInOneIngest(t *testing.T) {
 		t.Fatalf("exit %d: %q", b.nextCode, b.nextErr)
 	}
 }
-
-// TestReplaceReingests: --replace loads a stored file again, replacing its
-// rows rather than adding to them.
-func TestReplaceReingests(t *testing.T) {
-	t.Parallel()
-	// trtllm-llama ingested into a new warehouse (its "ingested 1
-	// file(s)" checked as the template is built), then again, replaced
-	db := trtllmCopy(t)
-	if code, _, stderr := runCmd(t, "--db", db, "ingest", "--replace", "../../testdata/demo/trtllm-llama"); code != 0 || !strings.Contains(stderr, "ingested 1 file(s)") {
-		t.Fatalf("ingest --replace: exit %d %q", code, stderr)
-	}
-	code, out, _ := runCmd(t, "--db", db, "--format", "csv", "sql",
-		"SELECT (SELECT count(*) FROM traces) AS traces, (SELECT count(*) FROM kernels) AS kernels, (SELECT min(trace_id) FROM traces) AS id")
-	if code != 0 || out != "traces,kernels,id\n1,235,2\n" {
-		t.Fatalf("after --replace: %q", out)
-	}
-}

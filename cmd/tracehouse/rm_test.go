@@ -74,8 +74,29 @@ func TestRmCompacts(t *testing.T) {
 	if a, b := runsOf(db), runsOf(kept); a != b || !regexp.MustCompile(`(?m)^trtllm-llama,`).MatchString(a) || strings.Count(a, "\n") != 2 {
 		t.Errorf("runs after the compacting rm:\n%s\nafter rm --no-compact:\n%s", a, b)
 	}
-	// The compacted warehouse takes a run again.
-	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "again", "../../testdata/demo/sglang-llama"); code != 0 {
-		t.Fatalf("ingest after compaction: exit %d %s", code, errOut)
+	// The compacted warehouse takes a run again (sglang-llama, removed
+	// above), and --replace loads a stored file again, replacing its rows
+	// rather than adding to them (trtllm-llama's one trace, under a new
+	// trace id): in one ingest. (TestReplaceReingests held the replace on
+	// a new warehouse of trtllm-llama alone.)
+	trtllm := func() string {
+		t.Helper()
+		code, out, errOut := runCmd(t, "--db", db, "--format", "csv", "sql",
+			`SELECT (SELECT count(*) FROM traces) AS traces, count(DISTINCT trace_id) AS trtllm_traces, count(*) AS trtllm_kernels,
+			   min(trace_id) AS id FROM kernels JOIN runs r USING (run_id) WHERE r.label = 'trtllm-llama'`)
+		if code != 0 {
+			t.Fatalf("sql: exit %d %s", code, errOut)
+		}
+		return out
+	}
+	was := trtllm()
+	code, _, errOut = runCmd(t, "--db", db, "ingest", "--replace", "../../testdata/demo/sglang-llama", "../../testdata/demo/trtllm-llama")
+	if code != 0 || !strings.Contains(errOut, "ingested 5 file(s)") {
+		t.Fatalf("ingest --replace after compaction: exit %d %s", code, errOut)
+	}
+	id := func(s string) string { return s[strings.LastIndexByte(strings.TrimSpace(s), ',')+1:] }
+	if after := trtllm(); !strings.HasPrefix(was, "traces,trtllm_traces,trtllm_kernels,id\n1,1,235,") ||
+		!strings.HasPrefix(after, "traces,trtllm_traces,trtllm_kernels,id\n5,1,235,") || id(after) == id(was) {
+		t.Errorf("trtllm-llama's trace before the ingest:\n%safter (--replace):\n%swant 235 kernels of one trace, under a new id, beside sglang-llama's 4", was, after)
 	}
 }
