@@ -124,40 +124,38 @@ func TestNightlyCaptureIsItsOwnRun(t *testing.T) {
 
 // TestRunLabelJoinsOnlyWithAppend: a --run label an earlier capture holds
 // is refused (exit 2, nothing stored) unless --append; the same files
-// again under that label are the same capture.
+// again under that label are the same capture. The earlier capture is
+// trtllmCopy's run (the demo's trtllm-llama, one trace), not one more
+// ingest: each ingest here names that run's label with --run, as it named
+// a label of its own before.
 func TestRunLabelJoinsOnlyWithAppend(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	a := filepath.Join(dir, "a")
-	b := filepath.Join(dir, "b")
-	for i, d := range []string{a, b} {
-		if _, err := synth.Generate(synth.Options{Dir: d, Run: "cap", Framework: synth.SGLang, Stage: synth.StageDecode,
-			Seed: int64(i + 1), Steps: 6}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", a); code != 0 {
-		t.Fatalf("ingest a: exit %d: %s", code, errOut)
+	db := trtllmCopy(t)
+	const n1 = "trtllm-llama"
+	a := filepath.Join(demoDir, n1)
+	b := filepath.Join(t.TempDir(), "b")
+	if _, err := synth.Generate(synth.Options{Dir: b, Run: "cap", Framework: synth.SGLang, Stage: synth.StageDecode,
+		Seed: 2, Steps: 6}); err != nil {
+		t.Fatal(err)
 	}
 	// the same capture again: a no-op, not a refusal
-	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", a); code != 0 || !strings.Contains(errOut, "1 already ingested") {
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", n1, a); code != 0 || !strings.Contains(errOut, "1 already ingested") {
 		t.Fatalf("ingest a again: exit %d: %s", code, errOut)
 	}
-	code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", b)
-	if code != exitUsage || !strings.Contains(errOut, "run n1 already holds traces of another capture") || !strings.Contains(errOut, "--append") {
-		t.Fatalf("ingest b --run n1: exit %d, want 2: %s", code, errOut)
+	code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", n1, b)
+	if code != exitUsage || !strings.Contains(errOut, "run "+n1+" already holds traces of another capture") || !strings.Contains(errOut, "--append") {
+		t.Fatalf("ingest b --run %s: exit %d, want 2: %s", n1, code, errOut)
 	}
-	if r := runsOf(t, db)["n1"]; r.Traces != 1 {
+	if r := runsOf(t, db)[n1]; r.Traces != 1 {
 		t.Fatalf("refused ingest stored something: %+v", r)
 	}
 	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--append", b); code != exitUsage || !strings.Contains(errOut, "--run") {
 		t.Errorf("--append without --run: exit %d: %s", code, errOut)
 	}
-	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", "n1", "--append", b); code != 0 {
-		t.Fatalf("ingest b --run n1 --append: exit %d: %s", code, errOut)
+	if code, _, errOut := runCmd(t, "--db", db, "ingest", "--run", n1, "--append", b); code != 0 {
+		t.Fatalf("ingest b --run %s --append: exit %d: %s", n1, code, errOut)
 	}
-	if r := runsOf(t, db)["n1"]; r.Traces != 2 {
+	if r := runsOf(t, db)[n1]; r.Traces != 2 {
 		t.Errorf("after --append: %+v, want 2 traces", r)
 	}
 }
