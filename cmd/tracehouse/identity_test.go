@@ -77,7 +77,8 @@ func labelsOf(m map[string]runRow) []string {
 // TestNightlyCaptureIsItsOwnRun is the README's CI recipe, with the trace
 // directory of the same name every night: the second night's capture is
 // a run of its own (traces-2, with a note), the baseline keeps its tags,
-// and the gate sees the slower kernel (issue 33 item 0).
+// and the gate sees the slower kernel (issue 33 item 0). Its subtest
+// ReadersNeverWrite reads the two nights' runs (testReadersNeverWrite).
 func TestNightlyCaptureIsItsOwnRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -120,6 +121,9 @@ func TestNightlyCaptureIsItsOwnRun(t *testing.T) {
 	if got := labelsOf(runsOf(t, db)); len(got) != 2 {
 		t.Errorf("runs after ingesting night 2 again: %v", got)
 	}
+	// the two nights are the two runs TestReadersNeverWrite's readers
+	// read (not one more ingest of two runs of their own)
+	t.Run("ReadersNeverWrite", func(t *testing.T) { testReadersNeverWrite(t, db, "traces", "traces-2") })
 }
 
 // TestRunLabelJoinsOnlyWithAppend: a --run label an earlier capture holds
@@ -418,32 +422,22 @@ func fileSum(t *testing.T, path string) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// TestReadersNeverWrite: compare and history with --steps-by find the
+// testReadersNeverWrite: compare and history with --steps-by find the
 // steps they are asked for without writing the warehouse (its file is
 // byte for byte the same after, and they run while another process reads
 // it); a plain compare after still reads the stored steps (issue 33 item
 // 6); and over a lake, history --steps-by works too (issue 33 item 7).
-func TestReadersNeverWrite(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	for i, label := range []string{"a", "b"} {
-		if _, err := synth.Generate(synth.Options{Dir: root, Run: label, Framework: synth.SGLang, Stage: synth.StageDecode,
-			Seed: int64(i + 1), Steps: 12, Noise: 0.02, BatchSize: 32}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db := filepath.Join(t.TempDir(), "w.duckdb")
-	if code, _, errOut := runCmd(t, "--db", db, "ingest", root); code != 0 {
-		t.Fatalf("ingest: exit %d: %s", code, errOut)
-	}
+// db holds SGLang decode runs base and cand (TestNightlyCaptureIsItsOwnRun's
+// two nights), with step annotations and SoftMax kernels.
+func testReadersNeverWrite(t *testing.T, db, base, cand string) {
 	before := fileSum(t, db)
 	holdReader(t, db)
 	const by = "SoftMax"
 	source := func(args ...string) ([]string, []string) {
 		t.Helper()
-		code, out, errOut := runCmd(t, append([]string{"--db", db, "--format", "json", "compare", "a", "b"}, args...)...)
+		code, out, errOut := runCmd(t, append([]string{"--db", db, "--format", "json", "compare", base, cand}, args...)...)
 		if code != 0 {
-			t.Fatalf("compare a b %v: exit %d: %s", args, code, errOut)
+			t.Fatalf("compare %s %s %v: exit %d: %s", base, cand, args, code, errOut)
 		}
 		var r struct {
 			Base, Candidate struct {
@@ -476,7 +470,7 @@ func TestReadersNeverWrite(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"history", "--metric", "step_time", "--steps-by", by},
-		{"compare", "a", "b", "--steps-by", by},
+		{"compare", base, cand, "--steps-by", by},
 	} {
 		if code, _, errOut := runCmd(t, append([]string{"--lake", lakeDir}, args...)...); code != 0 {
 			t.Errorf("--lake %v: exit %d: %s", args, code, errOut)
