@@ -121,8 +121,8 @@ func TestNightlyCaptureIsItsOwnRun(t *testing.T) {
 	if got := labelsOf(runsOf(t, db)); len(got) != 2 {
 		t.Errorf("runs after ingesting night 2 again: %v", got)
 	}
-	// the two nights are the two runs TestReadersNeverWrite's readers
-	// read (not one more ingest of two runs of their own)
+	// the two nights are the runs testReadersNeverWrite's readers read
+	// (not one more ingest of two runs of their own)
 	t.Run("ReadersNeverWrite", func(t *testing.T) { testReadersNeverWrite(t, db, "traces", "traces-2") })
 }
 
