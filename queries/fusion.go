@@ -155,9 +155,19 @@ type FusionSimilarityRow struct {
 // FusionSimilarity returns at most one near-miss note per stage, for stages
 // where no catalog chain occurs whole; see fusion_similarity.sql.
 func FusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams) ([]FusionSimilarityRow, error) {
+	return fusionSimilarity(ctx, q, p, nil)
+}
+
+// fusionSimilarity is FusionSimilarity, of the stages listed when stages
+// is not nil (p.Stage invalid).
+func fusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams, stages []string) ([]FusionSimilarityRow, error) {
+	var list any // NULL, written in as such (a nil []string would be left to the driver)
+	if stages != nil {
+		list = stages
+	}
 	args := []any{
 		sql.Named("run", p.Run), sql.Named("mapping", p.Mapping), sql.Named("rank", p.Rank),
-		sql.Named("stage", p.Stage),
+		sql.Named("stage", p.Stage), sql.Named("stages", list),
 	}
 	return collect(ctx, q, "fusion_similarity", args, func(rows *sql.Rows) (FusionSimilarityRow, error) {
 		var r FusionSimilarityRow
@@ -174,7 +184,11 @@ func FusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams) 
 // rows, FusionMatches' result for the same run, mapping and rank, has no
 // opportunity or elsewhere row. Near misses cost a pass over every chain
 // with one step left out, which would be wasted where whole chains match
-// (the query would find them and print nothing).
+// (the query would find them and print nothing). Two stages or more are
+// asked for in one statement (a stage's note does not depend on another
+// stage's kernels): on a small run a statement costs about the same for
+// one stage or several, some 25 ms, mostly planning and setting up its
+// operators.
 func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stages []string, rows []FusionMatchesRow) ([]FusionSimilarityRow, error) {
 	matched := map[string]bool{}
 	for _, r := range rows {
@@ -182,18 +196,41 @@ func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stage
 			matched[r.Stage] = true
 		}
 	}
-	var out []FusionSimilarityRow
+	var want []string
+	empty := false // a stage named "" would ask the query for every stage
 	for _, s := range stages {
 		if matched[s] || (p.Stage.Valid && s != p.Stage.String) {
 			continue
 		}
-		sp := p
-		sp.Stage = sql.NullString{String: s, Valid: true}
-		notes, err := FusionSimilarity(ctx, q, sp)
-		if err != nil {
-			return nil, err
+		want = append(want, s)
+		empty = empty || s == ""
+	}
+	if len(want) < 2 || empty {
+		var out []FusionSimilarityRow
+		for _, s := range want {
+			sp := p
+			sp.Stage = sql.NullString{String: s, Valid: true}
+			notes, err := FusionSimilarity(ctx, q, sp)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, notes...)
 		}
-		out = append(out, notes...)
+		return out, nil
+	}
+	p.Stage = sql.NullString{}
+	notes, err := fusionSimilarity(ctx, q, p, want)
+	if err != nil {
+		return nil, err
+	}
+	// in the order of stages, as one query per stage gave them
+	var out []FusionSimilarityRow
+	for _, s := range want {
+		for _, n := range notes {
+			if n.Stage == s {
+				out = append(out, n)
+			}
+		}
 	}
 	return out, nil
 }

@@ -11,7 +11,10 @@
 -- positive). At most one row per stage, the best by level, then related
 -- time, priority (high first) and catalog position.
 --
--- Parameters: $run, $mapping, $rank, $stage as in fusion_matches.sql.
+-- Parameters: $run, $mapping, $rank, $stage as in fusion_matches.sql;
+-- $stages: NULL, or a list of stages ($stage NULL) whose notes are
+-- wanted, each the row that stage's own query gives (queries.FusionNotes
+-- asks for all the stages it needs in one statement).
 --
 -- Columns:
 --   stage
@@ -28,7 +31,7 @@
 --   evidence     the partial chain's short names in step order
 WITH
 _related AS MATERIALIZED (
-    SELECT * FROM _fusion_related($run, $mapping, $rank, $stage, true)
+    SELECT * FROM _fusion_related($run, $mapping, $rank, $stage, true, stgs := $stages)
     WHERE kind = 'chain'
 ),
 _stage_ns AS (

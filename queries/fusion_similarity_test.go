@@ -134,4 +134,24 @@ func TestFusionNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSimilarity(t, notes, fmt.Sprintf("decode high t-abg missing 3/3 [gamma] x4 %dns", 4*fDur(kAlpha, kBeta)))
+
+	// no stage matched whole: every note from one pass over the run, in
+	// the order of stages (not the query's), each as its stage's own query
+	// gives it
+	f, run, tr = ruleFX(t, abg)
+	f.seq(tr, "prefill", 7, 0, fRepeat(4, kAlpha, kGamma, kPad)...)
+	f.seq(tr, "decode", 7, 10_000_000, fRepeat(4, kAlpha, kBeta, kPad)...)
+	rows = f.matches(run)
+	notes, err = FusionNotes(f.ctx, f.db, FusionSimilarityParams{Run: run}, []string{"decode", "prefill"}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSimilarity(t, notes, fmt.Sprintf("decode high t-abg missing 3/3 [gamma] x4 %dns", 4*fDur(kAlpha, kBeta)),
+		fmt.Sprintf("prefill high t-abg missing 2/3 [beta] x4 %dns", 4*fDur(kAlpha, kGamma)))
+	// the stages listed, and only those, are walked
+	notes, err = fusionSimilarity(f.ctx, f.db, FusionSimilarityParams{Run: run}, []string{"prefill", "mixed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSimilarity(t, notes, fmt.Sprintf("prefill high t-abg missing 2/3 [beta] x4 %dns", 4*fDur(kAlpha, kGamma)))
 }

@@ -330,7 +330,13 @@ WHERE h.kind = 'step' AND f.steps > 0
 -- is then left out. Only for one rank, no mapping, no variants. hits,
 -- when set, names a table of the rank's keyword hits (_fusion_hits_table),
 -- read instead of matching each text against the keywords again.
-CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants, runs := NULL, chains := NULL, hits := NULL) AS TABLE
+--
+-- stgs, when set, is a list of stages: only kernels of those stages make
+-- rows (with stg NULL), as the union of one call per stage would give
+-- them: occurrences link kernels of one stage, and the fused path is
+-- looked for per stage, so a stage's rows never depend on another's
+-- kernels (queries/fusion_similarity.sql asks for several stages at once).
+CREATE MACRO _fusion_related(run, mapping, rnk, stg, variants, runs := NULL, chains := NULL, hits := NULL, stgs := NULL) AS TABLE
 WITH RECURSIVE
 _entries AS (
     SELECT id, ordinal, steps, ordered, max_between, max_gap_ns FROM fusion_catalog
@@ -384,7 +390,9 @@ _k AS MATERIALIZED (
 ),
 _in_stage AS (
     -- stage codes reports ask for
-    SELECT sc FROM _stages WHERE stg IS NULL OR stg = '' OR stage = stg
+    SELECT sc FROM _stages
+    WHERE (stg IS NULL OR stg = '' OR stage = stg)
+      AND (stgs IS NULL OR list_contains(stgs, stage))
 ),
 _hits AS MATERIALIZED (
     -- fused and step keyword hits per text, for entries whose models and
