@@ -187,7 +187,7 @@ func fusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams, 
 // (the query would find them and print nothing). Two stages or more are
 // asked for in one statement (a stage's note does not depend on another
 // stage's kernels): on a small run a statement costs about the same for
-// one stage or several, some 25 ms, mostly planning and setting up its
+// one stage or several, some 45 ms on a demo rank, mostly planning and setting up its
 // operators.
 func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stages []string, rows []FusionMatchesRow) ([]FusionSimilarityRow, error) {
 	matched := map[string]bool{}
