@@ -30,6 +30,28 @@ func TestFusionDemo(t *testing.T) {
 		}
 		return id
 	}
+	// The single-run path of _fusion_kernels and _fusion_gates (runs NULL,
+	// which every report below takes) reads run `run` alone, here the
+	// newest run of the set. The rows below cannot tell: a row needs both a
+	// kernel of its trace and that trace's gates (_fusion_related's _out),
+	// so either filter alone keeps other runs' rows out; but without the
+	// first a report of the newest run walks every run's streams, and
+	// without the second it matches the keywords of entries only another
+	// run's model or TP size lets in.
+	var last int64
+	var kernelRuns, gateRuns string
+	if err := w.DB.QueryRowContext(ctx, `SELECT max(run_id) FROM runs`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.DB.QueryRowContext(ctx, `
+		SELECT (SELECT list(DISTINCT run_id ORDER BY run_id) FROM _fusion_kernels($1, NULL, NULL))::VARCHAR,
+		       (SELECT list(DISTINCT t.run_id ORDER BY t.run_id) FROM _fusion_gates($1) JOIN traces t USING (trace_id))::VARCHAR`,
+		last).Scan(&kernelRuns, &gateRuns); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("[%d]", last); kernelRuns != want || gateRuns != want {
+		t.Errorf("runs read for run %d: kernels %s, gates %s, want %s", last, kernelRuns, gateRuns, want)
+	}
 	rank0 := sql.NullInt64{Int64: 0, Valid: true}
 	sglangEager := []string{
 		"prefill sglang-fused-qk-rope-reshape-cache opportunity confirmed x12",
