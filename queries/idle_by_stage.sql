@@ -40,13 +40,18 @@ _g AS (
 )
 SELECT g.stage, g.scope, g.stream, g.steps, g.window_ns::BIGINT AS window_ns,
        g.window_ns / g.steps AS window_per_step_ns, g.gaps::BIGINT AS gaps,
-       p.part, p.ns::BIGINT AS ns, p.ns / g.steps AS per_step_ns,
-       CASE WHEN g.window_ns > 0 THEN 100.0 * p.ns / g.window_ns END AS share_pct,
+       g.part, g.part_ns::BIGINT AS ns, g.part_ns / g.steps AS per_step_ns,
+       CASE WHEN g.window_ns > 0 THEN 100.0 * g.part_ns / g.window_ns END AS share_pct,
        coalesce($launch_gap_ns, _idle_default_gap())::BIGINT AS launch_gap_ns
-FROM _g g,
-     LATERAL (VALUES (0, 'busy', g.busy_ns), (1, 'host_bound', g.host_bound_ns),
-                     (2, 'launch_latency', g.launch_latency_ns), (3, 'sync', g.sync_ns),
-                     (4, 'graph_internal', g.graph_internal_ns), (5, 'other', g.other_ns)) p(pos, part, ns)
+-- (the six parts a constant table crossed with the groups, each row's
+-- time picked by its position: a LATERAL VALUES of the groups' columns was
+-- planned as a join on all six of them)
+FROM (SELECT g.*, v.pos, v.part,
+             CASE v.pos WHEN 0 THEN g.busy_ns WHEN 1 THEN g.host_bound_ns WHEN 2 THEN g.launch_latency_ns
+                        WHEN 3 THEN g.sync_ns WHEN 4 THEN g.graph_internal_ns ELSE g.other_ns END AS part_ns
+      FROM _g g
+      CROSS JOIN (VALUES (0, 'busy'), (1, 'host_bound'), (2, 'launch_latency'), (3, 'sync'),
+                         (4, 'graph_internal'), (5, 'other')) v(pos, part)) g
 ORDER BY CASE g.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
-         g.stage, g.scope, g.stream NULLS FIRST, p.pos
+         g.stage, g.scope, g.stream NULLS FIRST, g.pos

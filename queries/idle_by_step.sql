@@ -35,12 +35,17 @@ _n AS (
     QUALIFY row_number() OVER (PARTITION BY stage ORDER BY step, rank) <= $n
 )
 SELECT g.stage, g.rank, g.step, g.stage_steps, g.window_ns::BIGINT AS window_ns,
-       p.part, p.ns::BIGINT AS ns,
-       CASE WHEN g.window_ns > 0 THEN 100.0 * p.ns / g.window_ns END AS share_pct
-FROM _n g,
-     LATERAL (VALUES (0, 'busy', g.busy_ns), (1, 'host_bound', g.host_bound_ns),
-                     (2, 'launch_latency', g.launch_latency_ns), (3, 'sync', g.sync_ns),
-                     (4, 'graph_internal', g.graph_internal_ns), (5, 'other', g.other_ns)) p(pos, part, ns)
+       g.part, g.part_ns::BIGINT AS ns,
+       CASE WHEN g.window_ns > 0 THEN 100.0 * g.part_ns / g.window_ns END AS share_pct
+-- (the six parts a constant table crossed with the groups, each row's
+-- time picked by its position: a LATERAL VALUES of the groups' columns was
+-- planned as a join on all six of them)
+FROM (SELECT g.*, v.pos, v.part,
+             CASE v.pos WHEN 0 THEN g.busy_ns WHEN 1 THEN g.host_bound_ns WHEN 2 THEN g.launch_latency_ns
+                        WHEN 3 THEN g.sync_ns WHEN 4 THEN g.graph_internal_ns ELSE g.other_ns END AS part_ns
+      FROM _n g
+      CROSS JOIN (VALUES (0, 'busy'), (1, 'host_bound'), (2, 'launch_latency'), (3, 'sync'),
+                         (4, 'graph_internal'), (5, 'other')) v(pos, part)) g
 ORDER BY CASE g.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
-         g.stage, g.step, g.rank, p.pos
+         g.stage, g.step, g.rank, g.pos

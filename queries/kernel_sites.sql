@@ -40,11 +40,12 @@
 --   sited_ns        GPU time of the kernel that has any location
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), short
 -- name, site_rank.
-WITH per_op AS (
+WITH per_own_site AS (
     -- The big table shrinks first: one row per (stage, raw name, own launch
-    -- site, CPU op, graph-launch frame); ops are named after (a join on the
-    -- groups, not on every kernel).
-    SELECT k.stage, k.name_id, k.site_id, k.op_id,
+    -- site, CPU op name, graph-launch frame). (A CPU op's id is nearly one
+    -- per kernel, so grouping by it before naming the ops did not shrink
+    -- anything: the kernels are named as they are and grouped once.)
+    SELECT k.stage, k.name_id, k.site_id, o.name AS op_name,
            CASE WHEN k.site_id IS NULL AND k.graph_launch THEN l.site_id END AS replay_site_id,
            sum(k.dur_ns) AS ns, count(*) AS launches
     FROM kernels k
@@ -58,17 +59,10 @@ WITH per_op AS (
     LEFT JOIN launches l
            ON l.launch_id = CASE WHEN $mapping IS NULL AND k.graph_launch THEN k.launch_id END
           AND l.trace_id = k.trace_id
+    LEFT JOIN cpu_ops o ON o.op_id = k.op_id
     WHERE k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
-    GROUP BY ALL
-),
-per_own_site AS (
-    -- one row per (stage, raw name, own launch site, CPU op name)
-    SELECT p.stage, p.name_id, p.site_id, o.name AS op_name, p.replay_site_id,
-           sum(p.ns) AS ns, sum(p.launches) AS launches
-    FROM per_op p
-    LEFT JOIN cpu_ops o ON o.op_id = p.op_id
     GROUP BY ALL
 ),
 per_site_op AS (
@@ -118,18 +112,15 @@ per_name AS (
     GROUP BY stage, short_name
 ),
 per_location AS (
-    SELECT stage, short_name, location, sum(ns)::BIGINT AS site_ns
-    FROM located
-    WHERE location IS NOT NULL
-    GROUP BY stage, short_name, location
-),
-ops AS (
-    SELECT stage, short_name, location,
-           first(op_name ORDER BY launches DESC, op_name) AS cpu_op
+    -- each location's GPU time, and its most frequent CPU op (ties by
+    -- name): the launches of each op summed first, then both read from
+    -- those sums in one grouping
+    SELECT stage, short_name, location, sum(ns)::BIGINT AS site_ns,
+           first(op_name ORDER BY launches DESC, op_name) FILTER (WHERE op_name IS NOT NULL) AS cpu_op
     FROM (
-        SELECT stage, short_name, location, op_name, sum(launches) AS launches
+        SELECT stage, short_name, location, op_name, sum(ns) AS ns, sum(launches) AS launches
         FROM located
-        WHERE location IS NOT NULL AND op_name IS NOT NULL
+        WHERE location IS NOT NULL
         GROUP BY stage, short_name, location, op_name
     )
     GROUP BY stage, short_name, location
@@ -146,12 +137,10 @@ SELECT n.stage, n.short_name, n.match, b.site_rank, b.location,
        CASE WHEN n.kernel_ns > 0 AND b.site_ns IS NOT NULL
             THEN b.site_ns::DOUBLE * 100 / n.kernel_ns::DOUBLE
             ELSE 0 END AS site_share_pct,
-       o.cpu_op, n.sites, n.sited_ns,
+       b.cpu_op, n.sites, n.sited_ns,
        coalesce(starts_with(b.location, 'graph replay @ '), false) AS replay
 FROM per_name n
 LEFT JOIN best b USING (stage, short_name)
-LEFT JOIN ops o
-       ON o.stage = b.stage AND o.short_name = b.short_name AND o.location = b.location
 ORDER BY CASE n.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,
          n.stage, n.short_name, b.site_rank

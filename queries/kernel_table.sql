@@ -49,16 +49,21 @@ named AS (
     FROM per_rank_name p
     JOIN kernel_names n USING (name_id)
 ),
-labels AS (
+per_name_id AS (
+    -- each raw name's time and launches in its stage, over the ranks
+    SELECT stage, short_name, name_id, any_value(name) AS name, any_value(family) AS family,
+           any_value(category) AS category, sum(ns) AS ns, sum(launches) AS launches
+    FROM named
+    GROUP BY stage, short_name, name_id
+),
+totals AS (
+    -- each short name's time and launches, and its labels, in one grouping
+    -- of its raw names (the ranks' sums summed otherwise: the same sums)
     SELECT stage, short_name,
            first(family ORDER BY ns DESC, name) AS family,
-           first(category ORDER BY ns DESC, name) AS category
-    FROM (
-        SELECT stage, short_name, name_id, any_value(name) AS name, any_value(family) AS family,
-               any_value(category) AS category, sum(ns) AS ns
-        FROM named
-        GROUP BY stage, short_name, name_id
-    )
+           first(category ORDER BY ns DESC, name) AS category,
+           sum(ns)::BIGINT AS gpu_ns, sum(launches)::BIGINT AS launches
+    FROM per_name_id
     GROUP BY stage, short_name
 ),
 per_rank AS (
@@ -84,18 +89,13 @@ spread AS (
            ON p.stage = k.stage AND p.short_name = k.short_name AND p.rank = r.rank
     GROUP BY k.stage, k.short_name
 ),
-totals AS (
-    SELECT stage, short_name, sum(ns)::BIGINT AS gpu_ns, sum(launches)::BIGINT AS launches
-    FROM per_rank
-    GROUP BY stage, short_name
-),
 stage_totals AS (
     SELECT stage, sum(gpu_ns)::BIGINT AS stage_kernel_ns
     FROM totals
     GROUP BY stage
 ),
 shares AS (
-    SELECT t.stage, t.short_name, t.gpu_ns, t.launches, s.stage_kernel_ns,
+    SELECT t.stage, t.short_name, t.family, t.category, t.gpu_ns, t.launches, s.stage_kernel_ns,
            CASE WHEN s.stage_kernel_ns > 0
                 THEN t.gpu_ns::DOUBLE * 100 / s.stage_kernel_ns::DOUBLE
                 ELSE 0 END AS share_pct
@@ -103,8 +103,8 @@ shares AS (
     JOIN stage_totals s USING (stage)
 )
 SELECT s.stage, s.short_name,
-       coalesce(l.family, 'unclassified') AS family,
-       coalesce(l.category, 'unclassified') AS category,
+       coalesce(s.family, 'unclassified') AS family,
+       coalesce(s.category, 'unclassified') AS category,
        s.gpu_ns, s.launches,
        s.gpu_ns::DOUBLE / s.launches AS avg_ns,
        s.stage_kernel_ns, s.share_pct,
@@ -117,7 +117,6 @@ SELECT s.stage, s.short_name,
        coalesce(sum(s.gpu_ns) FILTER (WHERE s.share_pct < $min_share) OVER (PARTITION BY s.stage), 0)::BIGINT
            AS stage_hidden_ns
 FROM shares s
-JOIN labels l USING (stage, short_name)
 LEFT JOIN spread p ON $rank IS NULL AND p.stage = s.stage AND p.short_name = s.short_name
 ORDER BY CASE s.stage WHEN 'prefill' THEN 0 WHEN 'decode' THEN 1 WHEN 'mixed' THEN 2
                       WHEN 'unknown' THEN 3 ELSE 4 END,

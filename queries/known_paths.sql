@@ -36,63 +36,65 @@
 --                the entry is not FlashInfer's
 WITH
 _rows AS (
-    SELECT row_index, k.kernel, d.dominant,
-           nullif(coalesce(nullif(s.stage, ''), $stage), '') AS stage
-    FROM (SELECT unnest($kernels) AS kernel, generate_subscripts($kernels, 1) AS row_index) k
-    LEFT JOIN (SELECT unnest($dominants) AS dominant, generate_subscripts($dominants, 1) AS row_index) d
-      USING (row_index)
-    LEFT JOIN (SELECT unnest($stages) AS stage, generate_subscripts($stages, 1) AS row_index) s
-      USING (row_index)
+    SELECT row_index, kernel, dominant,
+           nullif(coalesce(nullif(stage, ''), $stage), '') AS stage
+    -- (the three lists zipped by one projection's unnests: joined by
+    -- position they were two hash joins)
+    FROM (SELECT unnest($kernels) AS kernel, unnest($dominants) AS dominant,
+                 unnest($stages) AS stage, generate_subscripts($kernels, 1) AS row_index)
 ),
 _names AS (
+    -- (a name twice only hits twice: _matched's aggregates take each once)
     SELECT kernel AS short_name FROM _rows
-    UNION
+    UNION ALL
     SELECT dominant FROM _rows WHERE dominant IS NOT NULL AND dominant <> ''
 ),
 _name_ids AS (
     SELECT name_id, short_name FROM kernel_names
     WHERE short_name IN (SELECT short_name FROM _names)
 ),
-_hits AS (
+_texts AS (
     -- a keyword hits a short name through the name itself (in any stage:
     -- stage NULL) ...
-    SELECT NULL::VARCHAR AS stage, n.short_name, kw.id, kw.keyword
-    FROM _names n
-    JOIN catalog_keywords kw
-      ON kw.kind = 'overlap' AND kw.keyword_compact <> ''
-     AND contains(_fusion_compact(n.short_name), kw.keyword_compact)
-    UNION
+    SELECT NULL::VARCHAR AS stage, short_name, _fusion_compact(short_name) AS name_c,
+           NULL::VARCHAR AS site_c, NULL::VARCHAR AS op_c
+    FROM _names
+    UNION ALL
     -- ... or through the site or CPU op of one of its kernels in the stage
-    -- (_fusion_hits of sqllib/fusion.sql, for the rows' names only, and with
-    -- CPU ops named per distinct op rather than per kernel). Every stage of
-    -- the names is read: _matched keeps a row's own stage's hits (a filter
-    -- to the rows' stages here cost 0.7 of a demo trace's 8.7 ms)
-    SELECT t.stage, t.short_name, kw.id, kw.keyword
+    -- (_fusion_hits of sqllib/fusion.sql, for the rows' names only). Every
+    -- stage of the names is read: _matched keeps a row's own stage's hits
+    -- (a filter to the rows' stages here cost 0.7 of a demo trace's 8.7 ms)
+    SELECT c.stage, n.short_name,
+           _fusion_compact(n.short_name),
+           _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display),
+           _fusion_compact(c.op_name)
     FROM (
-        SELECT c.stage, n.short_name,
-               _fusion_compact(n.short_name) AS name_c,
-               _fusion_site_form(s.file, s.rel_path, s.line, s.func, s.display) AS site_c,
-               _fusion_compact(c.op_name) AS op_c
-        FROM (
-            -- single-trace: the kernels' own sites and CPU ops
-            SELECT DISTINCT c.stage, c.name_id, c.site_id, o.name AS op_name
-            FROM (SELECT DISTINCT k.stage, k.name_id, k.site_id, k.op_id
-                  FROM kernels k
-                  WHERE $mapping IS NULL
-                    AND k.run_id = $run
-                    AND ($rank IS NULL OR k.rank = $rank)
-                    AND k.name_id IN (SELECT name_id FROM _name_ids)) c
-            LEFT JOIN cpu_ops o ON o.op_id = c.op_id
-            UNION
-            -- two-trace: those kernel_scope lends (_fusion_kernels)
-            SELECT DISTINCT stage, name_id, site_id, op_name
-            FROM _fusion_kernels($run, $mapping, $rank)
-            WHERE $mapping IS NOT NULL
-              AND name_id IN (SELECT name_id FROM _name_ids)
-        ) c
-        JOIN _name_ids n USING (name_id)
-        LEFT JOIN sites s ON s.site_id = c.site_id
-    ) t
+        -- single-trace: the kernels' own sites and CPU ops (op ids are
+        -- nearly one per kernel: the kernels are joined to their ops as
+        -- they are, and the texts made distinct once)
+        SELECT DISTINCT k.stage, k.name_id, k.site_id, o.name AS op_name
+        FROM kernels k
+        LEFT JOIN cpu_ops o ON o.op_id = k.op_id
+        WHERE $mapping IS NULL
+          AND k.run_id = $run
+          AND ($rank IS NULL OR k.rank = $rank)
+          AND k.name_id IN (SELECT name_id FROM _name_ids)
+        UNION ALL
+        -- two-trace: those kernel_scope lends (_fusion_kernels)
+        SELECT DISTINCT stage, name_id, site_id, op_name
+        FROM _fusion_kernels($run, $mapping, $rank)
+        WHERE $mapping IS NOT NULL
+          AND name_id IN (SELECT name_id FROM _name_ids)
+    ) c
+    JOIN _name_ids n USING (name_id)
+    LEFT JOIN sites s ON s.site_id = c.site_id
+),
+_hits AS (
+    -- (one join with the keywords for both kinds of text: a name alone
+    -- has no site or op, which never hit; a hit found twice is taken
+    -- once by _matched)
+    SELECT t.stage, t.short_name, kw.id, kw.keyword
+    FROM _texts t
     JOIN catalog_keywords kw
       ON kw.kind = 'overlap' AND _fusion_kw_hit(t.name_c, t.site_c, t.op_c, kw.keyword_compact)
 ),
@@ -114,10 +116,12 @@ _framework AS (
 _entries AS (
     SELECT m.row_index, m.kernel, m.dominant, m.by_kernel, m.by_dominant, m.keywords,
            o.id, o.name, o.framework, o.origin, o.switch, o.sources, o.rationale, o.ordinal,
-           coalesce(o.framework = (SELECT framework FROM _framework), false) AS own,
-           coalesce(o.framework <> (SELECT framework FROM _framework) AND o.framework <> 'flashinfer', false) AS elsewhere
+           coalesce(o.framework = f.framework, false) AS own,
+           coalesce(o.framework <> f.framework AND o.framework <> 'flashinfer', false) AS elsewhere
     FROM _matched m
     JOIN overlap_catalog o USING (id)
+    -- (at most one row: run_id is the runs' key)
+    LEFT JOIN _framework f ON true
 )
 SELECT row_index, kernel, dominant,
        CASE WHEN by_kernel AND by_dominant THEN 'both'
