@@ -107,7 +107,7 @@ per_name AS (
            min(match) AS match,
            sum(ns)::BIGINT AS kernel_ns,
            coalesce(sum(ns) FILTER (WHERE location IS NOT NULL), 0)::BIGINT AS sited_ns,
-           count(DISTINCT location) AS sites
+           len(list_distinct(list(location))) AS sites
     FROM located
     GROUP BY stage, short_name
 ),

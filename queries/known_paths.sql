@@ -102,7 +102,7 @@ _matched AS (
     SELECT r.row_index, r.kernel, r.dominant, h.id,
            bool_or(h.short_name = r.kernel) AS by_kernel,
            bool_or(h.short_name = r.dominant) AS by_dominant,
-           list_sort(list(DISTINCT h.keyword)) AS keywords
+           list_sort(list_distinct(list(h.keyword))) AS keywords
     FROM _rows r
     JOIN _hits h
       ON (h.short_name = r.kernel OR h.short_name = r.dominant)

@@ -27,31 +27,37 @@
 --                'graph-replay'); not in sited_ns, which counts kernel sites
 --   coverage_pct 100 * sited_ns / kernel_ns (0 when kernel_ns is 0)
 -- Sorted by stage (prefill, decode, mixed, unknown, others by name), total last.
-WITH per_own_site AS (
-    -- the big table shrinks first (see kernel_sites.sql)
-    SELECT k.stage, k.name_id, k.site_id,
-           CASE WHEN k.site_id IS NULL AND k.graph_launch THEN l.site_id END AS replay_site_id,
-           sum(k.dur_ns) AS dur_ns
+WITH scoped AS (
+    -- kernel_scope($run, $mapping) (sqllib/scope.sql) as the sums below need
+    -- it. Single-trace: each kernel's own site, or its graph launch's
+    -- frame (equalities only, so DuckDB hashes the join; the trace's keeps
+    -- the scan of launches to the run's traces: see kernel_sites.sql), read
+    -- kernel by kernel (grouped first, its groups were summed again by
+    -- stage below: a grouping that saved nothing).
+    SELECT k.stage,
+           CASE WHEN k.site_id IS NULL AND k.graph_launch AND l.site_id IS NOT NULL THEN 'graph-replay'
+                ELSE 'self' END AS match,
+           k.site_id IS NOT NULL AS sited,
+           k.dur_ns
     FROM kernels k
-    -- (equalities only, so DuckDB hashes it; the trace's keeps the scan
-    -- of launches to the run's traces: see kernel_sites.sql)
     LEFT JOIN launches l
-           ON l.launch_id = CASE WHEN $mapping IS NULL AND k.graph_launch THEN k.launch_id END
+           ON l.launch_id = CASE WHEN k.graph_launch THEN k.launch_id END
           AND l.trace_id = k.trace_id
-    WHERE k.run_id = $run
+    WHERE $mapping IS NULL
+      AND k.run_id = $run
       AND ($rank IS NULL OR k.rank = $rank)
       AND ($stage IS NULL OR k.stage = $stage)
-    GROUP BY ALL
-),
-scoped AS (
-    -- kernel_scope($run, $mapping) applied to the groups (see kernel_sites.sql)
-    SELECT p.stage,
-           CASE WHEN $mapping IS NOT NULL THEN coalesce(ns.match, 'unmapped')
-                WHEN p.site_id IS NULL AND p.replay_site_id IS NOT NULL THEN 'graph-replay'
-                ELSE 'self' END AS match,
-           CASE WHEN $mapping IS NULL THEN p.site_id ELSE ns.site_id END IS NOT NULL AS sited,
-           p.dur_ns
-    FROM per_own_site p
+    UNION ALL
+    -- Two-trace: the name's name_scope row, applied to the kernels' sums per
+    -- (stage, raw name) (see kernel_sites.sql).
+    SELECT p.stage, coalesce(ns.match, 'unmapped') AS match, ns.site_id IS NOT NULL AS sited, p.dur_ns
+    FROM (SELECT stage, name_id, sum(dur_ns) AS dur_ns
+          FROM kernels
+          WHERE $mapping IS NOT NULL
+            AND run_id = $run
+            AND ($rank IS NULL OR rank = $rank)
+            AND ($stage IS NULL OR stage = $stage)
+          GROUP BY stage, name_id) p
     LEFT JOIN (SELECT * FROM name_scope($run, $mapping) WHERE $mapping IS NOT NULL) ns
            ON ns.stage = p.stage AND ns.name_id = p.name_id
 )
