@@ -44,18 +44,26 @@ _m_names AS (
     SELECT DISTINCT stage, short_name, base_name FROM _mk
 ),
 _m_base AS (
-    -- base names that identify exactly one short name in their stage
+    -- base names that identify exactly one short name in their stage (one
+    -- distinct short name: its least is its greatest)
     SELECT stage, base_name, min(short_name) AS short_name
     FROM _m_names
     GROUP BY stage, base_name
-    HAVING count(DISTINCT short_name) = 1
+    HAVING min(short_name) = max(short_name)
+),
+_m_short AS (
+    -- the mapping run's short names, each with the stages it has
+    SELECT short_name, list(stage) AS stages
+    FROM _m_names
+    GROUP BY short_name
 ),
 _m_base_any AS (
-    -- ... and over the whole mapping run
+    -- base names that identify exactly one short name over the whole
+    -- mapping run
     SELECT base_name, min(short_name) AS short_name
     FROM _m_names
     GROUP BY base_name
-    HAVING count(DISTINCT short_name) = 1
+    HAVING min(short_name) = max(short_name)
 ),
 _m_site_time AS (
     SELECT m.stage, m.short_name, m.site_id, any_value(s.name) AS site, sum(m.dur_ns) AS ns
@@ -94,25 +102,23 @@ _t_names AS (
     WHERE k.run_id = timing_run
 ),
 _matched AS (
+    -- (whether the name is in the same stage of the mapping run is read
+    -- from the stages listed with it: one join serves the stage's match and
+    -- the whole run's. A base name unique over the whole run that the
+    -- stage has is unique in the stage: 'base' takes it first, so
+    -- 'base-cross-stage' needs no test of the stage)
     SELECT t.stage, t.name_id, t.short_name,
-           CASE WHEN e.short_name IS NOT NULL THEN 'exact'
+           CASE WHEN coalesce(list_contains(ea.stages, t.stage), false) THEN 'exact'
                 WHEN ea.short_name IS NOT NULL THEN 'cross-stage'
                 WHEN b.short_name IS NOT NULL THEN 'base'
-                WHEN bs.base_name IS NULL AND ba.short_name IS NOT NULL THEN 'base-cross-stage'
+                WHEN ba.short_name IS NOT NULL THEN 'base-cross-stage'
                 ELSE 'unmapped' END AS match,
-           CASE WHEN e.short_name IS NOT NULL THEN e.short_name
-                WHEN ea.short_name IS NOT NULL THEN ea.short_name
-                WHEN b.short_name IS NOT NULL THEN b.short_name
-                WHEN bs.base_name IS NULL THEN ba.short_name END AS mapped_short_name
+           coalesce(ea.short_name, b.short_name, ba.short_name) AS mapped_short_name
     FROM _t_names t
-    LEFT JOIN (SELECT DISTINCT stage, short_name FROM _m_names) e
-           ON e.stage = t.stage AND e.short_name = t.short_name
-    LEFT JOIN (SELECT DISTINCT short_name FROM _m_names) ea
+    LEFT JOIN _m_short ea
            ON ea.short_name = t.short_name
     LEFT JOIN _m_base b
            ON b.stage = t.stage AND b.base_name = t.base_name
-    LEFT JOIN (SELECT DISTINCT stage, base_name FROM _m_names) bs
-           ON bs.stage = t.stage AND bs.base_name = t.base_name
     LEFT JOIN _m_base_any ba
            ON ba.base_name = t.base_name
 )
