@@ -76,7 +76,8 @@ func TestResolveInMemorySavesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cat := catalog.Default()
-	path := "../testdata/demo/sglang-llama"
+	// one trace of one rank: what is saved is per run
+	path := "../testdata/demo/trtllm-llama"
 	for _, c := range []struct {
 		name  string
 		db    string
