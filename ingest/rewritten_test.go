@@ -70,13 +70,20 @@ func TestFixedTraceIngestsTheSame(t *testing.T) {
 
 // The slice of a demo trace ingests cleanly and holds exactly the kernels
 // the generator says the selection has: the decode kernels of the vLLM
-// trace (stage only from annotations), by the manifest's own count.
+// trace (stage only from annotations), by the manifest's own count. The
+// slices are ingested together, in one ingest (one a slice cost an
+// ingest's fixed statements each).
 func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	m, w := demoManifestAndWarehouse(t)
 	dir := t.TempDir()
-	checked := 0
+	type slice struct {
+		of, stage string
+		want      synth.StageTotals
+	}
+	slices := map[string]slice{}
+	var outs []string
 	for _, f := range m.Files {
 		if f.Framework != "vllm" && f.Framework != "tokenspeed" {
 			continue
@@ -84,7 +91,7 @@ func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
 		for si, stage := range []string{"prefill", "decode", "mixed"} {
 			want := f.StageGPU[stage]
 			// A neutral name: ingest takes the stages from the annotations.
-			out := filepath.Join(dir, fmt.Sprintf("slice%d-%d.trace.json.gz", checked, si))
+			out := filepath.Join(dir, fmt.Sprintf("slice%d-%d.trace.json.gz", len(outs), si))
 			res, err := tracefile.Slice(ctx, filepath.Join("../testdata/demo", f.Path), out, tracefile.SliceOptions{Stage: stage})
 			if want.Count == 0 {
 				if !errors.Is(err, tracefile.ErrNothingSelected) {
@@ -98,25 +105,31 @@ func TestSliceIngestsWithExactlyTheSelection(t *testing.T) {
 			if res.KeptGPU != want.Count {
 				t.Errorf("%s %s: kept %d GPU events, manifest %d", f.Path, stage, res.KeptGPU, want.Count)
 			}
-			ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "slices", Append: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ir.Failed() != 0 {
-				t.Fatalf("%s %s: slice does not ingest: %v", f.Path, stage, ir.Files[0].Err)
-			}
-			var n, dur int64
-			var stages string
-			err = w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns), string_agg(DISTINCT stage, ',') FROM kernels WHERE trace_id = ?`,
-				ir.Files[0].TraceID).Scan(&n, &dur, &stages)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n != want.Count || dur != want.DurNS || stages != stage {
-				t.Errorf("%s %s: ingested %d kernels, %d ns, stages %s; manifest %d, %d ns", f.Path, stage, n, dur, stages, want.Count, want.DurNS)
-			}
-			checked++
+			slices[out] = slice{f.Path, stage, want}
+			outs = append(outs, out)
 		}
+	}
+	ir, err := ingest.Ingest(ctx, w, outs, ingest.Options{Run: "slices"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, r := range ir.Files {
+		s, ok := slices[r.Path]
+		if !ok || r.Err != nil || r.Status != ingest.StatusIngested {
+			t.Fatalf("%s (a slice %v): %s, %v", r.Path, ok, r.Status, r.Err)
+		}
+		var n, dur int64
+		var stages string
+		err = w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns), string_agg(DISTINCT stage, ',') FROM kernels WHERE trace_id = ?`,
+			r.TraceID).Scan(&n, &dur, &stages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != s.want.Count || dur != s.want.DurNS || stages != s.stage {
+			t.Errorf("%s %s: ingested %d kernels, %d ns, stages %s; manifest %d, %d ns", s.of, s.stage, n, dur, stages, s.want.Count, s.want.DurNS)
+		}
+		checked++
 	}
 	if checked < 4 {
 		t.Fatalf("only %d slices checked", checked)
