@@ -34,13 +34,15 @@ func demoManifestAndWarehouse(t *testing.T) (synth.Manifest, *schema.Warehouse) 
 
 // A Perfetto-safe copy is still a trace tracehouse reads the same: the
 // demo traces with PDL overlaps ingest with the manifest's GPU events and
-// summed time.
+// summed time (the copies ingested together, in one ingest).
 func TestFixedTraceIngestsTheSame(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	m, w := demoManifestAndWarehouse(t)
 	dir := t.TempDir()
 	moved := int64(0)
+	fixed := map[string]synth.File{}
+	var outs []string
 	for i, f := range m.Files {
 		if f.Framework != "trtllm" && !(f.Framework == "sglang" && f.Graph) {
 			continue
@@ -51,12 +53,17 @@ func TestFixedTraceIngestsTheSame(t *testing.T) {
 			t.Fatal(err)
 		}
 		moved += res.Moved
-		ir, err := ingest.Ingest(ctx, w, []string{out}, ingest.Options{Run: "fixed", Append: true})
-		if err != nil || ir.Failed() != 0 {
-			t.Fatalf("%s: %v %v", f.Path, err, ir.Files[0].Err)
-		}
+		fixed[out] = f
+		outs = append(outs, out)
+	}
+	ir, err := ingest.Ingest(ctx, w, outs, ingest.Options{Run: "fixed"})
+	if err != nil || ir.Failed() != 0 || len(ir.Files) != len(outs) {
+		t.Fatalf("%v %+v", err, ir)
+	}
+	for _, r := range ir.Files {
+		f := fixed[r.Path]
 		var n, dur int64
-		if err := w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns) FROM kernels WHERE trace_id = ?`, ir.Files[0].TraceID).Scan(&n, &dur); err != nil {
+		if err := w.DB.QueryRowContext(ctx, `SELECT count(*), sum(dur_ns) FROM kernels WHERE trace_id = ?`, r.TraceID).Scan(&n, &dur); err != nil {
 			t.Fatal(err)
 		}
 		if n != f.GPUEvents || dur != f.GPUDurNS {
