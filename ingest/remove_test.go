@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/catalog"
@@ -36,17 +38,35 @@ func ownedCounts(t *testing.T, w *schema.Warehouse, label string) map[string]int
 		tables = append(tables, x)
 	}
 	rows.Close()
-	out := map[string]int64{}
+	// every table's count in one statement (a statement a table was most
+	// of TestRemoveRuns' reads)
+	var counts []string
 	for _, x := range tables {
-		q := fmt.Sprintf(`SELECT count(*) FROM %s WHERE trace_id IN (SELECT trace_id FROM traces t JOIN runs r USING (run_id) WHERE r.label = ?)`, x.name)
+		q := fmt.Sprintf(`SELECT '%s', count(*) FROM %s WHERE trace_id IN (SELECT trace_id FROM traces t JOIN runs r USING (run_id) WHERE r.label = $label)`, x.name, x.name)
 		if x.hasRun {
-			q = fmt.Sprintf(`SELECT count(*) FROM %s WHERE run_id IN (SELECT run_id FROM runs WHERE label = ?)`, x.name)
+			q = fmt.Sprintf(`SELECT '%s', count(*) FROM %s WHERE run_id IN (SELECT run_id FROM runs WHERE label = $label)`, x.name, x.name)
 		}
+		counts = append(counts, q)
+	}
+	rows, err = w.DB.QueryContext(ctx, strings.Join(counts, "\nUNION ALL "), sql.Named("label", label))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
 		var n int64
-		if err := w.DB.QueryRowContext(ctx, q, label).Scan(&n); err != nil {
+		if err := rows.Scan(&name, &n); err != nil {
 			t.Fatal(err)
 		}
-		out[x.name] = n
+		out[name] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(tables) {
+		t.Fatalf("counts of %d tables, want %d", len(out), len(tables))
 	}
 	return out
 }
