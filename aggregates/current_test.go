@@ -18,7 +18,9 @@ import (
 func TestSavedCopiesCurrent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := threeDemoRuns(t)
+	// the finished template's runs (overlap and step aggregates saved
+	// there, once per binary) finished: the fuse patterns and overlap rows
+	w := finishedThreeDemoRuns(t)
 	if err := Finish(ctx, w.DB, catalog.Default(), 5000); err != nil {
 		t.Fatal(err)
 	}
