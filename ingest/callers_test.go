@@ -104,7 +104,8 @@ func TestIngestRunsOnCallersOnSmallMachines(t *testing.T) {
 	}
 	defer w.Close()
 	p := &settingsSeen{t: t, db: w.DB}
-	res, err := Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, Options{Jobs: 1, Progress: p})
+	// one trace: the settings are the ingest's, whatever it loads
+	res, err := Ingest(ctx, w, []string{"../testdata/demo/trtllm-llama"}, Options{Jobs: 1, Progress: p})
 	if err != nil {
 		t.Fatal(err)
 	}
