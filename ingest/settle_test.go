@@ -22,7 +22,10 @@ func TestSettleUnknownCommits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := schematest.Open(t, "")
-	res, err := Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, Options{Jobs: 1})
+	// two files (the settling needs a file before the last), the demo's
+	// smallest of sglang-llama's four
+	const sg = "../testdata/demo/sglang-llama/2025-07-04_18-26-43/1751653603.1234567-"
+	res, err := Ingest(ctx, w, []string{sg + "TP-0-DECODE.trace.json.gz", sg + "TP-1-DECODE.trace.json.gz"}, Options{Jobs: 1})
 	if err != nil || res.Failed() > 0 || len(res.Files) < 2 {
 		t.Fatalf("ingest: %v, %+v", err, res)
 	}
