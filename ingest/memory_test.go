@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracehouse/tracehouse/schema"
@@ -12,24 +13,45 @@ import (
 
 // TestIngestRestoresMemoryLimit: DuckDB's memory limit is bounded while
 // files load into a warehouse file, and the caller's limit is back after.
+// The bound is forced (ingestBounded with no size below which it is left
+// off): Ingest leaves it off for files under UnboundedLoadBytes, as the
+// demo's are, and then neither the bound nor its restore was tested.
 func TestIngestRestoresMemoryLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w, limit := schematest.Limited(t)
 	before := limit()
-	// One run's four files keep both jobs busy; the whole demo (16 files)
-	// tested the same bound for three times the CPU time.
-	res, err := Ingest(ctx, w, []string{"../testdata/demo/sglang-llama"}, Options{Jobs: 2})
+	// Two files keep both jobs busy; the whole demo (16 files) tested the
+	// same bound for three times the CPU time, one run's four files for
+	// twice.
+	const sg = "../testdata/demo/sglang-llama/2025-07-04_18-26-43/1751653603.1234567-"
+	p := &limitSeen{read: limit}
+	res, err := ingestBounded(ctx, w, []string{sg + "TP-0-DECODE.trace.json.gz", sg + "TP-1-DECODE.trace.json.gz"},
+		Options{Jobs: 2, Progress: p}, DuckDBMemoryPerJob, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Failed() != 0 {
 		t.Fatalf("%d files failed", res.Failed())
 	}
+	if p.seen != "320.0 MiB" {
+		t.Errorf("memory_limit while loading %q, want 320.0 MiB (two jobs)", p.seen)
+	}
 	if after := limit(); after != before {
 		t.Fatalf("memory_limit after ingest %q, want %q", after, before)
 	}
 }
+
+// limitSeen records DuckDB's memory limit as an ingest reads its first
+// bytes.
+type limitSeen struct {
+	once sync.Once
+	read func() string
+	seen string
+}
+
+func (p *limitSeen) Start(int64) {}
+func (p *limitSeen) Add(int64)   { p.once.Do(func() { p.seen = p.read() }) }
 
 // TestDuckBoundLift: the bound is set, lifting it puts the
 // caller's limit back, and only running out of memory counts as such.
