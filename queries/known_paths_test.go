@@ -82,14 +82,22 @@ func TestKnownPaths(t *testing.T) {
 	}
 
 	// sites are those of the stage asked for: in prefill, plain_kernel's
-	// own site carries alt_stream
+	// own site carries alt_stream; a name hits in any stage, one where it
+	// has no kernel too (gather runs in decode only)
 	rows, err = KnownPaths(f.ctx, f.db, KnownPathsParams{Run: run, Stage: stageOnly("prefill"),
-		Pairs: []KnownPathPair{{Kernel: plain.name}}})
+		Pairs: []KnownPathPair{{Kernel: plain.name}, {Kernel: plain.name, Dominant: gather.name}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].ID != "o-sglang-alt" || rows[0].Matched != "kernel" {
-		t.Errorf("prefill rows %+v", rows)
+	got = nil
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%d %s %s %v", r.Index, r.ID, r.Matched, r.Keywords))
+	}
+	if want := []string{"0 o-sglang-alt kernel [alt_stream]",
+		"1 o-sglang-alt kernel [alt_stream]", "1 o-sglang-gather dominant [all_gather]",
+		"1 o-fi-gather dominant [AllGather]", "1 o-vllm-gather dominant [AllGather]",
+	}; !slices.Equal(got, want) {
+		t.Errorf("prefill:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 
 	// one call, each pair in its own stage: what the calls per stage gave
@@ -97,6 +105,7 @@ func TestKnownPaths(t *testing.T) {
 		{Kernel: plain.name, Dominant: alt.name, Stage: "decode"}, // the dominant's decode site
 		{Kernel: plain.name, Stage: "prefill"},                    // its own prefill site
 		{Kernel: plain.name, Stage: "decode"},                     // nothing in decode
+		{Kernel: gather.name, Stage: "prefill"},                   // its name, with no prefill kernel
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +114,9 @@ func TestKnownPaths(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%d %s %s %v", r.Index, r.ID, r.Matched, r.Keywords))
 	}
-	if want := []string{"0 o-sglang-alt dominant [alt_stream]", "1 o-sglang-alt kernel [alt_stream]"}; !slices.Equal(got, want) {
+	if want := []string{"0 o-sglang-alt dominant [alt_stream]", "1 o-sglang-alt kernel [alt_stream]",
+		"3 o-sglang-gather kernel [all_gather]", "3 o-fi-gather kernel [AllGather]", "3 o-vllm-gather kernel [AllGather]",
+	}; !slices.Equal(got, want) {
 		t.Errorf("pairs in their own stages:\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 
