@@ -2,6 +2,7 @@ package assemble
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,8 +15,9 @@ import (
 
 // TestTriageSmallPlans: Triage computes the report of a run of at most
 // aggregates.SmallRunEvents GPU events with the large-input optimizers off
-// (target.SmallPlans) and puts the caller's setting back after; with the bound
-// under the run's events it computes with the caller's.
+// (target.SmallPlans) and puts the caller's setting back after, when the
+// computation fails too; with the bound under the run's events it computes
+// with the caller's.
 func TestTriageSmallPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -64,5 +66,20 @@ func TestTriageSmallPlans(t *testing.T) {
 		if got := setting(w.DB); got != caller {
 			t.Errorf("bound %d: after Triage disabled optimizers %q, want the caller's %q", bound, got, caller)
 		}
+	}
+	// A computation that fails (here: cancelled, as by ^C) puts the
+	// caller's setting back too.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	o.planBound = aggregates.SmallRunEvents
+	o.compute = func(ctx context.Context, _ queries.Querier, _ queries.TriageParams) (*queries.TriageData, error) {
+		cancel()
+		return nil, ctx.Err()
+	}
+	if _, err := Triage(cctx, w, run, nil, o); !errors.Is(err, context.Canceled) {
+		t.Errorf("computation cancelled: Triage's error %v, want %v", err, context.Canceled)
+	}
+	if got := setting(w.DB); got != caller {
+		t.Errorf("computation cancelled: after Triage disabled optimizers %q, want the caller's %q", got, caller)
 	}
 }
