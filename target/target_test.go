@@ -11,6 +11,17 @@ import (
 	"github.com/tracehouse/tracehouse/schema/schematest"
 )
 
+// userCatalog is a user's catalog (--catalog FILE): a part of the default
+// one, a fuse pattern renamed, so its hash is not the default's, which new
+// warehouses hold.
+func userCatalog() *catalog.Catalog {
+	def := catalog.Default()
+	cat := &catalog.Catalog{Version: def.Version, File: "user.yaml",
+		Fusions: slices.Clone(def.Fusions[:3]), Overlaps: slices.Clone(def.Overlaps[:2])}
+	cat.Fusions[0].Name += " (mine)"
+	return cat
+}
+
 // TestOpenInstallsTheCatalog: a report's Open leaves the catalog it was
 // given installed. A read-only warehouse file without it is opened again
 // for writing; a lake (an in-memory database whose catalog tables are
@@ -20,10 +31,7 @@ import (
 func TestOpenInstallsTheCatalog(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	def := catalog.Default()
-	cat := &catalog.Catalog{Version: def.Version, File: "user.yaml",
-		Fusions: slices.Clone(def.Fusions[:3]), Overlaps: slices.Clone(def.Overlaps[:2])}
-	cat.Fusions[0].Name += " (mine)"
+	cat := userCatalog()
 	path := schematest.Copy(t, schematest.Migrated(t))
 	for _, c := range []struct {
 		name  string
@@ -71,11 +79,12 @@ func TestOpenInstallsTheCatalog(t *testing.T) {
 // TestResolveInMemorySavesNothing: a path ingested into a warehouse file
 // is finished (overlap, steps, fuse-pattern and overlap-table rows saved);
 // into an in-memory warehouse only the catalog is installed, as the
-// command that made it computes what it reads.
+// command that made it computes what it reads. Either holds the catalog
+// Resolve was given after: a user's, as new warehouses hold the default.
 func TestResolveInMemorySavesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cat := catalog.Default()
+	cat := userCatalog()
 	// one trace of one rank: what is saved is per run
 	path := "../testdata/demo/trtllm-llama"
 	for _, c := range []struct {
