@@ -184,11 +184,11 @@ func fusionSimilarity(ctx context.Context, q Querier, p FusionSimilarityParams, 
 // rows, FusionMatches' result for the same run, mapping and rank, has no
 // opportunity or elsewhere row. Near misses cost a pass over every chain
 // with one step left out, which would be wasted where whole chains match
-// (the query would find them and print nothing). Two stages or more are
-// asked for in one statement (a stage's note does not depend on another
-// stage's kernels): on a small run a statement costs about the same for
-// one stage or several, some 45 ms on a demo rank, mostly planning and setting up its
-// operators.
+// (the query would find them and print nothing). The stages are asked for
+// in one statement (a stage's note does not depend on another stage's
+// kernels): on a small run a statement costs about the same for one stage
+// or several, some 45 ms on a demo rank, mostly planning and setting up
+// its operators.
 func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stages []string, rows []FusionMatchesRow) ([]FusionSimilarityRow, error) {
 	matched := map[string]bool{}
 	for _, r := range rows {
@@ -197,26 +197,13 @@ func FusionNotes(ctx context.Context, q Querier, p FusionSimilarityParams, stage
 		}
 	}
 	var want []string
-	empty := false // a stage named "" would ask the query for every stage
 	for _, s := range stages {
-		if matched[s] || (p.Stage.Valid && s != p.Stage.String) {
-			continue
+		if !matched[s] && (!p.Stage.Valid || s == p.Stage.String) {
+			want = append(want, s)
 		}
-		want = append(want, s)
-		empty = empty || s == ""
 	}
-	if len(want) < 2 || empty {
-		var out []FusionSimilarityRow
-		for _, s := range want {
-			sp := p
-			sp.Stage = sql.NullString{String: s, Valid: true}
-			notes, err := FusionSimilarity(ctx, q, sp)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, notes...)
-		}
-		return out, nil
+	if len(want) == 0 {
+		return nil, nil
 	}
 	p.Stage = sql.NullString{}
 	notes, err := fusionSimilarity(ctx, q, p, want)
